@@ -1,0 +1,52 @@
+# The set-up and the test command. `make demo` and `make test` work on a fresh Debian
+# machine as root: they bring Node, the Docker engine and the sandbox image themselves.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
+# No registry is reachable on the machines we build on; `auto` tries one first.
+CFH_IMAGE_METHOD ?= offline
+
+.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench clean
+
+node:
+	@scripts/node-up.sh
+
+deps: node
+	@if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then npm ci --no-audit --no-fund; fi
+
+build: deps
+	@npm run --silent build
+
+setup: build
+
+engine:
+	@scripts/engine-up.sh
+
+image: build engine
+	@bin/cfh image build --method $(CFH_IMAGE_METHOD)
+
+demo: image
+	@echo "== running the sample repository's tests in a sandbox (profile: default) =="
+	bin/cfh sandbox run --workspace examples/sample-repo -- python3 -B -m unittest -v
+
+lint: deps
+	@npm run --silent lint
+
+typecheck: deps
+	@npm run --silent typecheck
+
+test-unit: deps
+	@npx vitest run --project unit
+
+test-integration: image
+	@scripts/test-user.sh
+	@npx vitest run --project integration
+
+test: lint typecheck image
+	@scripts/test-user.sh
+	@npx vitest run
+
+bench: image
+	@node --experimental-strip-types bench/cold-path.ts
+
+clean:
+	rm -rf dist

@@ -1,0 +1,36 @@
+// Type-aware lint. The import rule holds the design's dependency line: only
+// src/substrate talks to the engine (dockerode), and nothing in src/ shells out to docker.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.tools/**', 'eslint.config.js', 'bin/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      'no-console': 'error',
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/substrate/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'dockerode', message: 'Only src/substrate talks to the engine.' }] },
+      ],
+    },
+  },
+  {
+    files: ['src/cli/print.ts', 'bench/**/*.ts', 'test/**/*.ts'],
+    rules: { 'no-console': 'off' },
+  },
+);

@@ -1,0 +1,140 @@
+// Operator commands: capabilities, doctor, reap, runs list/show, image build.
+import { describeCapabilities } from '../../engine/capabilities.js';
+import { runDoctor } from '../../engine/doctor.js';
+import { reapOrphans } from '../../engine/reaper.js';
+import { listRuns, showRun } from '../../evidence/runs-index.js';
+import { buildImage, type BuildMethod } from '../../image/build.js';
+import { loadRecipe } from '../../image/recipe.js';
+import type { CliDeps } from '../deps.js';
+import { reportFailure } from './sandbox-run.js';
+
+export function capabilitiesCommand(deps: CliDeps): number {
+  deps.printer.json(describeCapabilities());
+  return 0;
+}
+
+export async function doctorCommand(args: { json: boolean }, deps: CliDeps): Promise<number> {
+  try {
+    const checks = await runDoctor(deps.runtime(), deps.signal);
+    const healthy = checks.every((c) => c.ok || !c.required);
+    if (args.json) deps.printer.json({ healthy, checks });
+    else {
+      for (const c of checks)
+        deps.printer.out(
+          `${c.ok ? 'ok  ' : c.required ? 'FAIL' : 'warn'} ${c.name.padEnd(14)} ${c.detail}`,
+        );
+      deps.printer.out(healthy ? 'healthy' : 'unhealthy: a required dependency is missing');
+    }
+    return healthy ? 0 : 1;
+  } catch (error) {
+    return reportFailure(error, deps, args.json);
+  }
+}
+
+export async function reapCommand(
+  args: { dryRun: boolean; json: boolean },
+  deps: CliDeps,
+): Promise<number> {
+  try {
+    const entries = await reapOrphans(deps.runtime(), {
+      dryRun: args.dryRun,
+      logger: deps.logger,
+      signal: deps.signal,
+    });
+    if (args.json) deps.printer.json(entries);
+    else {
+      for (const e of entries)
+        deps.printer.out(
+          `${e.action.padEnd(12)} ${e.kind.padEnd(9)} ${e.name} (run ${e.runId}, owner ${e.owner})`,
+        );
+      const n = entries.filter((e) => e.action === 'removed' || e.action === 'would-remove').length;
+      deps.printer.out(`${args.dryRun ? 'would remove' : 'removed'} ${n} object(s)`);
+    }
+    return entries.some((e) => e.action === 'failed') ? 1 : 0;
+  } catch (error) {
+    return reportFailure(error, deps, args.json);
+  }
+}
+
+export async function runsListCommand(
+  args: { json: boolean; artifactRoot?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
+  const runs = await listRuns(args.artifactRoot ?? deps.env.artifactRoot);
+  if (args.json) deps.printer.json(runs);
+  else
+    for (const r of runs)
+      deps.printer.out(
+        `${r.runId}  ${r.state.padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${(r.command ?? []).join(' ')}`,
+      );
+  return 0;
+}
+
+export async function runsShowCommand(
+  args: { runId: string; json: boolean; artifactRoot?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
+  try {
+    const run = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId);
+    if (args.json) {
+      deps.printer.json(run);
+      return 0;
+    }
+    const p = deps.printer;
+    const snap = run.snapshot ?? {};
+    const image = snap.image as { ref?: string; id?: string } | undefined;
+    const spec = snap.containerSpec as
+      | {
+          user?: string;
+          mounts?: { source: string; target: string; mode: string }[];
+          seccomp?: { sha256?: string };
+        }
+      | undefined;
+    p.out(`run        ${run.runId}`);
+    p.out(`dir        ${run.dir}`);
+    p.out(
+      `state      ${String(run.state?.state)} (${JSON.stringify(run.state?.terminalReason ?? '')}) exit ${JSON.stringify(run.state?.exitCode ?? null)}`,
+    );
+    p.out(`command    ${JSON.stringify(snap.command)}`);
+    p.out(`profile    ${String((snap.profile as { name?: string } | undefined)?.name)}`);
+    p.out(`image      ${String(image?.ref)} ${String(image?.id)}`);
+    p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
+    for (const m of spec?.mounts ?? []) p.out(`mount      ${m.source} -> ${m.target} (${m.mode})`);
+    p.out(
+      `events     ${run.events.length}, chain ${run.chain.ok ? 'intact' : `BROKEN: ${run.chain.problem ?? ''}`}`,
+    );
+    for (const e of run.events) p.out(`  ${String(e.seq).padStart(3)} ${e.ts} ${e.type}`);
+    return run.chain.ok ? 0 : 1;
+  } catch (error) {
+    return reportFailure(error, deps, args.json);
+  }
+}
+
+export async function imageBuildCommand(
+  args: { method: string; force: boolean; json: boolean },
+  deps: CliDeps,
+): Promise<number> {
+  try {
+    if (!['auto', 'offline', 'pull'].includes(args.method)) {
+      deps.printer.err(`cfh: --method: '${args.method}' is not auto, offline or pull`);
+      return 2;
+    }
+    const tagged = loadRecipe();
+    const started = performance.now();
+    const result = await buildImage(deps.runtime(), tagged, {
+      method: args.method as BuildMethod,
+      force: args.force,
+      onProgress: (line) => {
+        deps.printer.err(`[image] ${line}`);
+      },
+      signal: deps.signal,
+    });
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    if (args.json) deps.printer.json({ ...result, seconds: Number(seconds) });
+    else deps.printer.out(`${result.ref} ${result.imageId} (${result.method}, ${seconds} s)`);
+    return 0;
+  } catch (error) {
+    const code = reportFailure(error, deps, args.json);
+    return code === 125 ? 1 : code;
+  }
+}

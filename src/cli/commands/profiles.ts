@@ -1,0 +1,64 @@
+// `cfh profiles list` and `cfh profiles show NAME [--resolved]`.
+import { listBuiltinProfiles, loadProfile } from '../../config/profile-loader.js';
+import { planSandboxRun } from '../../engine/run-plan.js';
+import { toCreateOptions } from '../../substrate/docker-runtime.js';
+import { describeSpec } from '../../substrate/container-spec.js';
+import { currentOwner } from '../../sandbox/owner.js';
+import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
+import type { CliDeps } from '../deps.js';
+import { reportFailure } from './sandbox-run.js';
+
+export function profilesListCommand(args: { json: boolean }, deps: CliDeps): number {
+  try {
+    const rows = listBuiltinProfiles().map((name) => {
+      const { profile } = loadProfile(name);
+      return {
+        name,
+        description: profile.description,
+        runtime: profile.runtime,
+        workspace: profile.workspace.mode,
+        network: profile.network.mode,
+      };
+    });
+    if (args.json) deps.printer.json(rows);
+    else for (const r of rows) deps.printer.out(`${r.name.padEnd(16)} ${r.description}`);
+    return 0;
+  } catch (error) {
+    return reportFailure(error, deps, args.json);
+  }
+}
+
+export function profilesShowCommand(
+  args: { name: string; resolved: boolean; workspace?: string | undefined },
+  deps: CliDeps,
+): number {
+  try {
+    const loaded = loadProfile(args.name);
+    if (!args.resolved) {
+      deps.printer.json({ sources: loaded.sources, profile: loaded.profile });
+      return 0;
+    }
+    // The exact container spec this profile derives for a run in the workspace.
+    const plan = planSandboxRun(
+      { profile: args.name, workspace: args.workspace, command: ['<command>'] },
+      deps.env,
+      currentHostIdentity(),
+      currentOwner(),
+    );
+    const request = toCreateOptions(plan.spec);
+    const hostConfig = {
+      ...request.HostConfig,
+      SecurityOpt: [`no-new-privileges:true`, `seccomp=<sha256:${plan.spec.seccomp.sha256}>`],
+    };
+    deps.printer.json({
+      profile: plan.profile,
+      sources: plan.profileSources,
+      digest: plan.profileDigest,
+      containerSpec: describeSpec(plan.spec),
+      engineRequest: { ...request, HostConfig: hostConfig },
+    });
+    return 0;
+  } catch (error) {
+    return reportFailure(error, deps, true);
+  }
+}

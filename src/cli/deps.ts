@@ -1,0 +1,15 @@
+// What every command handler receives. Built once by main.ts; tests build their own.
+import type { CfhEnvironment } from '../config/env.js';
+import type { Logger } from '../log.js';
+import type { ContainerRuntime } from '../substrate/runtime.js';
+import type { Printer } from './print.js';
+
+export interface CliDeps {
+  readonly env: CfhEnvironment;
+  readonly logger: Logger;
+  readonly printer: Printer;
+  /** Lazily created: commands that need no engine never connect. */
+  runtime(): ContainerRuntime;
+  /** Aborted with a CancelRequest on SIGINT/SIGTERM. */
+  readonly signal: AbortSignal;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// The entry point: the only place that touches process signals and process exit.
+import { CommanderError } from 'commander';
+import { readEnvironment } from '../config/env.js';
+import { createLogger } from '../log.js';
+import { CancelRequest } from '../engine/terminal.js';
+import { DockerRuntime } from '../substrate/docker-runtime.js';
+import type { ContainerRuntime } from '../substrate/runtime.js';
+import { EXIT_CANNOT_START } from '../errors.js';
+import { buildProgram } from './program.js';
+import { processPrinter } from './print.js';
+
+async function main(argv: string[]): Promise<number> {
+  const env = readEnvironment();
+  const logger = createLogger(env.logLevel);
+  const printer = processPrinter();
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (sig: 'SIGINT' | 'SIGTERM'): void => {
+    signals += 1;
+    // First signal: cancel and clean up. A third: the user insists; leave now (reap later).
+    if (signals >= 3) process.exit(sig === 'SIGINT' ? 130 : 143);
+    if (!controller.signal.aborted) controller.abort(new CancelRequest(sig));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  let runtime: ContainerRuntime | undefined;
+  let exitCode = 0;
+  const program = buildProgram(
+    {
+      env,
+      logger,
+      printer,
+      runtime: () => (runtime ??= new DockerRuntime({ dockerHost: env.dockerHost })),
+      signal: controller.signal,
+    },
+    (code) => {
+      exitCode = code;
+    },
+  );
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (s) => printer.stdout.write(s),
+    writeErr: (s) => printer.stderr.write(s),
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return 0;
+      // A bad flag to `sandbox run` is bad configuration: 125, as the contract says.
+      return argv[0] === 'sandbox' && argv[1] === 'run' ? EXIT_CANNOT_START : 2;
+    }
+    throw error;
+  }
+  return exitCode;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `cfh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = EXIT_CANNOT_START;
+  },
+);

@@ -1,0 +1,153 @@
+// The command tree. Each action delegates to a handler that returns an exit code; this
+// file only parses (commander) and records the code.
+import { Command, Option } from 'commander';
+import { CFH_VERSION } from '../version.js';
+import type { CliDeps } from './deps.js';
+import { sandboxRunCommand } from './commands/sandbox-run.js';
+import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
+import {
+  capabilitiesCommand,
+  doctorCommand,
+  imageBuildCommand,
+  reapCommand,
+  runsListCommand,
+  runsShowCommand,
+} from './commands/ops.js';
+
+export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Command {
+  const program = new Command('cfh')
+    .description('Container-sandboxed execution for agents and untrusted code')
+    .version(CFH_VERSION, '-V, --version')
+    .enablePositionalOptions()
+    .showHelpAfterError();
+
+  const collect = (value: string, prev: string[]): string[] => [...prev, value];
+  const sandbox = program.command('sandbox').description('Run commands in hardened containers');
+  sandbox
+    .command('run')
+    .description('Run COMMAND in its own hardened container (write it after --)')
+    .option('--profile <name|file>', 'built-in profile name or profile file', 'default')
+    .option(
+      '--workspace <dir>',
+      'host directory mounted at /workspace (default: current directory)',
+    )
+    .option(
+      '--mount <src:dst[:ro|:rw]>',
+      'extra bind mount, read-only unless :rw (repeatable)',
+      collect,
+      [],
+    )
+    .option('--timeout <seconds>', 'wall-time limit in seconds')
+    .option('--memory <size>', 'memory limit, e.g. 512m or 2g')
+    .option('--cpus <n>', 'CPU limit, e.g. 0.5 or 2')
+    .option('--pids <n>', 'process limit')
+    .addOption(new Option('--runtime <runtime>', 'container runtime').choices(['runc', 'runsc']))
+    .option(
+      '--artifact-root <dir>',
+      'where run directories go (default: $CFH_ARTIFACT_ROOT or ~/.local/state/cfh/runs)',
+    )
+    .option('--json', 'capture output and print one JSON result', false)
+    .argument('<command...>', 'the command and its arguments')
+    .passThroughOptions()
+    .action(async (command: string[], o: Record<string, unknown>) => {
+      setExit(
+        await sandboxRunCommand(
+          {
+            profile: o.profile as string,
+            workspace: o.workspace as string | undefined,
+            mounts: o.mount as string[],
+            timeout: o.timeout as string | undefined,
+            memory: o.memory as string | undefined,
+            cpus: o.cpus as string | undefined,
+            pids: o.pids as string | undefined,
+            runtime: o.runtime as string | undefined,
+            artifactRoot: o.artifactRoot as string | undefined,
+            json: o.json === true,
+            command,
+          },
+          deps,
+        ),
+      );
+    });
+
+  const profiles = program.command('profiles').description('Inspect profiles');
+  profiles
+    .command('list')
+    .option('--json', 'machine-readable', false)
+    .action((o: { json: boolean }) => {
+      setExit(profilesListCommand(o, deps));
+    });
+  profiles
+    .command('show <name>')
+    .description('Print a profile; --resolved adds the exact container spec it derives')
+    .option('--resolved', 'resolve extends and derive the container spec', false)
+    .option('--workspace <dir>', 'workspace to derive the spec for (default: current directory)')
+    .action((name: string, o: { resolved: boolean; workspace?: string }) => {
+      setExit(profilesShowCommand({ name, resolved: o.resolved, workspace: o.workspace }, deps));
+    });
+
+  program
+    .command('image')
+    .description('Sandbox images')
+    .command('build')
+    .description('Build the sandbox image from images/sandbox/recipe.json')
+    .option(
+      '--method <auto|offline|pull>',
+      'auto tries a registry, then builds offline from Debian packages',
+      'auto',
+    )
+    .option('--offline', 'same as --method offline')
+    .option('--force', 'rebuild even when the content tag is present', false)
+    .option('--json', 'machine-readable', false)
+    .action(async (o: { method: string; offline?: boolean; force: boolean; json: boolean }) => {
+      setExit(
+        await imageBuildCommand(
+          { method: o.offline === true ? 'offline' : o.method, force: o.force, json: o.json },
+          deps,
+        ),
+      );
+    });
+
+  program
+    .command('capabilities')
+    .description('Machine-readable capability description (needs no engine)')
+    .option('--json', 'JSON (the only format)', true)
+    .action(() => {
+      setExit(capabilitiesCommand(deps));
+    });
+
+  program
+    .command('doctor')
+    .description('Check the engine, runtimes, images and limits')
+    .option('--json', 'machine-readable', false)
+    .action(async (o: { json: boolean }) => {
+      setExit(await doctorCommand(o, deps));
+    });
+
+  program
+    .command('reap')
+    .description('Remove containers, networks and volumes of cfh processes that are gone')
+    .option('--dry-run', 'list what would be removed', false)
+    .option('--json', 'machine-readable', false)
+    .action(async (o: { dryRun: boolean; json: boolean }) => {
+      setExit(await reapCommand(o, deps));
+    });
+
+  const runs = program.command('runs').description('Read run evidence');
+  runs
+    .command('list')
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .action(async (o: { json: boolean; artifactRoot?: string }) => {
+      setExit(await runsListCommand(o, deps));
+    });
+  runs
+    .command('show <runId>')
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {
+      setExit(await runsShowCommand({ runId, ...o }, deps));
+    });
+
+  return program;
+}

@@ -1,0 +1,22 @@
+// The one place cfh reads its environment. Nothing from here passes into a sandbox.
+import os from 'node:os';
+import path from 'node:path';
+
+export interface CfhEnvironment {
+  readonly artifactRoot: string;
+  readonly dockerHost: string | undefined;
+  readonly logLevel: string;
+}
+
+export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnvironment {
+  const stateHome = nonEmpty(env.XDG_STATE_HOME) ?? path.join(os.homedir(), '.local', 'state');
+  return {
+    artifactRoot: nonEmpty(env.CFH_ARTIFACT_ROOT) ?? path.join(stateHome, 'cfh', 'runs'),
+    dockerHost: nonEmpty(env.DOCKER_HOST),
+    logLevel: nonEmpty(env.CFH_LOG_LEVEL) ?? 'warn',
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}

@@ -1,0 +1,76 @@
+// The profile: everything a sandbox is allowed, as data. Strict objects throughout, so an
+// unknown key is an error that names the key (issue 2, section 2).
+import { z } from 'zod';
+
+export const MountMode = z.enum(['ro', 'rw']);
+export type MountMode = z.infer<typeof MountMode>;
+
+const sizeField = z.union([z.string().min(1), z.number().int().positive()]);
+
+export const ProfileMount = z.strictObject({
+  source: z.string().min(1),
+  target: z.string().min(1),
+  mode: MountMode.default('ro'),
+});
+export type ProfileMount = z.infer<typeof ProfileMount>;
+
+// AH-CONT-4: the final shape of the network posture. Only `disabled` is enforced by this
+// release; the others are refused at validation until the egress gateway lands.
+export const NetworkPosture = z.strictObject({
+  mode: z.enum(['disabled', 'allowlist', 'open']),
+  allow: z.array(z.string().min(1)).default([]),
+  deny: z.array(z.string().min(1)).default([]),
+});
+export type NetworkPosture = z.infer<typeof NetworkPosture>;
+
+export const Limits = z.strictObject({
+  memory: sizeField,
+  cpus: z.number().positive().max(1024),
+  pids: z.number().int().min(8).max(1_000_000),
+  wallTimeSeconds: z
+    .number()
+    .positive()
+    .max(7 * 24 * 3600),
+  outputBytes: sizeField,
+  tmpfs: sizeField,
+});
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment name');
+
+export const Profile = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, . _ -'),
+  description: z.string(),
+  image: z.string().min(1),
+  runtime: z.enum(['runc', 'runsc']),
+  // `auto`: the invoking user, or an unprivileged uid when cfh runs as root. uid 0 inside
+  // only when written here literally.
+  user: z.string().regex(/^(auto|\d+:\d+)$/, "'auto' or 'UID:GID'"),
+  workspace: z.strictObject({ mode: MountMode }),
+  mounts: z.array(ProfileMount),
+  network: NetworkPosture,
+  limits: Limits,
+  env: z.record(envName, z.string()),
+});
+export type Profile = z.infer<typeof Profile>;
+
+/** A profile file as written: every field optional so `extends` can fill the rest. */
+export const ProfileFile = z.strictObject({
+  extends: z.string().min(1).optional(),
+  name: Profile.shape.name.optional(),
+  description: z.string().optional(),
+  image: z.string().min(1).optional(),
+  runtime: Profile.shape.runtime.optional(),
+  user: Profile.shape.user.optional(),
+  workspace: Profile.shape.workspace.optional(),
+  mounts: z.array(ProfileMount).optional(),
+  network: z
+    .strictObject({
+      mode: NetworkPosture.shape.mode.optional(),
+      allow: z.array(z.string().min(1)).optional(),
+      deny: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+  limits: Limits.partial().optional(),
+  env: z.record(envName, z.string()).optional(),
+});
+export type ProfileFile = z.infer<typeof ProfileFile>;

@@ -1,0 +1,55 @@
+// AH-CAP-1/2: what this cfh understands, machine-readable, without an engine or a model.
+// Advertised capability is not dependency health; `cfh doctor` checks that (AH-CAP-4).
+import { listBuiltinProfiles } from '../config/profile-loader.js';
+import { CFH_VERSION } from '../version.js';
+
+export function describeCapabilities(): Record<string, unknown> {
+  return {
+    schema: 'cfh.capabilities/1',
+    cfhVersion: CFH_VERSION,
+    commands: [
+      'sandbox run',
+      'profiles list',
+      'profiles show',
+      'image build',
+      'capabilities',
+      'doctor',
+      'reap',
+      'runs list',
+      'runs show',
+    ],
+    parentTools: [],
+    childProfiles: [],
+    nativeModelTools: [],
+    hostTools: [],
+    modelGateways: [],
+    profiles: listBuiltinProfiles(),
+    sandbox: {
+      runtimes: ['runc', 'runsc'],
+      networkModes: { supported: ['disabled'], planned: ['allowlist', 'open'] },
+      workspaceModes: ['ro', 'rw'],
+      seccomp: { mode: 'docker-default', derivedPerProfile: false },
+      limits: ['memory', 'cpus', 'pids', 'wallTimeSeconds', 'outputBytes', 'tmpfs'],
+      hardening: [
+        'cap-drop-all',
+        'no-new-privileges',
+        'seccomp',
+        'read-only-rootfs',
+        'init',
+        'non-root-user',
+        'no-published-ports',
+        'private-pid-ipc-net',
+      ],
+    },
+    repeatableFields: { 'sandbox run': ['--mount'] },
+    protocolFeatures: {
+      json: true,
+      streaming: true,
+      cancellation: ['SIGINT', 'SIGTERM'],
+      interactiveSessions: false,
+      delegation: false,
+      resume: false,
+    },
+    exitCodes: { wallTime: 124, oomKilled: 137, sigint: 130, sigterm: 143, cannotStart: 125 },
+  };
+}

@@ -1,0 +1,78 @@
+// `cfh doctor`: is every dependency a run needs healthy (AH-CAP-4)? Required checks fail
+// the command; optional ones (gVisor) only report.
+import { errorMessage } from '../errors.js';
+import { loadRecipe } from '../image/recipe.js';
+import type { ContainerRuntime } from '../substrate/runtime.js';
+
+export interface DoctorCheck {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly required: boolean;
+  readonly detail: string;
+}
+
+export async function runDoctor(
+  runtime: ContainerRuntime,
+  signal?: AbortSignal,
+): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  try {
+    await runtime.ping(signal);
+  } catch (error) {
+    checks.push({ name: 'engine', ok: false, required: true, detail: errorMessage(error) });
+    return checks;
+  }
+  const facts = await runtime.facts(signal);
+  checks.push({
+    name: 'engine',
+    ok: true,
+    required: true,
+    detail: `Docker ${facts.serverVersion} (API ${facts.apiVersion}), cgroup v${facts.cgroupVersion || '?'}`,
+  });
+  checks.push({
+    name: 'runtime:runc',
+    ok: facts.runtimes.includes('runc'),
+    required: true,
+    detail: `registered: ${facts.runtimes.join(', ')}`,
+  });
+  const runsc = facts.runtimes.includes('runsc');
+  checks.push({
+    name: 'runtime:runsc',
+    ok: runsc,
+    required: false,
+    detail: runsc
+      ? 'gVisor registered (runsc: --network=none)'
+      : 'gVisor not registered; profiles with runtime runsc will be refused',
+  });
+  const seccomp = facts.securityOptions.some((o) => o.includes('seccomp'));
+  checks.push({
+    name: 'seccomp',
+    ok: seccomp,
+    required: true,
+    detail: facts.securityOptions.join(' '),
+  });
+  for (const [name, ok] of [
+    ['limit:memory', facts.memoryLimit],
+    ['limit:pids', facts.pidsLimit],
+    ['limit:cpu', facts.cpuCfsQuota],
+  ] as const) {
+    checks.push({
+      name,
+      ok,
+      required: true,
+      detail: ok ? 'supported' : 'not supported by this engine/kernel',
+    });
+  }
+  const recipe = loadRecipe();
+  const image = await runtime.inspectImage(recipe.ref, signal);
+  checks.push({
+    name: 'image:sandbox',
+    ok: image !== undefined,
+    required: true,
+    detail:
+      image === undefined
+        ? `${recipe.ref} missing; run 'cfh image build'`
+        : `${recipe.ref} ${image.id}`,
+  });
+  return checks;
+}

@@ -1,0 +1,56 @@
+// Removes engine objects labelled by cfh whose owning process is gone (AH-LIFE-3): the
+// containers of a cfh that was SIGKILLed, networks and volumes left by a crash. Objects of
+// a live owner, or of another host sharing the engine, are left alone.
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import { LABEL_RUN_ID, ownerStatus, type OwnerStatus } from '../sandbox/owner.js';
+import type { ContainerRuntime, LabelledObject } from '../substrate/runtime.js';
+
+export interface ReapEntry {
+  readonly kind: LabelledObject['kind'];
+  readonly id: string;
+  readonly name: string;
+  readonly runId: string;
+  readonly owner: OwnerStatus;
+  readonly action: 'removed' | 'would-remove' | 'kept' | 'failed';
+  readonly error?: string;
+}
+
+// Containers first: a network or volume in use cannot be removed before them.
+const ORDER: Record<LabelledObject['kind'], number> = { container: 0, network: 1, volume: 2 };
+
+export async function reapOrphans(
+  runtime: ContainerRuntime,
+  options: { dryRun: boolean; logger: Logger; signal?: AbortSignal | undefined },
+): Promise<ReapEntry[]> {
+  const objects = (await runtime.listLabelled(LABEL_RUN_ID, options.signal)).sort(
+    (a, b) => ORDER[a.kind] - ORDER[b.kind],
+  );
+  const entries: ReapEntry[] = [];
+  for (const object of objects) {
+    const owner = ownerStatus(object.labels);
+    const base = {
+      kind: object.kind,
+      id: object.id,
+      name: object.name,
+      runId: object.labels[LABEL_RUN_ID] ?? '',
+      owner,
+    };
+    if (owner !== 'gone') {
+      entries.push({ ...base, action: 'kept' });
+      continue;
+    }
+    if (options.dryRun) {
+      entries.push({ ...base, action: 'would-remove' });
+      continue;
+    }
+    try {
+      await runtime.removeObject(object, options.signal);
+      options.logger.info({ kind: object.kind, name: object.name }, 'reaped orphan');
+      entries.push({ ...base, action: 'removed' });
+    } catch (error) {
+      entries.push({ ...base, action: 'failed', error: errorMessage(error) });
+    }
+  }
+  return entries;
+}

@@ -1,0 +1,200 @@
+// Everything a sandbox run needs, resolved and validated before any side effect
+// (AH-INV-4): profile and overrides, mount table, user, artifact root, container spec.
+// Pure apart from reading profiles and stat/realpath of host paths.
+import { createHash } from 'node:crypto';
+import { realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { loadProfile } from '../config/profile-loader.js';
+import { Profile } from '../config/profile-schema.js';
+import { parsePositiveNumber, parseSize } from '../config/size.js';
+import { describeIssues } from '../config/zod-issues.js';
+import type { CfhEnvironment } from '../config/env.js';
+import { ConfigError } from '../errors.js';
+import { canonicalJson } from '../evidence/canonical-json.js';
+import { newRunId } from '../evidence/run-id.js';
+import { resolveImageReference } from '../image/recipe.js';
+import { deriveContainerSpec } from '../sandbox/derive-spec.js';
+import {
+  WORKSPACE_TARGET,
+  checkArtifactRoot,
+  parseMountFlag,
+  resolveMounts,
+  type MountRequest,
+} from '../sandbox/mount-policy.js';
+import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
+import {
+  resolveSandboxUser,
+  type HostIdentity,
+  type SandboxUser,
+} from '../sandbox/sandbox-user.js';
+import type { ContainerSpec } from '../substrate/container-spec.js';
+import { CFH_VERSION } from '../version.js';
+
+export interface SandboxRunOptions {
+  readonly profile?: string | undefined;
+  readonly workspace?: string | undefined;
+  readonly mounts?: readonly string[] | undefined;
+  readonly timeout?: string | undefined;
+  readonly memory?: string | undefined;
+  readonly cpus?: string | undefined;
+  readonly pids?: string | undefined;
+  readonly runtime?: string | undefined;
+  readonly artifactRoot?: string | undefined;
+  readonly command: readonly string[];
+}
+
+export interface RunPlan {
+  readonly runId: string;
+  readonly profile: Profile;
+  readonly profileSources: readonly string[];
+  readonly profileDigest: string;
+  /** CLI flags that changed the profile, recorded in the snapshot. */
+  readonly overrides: Readonly<Record<string, string>>;
+  readonly workspace: string;
+  readonly artifactRoot: string;
+  readonly sandboxUser: SandboxUser;
+  readonly wallTimeMs: number;
+  readonly outputBytes: number;
+  readonly spec: ContainerSpec;
+}
+
+export function planSandboxRun(
+  options: SandboxRunOptions,
+  env: CfhEnvironment,
+  host: HostIdentity,
+  owner: OwnerIdentity,
+): RunPlan {
+  if (options.command.length === 0) {
+    throw new ConfigError('command_missing', 'command: nothing to run (write it after --)', {
+      field: 'command',
+    });
+  }
+  const loaded = loadProfile(options.profile ?? 'default');
+  const { profile, overrides } = applyOverrides(loaded.profile, options);
+  if (profile.network.mode !== 'disabled') {
+    throw new ConfigError(
+      'network_mode_unsupported',
+      `network.mode: '${profile.network.mode}' is not supported by this release; only 'disabled' is (AH-CONT-4)`,
+      { field: 'network.mode', value: profile.network.mode },
+    );
+  }
+  // Validate every size now, not when the spec is derived.
+  const outputBytes = parseSize('limits.outputBytes', profile.limits.outputBytes);
+
+  const workspace = resolveWorkspace(options.workspace ?? process.cwd());
+  const requests: MountRequest[] = [
+    {
+      source: workspace,
+      target: WORKSPACE_TARGET,
+      mode: profile.workspace.mode,
+      origin: '--workspace',
+    },
+    ...profile.mounts.map((m, i) => ({ ...m, origin: `profile mounts[${i}]` })),
+    ...(options.mounts ?? []).map((m, i) => parseMountFlag(m, i)),
+  ];
+  const mounts = resolveMounts(requests);
+
+  const artifactRoot = resolveArtifactRoot(options.artifactRoot ?? env.artifactRoot);
+  checkArtifactRoot(artifactRoot, mounts);
+
+  const sandboxUser = resolveSandboxUser(profile.user, workspace, host);
+  const runId = newRunId();
+  const spec = deriveContainerSpec({
+    profile,
+    imageRef: resolveImageReference(profile.image),
+    user: sandboxUser.user,
+    mounts,
+    command: options.command,
+    containerName: `cfh-${runId}`,
+    labels: ownerLabels(runId, owner, CFH_VERSION),
+  });
+  return {
+    runId,
+    profile,
+    profileSources: loaded.sources,
+    profileDigest: createHash('sha256').update(canonicalJson(profile)).digest('hex'),
+    overrides,
+    workspace,
+    artifactRoot,
+    sandboxUser,
+    wallTimeMs: Math.round(profile.limits.wallTimeSeconds * 1000),
+    outputBytes,
+    spec,
+  };
+}
+
+function applyOverrides(
+  base: Profile,
+  options: SandboxRunOptions,
+): { profile: Profile; overrides: Record<string, string> } {
+  const overrides: Record<string, string> = {};
+  const limits = { ...base.limits };
+  if (options.timeout !== undefined) {
+    limits.wallTimeSeconds = parsePositiveNumber('--timeout', options.timeout, false);
+    overrides.timeout = options.timeout;
+  }
+  if (options.memory !== undefined) {
+    parseSize('--memory', options.memory);
+    limits.memory = options.memory;
+    overrides.memory = options.memory;
+  }
+  if (options.cpus !== undefined) {
+    limits.cpus = parsePositiveNumber('--cpus', options.cpus, false);
+    overrides.cpus = options.cpus;
+  }
+  if (options.pids !== undefined) {
+    limits.pids = parsePositiveNumber('--pids', options.pids, true);
+    overrides.pids = options.pids;
+  }
+  let runtime: string = base.runtime;
+  if (options.runtime !== undefined) {
+    runtime = options.runtime;
+    overrides.runtime = options.runtime;
+  }
+  const candidate = { ...base, runtime, limits };
+  const parsed = Profile.safeParse(candidate);
+  if (!parsed.success) {
+    throw new ConfigError(
+      'invalid_override',
+      describeIssues(parsed.error, candidate).replace(/^limits\./, '--'),
+      {},
+    );
+  }
+  return { profile: parsed.data, overrides };
+}
+
+function resolveWorkspace(dir: string): string {
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    throw new ConfigError('workspace_missing', `--workspace: '${dir}' does not exist`, {
+      field: 'workspace',
+      value: dir,
+    });
+  }
+  if (!statSync(real).isDirectory()) {
+    throw new ConfigError('workspace_not_directory', `--workspace: '${dir}' is not a directory`, {
+      field: 'workspace',
+      value: dir,
+    });
+  }
+  return real;
+}
+
+/** The artifact root may not exist yet: resolve its nearest existing ancestor. */
+function resolveArtifactRoot(root: string): string {
+  const absolute = path.resolve(root);
+  let existing = absolute;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return path.join(realpathSync(existing), ...rest);
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) return absolute;
+      rest.unshift(path.basename(existing));
+      existing = parent;
+    }
+  }
+}

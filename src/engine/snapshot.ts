@@ -1,0 +1,81 @@
+// snapshot.json: the run-start configuration, written before the container exists
+// (AH-INV-1, AH-INV-2, AH-CONT-2, AH-CONT-4, AH-DIAG-2).
+import os from 'node:os';
+import { describeSpec } from '../substrate/container-spec.js';
+import type { PreflightFacts } from './preflight.js';
+import type { RunPlan } from './run-plan.js';
+import type { OwnerIdentity } from '../sandbox/owner.js';
+import { CFH_VERSION } from '../version.js';
+
+export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
+
+export interface Assurance {
+  readonly level: 'standard' | 'reduced';
+  readonly notes: readonly string[];
+}
+
+export function assuranceOf(plan: RunPlan): Assurance {
+  const notes: string[] = [];
+  if (plan.spec.seccomp.enforcement === 'not-applied-gvisor') {
+    notes.push(
+      "seccomp: the profile's filter is not installed by runsc; the workload meets gVisor's own syscall surface instead",
+    );
+  }
+  return { level: notes.length === 0 ? 'standard' : 'reduced', notes };
+}
+
+export function buildSnapshot(
+  plan: RunPlan,
+  facts: PreflightFacts,
+  owner: OwnerIdentity,
+): Record<string, unknown> {
+  const userInfo = safeUserInfo();
+  return {
+    schema: SNAPSHOT_SCHEMA,
+    cfhVersion: CFH_VERSION,
+    runId: plan.runId,
+    createdAt: new Date().toISOString(),
+    kind: 'sandbox-command',
+    caller: {
+      host: owner.host,
+      pid: owner.pid,
+      uid: process.getuid?.(),
+      gid: process.getgid?.(),
+      user: userInfo,
+    },
+    // No model takes part in `sandbox run -- CMD` (AH-INV-2: stated, not omitted).
+    model: null,
+    profile: {
+      name: plan.profile.name,
+      sources: plan.profileSources,
+      digest: plan.profileDigest,
+      overrides: plan.overrides,
+      resolved: plan.profile,
+    },
+    image: { ref: plan.spec.image, id: facts.image.id },
+    engine: { serverVersion: facts.engine.serverVersion, apiVersion: facts.engine.apiVersion },
+    runtime: { requested: plan.spec.runtime, engineRuntime: plan.spec.engineRuntime },
+    sandboxUser: plan.sandboxUser,
+    workspace: {
+      hostPath: plan.workspace,
+      target: plan.spec.workingDir,
+      mode: plan.profile.workspace.mode,
+    },
+    workingDir: plan.spec.workingDir,
+    command: plan.spec.command,
+    network: plan.profile.network,
+    limits: { ...plan.spec.limits, wallTimeMs: plan.wallTimeMs, outputBytes: plan.outputBytes },
+    containerSpec: describeSpec(plan.spec),
+    assurance: assuranceOf(plan),
+    tools: [],
+    childProfiles: [],
+  };
+}
+
+function safeUserInfo(): string | undefined {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return undefined;
+  }
+}

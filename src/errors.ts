@@ -1,0 +1,77 @@
+// The one error hierarchy. Every failure cfh reports carries a stable string `code`,
+// the boundary that failed (AH-DIAG-1) and the process exit status it maps to.
+
+export type FailingBoundary =
+  'configuration' | 'sandbox' | 'engine' | 'artifact-store' | 'image' | 'harness';
+
+/** Exit status when cfh could not start the command (mirrors `docker run`'s 125). */
+export const EXIT_CANNOT_START = 125;
+
+export class CfhError extends Error {
+  readonly code: string;
+  readonly boundary: FailingBoundary;
+  readonly details: Readonly<Record<string, unknown>>;
+  readonly exitCode: number;
+
+  constructor(
+    code: string,
+    message: string,
+    options: {
+      boundary: FailingBoundary;
+      details?: Record<string, unknown>;
+      cause?: unknown;
+      exitCode?: number;
+    },
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.boundary = options.boundary;
+    this.details = options.details ?? {};
+    this.exitCode = options.exitCode ?? EXIT_CANNOT_START;
+  }
+}
+
+/** Bad input: a profile, a flag, a mount. Always raised before any engine object exists. */
+export class ConfigError extends CfhError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+    super(code, message, { boundary: 'configuration', details });
+  }
+}
+
+/** The engine could not be reached or refused a request. */
+export class EngineError extends CfhError {
+  readonly statusCode: number | undefined;
+  constructor(
+    code: string,
+    message: string,
+    options: { statusCode?: number; cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
+    super(code, message, {
+      boundary: 'engine',
+      cause: options.cause,
+      details: options.details ?? {},
+    });
+    this.statusCode = options.statusCode;
+  }
+}
+
+export class EngineUnavailableError extends EngineError {}
+export class ImageNotFoundError extends EngineError {}
+export class ContainerNotFoundError extends EngineError {}
+
+export class ArtifactError extends CfhError {
+  constructor(code: string, message: string, cause?: unknown) {
+    super(code, message, { boundary: 'artifact-store', cause });
+  }
+}
+
+export class ImageBuildError extends CfhError {
+  constructor(message: string, cause?: unknown) {
+    super('image_build_failed', message, { boundary: 'image', cause, exitCode: 1 });
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,38 @@
+// AH-ART-2: lifecycle documents are replaced atomically. Write a temp file in the same
+// directory, fsync it, rename over the target, fsync the directory: a crash leaves the
+// previous complete document or the next, never a partial one.
+import { open, rename, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export async function writeFileAtomic(target: string, contents: string): Promise<void> {
+  const dir = path.dirname(target);
+  const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', 0o640);
+  try {
+    await handle.writeFile(contents);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, target);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await syncDirectory(dir);
+}
+
+export async function writeJsonAtomic(target: string, value: unknown): Promise<void> {
+  await writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

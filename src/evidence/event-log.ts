@@ -1,0 +1,109 @@
+// events.jsonl: append-only, ordered by `seq`, each line carrying the hash of the one
+// before it, so a removed, reordered or edited line breaks the chain (AH-ART-1).
+// Lifecycle events are fsynced before append() resolves (AH-LIFE-2).
+import { createHash } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
+import { canonicalJson } from './canonical-json.js';
+
+export const GENESIS_HASH = '0'.repeat(64);
+
+export interface EventRecord {
+  readonly seq: number;
+  readonly ts: string;
+  readonly runId: string;
+  readonly type: string;
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly prevHash: string;
+  readonly hash: string;
+}
+
+export function hashEvent(event: Omit<EventRecord, 'hash'>): string {
+  return createHash('sha256').update(canonicalJson(event)).digest('hex');
+}
+
+export class EventLog implements AsyncDisposable {
+  readonly #handle: FileHandle;
+  readonly #runId: string;
+  #seq = 0;
+  #prevHash = GENESIS_HASH;
+  #tail: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  private constructor(handle: FileHandle, runId: string) {
+    this.#handle = handle;
+    this.#runId = runId;
+  }
+
+  static async create(file: string, runId: string): Promise<EventLog> {
+    return new EventLog(await open(file, 'wx', 0o640), runId);
+  }
+
+  get lastHash(): string {
+    return this.#prevHash;
+  }
+
+  get lastSeq(): number {
+    return this.#seq;
+  }
+
+  /** Appends in call order; `durable` fsyncs before resolving. */
+  append(type: string, data: Record<string, unknown> = {}, durable = false): Promise<EventRecord> {
+    const next = this.#tail.then(async () => {
+      if (this.#closed) throw new Error(`event log closed; cannot append ${type}`);
+      const base = {
+        seq: this.#seq + 1,
+        ts: new Date().toISOString(),
+        runId: this.#runId,
+        type,
+        data,
+        prevHash: this.#prevHash,
+      };
+      const record: EventRecord = { ...base, hash: hashEvent(base) };
+      await this.#handle.appendFile(`${JSON.stringify(record)}\n`);
+      if (durable) await this.#handle.datasync();
+      this.#seq = record.seq;
+      this.#prevHash = record.hash;
+      return record;
+    });
+    this.#tail = next.catch(() => undefined);
+    return next;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#tail;
+    this.#closed = true;
+    await this.#handle.sync();
+    await this.#handle.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+export interface ChainCheck {
+  readonly ok: boolean;
+  readonly events: number;
+  readonly problem?: string;
+}
+
+/** Verifies order and hash chain of an events.jsonl body. */
+export function verifyEventChain(body: string): ChainCheck {
+  let prev = GENESIS_HASH;
+  let count = 0;
+  for (const line of body.split('\n')) {
+    if (line === '') continue;
+    const record = JSON.parse(line) as EventRecord;
+    const { hash, ...rest } = record;
+    if (record.seq !== count + 1)
+      return { ok: false, events: count, problem: `seq ${record.seq} after ${count}` };
+    if (record.prevHash !== prev)
+      return { ok: false, events: count, problem: `seq ${record.seq}: prevHash mismatch` };
+    if (hashEvent(rest) !== hash)
+      return { ok: false, events: count, problem: `seq ${record.seq}: hash mismatch` };
+    prev = hash;
+    count += 1;
+  }
+  return { ok: true, events: count };
+}

@@ -1,0 +1,94 @@
+// One run's evidence directory, `<artifact-root>/<run-id>/`, held under a lock while cfh
+// writes it. Owns the file layout; nothing else writes there.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { ArtifactError, errorMessage } from '../errors.js';
+import { writeJsonAtomic } from './atomic-file.js';
+import { EventLog } from './event-log.js';
+import { isRunId } from './run-id.js';
+
+export const RUN_FILES = {
+  snapshot: 'snapshot.json',
+  events: 'events.jsonl',
+  state: 'state.json',
+  report: 'report.json',
+  outputs: 'outputs',
+  lock: '.lock',
+} as const;
+
+export class RunDirectory implements AsyncDisposable {
+  readonly root: string;
+  readonly runId: string;
+  readonly dir: string;
+  readonly events: EventLog;
+  readonly #release: () => Promise<void>;
+  #released = false;
+
+  private constructor(root: string, runId: string, events: EventLog, release: () => Promise<void>) {
+    this.root = root;
+    this.runId = runId;
+    this.dir = path.join(root, runId);
+    this.events = events;
+    this.#release = release;
+  }
+
+  static async create(root: string, runId: string): Promise<RunDirectory> {
+    if (!isRunId(runId))
+      throw new ArtifactError('invalid_run_id', `run id '${runId}' is malformed`);
+    const dir = path.join(root, runId);
+    try {
+      await mkdir(root, { recursive: true, mode: 0o750 });
+      await mkdir(dir, { mode: 0o750 });
+      await mkdir(path.join(dir, RUN_FILES.outputs), { mode: 0o750 });
+      const release = await lockfile.lock(dir, {
+        lockfilePath: path.join(dir, RUN_FILES.lock),
+        realpath: false,
+        stale: 30_000,
+        update: 10_000,
+      });
+      const events = await EventLog.create(path.join(dir, RUN_FILES.events), runId);
+      return new RunDirectory(root, runId, events, release);
+    } catch (error) {
+      throw new ArtifactError(
+        'artifact_write_failed',
+        `cannot create run directory ${dir}: ${errorMessage(error)}`,
+        error,
+      );
+    }
+  }
+
+  path(file: string): string {
+    return path.join(this.dir, file);
+  }
+
+  outputPath(name: string): string {
+    return path.join(this.dir, RUN_FILES.outputs, name);
+  }
+
+  writeSnapshot(snapshot: unknown): Promise<void> {
+    return writeJsonAtomic(this.path(RUN_FILES.snapshot), snapshot);
+  }
+
+  writeState(state: unknown): Promise<void> {
+    return writeJsonAtomic(this.path(RUN_FILES.state), state);
+  }
+
+  writeReport(report: unknown): Promise<void> {
+    return writeJsonAtomic(this.path(RUN_FILES.report), report);
+  }
+
+  async close(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    try {
+      await this.events.close();
+    } finally {
+      await this.#release().catch(() => undefined);
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

@@ -1,0 +1,63 @@
+// Profile + request → ContainerSpec. Pure: the same inputs give the same spec, and the
+// spec is what the substrate asks of the engine and what the snapshot records.
+import type { Profile } from '../config/profile-schema.js';
+import { parseSize } from '../config/size.js';
+import { seccompFilterFor } from '../seccomp/base-filter.js';
+import type { ContainerSpec, SpecMount } from '../substrate/container-spec.js';
+import { WORKSPACE_TARGET } from './mount-policy.js';
+
+/** Names that cfh sets in every container; a profile may override their values. */
+export const BASE_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  HOME: '/tmp',
+  LANG: 'C.UTF-8',
+};
+
+export interface SpecInputs {
+  readonly profile: Profile;
+  readonly imageRef: string;
+  readonly user: string;
+  readonly mounts: readonly SpecMount[];
+  readonly command: readonly string[];
+  readonly containerName: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** runsc under a network-less posture uses the runtime registered with `--network=none`. */
+export function engineRuntimeName(runtime: Profile['runtime']): string {
+  return runtime;
+}
+
+export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
+  const { profile } = inputs;
+  const memoryBytes = parseSize('limits.memory', profile.limits.memory);
+  const tmpfsBytes = parseSize('limits.tmpfs', profile.limits.tmpfs);
+  return {
+    name: inputs.containerName,
+    image: inputs.imageRef,
+    runtime: profile.runtime,
+    engineRuntime: engineRuntimeName(profile.runtime),
+    user: inputs.user,
+    workingDir: WORKSPACE_TARGET,
+    command: [...inputs.command],
+    env: { ...BASE_ENV, ...profile.env },
+    mounts: inputs.mounts,
+    tmpfs: { '/tmp': `rw,nosuid,nodev,size=${tmpfsBytes},mode=1777` },
+    readOnlyRootfs: true,
+    capDrop: ['ALL'],
+    capAdd: [],
+    noNewPrivileges: true,
+    init: true,
+    privileged: false,
+    networkMode: 'none',
+    seccomp: seccompFilterFor(profile.runtime),
+    limits: {
+      memoryBytes,
+      // Equal to memory: no swap, so the memory limit is a hard limit (OOM → 137).
+      memorySwapBytes: memoryBytes,
+      nanoCpus: Math.round(profile.limits.cpus * 1e9),
+      pidsLimit: profile.limits.pids,
+    },
+    labels: inputs.labels,
+  };
+}

@@ -1,0 +1,227 @@
+// Which host paths may enter a sandbox, and where. Every source is resolved with realpath
+// first, so a symlink cannot smuggle in a forbidden location (AH-CONT-1, AH-CONT-2).
+import { realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../errors.js';
+import type { MountMode } from '../config/profile-schema.js';
+import type { SpecMount } from '../substrate/container-spec.js';
+
+/** Host trees that never enter a sandbox, directly or through a symlink. */
+export const FORBIDDEN_HOST_TREES: readonly string[] = [
+  '/proc',
+  '/sys',
+  '/dev',
+  '/run',
+  '/var/run',
+  '/boot',
+  '/etc',
+];
+
+/** Engine sockets, refused wherever they live. */
+export const ENGINE_SOCKETS: readonly string[] = [
+  '/var/run/docker.sock',
+  '/run/docker.sock',
+  '/run/containerd/containerd.sock',
+];
+
+/** Paths inside the container that cfh owns. */
+const RESERVED_TARGETS: readonly string[] = ['/', '/tmp', '/proc', '/sys', '/dev', '/etc'];
+
+export const WORKSPACE_TARGET = '/workspace';
+
+export interface MountRequest {
+  readonly source: string;
+  readonly target: string;
+  readonly mode: MountMode;
+  /** Where the request came from, to name it in errors: `--mount`, `profile mounts[0]`. */
+  readonly origin: string;
+}
+
+export function isWithin(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+function resolveSource(request: MountRequest): string {
+  let real: string;
+  try {
+    real = realpathSync(request.source);
+  } catch {
+    throw new ConfigError(
+      'mount_source_missing',
+      `${request.origin}: source '${request.source}' does not exist`,
+      {
+        field: request.origin,
+        value: request.source,
+      },
+    );
+  }
+  for (const forbidden of FORBIDDEN_HOST_TREES) {
+    // Compare against the realpath of the tree too: /var/run is a symlink to /run here.
+    const trees = [forbidden, safeRealpath(forbidden)];
+    if (trees.some((t) => t !== undefined && isWithin(real, t))) {
+      throw new ConfigError(
+        'mount_source_forbidden',
+        `${request.origin}: source '${request.source}' resolves to '${real}', inside ${forbidden}, which never enters a sandbox`,
+        { field: request.origin, value: request.source },
+      );
+    }
+  }
+  const sockets = ENGINE_SOCKETS.map((s) => safeRealpath(s) ?? s);
+  if (sockets.includes(real) || isSocket(real)) {
+    throw new ConfigError(
+      'mount_source_forbidden',
+      `${request.origin}: source '${request.source}' is a socket (engine sockets never enter a sandbox)`,
+      { field: request.origin, value: request.source },
+    );
+  }
+  if (real === '/') {
+    throw new ConfigError(
+      'mount_source_forbidden',
+      `${request.origin}: the host root never enters a sandbox`,
+      {
+        field: request.origin,
+        value: request.source,
+      },
+    );
+  }
+  return real;
+}
+
+function checkTarget(request: MountRequest): string {
+  const target = request.target;
+  if (!path.isAbsolute(target)) {
+    throw new ConfigError(
+      'mount_target_relative',
+      `${request.origin}: target '${target}' is not an absolute path`,
+      {
+        field: request.origin,
+        value: target,
+      },
+    );
+  }
+  const normal = path.posix.normalize(target).replace(/\/+$/, '') || '/';
+  if (normal !== target.replace(/\/+$/, '') || target.includes('..')) {
+    throw new ConfigError(
+      'mount_target_invalid',
+      `${request.origin}: target '${target}' is not a normalized path`,
+      {
+        field: request.origin,
+        value: target,
+      },
+    );
+  }
+  for (const reserved of RESERVED_TARGETS) {
+    if (normal === reserved || (reserved !== '/' && isWithin(normal, reserved))) {
+      throw new ConfigError(
+        'mount_target_reserved',
+        `${request.origin}: target '${target}' is reserved by cfh`,
+        {
+          field: request.origin,
+          value: target,
+        },
+      );
+    }
+  }
+  return normal;
+}
+
+/**
+ * Resolves and checks a mount table. The workspace comes first; a duplicate target, or a
+ * target nested inside another, is refused (nesting would let one mount's mode override
+ * another's silently).
+ */
+export function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
+  const resolved: (SpecMount & { origin: string })[] = [];
+  for (const request of requests) {
+    const source = resolveSource(request);
+    const target = checkTarget(request);
+    for (const prior of resolved) {
+      if (prior.target === target) {
+        throw new ConfigError(
+          'mount_target_duplicate',
+          `${request.origin}: target '${target}' is already mounted by ${prior.origin}`,
+          {
+            field: request.origin,
+            value: target,
+          },
+        );
+      }
+      if (isWithin(target, prior.target) || isWithin(prior.target, target)) {
+        throw new ConfigError(
+          'mount_target_nested',
+          `${request.origin}: target '${target}' nests with '${prior.target}' from ${prior.origin}`,
+          { field: request.origin, value: target },
+        );
+      }
+    }
+    resolved.push({ source, target, mode: request.mode, origin: request.origin });
+  }
+  return resolved.map(({ source, target, mode }) => ({ source, target, mode }));
+}
+
+/**
+ * AH-CONT-5 / AH-ART-3: the sandbox must not be able to read the evidence. Refuse an
+ * artifact root inside any mount source, and any mount source inside the artifact root.
+ */
+export function checkArtifactRoot(artifactRoot: string, mounts: readonly SpecMount[]): void {
+  for (const m of mounts) {
+    if (isWithin(artifactRoot, m.source) || isWithin(m.source, artifactRoot)) {
+      throw new ConfigError(
+        'artifact_root_exposed',
+        `artifact root '${artifactRoot}' would be readable in the sandbox through the mount of '${m.source}' at ${m.target}; choose another --artifact-root or workspace`,
+        { field: 'artifactRoot', value: artifactRoot },
+      );
+    }
+  }
+}
+
+/** Parses `SRC:DST[:ro|:rw]` from the command line. */
+export function parseMountFlag(value: string, index: number): MountRequest {
+  const origin = `--mount[${index}]`;
+  const parts = value.split(':');
+  let mode: MountMode = 'ro';
+  if (parts.length === 3) {
+    const m = parts[2];
+    if (m !== 'ro' && m !== 'rw') {
+      throw new ConfigError(
+        'mount_flag_invalid',
+        `${origin}: mode '${m ?? ''}' in '${value}' is not ro or rw`,
+        {
+          field: origin,
+          value,
+        },
+      );
+    }
+    mode = m;
+  } else if (parts.length !== 2) {
+    throw new ConfigError('mount_flag_invalid', `${origin}: '${value}' is not SRC:DST[:ro|:rw]`, {
+      field: origin,
+      value,
+    });
+  }
+  const [source = '', target = ''] = parts;
+  if (source === '' || target === '') {
+    throw new ConfigError('mount_flag_invalid', `${origin}: '${value}' is not SRC:DST[:ro|:rw]`, {
+      field: origin,
+      value,
+    });
+  }
+  return { source: path.resolve(source), target, mode, origin };
+}
+
+function safeRealpath(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function isSocket(p: string): boolean {
+  try {
+    return statSync(p).isSocket();
+  } catch {
+    return false;
+  }
+}

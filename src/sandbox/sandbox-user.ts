@@ -1,0 +1,42 @@
+// Who the command runs as inside the container. Never uid 0 unless the profile says so
+// literally: when cfh itself runs as root (as CI does), `auto` picks the workspace's owner,
+// or `nobody` when root owns the workspace too (docs/operators.md, "Who owns what").
+import { statSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+
+export const NOBODY = '65534:65534';
+
+export interface SandboxUser {
+  readonly user: string;
+  /** Why this user: `invoking-user`, `workspace-owner`, `nobody`, `profile`. */
+  readonly reason: 'invoking-user' | 'workspace-owner' | 'nobody' | 'profile';
+}
+
+export interface HostIdentity {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+export function currentHostIdentity(): HostIdentity {
+  return { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+}
+
+export function resolveSandboxUser(
+  profileUser: string,
+  workspaceRealPath: string,
+  host: HostIdentity,
+): SandboxUser {
+  if (profileUser !== 'auto') {
+    if (!/^\d+:\d+$/.test(profileUser)) {
+      throw new ConfigError('invalid_user', `user: '${profileUser}' is not 'auto' or UID:GID`, {
+        field: 'user',
+        value: profileUser,
+      });
+    }
+    return { user: profileUser, reason: 'profile' };
+  }
+  if (host.uid !== 0) return { user: `${host.uid}:${host.gid}`, reason: 'invoking-user' };
+  const owner = statSync(workspaceRealPath);
+  if (owner.uid !== 0) return { user: `${owner.uid}:${owner.gid}`, reason: 'workspace-owner' };
+  return { user: NOBODY, reason: 'nobody' };
+}

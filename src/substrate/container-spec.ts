@@ -1,0 +1,59 @@
+// The engine-neutral description of one sandbox container. Derived from a profile by
+// src/sandbox, turned into an engine request only by src/substrate.
+import type { MountMode } from '../config/profile-schema.js';
+
+export interface SpecMount {
+  /** Host path, already realpath-resolved and checked. */
+  readonly source: string;
+  readonly target: string;
+  readonly mode: MountMode;
+}
+
+export interface SeccompFilter {
+  /** Where the filter came from, for the evidence. */
+  readonly source: string;
+  readonly sha256: string;
+  /** Canonical JSON passed to the engine. */
+  readonly json: string;
+  /** How the runtime applies it (runsc does not apply OCI seccomp filters). */
+  readonly enforcement: 'kernel-seccomp' | 'not-applied-gvisor';
+}
+
+export interface ContainerSpec {
+  readonly name: string;
+  readonly image: string;
+  readonly runtime: 'runc' | 'runsc';
+  /** The runtime name registered with the engine. */
+  readonly engineRuntime: string;
+  readonly user: string;
+  readonly workingDir: string;
+  readonly command: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly mounts: readonly SpecMount[];
+  readonly tmpfs: Readonly<Record<string, string>>;
+  readonly readOnlyRootfs: true;
+  readonly capDrop: readonly ['ALL'];
+  readonly capAdd: readonly [];
+  readonly noNewPrivileges: true;
+  readonly init: true;
+  readonly privileged: false;
+  readonly networkMode: 'none';
+  readonly seccomp: SeccompFilter;
+  readonly limits: {
+    readonly memoryBytes: number;
+    readonly memorySwapBytes: number;
+    readonly nanoCpus: number;
+    readonly pidsLimit: number;
+  };
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** What the evidence shows of a spec: everything but env values and the filter body. */
+export function describeSpec(spec: ContainerSpec): Record<string, unknown> {
+  const { env, seccomp, ...rest } = spec;
+  return {
+    ...rest,
+    envNames: Object.keys(env).sort(),
+    seccomp: { source: seccomp.source, sha256: seccomp.sha256, enforcement: seccomp.enforcement },
+  };
+}

@@ -1,0 +1,425 @@
+// The Docker implementation of ContainerRuntime: the only module that imports dockerode.
+// Every engine error leaves here as a typed CfhError.
+import Docker from 'dockerode';
+import { PassThrough, type Readable } from 'node:stream';
+import type { ContainerSpec } from './container-spec.js';
+import { engineError, isStatus } from './docker-errors.js';
+import type {
+  AttachedOutput,
+  ContainerExit,
+  ContainerRuntime,
+  CreatedContainer,
+  EngineFacts,
+  ImageFacts,
+  LabelledObject,
+  ProgressListener,
+  StartedContainer,
+} from './runtime.js';
+import { EngineError } from '../errors.js';
+
+/** The engine sends null where the typings promise a value (labels, tags, volume lists). */
+function orEmpty<T>(value: T | null | undefined, empty: T): T {
+  return value ?? empty;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** dockerode takes `abortSignal` in options; absent stays absent (exactOptionalPropertyTypes). */
+function abortable(signal: AbortSignal | undefined): { abortSignal?: AbortSignal } {
+  return signal === undefined ? {} : { abortSignal: signal };
+}
+
+export interface DockerRuntimeOptions {
+  /** `unix:///path` or a bare socket path; defaults to /var/run/docker.sock. */
+  readonly dockerHost?: string | undefined;
+}
+
+export class DockerRuntime implements ContainerRuntime {
+  readonly #docker: Docker;
+
+  constructor(options: DockerRuntimeOptions = {}) {
+    const host = options.dockerHost;
+    if (host === undefined || host === '') {
+      this.#docker = new Docker({ socketPath: '/var/run/docker.sock' });
+    } else if (host.startsWith('unix://')) {
+      this.#docker = new Docker({ socketPath: host.slice('unix://'.length) });
+    } else if (host.startsWith('/')) {
+      this.#docker = new Docker({ socketPath: host });
+    } else {
+      const url = new URL(host.replace(/^tcp:/, 'http:'));
+      this.#docker = new Docker({ host: url.hostname, port: Number(url.port || 2375) });
+    }
+  }
+
+  async ping(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    try {
+      await this.#docker.ping();
+    } catch (error) {
+      throw engineError(error, 'ping');
+    }
+  }
+
+  async facts(signal?: AbortSignal): Promise<EngineFacts> {
+    signal?.throwIfAborted();
+    try {
+      const [info, version] = await Promise.all([
+        this.#docker.info() as Promise<Record<string, unknown>>,
+        this.#docker.version(),
+      ]);
+      const runtimes = Object.keys(
+        (info.Runtimes as Record<string, unknown> | undefined) ?? {},
+      ).sort();
+      return {
+        serverVersion: str(info.ServerVersion) ?? version.Version,
+        apiVersion: version.ApiVersion,
+        runtimes,
+        defaultRuntime: str(info.DefaultRuntime) ?? 'runc',
+        memoryLimit: info.MemoryLimit === true,
+        pidsLimit: info.PidsLimit === true,
+        cpuCfsQuota: info.CpuCfsQuota === true,
+        securityOptions: (info.SecurityOptions as string[] | undefined) ?? [],
+        cgroupVersion: str(info.CgroupVersion) ?? '',
+      };
+    } catch (error) {
+      throw engineError(error, 'engine info');
+    }
+  }
+
+  async inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined> {
+    signal?.throwIfAborted();
+    try {
+      const image = await this.#docker.getImage(ref).inspect();
+      return {
+        id: image.Id,
+        tags: orEmpty<string[]>(image.RepoTags, []),
+        createdAt: image.Created,
+        sizeBytes: image.Size,
+      };
+    } catch (error) {
+      if (isStatus(error, 404)) return undefined;
+      throw engineError(error, `inspect image ${ref}`);
+    }
+  }
+
+  async createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<CreatedContainer> {
+    try {
+      const container = await this.#docker.createContainer({
+        ...toCreateOptions(spec),
+        ...abortable(signal),
+      });
+      return new DockerCreatedContainer(container, spec.name);
+    } catch (error) {
+      throw engineError(error, `create container ${spec.name}`);
+    }
+  }
+
+  async listLabelled(label: string, signal?: AbortSignal): Promise<LabelledObject[]> {
+    const filters = { label: [label] };
+    try {
+      const [containers, networks, volumes] = await Promise.all([
+        this.#docker.listContainers({ all: true, filters, ...abortable(signal) }),
+        this.#docker.listNetworks({ filters, ...abortable(signal) }),
+        this.#docker.listVolumes({ filters, ...abortable(signal) }),
+      ]);
+      return [
+        ...containers.map((c) => ({
+          kind: 'container' as const,
+          id: c.Id,
+          name: (c.Names[0] ?? c.Id).replace(/^\//, ''),
+          labels: c.Labels,
+        })),
+        ...networks.map((n) => ({
+          kind: 'network' as const,
+          id: n.Id,
+          name: n.Name,
+          labels: orEmpty(n.Labels, {}),
+        })),
+        ...orEmpty(volumes.Volumes, []).map((v) => ({
+          kind: 'volume' as const,
+          id: v.Name,
+          name: v.Name,
+          labels: orEmpty(v.Labels, {}),
+        })),
+      ];
+    } catch (error) {
+      throw engineError(error, 'list labelled objects');
+    }
+  }
+
+  async removeObject(object: LabelledObject, signal?: AbortSignal): Promise<void> {
+    try {
+      if (object.kind === 'container') {
+        await this.#docker
+          .getContainer(object.id)
+          .remove({ force: true, v: true, ...abortable(signal) });
+      } else if (object.kind === 'network') {
+        await this.#docker.getNetwork(object.id).remove({ ...abortable(signal) });
+      } else {
+        await this.#docker.getVolume(object.id).remove({ ...abortable(signal) });
+      }
+    } catch (error) {
+      if (isStatus(error, 404)) return;
+      throw engineError(error, `remove ${object.kind} ${object.name}`);
+    }
+  }
+
+  async importImage(
+    rootfs: Readable,
+    ref: { repo: string; tag: string },
+    changes: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      const stream = await this.#docker.importImage(rootfs, {
+        repo: ref.repo,
+        tag: ref.tag,
+        changes: [...changes],
+        ...abortable(signal),
+      } as unknown as object);
+      await this.#follow(stream, () => undefined);
+    } catch (error) {
+      throw engineError(error, `import image ${ref.repo}:${ref.tag}`);
+    }
+  }
+
+  async pullImage(ref: string, onProgress: ProgressListener, signal?: AbortSignal): Promise<void> {
+    try {
+      const stream = await this.#docker.pull(ref, {
+        ...abortable(signal),
+      });
+      await this.#follow(stream, onProgress);
+    } catch (error) {
+      throw engineError(error, `pull ${ref}`);
+    }
+  }
+
+  async buildImage(
+    context: Readable,
+    tag: string,
+    onProgress: ProgressListener,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      const stream = await this.#docker.buildImage(context, {
+        t: tag,
+        rm: true,
+        forcerm: true,
+        ...abortable(signal),
+      } as Docker.ImageBuildOptions);
+      await this.#follow(stream, onProgress);
+    } catch (error) {
+      throw engineError(error, `build ${tag}`);
+    }
+  }
+
+  #follow(stream: NodeJS.ReadableStream, onProgress: ProgressListener): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#docker.modem.followProgress(
+        stream,
+        (err: Error | null) => {
+          if (err) reject(err);
+          else resolve();
+        },
+        (event: {
+          stream?: string;
+          status?: string;
+          progress?: string;
+          error?: string;
+          errorDetail?: { message?: string };
+        }) => {
+          if (event.error !== undefined || event.errorDetail !== undefined) {
+            reject(
+              new EngineError(
+                'engine_stream_error',
+                event.errorDetail?.message ?? event.error ?? 'engine stream error',
+              ),
+            );
+            return;
+          }
+          const line = (
+            event.stream ?? [event.status, event.progress].filter(Boolean).join(' ')
+          ).trim();
+          if (line !== '') onProgress(line);
+        },
+      );
+    });
+  }
+}
+
+/** The engine request for a spec. Exported for the spec tests: what we ask is what we record. */
+export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOptions {
+  return {
+    name: spec.name,
+    Image: spec.image,
+    Cmd: [...spec.command],
+    Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
+    User: spec.user,
+    WorkingDir: spec.workingDir,
+    Labels: { ...spec.labels },
+    AttachStdin: false,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: false,
+    Tty: false,
+    NetworkDisabled: true,
+    HostConfig: {
+      Runtime: spec.engineRuntime,
+      Mounts: spec.mounts.map((m) => ({
+        Type: 'bind' as const,
+        Source: m.source,
+        Target: m.target,
+        ReadOnly: m.mode === 'ro',
+        BindOptions: { Propagation: 'rprivate' as const },
+      })),
+      Tmpfs: { ...spec.tmpfs },
+      ReadonlyRootfs: spec.readOnlyRootfs,
+      CapDrop: [...spec.capDrop],
+      CapAdd: [],
+      SecurityOpt: ['no-new-privileges:true', `seccomp=${spec.seccomp.json}`],
+      Init: spec.init,
+      Privileged: spec.privileged,
+      NetworkMode: spec.networkMode,
+      IpcMode: 'private',
+      PidMode: '',
+      UsernsMode: '',
+      PublishAllPorts: false,
+      PortBindings: {},
+      Memory: spec.limits.memoryBytes,
+      MemorySwap: spec.limits.memorySwapBytes,
+      NanoCpus: spec.limits.nanoCpus,
+      PidsLimit: spec.limits.pidsLimit,
+      OomKillDisable: false,
+      AutoRemove: false,
+      RestartPolicy: { Name: 'no' },
+      // Output reaches cfh by attach; the engine keeps no log file a flood could fill.
+      LogConfig: { Type: 'none', Config: {} },
+    },
+  };
+}
+
+interface DemuxModem {
+  demuxStream(
+    raw: NodeJS.ReadableStream,
+    stdout: NodeJS.WritableStream,
+    stderr: NodeJS.WritableStream,
+  ): void;
+}
+
+class DockerCreatedContainer implements CreatedContainer {
+  readonly #container: Docker.Container;
+  readonly id: string;
+  readonly name: string;
+  #removed = false;
+
+  constructor(container: Docker.Container, name: string) {
+    this.#container = container;
+    this.id = container.id;
+    this.name = name;
+  }
+
+  async attach(signal?: AbortSignal): Promise<AttachedOutput> {
+    try {
+      const raw = (await this.#container.attach({
+        stream: true,
+        stdout: true,
+        stderr: true,
+        logs: false,
+        ...abortable(signal),
+      })) as NodeJS.ReadableStream;
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      (this.#container.modem as DemuxModem).demuxStream(raw, stdout, stderr);
+      const end = (): void => {
+        stdout.end();
+        stderr.end();
+      };
+      raw.on('end', end);
+      raw.on('close', end);
+      raw.on('error', end);
+      return { stdout, stderr };
+    } catch (error) {
+      throw engineError(error, `attach ${this.name}`);
+    }
+  }
+
+  async start(signal?: AbortSignal): Promise<StartedContainer> {
+    try {
+      await this.#container.start({ ...abortable(signal) });
+      return new DockerStartedContainer(this.#container, this.name, () => this.remove());
+    } catch (error) {
+      throw engineError(error, `start ${this.name}`);
+    }
+  }
+
+  async remove(): Promise<void> {
+    if (this.#removed) return;
+    try {
+      await this.#container.remove({ force: true, v: true });
+      this.#removed = true;
+    } catch (error) {
+      if (isStatus(error, 404)) {
+        this.#removed = true;
+        return;
+      }
+      // 409: removal already in progress elsewhere; that is the outcome we want.
+      if (isStatus(error, 409)) return;
+      throw engineError(error, `remove ${this.name}`);
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.remove();
+  }
+}
+
+class DockerStartedContainer implements StartedContainer {
+  readonly #container: Docker.Container;
+  readonly #remove: () => Promise<void>;
+  readonly id: string;
+  readonly name: string;
+
+  constructor(container: Docker.Container, name: string, remove: () => Promise<void>) {
+    this.#container = container;
+    this.#remove = remove;
+    this.id = container.id;
+    this.name = name;
+  }
+
+  async wait(signal?: AbortSignal): Promise<ContainerExit> {
+    try {
+      const result = (await this.#container.wait({
+        condition: 'not-running',
+        ...abortable(signal),
+      })) as unknown as { StatusCode: number; Error?: { Message?: string } | null };
+      const state = await this.#container.inspect();
+      return {
+        exitCode: result.StatusCode,
+        oomKilled: state.State.OOMKilled,
+        error: result.Error?.Message ?? state.State.Error,
+      };
+    } catch (error) {
+      throw engineError(error, `wait ${this.name}`);
+    }
+  }
+
+  async kill(signal = 'SIGKILL'): Promise<void> {
+    try {
+      await this.#container.kill({ signal });
+    } catch (error) {
+      // 409: not running; 404: gone. Either way it is no longer running.
+      if (isStatus(error, 404, 409)) return;
+      throw engineError(error, `kill ${this.name}`);
+    }
+  }
+
+  remove(): Promise<void> {
+    return this.#remove();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#remove();
+  }
+}

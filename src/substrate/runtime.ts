@@ -1,0 +1,86 @@
+// The ContainerRuntime interface: everything cfh asks of an engine. One implementation
+// (docker-runtime.ts); the rest of cfh never sees dockerode.
+import type { Readable } from 'node:stream';
+import type { ContainerSpec } from './container-spec.js';
+
+export interface EngineFacts {
+  readonly serverVersion: string;
+  readonly apiVersion: string;
+  readonly runtimes: readonly string[];
+  readonly defaultRuntime: string;
+  readonly memoryLimit: boolean;
+  readonly pidsLimit: boolean;
+  readonly cpuCfsQuota: boolean;
+  readonly securityOptions: readonly string[];
+  readonly cgroupVersion: string;
+}
+
+export interface ImageFacts {
+  readonly id: string;
+  readonly tags: readonly string[];
+  readonly createdAt: string;
+  readonly sizeBytes: number;
+}
+
+export interface ContainerExit {
+  readonly exitCode: number;
+  readonly oomKilled: boolean;
+  /** Engine error text for a container that could not run, if any. */
+  readonly error: string;
+}
+
+export interface AttachedOutput {
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+}
+
+export interface StartedContainer extends AsyncDisposable {
+  readonly id: string;
+  readonly name: string;
+  /** Resolves when the container's process ends. */
+  wait(signal?: AbortSignal): Promise<ContainerExit>;
+  kill(signal?: string): Promise<void>;
+  /** Idempotent: removing a removed container is not an error. */
+  remove(): Promise<void>;
+}
+
+export interface CreatedContainer extends AsyncDisposable {
+  readonly id: string;
+  readonly name: string;
+  /** Must be called before start so no output is lost. */
+  attach(signal?: AbortSignal): Promise<AttachedOutput>;
+  start(signal?: AbortSignal): Promise<StartedContainer>;
+  remove(): Promise<void>;
+}
+
+export interface LabelledObject {
+  readonly kind: 'container' | 'network' | 'volume';
+  readonly id: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export type ProgressListener = (line: string) => void;
+
+export interface ContainerRuntime {
+  ping(signal?: AbortSignal): Promise<void>;
+  facts(signal?: AbortSignal): Promise<EngineFacts>;
+  inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined>;
+  createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<CreatedContainer>;
+  /** Every container, network and volume carrying `label` (any value). */
+  listLabelled(label: string, signal?: AbortSignal): Promise<LabelledObject[]>;
+  removeObject(object: LabelledObject, signal?: AbortSignal): Promise<void>;
+  importImage(
+    rootfs: Readable,
+    ref: { repo: string; tag: string },
+    changes: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void>;
+  pullImage(ref: string, onProgress: ProgressListener, signal?: AbortSignal): Promise<void>;
+  buildImage(
+    context: Readable,
+    tag: string,
+    onProgress: ProgressListener,
+    signal?: AbortSignal,
+  ): Promise<void>;
+}
