@@ -46,7 +46,7 @@ test: lint typecheck image
 	@npx vitest run
 
 bench: image
-	@node --experimental-strip-types bench/cold-path.ts
+	@bench/run.sh
 
 clean:
-	rm -rf dist
+	rm -rf dist dist-bench

@@ -39,11 +39,6 @@ async function main(argv: string[]): Promise<number> {
       exitCode = code;
     },
   );
-  program.exitOverride();
-  program.configureOutput({
-    writeOut: (s) => printer.stdout.write(s),
-    writeErr: (s) => printer.stderr.write(s),
-  });
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {

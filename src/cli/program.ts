@@ -19,7 +19,14 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .description('Container-sandboxed execution for agents and untrusted code')
     .version(CFH_VERSION, '-V, --version')
     .enablePositionalOptions()
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // Before any subcommand is added, so they inherit it: usage errors are thrown to
+    // main.ts (which maps them to exit codes), never process.exit() from inside commander.
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => deps.printer.stdout.write(s),
+      writeErr: (s) => deps.printer.stderr.write(s),
+    });
 
   const collect = (value: string, prev: string[]): string[] => [...prev, value];
   const sandbox = program.command('sandbox').description('Run commands in hardened containers');

@@ -47,7 +47,10 @@ export function parseSize(field: string, value: string | number): number {
 export function parsePositiveNumber(field: string, value: string, integer: boolean): number {
   const n = Number(value);
   const ok =
-    value.trim() !== '' && Number.isFinite(n) && n > 0 && (!integer || Number.isInteger(n));
+    /^\d+(\.\d+)?$/.test(value.trim()) &&
+    Number.isFinite(n) &&
+    n > 0 &&
+    (!integer || Number.isInteger(n));
   if (!ok) {
     throw new ConfigError(
       'invalid_number',

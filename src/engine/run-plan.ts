@@ -156,11 +156,27 @@ function applyOverrides(
   if (!parsed.success) {
     throw new ConfigError(
       'invalid_override',
-      describeIssues(parsed.error, candidate).replace(/^limits\./, '--'),
+      flagNames(describeIssues(parsed.error, candidate)),
       {},
     );
   }
   return { profile: parsed.data, overrides };
+}
+
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  'limits.wallTimeSeconds': '--timeout',
+  'limits.memory': '--memory',
+  'limits.cpus': '--cpus',
+  'limits.pids': '--pids',
+  runtime: '--runtime',
+};
+
+/** Override errors name the flag the user typed, not the profile field behind it. */
+function flagNames(message: string): string {
+  return message.replace(
+    /(^|; )(limits\.\w+|runtime)(?=:)/g,
+    (_m, sep: string, field: string) => `${sep}${FLAG_OF_FIELD[field] ?? field}`,
+  );
 }
 
 function resolveWorkspace(dir: string): string {

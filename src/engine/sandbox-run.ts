@@ -60,11 +60,30 @@ export async function executeSandboxRun(
   signal: AbortSignal,
 ): Promise<RunOutcome> {
   const t0 = performance.now();
-  const log = deps.logger.child({ component: 'sandbox-run', runId: plan.runId });
+  const log: Logger = deps.logger.child({ component: 'sandbox-run', runId: plan.runId });
   // Leftovers of a cfh that was SIGKILLed are swept on the next start (issue 2, section 6).
-  await reapOrphans(deps.runtime, { dryRun: false, logger: log, signal }).catch((e: unknown) => {
-    log.warn({ err: errorMessage(e) }, 'orphan sweep failed; continuing');
-  });
+  // Off the critical path: it runs beside this run and is awaited before the run returns.
+  const sweep = reapOrphans(deps.runtime, { dryRun: false, logger: log, signal }).then(
+    () => undefined,
+    (e: unknown) => {
+      log.warn({ err: errorMessage(e) }, 'orphan sweep failed; continuing');
+    },
+  );
+  try {
+    return await runAccepted(plan, deps, io, signal, log, t0);
+  } finally {
+    await sweep;
+  }
+}
+
+async function runAccepted(
+  plan: RunPlan,
+  deps: RunDeps,
+  io: RunIo,
+  signal: AbortSignal,
+  log: Logger,
+  t0: number,
+): Promise<RunOutcome> {
   const facts = await preflight(deps.runtime, plan.spec, signal);
   signal.throwIfAborted();
   const tPreflight = performance.now();

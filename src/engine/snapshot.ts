@@ -1,5 +1,6 @@
 // snapshot.json: the run-start configuration, written before the container exists
 // (AH-INV-1, AH-INV-2, AH-CONT-2, AH-CONT-4, AH-DIAG-2).
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { describeSpec } from '../substrate/container-spec.js';
 import type { PreflightFacts } from './preflight.js';
@@ -50,7 +51,8 @@ export function buildSnapshot(
       sources: plan.profileSources,
       digest: plan.profileDigest,
       overrides: plan.overrides,
-      resolved: plan.profile,
+      // Env values are the profile's literals, but may be sensitive: digests only (AH-INV-2).
+      resolved: { ...plan.profile, env: digestValues(plan.profile.env) },
     },
     image: { ref: plan.spec.image, id: facts.image.id },
     engine: { serverVersion: facts.engine.serverVersion, apiVersion: facts.engine.apiVersion },
@@ -70,6 +72,15 @@ export function buildSnapshot(
     tools: [],
     childProfiles: [],
   };
+}
+
+function digestValues(env: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).map(([k, v]) => [
+      k,
+      `sha256:${createHash('sha256').update(v).digest('hex')}`,
+    ]),
+  );
 }
 
 function safeUserInfo(): string | undefined {

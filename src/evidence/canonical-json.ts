@@ -5,6 +5,14 @@ export function canonicalJson(value: unknown): string {
 }
 
 function sortKeys(value: unknown): unknown {
+  // Honour toJSON (Date and friends) so the hashed form is the form written to disk.
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { toJSON?: unknown }).toJSON === 'function'
+  ) {
+    return sortKeys((value as { toJSON: () => unknown }).toJSON());
+  }
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};

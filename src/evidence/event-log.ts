@@ -94,7 +94,12 @@ export function verifyEventChain(body: string): ChainCheck {
   let count = 0;
   for (const line of body.split('\n')) {
     if (line === '') continue;
-    const record = JSON.parse(line) as EventRecord;
+    let record: EventRecord;
+    try {
+      record = JSON.parse(line) as EventRecord;
+    } catch {
+      return { ok: false, events: count, problem: `line ${count + 1}: not JSON (torn or edited)` };
+    }
     const { hash, ...rest } = record;
     if (record.seq !== count + 1)
       return { ok: false, events: count, problem: `seq ${record.seq} after ${count}` };

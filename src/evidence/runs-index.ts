@@ -90,9 +90,14 @@ export async function showRun(root: string, runId: string): Promise<RunDetail> {
     readJson(path.join(dir, RUN_FILES.snapshot)),
     readJson(path.join(dir, RUN_FILES.report)),
   ]);
-  const events = body
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as EventRecord);
+  const events: EventRecord[] = [];
+  for (const line of body.split('\n')) {
+    if (line === '') continue;
+    try {
+      events.push(JSON.parse(line) as EventRecord);
+    } catch {
+      break; // verifyEventChain says where the log is damaged
+    }
+  }
   return { runId, dir, state, snapshot, report, events, chain: verifyEventChain(body) };
 }

@@ -39,7 +39,8 @@ export interface MountRequest {
 
 export function isWithin(child: string, parent: string): boolean {
   const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  // `..b` is a child named `..b`, not a way out: only `..` and `../…` leave the parent.
+  return rel === '' || (rel !== '..' && !rel.startsWith('../') && !path.isAbsolute(rel));
 }
 
 function resolveSource(request: MountRequest): string {

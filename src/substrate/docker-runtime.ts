@@ -88,6 +88,16 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
+  async version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }> {
+    signal?.throwIfAborted();
+    try {
+      const v = await this.#docker.version();
+      return { serverVersion: v.Version, apiVersion: v.ApiVersion };
+    } catch (error) {
+      throw engineError(error, 'engine version');
+    }
+  }
+
   async inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined> {
     signal?.throwIfAborted();
     try {

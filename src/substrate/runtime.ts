@@ -65,6 +65,8 @@ export type ProgressListener = (line: string) => void;
 export interface ContainerRuntime {
   ping(signal?: AbortSignal): Promise<void>;
   facts(signal?: AbortSignal): Promise<EngineFacts>;
+  /** The cheap subset of facts: server and API version (no `docker info`). */
+  version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }>;
   inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined>;
   createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<CreatedContainer>;
   /** Every container, network and volume carrying `label` (any value). */

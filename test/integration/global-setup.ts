@@ -1,0 +1,16 @@
+// The integration suite needs the built CLI, a Docker engine and the sandbox image; the
+// Makefile's `test` target provides all three. Fail early and say which is missing.
+import { existsSync } from 'node:fs';
+import { execa } from 'execa';
+import { CFH_MAIN } from './helpers.js';
+
+export default async function setup(): Promise<void> {
+  if (!existsSync(CFH_MAIN))
+    throw new Error(`${CFH_MAIN} missing: run 'make build' (or 'make test')`);
+  const doctor = await execa(process.execPath, [CFH_MAIN, 'doctor', '--json'], { reject: false });
+  if (doctor.exitCode !== 0) {
+    throw new Error(
+      `cfh doctor reports an unhealthy engine or a missing image; run 'make image':\n${doctor.stdout}${doctor.stderr}`,
+    );
+  }
+}

@@ -1,0 +1,128 @@
+// Shared helpers for the integration tests: run the built CLI as a child process, and
+// look at the real engine to check what exists.
+import Docker from 'dockerode';
+import { execa } from 'execa';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const CFH_MAIN = path.join(REPO_ROOT, 'dist', 'cli', 'main.js');
+export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+
+export interface CfhResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CfhOptions {
+  readonly env?: Record<string, string>;
+  readonly cwd?: string;
+}
+
+/** A clean environment: nothing of the developer's leaks into a test by accident. */
+export function baseEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/root',
+    CFH_LOG_LEVEL: 'error',
+    ...extra,
+  };
+}
+
+const CFH_EXECA = { reject: false, extendEnv: false, stripFinalNewline: false } as const;
+
+export function startCfh(args: readonly string[], options: CfhOptions = {}) {
+  return execa(process.execPath, [CFH_MAIN, ...args], {
+    ...CFH_EXECA,
+    env: baseEnv(options.env),
+    cwd: options.cwd ?? REPO_ROOT,
+  });
+}
+
+export async function cfh(args: readonly string[], options: CfhOptions = {}): Promise<CfhResult> {
+  const result = await startCfh(args, options);
+  return {
+    exitCode: result.exitCode ?? -1,
+    stdout: result.stdout,
+    stderr: result.stderr,
+  };
+}
+
+export async function tempDir(prefix: string): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), `cfh-test-${prefix}-`));
+}
+
+export async function removeDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** The single run directory under an artifact root a test owns. */
+export async function onlyRunDir(artifactRoot: string): Promise<string> {
+  const runs = (await readdir(artifactRoot)).filter((n) => /^\d{8}T\d{6}Z-[0-9a-f]{8}$/.test(n));
+  if (runs.length !== 1)
+    throw new Error(`expected one run under ${artifactRoot}, found ${runs.length}`);
+  return path.join(artifactRoot, runs[0] ?? '');
+}
+
+export async function readJson<T = Record<string, unknown>>(file: string): Promise<T> {
+  return JSON.parse(await readFile(file, 'utf8')) as T;
+}
+
+export interface Event {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+export async function readEvents(runDir: string): Promise<Event[]> {
+  const body = await readFile(path.join(runDir, 'events.jsonl'), 'utf8');
+  return body
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Event);
+}
+
+/** Polls until the run under `artifactRoot` has recorded `type`. */
+export async function waitForEvent(
+  artifactRoot: string,
+  type: string,
+  timeoutMs = 60_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const dir = await onlyRunDir(artifactRoot);
+      if ((await readEvents(dir)).some((e) => e.type === type)) return dir;
+    } catch {
+      // not there yet
+    }
+    if (Date.now() > deadline)
+      throw new Error(`no ${type} event under ${artifactRoot} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function containersOfRun(runId: string): Promise<Docker.ContainerInfo[]> {
+  return docker.listContainers({ all: true, filters: { label: [`cfh.run-id=${runId}`] } });
+}
+
+/** Every container, network and volume id on the engine, to prove nothing was created. */
+export async function engineObjectIds(): Promise<Set<string>> {
+  const [containers, networks, volumes] = await Promise.all([
+    docker.listContainers({ all: true }),
+    docker.listNetworks(),
+    docker.listVolumes(),
+  ]);
+  return new Set([
+    ...containers.map((c) => `c:${c.Id}`),
+    ...networks.map((n) => `n:${n.Id}`),
+    ...((volumes.Volumes as Docker.VolumeInspectInfo[] | null) ?? []).map((v) => `v:${v.Name}`),
+  ]);
+}
+
+export function runIdOf(runDir: string): string {
+  return path.basename(runDir);
+}

@@ -1,0 +1,172 @@
+// Issue 2, section 5 (AH-INV-4, AH-CONT-1/2): every invalid configuration fails with one
+// clear line naming the field and the value, exit 125, and no engine object created.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { cfh, engineObjectIds, removeDir, tempDir } from './helpers.js';
+
+let scratch: string;
+let workspace: string;
+let artifactRoot: string;
+
+beforeAll(async () => {
+  scratch = await tempDir('invalid');
+  workspace = path.join(scratch, 'ws');
+  artifactRoot = path.join(scratch, 'art');
+  await mkdir(workspace);
+  await mkdir(path.join(workspace, 'sub'));
+  await symlink('/etc', path.join(scratch, 'etc-link'));
+  await symlink('/var/run/docker.sock', path.join(scratch, 'sock-link'));
+  await writeFile(
+    path.join(scratch, 'unknown-key.yaml'),
+    'extends: default\nname: bad\nlimits:\n  memroy: 1g\n',
+  );
+  await writeFile(
+    path.join(scratch, 'missing-image.yaml'),
+    'extends: default\nname: noimage\nimage: cfh-no-such-image:never\n',
+  );
+  await writeFile(
+    path.join(scratch, 'bad-size.yaml'),
+    'extends: default\nname: badsize\nlimits:\n  memory: lots\n',
+  );
+  await writeFile(
+    path.join(scratch, 'allowlist.yaml'),
+    'extends: default\nname: net\nnetwork:\n  mode: allowlist\n  allow: [localhost]\n',
+  );
+});
+afterAll(async () => {
+  await removeDir(scratch);
+});
+
+const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
+  [
+    'missing mount source',
+    () => ['--mount', `${scratch}/nope:/data`],
+    /--mount\[0\]: source '.*nope' does not exist/,
+  ],
+  [
+    '/etc as mount source',
+    () => ['--mount', '/etc:/data'],
+    /--mount\[0\]: source '\/etc' .*inside \/etc/,
+  ],
+  ['/proc as mount source', () => ['--mount', '/proc/self:/data'], /--mount\[0\].*inside \/proc/],
+  [
+    'a symlink to /etc',
+    () => ['--mount', `${scratch}/etc-link:/data`],
+    /--mount\[0\]: source '.*etc-link' resolves to '\/etc'/,
+  ],
+  [
+    'the engine socket through a symlink',
+    () => ['--mount', `${scratch}/sock-link:/data`],
+    /--mount\[0\].*(inside \/run|socket)/,
+  ],
+  ['a workspace under /etc', () => ['--workspace', '/etc/apt'], /--workspace.*inside \/etc/],
+  [
+    'duplicate targets',
+    () => ['--mount', `${scratch}:/data`, '--mount', `${workspace}:/data`],
+    /--mount\[1\]: target '\/data' is already mounted by --mount\[0\]/,
+  ],
+  [
+    'nested targets',
+    () => ['--mount', `${scratch}:/data`, '--mount', `${workspace}:/data/sub`],
+    /--mount\[1\]: target '\/data\/sub' nests with '\/data'/,
+  ],
+  [
+    'a target under /workspace',
+    () => ['--mount', `${scratch}/ws/sub:/workspace/sub`],
+    /nests with '\/workspace'/,
+  ],
+  [
+    'a relative target',
+    () => ['--mount', `${scratch}:data`],
+    /--mount\[0\]: target 'data' is not an absolute path/,
+  ],
+  ['a bad mount mode', () => ['--mount', `${scratch}:/data:rx`], /--mount\[0\]: mode 'rx'/],
+  [
+    'an unknown profile',
+    () => ['--profile', 'no-such-profile'],
+    /profile: 'no-such-profile' not found/,
+  ],
+  [
+    'an unknown profile key',
+    () => ['--profile', `${scratch}/unknown-key.yaml`],
+    /limits\.memroy: unknown key/,
+  ],
+  [
+    'a malformed size in a profile',
+    () => ['--profile', `${scratch}/bad-size.yaml`],
+    /limits\.memory: 'lots' is not a size/,
+  ],
+  ['a malformed --memory', () => ['--memory', '12x'], /--memory: '12x' is not a size/],
+  ['a malformed --cpus', () => ['--cpus', 'abc'], /--cpus: 'abc' is not a positive number/],
+  ['a negative --timeout', () => ['--timeout', '-1'], /--timeout/],
+  ['a fractional --pids', () => ['--pids', '1.5'], /--pids: '1.5' is not a positive integer/],
+  ['an unknown --runtime', () => ['--runtime', 'kata'], /--runtime.*kata/],
+  [
+    'a missing workspace',
+    () => ['--workspace', `${scratch}/absent`],
+    /--workspace: '.*absent' does not exist/,
+  ],
+  [
+    'an artifact root inside the workspace',
+    () => ['--artifact-root', `${scratch}/ws/evidence`],
+    /artifact root '.*ws\/evidence' would be readable in the sandbox/,
+  ],
+  [
+    'an unsupported network mode',
+    () => ['--profile', `${scratch}/allowlist.yaml`],
+    /network\.mode: 'allowlist' is not supported/,
+  ],
+  [
+    'a missing image',
+    () => ['--profile', `${scratch}/missing-image.yaml`],
+    /image: 'cfh-no-such-image:never' is not present/,
+  ],
+  [
+    'an unreachable engine',
+    () => [],
+    /Docker engine unreachable/,
+    { DOCKER_HOST: `unix:///nonexistent/docker.sock` },
+  ],
+];
+
+describe('invalid configuration', () => {
+  it.each(cases)('%s: exit 125, one line, nothing created', async (_name, args, message, env) => {
+    const before = await engineObjectIds();
+    const r = await cfh(
+      [
+        'sandbox',
+        'run',
+        '--workspace',
+        workspace,
+        '--artifact-root',
+        artifactRoot,
+        ...args(),
+        '--',
+        'true',
+      ],
+      { env: env ?? {} },
+    );
+    expect(r.exitCode).toBe(125);
+    expect(r.stderr).toMatch(message);
+    if (!/--runtime/.test(message.source)) expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stdout).toBe('');
+    expect(await engineObjectIds()).toEqual(before);
+    // No run directory either: nothing was accepted.
+    expect(existsSync(artifactRoot) ? await readdir(artifactRoot) : []).toEqual([]);
+  });
+
+  it('a missing command is refused', async () => {
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--workspace',
+      workspace,
+      '--artifact-root',
+      artifactRoot,
+    ]);
+    expect(r.exitCode).toBe(125);
+    expect(r.stderr).toMatch(/command/);
+  });
+});

@@ -1,0 +1,373 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdir, symlink } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  checkArtifactRoot,
+  isWithin,
+  parseMountFlag,
+  resolveMounts,
+  type MountRequest,
+} from '../../src/sandbox/mount-policy.js';
+import type { SpecMount } from '../../src/substrate/container-spec.js';
+import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
+
+let tmp: string | undefined;
+
+beforeEach(async () => {
+  // realpath: the policy compares resolved paths.
+  tmp = realpathSync(await makeTempDir('cfh-mount-'));
+});
+
+afterEach(async () => {
+  await removeTempDir(tmp);
+  tmp = undefined;
+});
+
+function dir(): string {
+  if (tmp === undefined) throw new Error('temp dir not created');
+  return tmp;
+}
+
+async function subdir(name: string): Promise<string> {
+  const p = path.join(dir(), name);
+  await mkdir(p, { recursive: true });
+  return p;
+}
+
+function req(
+  source: string,
+  target: string,
+  mode: 'ro' | 'rw' = 'ro',
+  origin = '--mount[0]',
+): MountRequest {
+  return { source, target, mode, origin };
+}
+
+describe('resolveMounts: sources', () => {
+  it.each(['/etc', '/proc', '/sys', '/dev', '/run', '/var/run', '/boot'])(
+    'refuses the host tree %s',
+    (tree) => {
+      if (!existsSync(tree)) {
+        // Absent here: it cannot be mounted, and must not be accepted either.
+        expectConfigError(() => resolveMounts([req(tree, '/data')]), 'mount_source_missing');
+        return;
+      }
+      expectConfigError(
+        () => resolveMounts([req(tree, '/data', 'ro', 'profile mounts[0]')]),
+        'mount_source_forbidden',
+        'profile mounts[0]',
+        tree,
+      );
+    },
+  );
+
+  it.each(['/etc/passwd', '/proc/self', '/dev/null', '/sys/kernel'].filter((p) => existsSync(p)))(
+    'refuses %s, inside a forbidden tree',
+    (source) => {
+      expectConfigError(() => resolveMounts([req(source, '/data')]), 'mount_source_forbidden');
+    },
+  );
+
+  it('refuses the host root', () => {
+    expectConfigError(() => resolveMounts([req('/', '/data')]), 'mount_source_forbidden', 'root');
+  });
+
+  it('refuses a symlink in a harmless place that points at /etc', async () => {
+    const link = path.join(dir(), 'innocent');
+    await symlink('/etc', link);
+    expectConfigError(
+      () => resolveMounts([req(link, '/data')]),
+      'mount_source_forbidden',
+      link,
+      "resolves to '/etc'",
+    );
+  });
+
+  it('refuses a chain of symlinks that ends inside /etc', async () => {
+    const first = path.join(dir(), 'first');
+    const second = path.join(dir(), 'second');
+    // Dangling when /etc/ssl is absent: then missing, never accepted.
+    await symlink('/etc/ssl', second);
+    await symlink(second, first);
+    const expected = existsSync('/etc/ssl') ? 'mount_source_forbidden' : 'mount_source_missing';
+    expectConfigError(() => resolveMounts([req(first, '/data')]), expected);
+  });
+
+  it.runIf(existsSync('/var/run/docker.sock'))('refuses the docker socket', () => {
+    expectConfigError(
+      () => resolveMounts([req('/var/run/docker.sock', '/var/docker.sock')]),
+      'mount_source_forbidden',
+      '/var/run/docker.sock',
+    );
+  });
+
+  it.runIf(existsSync('/var/run/docker.sock'))(
+    'refuses a symlink in a temp dir that points at the docker socket',
+    async () => {
+      const link = path.join(dir(), 'sock');
+      await symlink('/var/run/docker.sock', link);
+      expectConfigError(() => resolveMounts([req(link, '/sock')]), 'mount_source_forbidden');
+    },
+  );
+
+  it('refuses any unix socket, wherever it lives', async () => {
+    const socketPath = path.join(dir(), 'engine.sock');
+    const server = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, resolve);
+    });
+    try {
+      expectConfigError(
+        () => resolveMounts([req(socketPath, '/engine.sock')]),
+        'mount_source_forbidden',
+        'socket',
+      );
+    } finally {
+      await new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
+    }
+  });
+
+  it('refuses a missing source, naming the origin and the path', () => {
+    const missing = path.join(dir(), 'nope');
+    const error = expectConfigError(
+      () => resolveMounts([req(missing, '/data', 'ro', '--mount[3]')]),
+      'mount_source_missing',
+      '--mount[3]',
+      missing,
+    );
+    expect(error.details).toMatchObject({ field: '--mount[3]', value: missing });
+  });
+
+  it('accepts ordinary directories, returning realpath sources and dropping the origin', async () => {
+    const ws = await subdir('ws');
+    const data = await subdir('data');
+    const link = path.join(dir(), 'data-link');
+    await symlink(data, link);
+    const mounts = resolveMounts([
+      req(ws, '/workspace', 'ro', '--workspace'),
+      req(link, '/data', 'rw', '--mount[0]'),
+    ]);
+    expect(mounts).toEqual([
+      { source: ws, target: '/workspace', mode: 'ro' },
+      { source: data, target: '/data', mode: 'rw' },
+    ]);
+  });
+});
+
+describe('resolveMounts: targets', () => {
+  it('refuses a relative target', async () => {
+    const src = await subdir('a');
+    expectConfigError(
+      () => resolveMounts([req(src, 'data', 'ro', '--mount[1]')]),
+      'mount_target_relative',
+      '--mount[1]',
+      "'data'",
+    );
+  });
+
+  it.each(['/data/../etc', '/data//sub', '/data/./sub'])(
+    'refuses the non-normalized target %s',
+    async (target) => {
+      const src = await subdir('a');
+      expectConfigError(() => resolveMounts([req(src, target)]), 'mount_target_invalid', target);
+    },
+  );
+
+  it('refuses a duplicate target, naming the earlier mount', async () => {
+    const a = await subdir('a');
+    const b = await subdir('b');
+    expectConfigError(
+      () =>
+        resolveMounts([
+          req(a, '/data', 'ro', 'profile mounts[0]'),
+          req(b, '/data', 'ro', '--mount[0]'),
+        ]),
+      'mount_target_duplicate',
+      '--mount[0]',
+      'profile mounts[0]',
+    );
+  });
+
+  it('treats a trailing slash as the same target', async () => {
+    const a = await subdir('a');
+    const b = await subdir('b');
+    expectConfigError(
+      () => resolveMounts([req(a, '/data'), req(b, '/data/')]),
+      'mount_target_duplicate',
+    );
+  });
+
+  it('refuses nested targets in either order', async () => {
+    const a = await subdir('a');
+    const b = await subdir('b');
+    expectConfigError(
+      () => resolveMounts([req(a, '/data'), req(b, '/data/sub')]),
+      'mount_target_nested',
+      '/data/sub',
+    );
+    expectConfigError(
+      () => resolveMounts([req(b, '/data/sub'), req(a, '/data')]),
+      'mount_target_nested',
+    );
+  });
+
+  it('refuses a mount nested inside the workspace', async () => {
+    const ws = await subdir('ws');
+    const a = await subdir('a');
+    expectConfigError(
+      () => resolveMounts([req(ws, '/workspace', 'ro', '--workspace'), req(a, '/workspace/sub')]),
+      'mount_target_nested',
+      '--workspace',
+    );
+  });
+
+  it('accepts targets that only share a name prefix', async () => {
+    const a = await subdir('a');
+    const b = await subdir('b');
+    expect(resolveMounts([req(a, '/data'), req(b, '/database')]).map((m) => m.target)).toEqual([
+      '/data',
+      '/database',
+    ]);
+  });
+
+  it('refuses the container root as a target', async () => {
+    const src = await subdir('a');
+    // Refused before the reserved check (as not normalized); either way, never mounted.
+    const error = expectConfigError(() => resolveMounts([req(src, '/')]), 'mount_target_invalid');
+    expect(error.details).toMatchObject({ value: '/' });
+  });
+
+  it.each([
+    '/tmp',
+    '/tmp/x',
+    '/proc',
+    '/proc/x',
+    '/sys/fs',
+    '/dev',
+    '/dev/shm',
+    '/etc',
+    '/etc/ssl',
+  ])('refuses the reserved target %s', async (target) => {
+    const src = await subdir('a');
+    expectConfigError(() => resolveMounts([req(src, target)]), 'mount_target_reserved', target);
+  });
+});
+
+describe('parseMountFlag', () => {
+  it('reads SRC:DST as read-only with an absolute source', () => {
+    expect(parseMountFlag('rel/src:/dst', 0)).toEqual({
+      source: path.resolve('rel/src'),
+      target: '/dst',
+      mode: 'ro',
+      origin: '--mount[0]',
+    });
+  });
+
+  it('reads an explicit mode', () => {
+    expect(parseMountFlag('/a:/b:rw', 2)).toEqual({
+      source: '/a',
+      target: '/b',
+      mode: 'rw',
+      origin: '--mount[2]',
+    });
+    expect(parseMountFlag('/a:/b:ro', 1).mode).toBe('ro');
+  });
+
+  it('refuses a mode other than ro or rw', () => {
+    expectConfigError(
+      () => parseMountFlag('/a:/b:rx', 4),
+      'mount_flag_invalid',
+      '--mount[4]',
+      "'rx'",
+    );
+    expectConfigError(() => parseMountFlag('/a:/b:', 0), 'mount_flag_invalid');
+  });
+
+  it.each(['/a:/b:ro:extra', '/a', '', ':/b', '/a:', '/a::ro'])('refuses %j', (value) => {
+    expectConfigError(() => parseMountFlag(value, 0), 'mount_flag_invalid', '--mount[0]');
+  });
+});
+
+describe('checkArtifactRoot', () => {
+  function wsMount(source: string): SpecMount[] {
+    return [{ source, target: '/workspace', mode: 'ro' }];
+  }
+
+  it('refuses an artifact root inside a mount source', () => {
+    const ws = path.join(dir(), 'ws');
+    const error = expectConfigError(
+      () => {
+        checkArtifactRoot(path.join(ws, 'runs'), wsMount(ws));
+      },
+      'artifact_root_exposed',
+      path.join(ws, 'runs'),
+      ws,
+    );
+    expect(error.details).toMatchObject({ field: 'artifactRoot' });
+  });
+
+  it('refuses an artifact root equal to a mount source', () => {
+    const ws = path.join(dir(), 'ws');
+    expectConfigError(() => {
+      checkArtifactRoot(ws, wsMount(ws));
+    }, 'artifact_root_exposed');
+  });
+
+  it('refuses a mount source inside the artifact root', () => {
+    const root = path.join(dir(), 'runs');
+    expectConfigError(
+      () => {
+        checkArtifactRoot(root, [
+          { source: path.join(dir(), 'ws'), target: '/workspace', mode: 'ro' },
+          { source: path.join(root, 'old-run'), target: '/data', mode: 'ro' },
+        ]);
+      },
+      'artifact_root_exposed',
+      '/data',
+    );
+  });
+
+  it('accepts a disjoint artifact root, including one that only shares a name prefix', () => {
+    const ws = path.join(dir(), 'ws');
+    expect(() => {
+      checkArtifactRoot(path.join(dir(), 'runs'), wsMount(ws));
+    }).not.toThrow();
+    expect(() => {
+      checkArtifactRoot(`${ws}-runs`, wsMount(ws));
+    }).not.toThrow();
+  });
+
+  // A directory whose name merely starts with '..' is still inside its parent.
+  it('refuses an artifact root inside the workspace whose name starts with ".."', () => {
+    const ws = path.join(dir(), 'ws');
+    expectConfigError(() => {
+      checkArtifactRoot(path.join(ws, '..runs'), wsMount(ws));
+    }, 'artifact_root_exposed');
+  });
+});
+
+describe('isWithin', () => {
+  it('is true for the path itself and its descendants', () => {
+    expect(isWithin('/a', '/a')).toBe(true);
+    expect(isWithin('/a/b', '/a')).toBe(true);
+    expect(isWithin('/a/b/c', '/a')).toBe(true);
+  });
+
+  it('is false for siblings, prefixes and ancestors', () => {
+    expect(isWithin('/ab', '/a')).toBe(false);
+    expect(isWithin('/', '/a')).toBe(false);
+    expect(isWithin('/b/a', '/a')).toBe(false);
+  });
+
+  it('is true for a child whose name starts with ".."', () => {
+    expect(isWithin('/a/..b', '/a')).toBe(true);
+    expect(isWithin('/etc/..data', '/etc')).toBe(true);
+  });
+});

@@ -1,0 +1,298 @@
+import { chownSync, realpathSync, statSync } from 'node:fs';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CfhEnvironment } from '../../src/config/env.js';
+import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-plan.js';
+import { isRunId } from '../../src/evidence/run-id.js';
+import type { OwnerIdentity } from '../../src/sandbox/owner.js';
+import { NOBODY, resolveSandboxUser, type HostIdentity } from '../../src/sandbox/sandbox-user.js';
+import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
+
+const USER: HostIdentity = { uid: 1000, gid: 1000 };
+const ROOT: HostIdentity = { uid: 0, gid: 0 };
+const OWNER: OwnerIdentity = { pid: 4242, start: 'boot/1', host: 'test-host' };
+const isRoot = process.getuid?.() === 0;
+
+let tmp: string | undefined;
+let ws = '';
+let art = '';
+
+beforeEach(async () => {
+  tmp = realpathSync(await makeTempDir('cfh-plan-'));
+  ws = path.join(tmp, 'ws');
+  art = path.join(tmp, 'runs');
+  await mkdir(ws);
+});
+
+afterEach(async () => {
+  await removeTempDir(tmp);
+  tmp = undefined;
+});
+
+function dir(): string {
+  if (tmp === undefined) throw new Error('temp dir not created');
+  return tmp;
+}
+
+function env(artifactRoot = art): CfhEnvironment {
+  return { artifactRoot, dockerHost: undefined, logLevel: 'warn' };
+}
+
+function plan(options: Partial<SandboxRunOptions> = {}, host: HostIdentity = USER) {
+  return planSandboxRun({ workspace: ws, command: ['true'], ...options }, env(), host, OWNER);
+}
+
+async function profileFile(body: string): Promise<string> {
+  const file = path.join(dir(), 'profile.yaml');
+  await writeFile(file, body);
+  return file;
+}
+
+describe('planSandboxRun: a valid plan', () => {
+  it('resolves the default profile, workspace, artifact root and spec', () => {
+    const p = plan({ command: ['echo', 'hi'] });
+    expect(isRunId(p.runId)).toBe(true);
+    expect(p.profile.name).toBe('default');
+    expect(p.profileSources).toEqual(['builtin:default']);
+    expect(p.profileDigest).toMatch(/^[0-9a-f]{64}$/);
+    expect(p.overrides).toEqual({});
+    expect(p.workspace).toBe(ws);
+    expect(p.artifactRoot).toBe(art);
+    expect(p.wallTimeMs).toBe(600_000);
+    expect(p.outputBytes).toBe(8 * 1024 ** 2);
+    expect(p.spec.name).toBe(`cfh-${p.runId}`);
+    expect(p.spec.command).toEqual(['echo', 'hi']);
+    expect(p.spec.mounts).toEqual([{ source: ws, target: '/workspace', mode: 'ro' }]);
+    expect(p.spec.labels['cfh.run-id']).toBe(p.runId);
+    expect(p.spec.labels['cfh.owner-pid']).toBe('4242');
+    expect(p.spec.labels['cfh.owner-host']).toBe('test-host');
+  });
+
+  it('gives the same profile digest for the same profile and a different one for another', () => {
+    const a = plan();
+    const b = plan();
+    const c = plan({ profile: 'untrusted-repo' });
+    expect(a.runId).not.toBe(b.runId);
+    expect(a.profileDigest).toBe(b.profileDigest);
+    expect(c.profileDigest).not.toBe(a.profileDigest);
+    expect(c.spec.mounts[0]?.mode).toBe('rw');
+  });
+
+  it('records every override and applies it to the profile and spec', () => {
+    const p = plan({ timeout: '30', memory: '256m', cpus: '0.5', pids: '64', runtime: 'runsc' });
+    expect(p.overrides).toEqual({
+      timeout: '30',
+      memory: '256m',
+      cpus: '0.5',
+      pids: '64',
+      runtime: 'runsc',
+    });
+    expect(p.profile.limits.wallTimeSeconds).toBe(30);
+    expect(p.wallTimeMs).toBe(30_000);
+    expect(p.spec.limits.memoryBytes).toBe(256 * 1024 ** 2);
+    expect(p.spec.limits.memorySwapBytes).toBe(256 * 1024 ** 2);
+    expect(p.spec.limits.nanoCpus).toBe(500_000_000);
+    expect(p.spec.limits.pidsLimit).toBe(64);
+    expect(p.spec.runtime).toBe('runsc');
+    expect(p.spec.seccomp.enforcement).toBe('not-applied-gvisor');
+  });
+
+  it('adds --mount flags after the workspace, resolved to real paths', async () => {
+    const data = path.join(dir(), 'data');
+    await mkdir(data);
+    const p = plan({ mounts: [`${data}:/data:rw`] });
+    expect(p.spec.mounts).toEqual([
+      { source: ws, target: '/workspace', mode: 'ro' },
+      { source: data, target: '/data', mode: 'rw' },
+    ]);
+  });
+
+  it('refuses a --mount nested in the workspace', async () => {
+    const data = path.join(dir(), 'data');
+    await mkdir(data);
+    expectConfigError(() => plan({ mounts: [`${data}:/workspace/data`] }), 'mount_target_nested');
+  });
+});
+
+describe('planSandboxRun: refusals', () => {
+  it('refuses an empty command', () => {
+    expectConfigError(() => plan({ command: [] }), 'command_missing', 'command');
+  });
+
+  it('refuses --memory that is not a size, naming --memory', () => {
+    expectConfigError(() => plan({ memory: 'lots' }), 'invalid_size', '--memory', 'lots');
+  });
+
+  it.each(['0', 'abc', '-5', ''])('refuses --timeout %j', (timeout) => {
+    expectConfigError(() => plan({ timeout }), 'invalid_number', '--timeout');
+  });
+
+  it('refuses a fractional --pids', () => {
+    expectConfigError(() => plan({ pids: '1.5' }), 'invalid_number', '--pids', 'integer');
+  });
+
+  it('refuses --pids below the schema minimum, naming --pids', () => {
+    expectConfigError(() => plan({ pids: '4' }), 'invalid_override', '--pids');
+  });
+
+  it('refuses --cpus above the schema maximum, naming --cpus', () => {
+    expectConfigError(() => plan({ cpus: '5000' }), 'invalid_override', '--cpus');
+  });
+
+  it('refuses a --timeout above the schema maximum, naming --timeout', () => {
+    expectConfigError(() => plan({ timeout: '99999999' }), 'invalid_override', '--timeout');
+  });
+
+  it('names every offending flag when two overrides are out of range', () => {
+    const error = expectConfigError(
+      () => plan({ cpus: '5000', pids: '4' }),
+      'invalid_override',
+      '--cpus',
+      '--pids',
+    );
+    expect(error.message).not.toContain('limits.');
+  });
+
+  it('refuses --runtime kata, naming the runtime and the value', () => {
+    expectConfigError(() => plan({ runtime: 'kata' }), 'invalid_override', 'runtime', 'kata');
+  });
+
+  it('refuses a workspace that does not exist', () => {
+    const missing = path.join(dir(), 'missing');
+    expectConfigError(() => plan({ workspace: missing }), 'workspace_missing', missing);
+  });
+
+  it('refuses a workspace that is a file', async () => {
+    const file = path.join(dir(), 'file');
+    await writeFile(file, 'x');
+    expectConfigError(() => plan({ workspace: file }), 'workspace_not_directory');
+  });
+
+  it('refuses an artifact root inside the workspace', () => {
+    expectConfigError(
+      () => plan({ artifactRoot: path.join(ws, 'runs') }),
+      'artifact_root_exposed',
+      path.join(ws, 'runs'),
+    );
+  });
+
+  it('refuses an artifact root from the environment inside the workspace', () => {
+    expectConfigError(
+      () =>
+        planSandboxRun(
+          { workspace: ws, command: ['true'] },
+          env(path.join(ws, '.cfh', 'runs')),
+          USER,
+          OWNER,
+        ),
+      'artifact_root_exposed',
+    );
+  });
+
+  it('refuses a not-yet-existing artifact root reached through a symlink into the workspace', async () => {
+    const link = path.join(dir(), 'link');
+    await symlink(ws, link);
+    expectConfigError(
+      () => plan({ artifactRoot: path.join(link, 'new', 'runs') }),
+      'artifact_root_exposed',
+      path.join(ws, 'new', 'runs'),
+    );
+  });
+
+  it('refuses a --mount of a directory inside the artifact root', async () => {
+    const old = path.join(art, 'old-run');
+    await mkdir(old, { recursive: true });
+    expectConfigError(() => plan({ mounts: [`${old}:/old`] }), 'artifact_root_exposed');
+  });
+
+  it('refuses a profile whose network mode is allowlist', async () => {
+    const file = await profileFile(
+      'extends: default\nname: egress\nnetwork:\n  mode: allowlist\n  allow: [example.com]\n',
+    );
+    expectConfigError(
+      () => plan({ profile: file }),
+      'network_mode_unsupported',
+      'network.mode',
+      'allowlist',
+    );
+  });
+
+  it('refuses a profile with an invalid outputBytes before touching the workspace', async () => {
+    const file = await profileFile('extends: default\nlimits:\n  outputBytes: huge\n');
+    expectConfigError(
+      () => plan({ profile: file, workspace: path.join(dir(), 'missing') }),
+      'invalid_size',
+      'limits.outputBytes',
+    );
+  });
+});
+
+describe('sandbox user', () => {
+  it('runs as the invoking user when cfh is not root', () => {
+    const p = plan({}, USER);
+    expect(p.sandboxUser).toEqual({ user: '1000:1000', reason: 'invoking-user' });
+    expect(p.spec.user).toBe('1000:1000');
+  });
+
+  it('never runs as root for `auto` when cfh is root', () => {
+    const owner = statSync(ws);
+    const p = plan({}, ROOT);
+    if (owner.uid === 0) {
+      expect(p.sandboxUser).toEqual({ user: NOBODY, reason: 'nobody' });
+      expect(p.spec.user).toBe('65534:65534');
+    } else {
+      expect(p.sandboxUser).toEqual({
+        user: `${owner.uid}:${owner.gid}`,
+        reason: 'workspace-owner',
+      });
+    }
+    expect(p.spec.user).not.toBe('0:0');
+  });
+
+  it('honours uid 0 when the profile writes it literally', async () => {
+    const file = await profileFile('extends: default\nname: rooty\nuser: "0:0"\n');
+    const p = plan({ profile: file }, ROOT);
+    expect(p.sandboxUser).toEqual({ user: '0:0', reason: 'profile' });
+    expect(p.spec.user).toBe('0:0');
+    // Even when cfh is not root: a literal profile user wins.
+    expect(plan({ profile: file }, USER).spec.user).toBe('0:0');
+  });
+
+  it('resolveSandboxUser: invoking user when not root', () => {
+    expect(resolveSandboxUser('auto', ws, USER)).toEqual({
+      user: '1000:1000',
+      reason: 'invoking-user',
+    });
+    expect(resolveSandboxUser('auto', ws, { uid: 1001, gid: 50 }).user).toBe('1001:50');
+  });
+
+  it('resolveSandboxUser: as root, the workspace owner, or nobody when root owns it', () => {
+    const owner = statSync(ws);
+    const result = resolveSandboxUser('auto', ws, ROOT);
+    if (owner.uid === 0) expect(result).toEqual({ user: NOBODY, reason: 'nobody' });
+    else expect(result).toEqual({ user: `${owner.uid}:${owner.gid}`, reason: 'workspace-owner' });
+  });
+
+  it.runIf(isRoot)('resolveSandboxUser: as root, follows a chown of the workspace', () => {
+    chownSync(ws, 4321, 4322);
+    expect(resolveSandboxUser('auto', ws, ROOT)).toEqual({
+      user: '4321:4322',
+      reason: 'workspace-owner',
+    });
+    chownSync(ws, 0, 0);
+    expect(resolveSandboxUser('auto', ws, ROOT)).toEqual({ user: NOBODY, reason: 'nobody' });
+  });
+
+  it('resolveSandboxUser: a literal UID:GID is used as written', () => {
+    expect(resolveSandboxUser('0:0', ws, USER)).toEqual({ user: '0:0', reason: 'profile' });
+    expect(resolveSandboxUser('123:456', ws, ROOT)).toEqual({ user: '123:456', reason: 'profile' });
+  });
+
+  it.each(['root', '0', '1000:', ':1000', '1000:1000:1'])(
+    'resolveSandboxUser: refuses %j',
+    (user) => {
+      expectConfigError(() => resolveSandboxUser(user, ws, USER), 'invalid_user', user);
+    },
+  );
+});
