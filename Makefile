@@ -43,7 +43,9 @@ test-integration: image
 
 test: lint typecheck image
 	@scripts/test-user.sh
-	@npx vitest run
+	@mkdir -p .cache
+	@npx vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest.json; status=$$?; \
+	  node scripts/test-summary.mjs .cache/vitest.json || status=1; exit $$status
 
 bench: image
 	@bench/run.sh

@@ -4,7 +4,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', '.tools/**', 'eslint.config.js', 'bin/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'dist-bench/**',
+      'scripts/**',
+      '.cache/**',
+      'node_modules/**',
+      '.tools/**',
+      'eslint.config.js',
+      'bin/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

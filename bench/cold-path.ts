@@ -463,7 +463,7 @@ function report(r: Results): void {
         fmt(breakdown.preflightMs),
         '-',
         '-',
-        'orphan sweep (3 lists), info+version, image inspect',
+        'engine version (ping headers) + image inspect; sweep runs beside',
       ],
       [
         'create',
@@ -484,7 +484,7 @@ function report(r: Results): void {
         fmt(breakdown.runMs),
         fmt(rawPhases.waitMs),
         fmt(specPhases.waitMs),
-        '1 event, state, wait, inspect',
+        '1 event, state, wait, inspect; orphan sweep overlaps',
       ],
       ['drain + exit event', fmt(breakdown.drainAndExitEventMs), '-', '-', 'in totalMs, no field'],
       [

@@ -61,16 +61,20 @@ export async function executeSandboxRun(
 ): Promise<RunOutcome> {
   const t0 = performance.now();
   const log: Logger = deps.logger.child({ component: 'sandbox-run', runId: plan.runId });
-  // Leftovers of a cfh that was SIGKILLed are swept on the next start (issue 2, section 6).
-  // Off the critical path: it runs beside this run and is awaited before the run returns.
-  const sweep = reapOrphans(deps.runtime, { dryRun: false, logger: log, signal }).then(
-    () => undefined,
-    (e: unknown) => {
-      log.warn({ err: errorMessage(e) }, 'orphan sweep failed; continuing');
-    },
-  );
+  // Leftovers of a cfh that was SIGKILLed are swept by the next run (issue 2, section 6).
+  // Off the cold path: the sweep starts once this run's container is running, overlaps the
+  // command, and is awaited before the run returns.
+  let sweep: Promise<void> | undefined;
+  const startSweep = (): void => {
+    sweep ??= reapOrphans(deps.runtime, { dryRun: false, logger: log }).then(
+      () => undefined,
+      (e: unknown) => {
+        log.warn({ err: errorMessage(e) }, 'orphan sweep failed; continuing');
+      },
+    );
+  };
   try {
-    return await runAccepted(plan, deps, io, signal, log, t0);
+    return await runAccepted(plan, deps, io, signal, log, t0, startSweep);
   } finally {
     await sweep;
   }
@@ -83,6 +87,7 @@ async function runAccepted(
   signal: AbortSignal,
   log: Logger,
   t0: number,
+  onStarted: () => void,
 ): Promise<RunOutcome> {
   const facts = await preflight(deps.runtime, plan.spec, signal);
   signal.throwIfAborted();
@@ -137,6 +142,7 @@ async function runAccepted(
     started = await created.start();
     tStart = performance.now();
     await dir.events.append('container_started', { containerId: started.id }, true);
+    onStarted();
     await writeState(dir, 'running', { containerId: started.id });
 
     const box = started;

@@ -1,6 +1,7 @@
 // The Docker implementation of ContainerRuntime: the only module that imports dockerode.
 // Every engine error leaves here as a typed CfhError.
 import Docker from 'dockerode';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ContainerSpec } from './container-spec.js';
 import { engineError, isStatus } from './docker-errors.js';
@@ -88,14 +89,59 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
+  /**
+   * Server and API version from the headers of `/_ping` (about 1 ms) rather than from
+   * `/version` (about 20 ms on engine 20.10, which asks containerd and runc): this sits on
+   * every run's cold path. Falls back to `/version` where the headers are absent.
+   */
   async version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }> {
     signal?.throwIfAborted();
     try {
+      const headers = await this.#pingHeaders(signal);
+      const serverHeader = headers.server;
+      const server =
+        typeof serverHeader === 'string' ? /^Docker\/(\S+)/.exec(serverHeader)?.[1] : undefined;
+      const api = headers['api-version'];
+      if (server !== undefined && typeof api === 'string')
+        return { serverVersion: server, apiVersion: api };
       const v = await this.#docker.version();
       return { serverVersion: v.Version, apiVersion: v.ApiVersion };
     } catch (error) {
       throw engineError(error, 'engine version');
     }
+  }
+
+  #pingHeaders(signal?: AbortSignal): Promise<IncomingHttpHeaders> {
+    const modem = this.#docker.modem as {
+      socketPath?: string;
+      host?: string;
+      port?: number;
+      protocol?: string;
+    };
+    if (modem.protocol === 'https') return Promise.resolve({});
+    return new Promise((resolve, reject) => {
+      const target =
+        modem.socketPath !== undefined
+          ? { socketPath: modem.socketPath }
+          : { host: modem.host, port: modem.port };
+      const req = httpRequest(
+        { ...target, path: '/_ping', method: 'GET', ...(signal === undefined ? {} : { signal }) },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 200) resolve(res.headers);
+            else
+              reject(
+                Object.assign(new Error(`ping: HTTP ${String(res.statusCode)}`), {
+                  statusCode: res.statusCode,
+                }),
+              );
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
   }
 
   async inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined> {
