@@ -99,5 +99,44 @@ export async function showRun(root: string, runId: string): Promise<RunDetail> {
       break; // verifyEventChain says where the log is damaged
     }
   }
-  return { runId, dir, state, snapshot, report, events, chain: verifyEventChain(body) };
+  return {
+    runId,
+    dir,
+    state,
+    snapshot,
+    report,
+    events,
+    chain: checkTail(verifyEventChain(body), events, state),
+  };
+}
+
+/**
+ * The chain cannot show a removed tail by itself; state.json records the last event it
+ * accepted, so a log that ends before that event has lost lines.
+ */
+function checkTail(
+  chain: ReturnType<typeof verifyEventChain>,
+  events: readonly EventRecord[],
+  state: Record<string, unknown> | undefined,
+): ReturnType<typeof verifyEventChain> {
+  if (!chain.ok) return chain;
+  const recorded = state?.lastEvent as { seq?: unknown; hash?: unknown } | undefined;
+  if (typeof recorded?.seq !== 'number') return chain;
+  const last = events.at(-1);
+  if (last === undefined || last.seq < recorded.seq) {
+    return {
+      ok: false,
+      events: chain.events,
+      problem: `log ends at seq ${last?.seq ?? 0}; state.json recorded seq ${recorded.seq}`,
+    };
+  }
+  const atSeq = events.find((e) => e.seq === recorded.seq);
+  if (atSeq?.hash !== recorded.hash) {
+    return {
+      ok: false,
+      events: chain.events,
+      problem: `event ${recorded.seq} differs from the one state.json recorded`,
+    };
+  }
+  return chain;
 }

@@ -332,3 +332,26 @@ describe('evidence', () => {
     expect(missing.exitCode).not.toBe(0);
   });
 });
+
+describe('tamper evidence', () => {
+  it('runs show reports an edited line and a removed tail as a broken chain', async () => {
+    const r = await run(['--', 'true']);
+    const dir = await onlyRunDir(r.artifactRoot);
+    const runId = runIdOf(dir);
+    const events = path.join(dir, 'events.jsonl');
+    const original = await readFile(events, 'utf8');
+    const lines = original.trimEnd().split('\n');
+
+    // Drop the last two lines: the chain of what is left still verifies, state.json does not agree.
+    await writeFile(events, `${lines.slice(0, -2).join('\n')}\n`);
+    const truncated = await cfh(['runs', 'show', runId, '--artifact-root', r.artifactRoot]);
+    expect(truncated.exitCode).toBe(1);
+    expect(truncated.stdout).toMatch(/BROKEN: log ends at seq \d+; state\.json recorded seq \d+/);
+
+    // Edit a recorded exit code in place.
+    await writeFile(events, original.replace('"exitCode":0', '"exitCode":1'));
+    const edited = await cfh(['runs', 'show', runId, '--artifact-root', r.artifactRoot]);
+    expect(edited.exitCode).toBe(1);
+    expect(edited.stdout).toMatch(/BROKEN: seq \d+: hash mismatch/);
+  });
+});
