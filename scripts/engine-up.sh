@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs (Debian) and starts a Docker engine when none answers, registers gVisor's
 # runsc under one runtime name per network posture (../shared/environment.md: runsc's
-# own netstack fails on bridged networks with this engine), and waits for the socket.
+# own netstack fails on bridged networks with this engine), with --oci-seccomp so gVisor
+# applies each container's derived seccomp filter too, and waits for the socket.
 set -euo pipefail
 
 SOCK=/var/run/docker.sock
@@ -35,14 +36,15 @@ register_runsc() {
   want=$(cat <<JSON
 {
   "runtimes": {
-    "runsc": { "path": "$(command -v runsc)", "runtimeArgs": ["--network=none"] },
-    "runsc-host": { "path": "$(command -v runsc)", "runtimeArgs": ["--network=host"] }
+    "runsc": { "path": "$(command -v runsc)", "runtimeArgs": ["--network=none", "--oci-seccomp"] },
+    "runsc-host": { "path": "$(command -v runsc)", "runtimeArgs": ["--network=host", "--oci-seccomp"] }
   }
 }
 JSON
 )
-  if [ ! -f /etc/docker/daemon.json ] || ! grep -q '"runsc-host"' /etc/docker/daemon.json; then
-    if [ -f /etc/docker/daemon.json ] && [ -s /etc/docker/daemon.json ]; then
+  if [ ! -f /etc/docker/daemon.json ] || ! grep -q -- '--oci-seccomp' /etc/docker/daemon.json; then
+    # Ours from an earlier cfh (runsc registered without --oci-seccomp): replace it.
+    if [ -f /etc/docker/daemon.json ] && [ -s /etc/docker/daemon.json ] && ! grep -q '"runsc-host"' /etc/docker/daemon.json; then
       echo "engine-up: /etc/docker/daemon.json exists without cfh's runsc runtimes; leaving it alone" >&2
       return 0
     fi

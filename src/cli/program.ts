@@ -89,8 +89,17 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .description('Print a profile; --resolved adds the exact container spec it derives')
     .option('--resolved', 'resolve extends and derive the container spec', false)
     .option('--workspace <dir>', 'workspace to derive the spec for (default: current directory)')
-    .action((name: string, o: { resolved: boolean; workspace?: string }) => {
-      setExit(profilesShowCommand({ name, resolved: o.resolved, workspace: o.workspace }, deps));
+    .option(
+      '--seccomp-out <file>',
+      'write the derived seccomp filter (the exact engine JSON) to FILE',
+    )
+    .action((name: string, o: { resolved: boolean; workspace?: string; seccompOut?: string }) => {
+      setExit(
+        profilesShowCommand(
+          { name, resolved: o.resolved, workspace: o.workspace, seccompOut: o.seccompOut },
+          deps,
+        ),
+      );
     });
 
   program

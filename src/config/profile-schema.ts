@@ -35,6 +35,15 @@ export const Limits = z.strictObject({
   tmpfs: sizeField,
 });
 
+// Issue 4: explicit, recorded grants on top of the default-deny filter. The flags are
+// optional so an explicit `false` can be told from "not said" (a contradiction check).
+export const SeccompGrantsSchema = z.strictObject({
+  allowPtrace: z.boolean().optional(),
+  allowIoUring: z.boolean().optional(),
+  allowUserNamespaces: z.boolean().optional(),
+  allow: z.array(z.string().min(1)).default([]),
+});
+
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment name');
 
 export const Profile = z.strictObject({
@@ -50,6 +59,7 @@ export const Profile = z.strictObject({
   network: NetworkPosture,
   limits: Limits,
   env: z.record(envName, z.string()),
+  seccomp: SeccompGrantsSchema.default({ allow: [] }),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -72,5 +82,6 @@ export const ProfileFile = z.strictObject({
     .optional(),
   limits: Limits.partial().optional(),
   env: z.record(envName, z.string()).optional(),
+  seccomp: SeccompGrantsSchema.partial().optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

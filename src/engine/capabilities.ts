@@ -28,7 +28,12 @@ export function describeCapabilities(): Record<string, unknown> {
       runtimes: ['runc', 'runsc'],
       networkModes: { supported: ['disabled'], planned: ['allowlist', 'open'] },
       workspaceModes: ['ro', 'rw'],
-      seccomp: { mode: 'docker-default', derivedPerProfile: false },
+      seccomp: {
+        mode: 'derived-default-deny',
+        derivedPerProfile: true,
+        grants: ['allowPtrace', 'allowIoUring', 'allowUserNamespaces', 'allow'],
+        enforcement: ['kernel-seccomp', 'gvisor-oci-seccomp', 'not-applied-gvisor'],
+      },
       limits: ['memory', 'cpus', 'pids', 'wallTimeSeconds', 'outputBytes', 'tmpfs'],
       hardening: [
         'cap-drop-all',

@@ -2,6 +2,7 @@
 // the command; optional ones (gVisor) only report.
 import { errorMessage } from '../errors.js';
 import { loadRecipe } from '../image/recipe.js';
+import { seccompEnforcementOf } from './preflight.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 
 export interface DoctorCheck {
@@ -41,7 +42,7 @@ export async function runDoctor(
     ok: runsc,
     required: false,
     detail: runsc
-      ? 'gVisor registered (runsc: --network=none)'
+      ? `gVisor registered (runsc ${(facts.runtimeArgs.runsc ?? []).join(' ')}); seccomp ${seccompEnforcementOf('runsc', facts.runtimeArgs.runsc ?? [])}`
       : 'gVisor not registered; profiles with runtime runsc will be refused',
   });
   const seccomp = facts.securityOptions.some((o) => o.includes('seccomp'));

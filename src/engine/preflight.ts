@@ -4,11 +4,14 @@
 // than runc, which every engine has.
 import { ConfigError, ImageNotFoundError } from '../errors.js';
 import type { ContainerRuntime, ImageFacts } from '../substrate/runtime.js';
-import type { ContainerSpec } from '../substrate/container-spec.js';
+import type { ContainerSpec, SeccompEnforcement } from '../substrate/container-spec.js';
 
 export interface PreflightFacts {
   readonly engine: { readonly serverVersion: string; readonly apiVersion: string };
   readonly image: ImageFacts;
+  readonly seccompEnforcement: SeccompEnforcement;
+  /** The registered runtime's arguments, when they were looked up (non-runc). */
+  readonly runtimeArgs?: readonly string[];
 }
 
 export async function preflight(
@@ -16,17 +19,15 @@ export async function preflight(
   spec: ContainerSpec,
   signal?: AbortSignal,
 ): Promise<PreflightFacts> {
-  const [engine, image, runtimes] = await Promise.all([
+  const [engine, image, facts] = await Promise.all([
     runtime.version(signal),
     runtime.inspectImage(spec.image, signal),
-    spec.engineRuntime === 'runc'
-      ? Promise.resolve(undefined)
-      : runtime.facts(signal).then((f) => f.runtimes),
+    spec.engineRuntime === 'runc' ? Promise.resolve(undefined) : runtime.facts(signal),
   ]);
-  if (runtimes !== undefined && !runtimes.includes(spec.engineRuntime)) {
+  if (facts !== undefined && !facts.runtimes.includes(spec.engineRuntime)) {
     throw new ConfigError(
       'runtime_unavailable',
-      `runtime: '${spec.runtime}' is not registered with the engine (registered: ${runtimes.join(', ')}); see docs/operators.md`,
+      `runtime: '${spec.runtime}' is not registered with the engine (registered: ${facts.runtimes.join(', ')}); see docs/operators.md`,
       { field: 'runtime', value: spec.runtime },
     );
   }
@@ -36,5 +37,29 @@ export async function preflight(
       `image: '${spec.image}' is not present in the engine; build it with 'cfh image build'`,
     );
   }
-  return { engine, image };
+  if (facts === undefined) return { engine, image, seccompEnforcement: 'kernel-seccomp' };
+  const args = facts.runtimeArgs[spec.engineRuntime] ?? [];
+  return {
+    engine,
+    image,
+    seccompEnforcement: seccompEnforcementOf(spec.runtime, args),
+    runtimeArgs: args,
+  };
+}
+
+/**
+ * runc installs the filter in the kernel. runsc installs OCI filters inside the sandbox
+ * only when started with --oci-seccomp; otherwise the workload meets gVisor's own syscall
+ * implementation and the profile's filter is not applied.
+ */
+export function seccompEnforcementOf(
+  runtime: 'runc' | 'runsc',
+  runtimeArgs: readonly string[],
+): SeccompEnforcement {
+  if (runtime === 'runc') return 'kernel-seccomp';
+  return runtimeArgs.some(
+    (a) => a === '--oci-seccomp' || a === '--oci-seccomp=true' || a === '-oci-seccomp',
+  )
+    ? 'gvisor-oci-seccomp'
+    : 'not-applied-gvisor';
 }

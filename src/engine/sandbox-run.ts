@@ -4,7 +4,7 @@
 import { finished } from 'node:stream/promises';
 import type { Logger } from '../log.js';
 import { CfhError, EngineError, errorMessage } from '../errors.js';
-import { RunDirectory } from '../evidence/run-directory.js';
+import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
 import { OutputCapture, type CaptureResult } from '../evidence/output-capture.js';
 import type { ContainerRuntime, CreatedContainer, StartedContainer } from '../substrate/runtime.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
@@ -94,6 +94,8 @@ async function runAccepted(
   const tPreflight = performance.now();
 
   await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
+  // The exact filter the engine receives, so an operator can read what the container ran under.
+  await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
   await dir.writeSnapshot(buildSnapshot(plan, facts, deps.owner));
   await dir.events.append(
     'run_created',
@@ -245,7 +247,7 @@ async function runAccepted(
     totalMs: round(tEnd - t0),
   };
   const outputs = { stdout: stdout.result(), stderr: stderr.result() };
-  const assurance = assuranceOf(plan);
+  const assurance = assuranceOf(facts);
   // AH-LIFE-2: the terminal event, report and state are durable before the caller hears.
   const finishedEvent = await dir.events.append(
     'run_finished',

@@ -15,11 +15,11 @@ export interface Assurance {
   readonly notes: readonly string[];
 }
 
-export function assuranceOf(plan: RunPlan): Assurance {
+export function assuranceOf(facts: PreflightFacts): Assurance {
   const notes: string[] = [];
-  if (plan.spec.seccomp.enforcement === 'not-applied-gvisor') {
+  if (facts.seccompEnforcement === 'not-applied-gvisor') {
     notes.push(
-      "seccomp: the profile's filter is not installed by runsc; the workload meets gVisor's own syscall surface instead",
+      "seccomp: the profile's filter is not installed (runsc without --oci-seccomp); the workload meets gVisor's own syscall surface instead",
     );
   }
   return { level: notes.length === 0 ? 'standard' : 'reduced', notes };
@@ -56,7 +56,11 @@ export function buildSnapshot(
     },
     image: { ref: plan.spec.image, id: facts.image.id },
     engine: { serverVersion: facts.engine.serverVersion, apiVersion: facts.engine.apiVersion },
-    runtime: { requested: plan.spec.runtime, engineRuntime: plan.spec.engineRuntime },
+    runtime: {
+      requested: plan.spec.runtime,
+      engineRuntime: plan.spec.engineRuntime,
+      ...(facts.runtimeArgs === undefined ? {} : { runtimeArgs: facts.runtimeArgs }),
+    },
     sandboxUser: plan.sandboxUser,
     workspace: {
       hostPath: plan.workspace,
@@ -67,8 +71,15 @@ export function buildSnapshot(
     command: plan.spec.command,
     network: plan.profile.network,
     limits: { ...plan.spec.limits, wallTimeMs: plan.wallTimeMs, outputBytes: plan.outputBytes },
-    containerSpec: describeSpec(plan.spec),
-    assurance: assuranceOf(plan),
+    containerSpec: { ...describeSpec(plan.spec), seccompEnforcement: facts.seccompEnforcement },
+    seccomp: {
+      file: 'seccomp.json',
+      sha256: plan.spec.seccomp.sha256,
+      source: plan.spec.seccomp.source,
+      grants: plan.spec.seccomp.grants,
+      enforcement: facts.seccompEnforcement,
+    },
+    assurance: assuranceOf(facts),
     tools: [],
     childProfiles: [],
   };

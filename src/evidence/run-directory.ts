@@ -4,12 +4,13 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ArtifactError, errorMessage } from '../errors.js';
-import { writeJsonAtomic } from './atomic-file.js';
+import { writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { EventLog } from './event-log.js';
 import { isRunId } from './run-id.js';
 
 export const RUN_FILES = {
   snapshot: 'snapshot.json',
+  seccomp: 'seccomp.json',
   events: 'events.jsonl',
   state: 'state.json',
   report: 'report.json',
@@ -68,6 +69,10 @@ export class RunDirectory implements AsyncDisposable {
 
   writeSnapshot(snapshot: unknown): Promise<void> {
     return writeJsonAtomic(this.path(RUN_FILES.snapshot), snapshot);
+  }
+
+  writeFile(file: string, contents: string): Promise<void> {
+    return writeFileAtomic(this.path(file), contents);
   }
 
   writeState(state: unknown): Promise<void> {

@@ -2,7 +2,7 @@
 // spec is what the substrate asks of the engine and what the snapshot records.
 import type { Profile } from '../config/profile-schema.js';
 import { parseSize } from '../config/size.js';
-import { seccompFilterFor } from '../seccomp/base-filter.js';
+import { deriveSeccomp } from '../seccomp/derive.js';
 import type { ContainerSpec, SpecMount } from '../substrate/container-spec.js';
 import { WORKSPACE_TARGET } from './mount-policy.js';
 
@@ -50,7 +50,7 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     init: true,
     privileged: false,
     networkMode: 'none',
-    seccomp: seccompFilterFor(profile.runtime),
+    seccomp: deriveSeccomp(profile.seccomp, profile.network.mode),
     limits: {
       memoryBytes,
       // Equal to memory: no swap, so the memory limit is a hard limit (OOM → 137).

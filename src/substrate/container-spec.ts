@@ -9,15 +9,25 @@ export interface SpecMount {
   readonly mode: MountMode;
 }
 
+/** A container's seccomp filter, as derived by src/seccomp from its profile. */
 export interface SeccompFilter {
-  /** Where the filter came from, for the evidence. */
+  /** Where the filter came from, for the evidence: `derived:<base data schema>`. */
   readonly source: string;
+  /** sha256 of `json`, the exact bytes the engine receives. */
   readonly sha256: string;
-  /** Canonical JSON passed to the engine. */
   readonly json: string;
-  /** How the runtime applies it (runsc does not apply OCI seccomp filters). */
-  readonly enforcement: 'kernel-seccomp' | 'not-applied-gvisor';
+  /** What the profile granted on top of the base. */
+  readonly grants: {
+    readonly allowPtrace: boolean;
+    readonly allowIoUring: boolean;
+    readonly allowUserNamespaces: boolean;
+    readonly allow: readonly string[];
+    readonly socketFamilies: 'unix-netlink-only' | 'all';
+  };
 }
+
+/** How the runtime applies the filter (recorded; AH-DIAG-2). */
+export type SeccompEnforcement = 'kernel-seccomp' | 'gvisor-oci-seccomp' | 'not-applied-gvisor';
 
 export interface ContainerSpec {
   readonly name: string;
@@ -54,6 +64,6 @@ export function describeSpec(spec: ContainerSpec): Record<string, unknown> {
   return {
     ...rest,
     envNames: Object.keys(env).sort(),
-    seccomp: { source: seccomp.source, sha256: seccomp.sha256, enforcement: seccomp.enforcement },
+    seccomp: { source: seccomp.source, sha256: seccomp.sha256, grants: seccomp.grants },
   };
 }

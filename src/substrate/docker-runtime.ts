@@ -70,13 +70,17 @@ export class DockerRuntime implements ContainerRuntime {
         this.#docker.info() as Promise<Record<string, unknown>>,
         this.#docker.version(),
       ]);
-      const runtimes = Object.keys(
-        (info.Runtimes as Record<string, unknown> | undefined) ?? {},
-      ).sort();
+      const registered =
+        (info.Runtimes as Record<string, { runtimeArgs?: string[] | null }> | undefined) ?? {};
+      const runtimes = Object.keys(registered).sort();
+      const runtimeArgs = Object.fromEntries(
+        runtimes.map((r) => [r, registered[r]?.runtimeArgs ?? []]),
+      );
       return {
         serverVersion: str(info.ServerVersion) ?? version.Version,
         apiVersion: version.ApiVersion,
         runtimes,
+        runtimeArgs,
         defaultRuntime: str(info.DefaultRuntime) ?? 'runc',
         memoryLimit: info.MemoryLimit === true,
         pidsLimit: info.PidsLimit === true,

@@ -7,6 +7,8 @@ export interface EngineFacts {
   readonly serverVersion: string;
   readonly apiVersion: string;
   readonly runtimes: readonly string[];
+  /** The arguments each registered runtime is started with (runsc's decide its assurance). */
+  readonly runtimeArgs: Readonly<Record<string, readonly string[]>>;
   readonly defaultRuntime: string;
   readonly memoryLimit: boolean;
   readonly pidsLimit: boolean;

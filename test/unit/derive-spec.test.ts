@@ -103,13 +103,13 @@ describe('deriveContainerSpec (default profile)', () => {
     expect(spec.env).not.toHaveProperty(CANARY);
   });
 
-  it('uses the docker default seccomp filter with a stable sha256 of its JSON', () => {
+  it('derives a default-deny seccomp filter with a stable sha256 of its JSON', () => {
     const a = deriveContainerSpec(inputs());
     const b = deriveContainerSpec(inputs());
     expect(a.seccomp.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(a.seccomp.sha256).toBe(b.seccomp.sha256);
     expect(a.seccomp.sha256).toBe(createHash('sha256').update(a.seccomp.json).digest('hex'));
-    expect(a.seccomp.enforcement).toBe('kernel-seccomp');
+    expect(a.seccomp.source).toBe('derived:cfh.seccomp-base/1');
     const filter = JSON.parse(a.seccomp.json) as { defaultAction: string; syscalls: unknown[] };
     expect(filter.defaultAction).toBe('SCMP_ACT_ERRNO');
     expect(filter.syscalls.length).toBeGreaterThan(0);
@@ -119,13 +119,12 @@ describe('deriveContainerSpec (default profile)', () => {
     expect(deriveContainerSpec(inputs())).toEqual(deriveContainerSpec(inputs()));
   });
 
-  it('records under runsc that the seccomp filter is not applied', () => {
+  it('derives the same filter under runsc (how it is enforced is decided at preflight)', () => {
     const base = defaultProfile();
     const runc = deriveContainerSpec(inputs());
     const spec = deriveContainerSpec(inputs({ ...base, runtime: 'runsc' }));
     expect(spec.runtime).toBe('runsc');
     expect(spec.engineRuntime).toBe('runsc');
-    expect(spec.seccomp.enforcement).toBe('not-applied-gvisor');
     expect(spec.seccomp.sha256).toBe(runc.seccomp.sha256);
   });
 
@@ -149,7 +148,7 @@ describe('describeSpec', () => {
     expect(described.seccomp).toEqual({
       source: spec.seccomp.source,
       sha256: spec.seccomp.sha256,
-      enforcement: 'kernel-seccomp',
+      grants: spec.seccomp.grants,
     });
     expect(JSON.stringify(described)).not.toContain('value-not-shown');
     expect(JSON.stringify(described)).not.toContain('SCMP_ACT_ERRNO');

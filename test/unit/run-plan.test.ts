@@ -95,7 +95,6 @@ describe('planSandboxRun: a valid plan', () => {
     expect(p.spec.limits.nanoCpus).toBe(500_000_000);
     expect(p.spec.limits.pidsLimit).toBe(64);
     expect(p.spec.runtime).toBe('runsc');
-    expect(p.spec.seccomp.enforcement).toBe('not-applied-gvisor');
   });
 
   it('adds --mount flags after the workspace, resolved to real paths', async () => {

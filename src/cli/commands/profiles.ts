@@ -1,4 +1,5 @@
 // `cfh profiles list` and `cfh profiles show NAME [--resolved]`.
+import { writeFileSync } from 'node:fs';
 import { listBuiltinProfiles, loadProfile } from '../../config/profile-loader.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import { toCreateOptions } from '../../substrate/docker-runtime.js';
@@ -29,12 +30,17 @@ export function profilesListCommand(args: { json: boolean }, deps: CliDeps): num
 }
 
 export function profilesShowCommand(
-  args: { name: string; resolved: boolean; workspace?: string | undefined },
+  args: {
+    name: string;
+    resolved: boolean;
+    workspace?: string | undefined;
+    seccompOut?: string | undefined;
+  },
   deps: CliDeps,
 ): number {
   try {
     const loaded = loadProfile(args.name);
-    if (!args.resolved) {
+    if (!args.resolved && args.seccompOut === undefined) {
       deps.printer.json({ sources: loaded.sources, profile: loaded.profile });
       return 0;
     }
@@ -50,7 +56,14 @@ export function profilesShowCommand(
       ...request.HostConfig,
       SecurityOpt: [`no-new-privileges:true`, `seccomp=<sha256:${plan.spec.seccomp.sha256}>`],
     };
+    if (args.seccompOut !== undefined) writeFileSync(args.seccompOut, plan.spec.seccomp.json);
     deps.printer.json({
+      seccomp: {
+        sha256: plan.spec.seccomp.sha256,
+        source: plan.spec.seccomp.source,
+        grants: plan.spec.seccomp.grants,
+        ...(args.seccompOut === undefined ? {} : { writtenTo: args.seccompOut }),
+      },
       profile: plan.profile,
       sources: plan.profileSources,
       digest: plan.profileDigest,
