@@ -31,6 +31,14 @@ beforeAll(async () => {
     'extends: default\nname: badsize\nlimits:\n  memory: lots\n',
   );
   await writeFile(
+    path.join(scratch, 'unknown-syscall.yaml'),
+    'extends: default\nname: sc1\nseccomp:\n  allow: [open_the_pod_bay_doors]\n',
+  );
+  await writeFile(
+    path.join(scratch, 'contradiction.yaml'),
+    'extends: default\nname: sc2\nseccomp:\n  allowPtrace: false\n  allow: [ptrace]\n',
+  );
+  await writeFile(
     path.join(scratch, 'allowlist.yaml'),
     'extends: default\nname: net\nnetwork:\n  mode: allowlist\n  allow: [localhost]\n',
   );
@@ -117,6 +125,16 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
     'an unsupported network mode',
     () => ['--profile', `${scratch}/allowlist.yaml`],
     /network\.mode: 'allowlist' is not supported/,
+  ],
+  [
+    'an unknown syscall name',
+    () => ['--profile', `${scratch}/unknown-syscall.yaml`],
+    /seccomp\.allow: unknown syscall name\(s\) 'open_the_pod_bay_doors'/,
+  ],
+  [
+    'a seccomp grant contradicting another field',
+    () => ['--profile', `${scratch}/contradiction.yaml`],
+    /seccomp\.allow: ptrace contradicts seccomp\.allowPtrace: false/,
   ],
   [
     'a missing image',
