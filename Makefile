@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench clean
+.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench bench-seccomp clean
 
 node:
 	@scripts/node-up.sh
@@ -48,7 +48,10 @@ test: lint typecheck image
 	  node scripts/test-summary.mjs .cache/vitest.json || status=1; exit $$status
 
 bench: image
-	@bench/run.sh
+	@bench/run.sh cold-path
+
+bench-seccomp: image
+	@bench/run.sh seccomp
 
 clean:
 	rm -rf dist dist-bench

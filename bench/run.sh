@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Compiles src/ and bench/ into dist-bench/ and runs the cold-path bench.
+# Compiles src/ and bench/ into dist-bench/ and runs one bench:
+#   bench/run.sh [cold-path|seccomp] [args...]   (default cold-path)
 # dist-bench/src/paths.js resolves the package root to dist-bench/, so the data
 # directories and package.json are linked in from the repository root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bench="${1:-cold-path}"
+if [ $# -gt 0 ]; then shift; fi
+case "$bench" in
+  cold-path) entry=cold-path ;;
+  seccomp | seccomp-overhead) entry=seccomp-overhead ;;
+  *)
+    echo "bench/run.sh: unknown bench '$bench' (cold-path, seccomp)" >&2
+    exit 2
+    ;;
+esac
 node_modules/.bin/tsc -p tsconfig.bench.json
-for entry in profiles images seccomp package.json; do
-  ln -sfn "../$entry" "dist-bench/$entry"
+for entry_dir in profiles images seccomp package.json; do
+  ln -sfn "../$entry_dir" "dist-bench/$entry_dir"
 done
-exec node dist-bench/bench/cold-path.js "$@"
+exec node "dist-bench/bench/$entry.js" "$@"

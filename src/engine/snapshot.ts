@@ -71,7 +71,7 @@ export function buildSnapshot(
     command: plan.spec.command,
     network: plan.profile.network,
     limits: { ...plan.spec.limits, wallTimeMs: plan.wallTimeMs, outputBytes: plan.outputBytes },
-    containerSpec: { ...describeSpec(plan.spec), seccompEnforcement: facts.seccompEnforcement },
+    containerSpec: withEnforcement(describeSpec(plan.spec), facts.seccompEnforcement),
     seccomp: {
       file: 'seccomp.json',
       sha256: plan.spec.seccomp.sha256,
@@ -83,6 +83,14 @@ export function buildSnapshot(
     tools: [],
     childProfiles: [],
   };
+}
+
+function withEnforcement(
+  described: Record<string, unknown>,
+  enforcement: PreflightFacts['seccompEnforcement'],
+): Record<string, unknown> {
+  const seccomp = described.seccomp as Record<string, unknown>;
+  return { ...described, seccomp: { ...seccomp, enforcement } };
 }
 
 function digestValues(env: Readonly<Record<string, string>>): Record<string, string> {

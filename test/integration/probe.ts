@@ -2,7 +2,7 @@
 // once per test process with the machine's gcc, statically, so it runs in any image, and
 // its output read back into one result per case.
 import { execa } from 'execa';
-import { chmod, mkdtemp } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from './helpers.js';
@@ -20,8 +20,7 @@ let built: Promise<string> | undefined;
 /**
  * Compiles probe.c into a fresh temp directory (once per process) and returns the
  * DIRECTORY, meant to be mounted read-only at /probe. Directory and binary are 0755 so the
- * sandbox's unprivileged user can execute it. The directory is left for the OS's tmp
- * cleanup: it is small and other test files in the same process may still mount it.
+ * sandbox's unprivileged user can execute it. `removeProbe()` deletes it again.
  */
 export function buildProbe(): Promise<string> {
   built ??= (async () => {
@@ -37,6 +36,15 @@ export function buildProbe(): Promise<string> {
     return dir;
   })();
   return built;
+}
+
+/** Deletes the built probe, if any; the next buildProbe() compiles afresh. */
+export async function removeProbe(): Promise<void> {
+  const pending = built;
+  built = undefined;
+  if (pending === undefined) return;
+  const dir = await pending.catch(() => undefined);
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 }
 
 /** One entry per JSON line `{"case","ok","errno","err"}`; other lines are ignored. */
