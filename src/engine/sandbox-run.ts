@@ -134,7 +134,7 @@ async function runAccepted(
     tCreate = performance.now();
     await dir.events.append(
       'container_created',
-      { containerId: created.id, name: created.name },
+      { containerId: created.id, name: created.name, seccompSha256: plan.spec.seccomp.sha256 },
       true,
     );
     const output = await created.attach();
