@@ -49,6 +49,20 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('--cpus <n>', 'CPU limit, e.g. 0.5 or 2')
     .option('--pids <n>', 'process limit')
     .addOption(new Option('--runtime <runtime>', 'container runtime').choices(['runc', 'runsc']))
+    .addOption(
+      new Option('--network <mode>', "network posture (default: the profile's)").choices([
+        'disabled',
+        'allowlist',
+        'open',
+      ]),
+    )
+    .option(
+      '--allow <dest>',
+      'allow egress to DEST: host, host:port, *.domain, ip, ip/prefix (repeatable)',
+      collect,
+      [],
+    )
+    .option('--deny <dest>', 'deny egress to DEST; deny wins over allow (repeatable)', collect, [])
     .option(
       '--artifact-root <dir>',
       'where run directories go (default: $CFH_ARTIFACT_ROOT or ~/.local/state/cfh/runs)',
@@ -68,6 +82,9 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
             cpus: o.cpus as string | undefined,
             pids: o.pids as string | undefined,
             runtime: o.runtime as string | undefined,
+            network: o.network as string | undefined,
+            allow: o.allow as string[],
+            deny: o.deny as string[],
             artifactRoot: o.artifactRoot as string | undefined,
             json: o.json === true,
             command,

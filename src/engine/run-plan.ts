@@ -13,6 +13,7 @@ import { ConfigError } from '../errors.js';
 import { canonicalJson } from '../evidence/canonical-json.js';
 import { newRunId } from '../evidence/run-id.js';
 import { resolveImageReference } from '../image/recipe.js';
+import { parseDestinations } from '../network/destination.js';
 import { deriveContainerSpec } from '../sandbox/derive-spec.js';
 import {
   WORKSPACE_TARGET,
@@ -39,6 +40,9 @@ export interface SandboxRunOptions {
   readonly cpus?: string | undefined;
   readonly pids?: string | undefined;
   readonly runtime?: string | undefined;
+  readonly network?: string | undefined;
+  readonly allow?: readonly string[] | undefined;
+  readonly deny?: readonly string[] | undefined;
   readonly artifactRoot?: string | undefined;
   readonly command: readonly string[];
 }
@@ -71,6 +75,9 @@ export function planSandboxRun(
   }
   const loaded = loadProfile(options.profile ?? 'default');
   const { profile, overrides } = applyOverrides(loaded.profile, options);
+  // Every destination is parsed now, whatever the mode, so a typo fails before any run.
+  parseDestinations('network.allow', profile.network.allow);
+  parseDestinations('network.deny', profile.network.deny);
   if (profile.network.mode !== 'disabled') {
     throw new ConfigError(
       'network_mode_unsupported',
@@ -151,7 +158,20 @@ function applyOverrides(
     runtime = options.runtime;
     overrides.runtime = options.runtime;
   }
-  const candidate = { ...base, runtime, limits };
+  const network = { ...base.network };
+  if (options.network !== undefined) {
+    network.mode = options.network as Profile['network']['mode'];
+    overrides.network = options.network;
+  }
+  if (options.allow !== undefined && options.allow.length > 0) {
+    network.allow = [...network.allow, ...options.allow];
+    overrides.allow = options.allow.join(' ');
+  }
+  if (options.deny !== undefined && options.deny.length > 0) {
+    network.deny = [...network.deny, ...options.deny];
+    overrides.deny = options.deny.join(' ');
+  }
+  const candidate = { ...base, runtime, limits, network };
   const parsed = Profile.safeParse(candidate);
   if (!parsed.success) {
     throw new ConfigError(
@@ -169,12 +189,13 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   'limits.cpus': '--cpus',
   'limits.pids': '--pids',
   runtime: '--runtime',
+  'network.mode': '--network',
 };
 
 /** Override errors name the flag the user typed, not the profile field behind it. */
 function flagNames(message: string): string {
   return message.replace(
-    /(^|; )(limits\.\w+|runtime)(?=:)/g,
+    /(^|; )(limits\.\w+|runtime|network\.mode)(?=:)/g,
     (_m, sep: string, field: string) => `${sep}${FLAG_OF_FIELD[field] ?? field}`,
   );
 }

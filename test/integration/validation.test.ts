@@ -127,6 +127,11 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
     /network\.mode: 'allowlist' is not supported/,
   ],
   [
+    'a malformed --allow destination',
+    () => ['--allow', 'not a host'],
+    /network\.allow\[0\]: 'not a host' is not a host name/,
+  ],
+  [
     'an unknown syscall name',
     () => ['--profile', `${scratch}/unknown-syscall.yaml`],
     /seccomp\.allow: unknown syscall name\(s\) 'open_the_pod_bay_doors'/,

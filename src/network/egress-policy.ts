@@ -1,0 +1,163 @@
+// The egress decision, in one place (issue 3): whichever process enforces a posture asks
+// this module, and records its reason code. Pure: names, addresses and ports in, a decision
+// out. Deny wins over allow; in every mode loopback, link-local (the metadata address
+// included), private, multicast and the host's own addresses are refused unless an allow
+// entry names that address explicitly (AH-CONT-4).
+import { BlockList, isIP } from 'node:net';
+import type { Destination } from './destination.js';
+
+export type EgressMode = 'allowlist' | 'open';
+
+export type EgressReason =
+  | 'allowlisted'
+  | 'open'
+  | 'denylisted'
+  | 'not-allowlisted'
+  | 'dns-refused'
+  | 'loopback-address'
+  | 'link-local-address'
+  | 'metadata-address'
+  | 'private-address'
+  | 'host-address'
+  | 'multicast-address'
+  | 'unspecified-address'
+  | 'no-destination';
+
+export interface EgressDecision {
+  readonly allowed: boolean;
+  readonly reason: EgressReason;
+  /** The allow or deny entry that decided, as written. */
+  readonly rule?: string;
+}
+
+export interface EgressPolicyConfig {
+  readonly mode: EgressMode;
+  readonly allow: readonly Destination[];
+  readonly deny: readonly Destination[];
+  /** The host's own addresses (bridge gateways included), refused unless listed. */
+  readonly hostAddresses: readonly string[];
+}
+
+const SPECIAL: readonly [EgressReason, string, number][] = [
+  ['metadata-address', '169.254.169.254', 32],
+  ['metadata-address', 'fd00:ec2::254', 128],
+  ['loopback-address', '127.0.0.0', 8],
+  ['loopback-address', '::1', 128],
+  ['link-local-address', '169.254.0.0', 16],
+  ['link-local-address', 'fe80::', 10],
+  ['private-address', '10.0.0.0', 8],
+  ['private-address', '172.16.0.0', 12],
+  ['private-address', '192.168.0.0', 16],
+  ['private-address', '100.64.0.0', 10],
+  ['private-address', 'fc00::', 7],
+  ['multicast-address', '224.0.0.0', 4],
+  ['multicast-address', 'ff00::', 8],
+  ['unspecified-address', '0.0.0.0', 8],
+  ['unspecified-address', '::', 128],
+];
+
+function family(address: string): 'ipv4' | 'ipv6' {
+  return isIP(address) === 6 ? 'ipv6' : 'ipv4';
+}
+
+/** An IPv4-mapped IPv6 address is judged as the IPv4 address it carries. */
+export function canonicalAddress(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return (mapped?.[1] ?? address).toLowerCase();
+}
+
+function cidrContains(entry: Extract<Destination, { kind: 'cidr' }>, address: string): boolean {
+  if (isIP(address) !== entry.family) return false;
+  const list = new BlockList();
+  list.addSubnet(entry.address, entry.prefix, entry.family === 4 ? 'ipv4' : 'ipv6');
+  return list.check(address, family(address));
+}
+
+function portMatches(entry: Destination, port: number): boolean {
+  return entry.port === undefined || entry.port === port;
+}
+
+export function nameMatches(entry: Destination, name: string): boolean {
+  if (entry.kind === 'name') return entry.name === name;
+  if (entry.kind === 'suffix') return name.endsWith(`.${entry.domain}`);
+  return false;
+}
+
+export class EgressPolicy {
+  readonly config: EgressPolicyConfig;
+  readonly #special: { reason: EgressReason; list: BlockList }[];
+  readonly #host: Set<string>;
+
+  constructor(config: EgressPolicyConfig) {
+    this.config = config;
+    this.#special = SPECIAL.map(([reason, address, prefix]) => {
+      const list = new BlockList();
+      list.addSubnet(address, prefix, family(address));
+      return { reason, list };
+    });
+    this.#host = new Set(config.hostAddresses.map(canonicalAddress));
+  }
+
+  /** May this name be resolved at all? (The filtering resolver's question.) */
+  decideName(rawName: string, port?: number): EgressDecision {
+    const name = rawName.toLowerCase().replace(/\.$/, '');
+    const deny = this.config.deny.find(
+      (d) => nameMatches(d, name) && (port === undefined || portMatches(d, port)),
+    );
+    if (deny) return { allowed: false, reason: 'denylisted', rule: deny.text };
+    if (this.config.mode === 'open') return { allowed: true, reason: 'open' };
+    const allow = this.config.allow.find(
+      (a) => nameMatches(a, name) && (port === undefined || portMatches(a, port)),
+    );
+    return allow
+      ? { allowed: true, reason: 'allowlisted', rule: allow.text }
+      : { allowed: false, reason: 'dns-refused' };
+  }
+
+  /**
+   * May a connection go to `address:port`, reached by `name` if the client gave one (Host
+   * header, TLS server name, CONNECT, DNS)? The address is the one the gateway resolved and
+   * will connect to: no window between the check and the connection.
+   */
+  decideConnection(request: {
+    name?: string | undefined;
+    address: string;
+    port: number;
+  }): EgressDecision {
+    const address = canonicalAddress(request.address);
+    const name = request.name?.toLowerCase().replace(/\.$/, '');
+    const deny = this.config.deny.find(
+      (d) =>
+        portMatches(d, request.port) &&
+        ((name !== undefined && nameMatches(d, name)) ||
+          (d.kind === 'cidr' && cidrContains(d, address))),
+    );
+    if (deny) return { allowed: false, reason: 'denylisted', rule: deny.text };
+    const explicit = this.config.allow.find(
+      (a) => a.kind === 'cidr' && portMatches(a, request.port) && cidrContains(a, address),
+    );
+    const special = this.#classify(address);
+    if (special !== undefined && explicit === undefined) return { allowed: false, reason: special };
+    if (this.config.mode === 'open')
+      return explicit
+        ? { allowed: true, reason: 'allowlisted', rule: explicit.text }
+        : { allowed: true, reason: 'open' };
+    if (name !== undefined) {
+      const byName = this.config.allow.find(
+        (a) => nameMatches(a, name) && portMatches(a, request.port),
+      );
+      if (byName) return { allowed: true, reason: 'allowlisted', rule: byName.text };
+      // A name was given and is not allowed: an allowed address does not launder it.
+      return { allowed: false, reason: 'not-allowlisted' };
+    }
+    return explicit
+      ? { allowed: true, reason: 'allowlisted', rule: explicit.text }
+      : { allowed: false, reason: 'not-allowlisted' };
+  }
+
+  #classify(address: string): EgressReason | undefined {
+    if (this.#host.has(address)) return 'host-address';
+    const fam = family(address);
+    return this.#special.find((s) => s.list.check(address, fam))?.reason;
+  }
+}
