@@ -6,6 +6,8 @@ export interface CfhEnvironment {
   readonly artifactRoot: string;
   readonly dockerHost: string | undefined;
   readonly logLevel: string;
+  /** `host[:port]` of the DNS server the egress gateway asks; unset: the host's resolver. */
+  readonly egressResolver: string | undefined;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnvironment {
@@ -14,6 +16,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     artifactRoot: nonEmpty(env.CFH_ARTIFACT_ROOT) ?? path.join(stateHome, 'cfh', 'runs'),
     dockerHost: nonEmpty(env.DOCKER_HOST),
     logLevel: nonEmpty(env.CFH_LOG_LEVEL) ?? 'warn',
+    egressResolver: nonEmpty(env.CFH_EGRESS_RESOLVER),
   };
 }
 

@@ -22,6 +22,7 @@ import {
   resolveMounts,
   type MountRequest,
 } from '../sandbox/mount-policy.js';
+import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
 import {
   resolveSandboxUser,
@@ -60,6 +61,8 @@ export interface RunPlan {
   readonly wallTimeMs: number;
   readonly outputBytes: number;
   readonly spec: ContainerSpec;
+  /** Names of the egress network, guard and config, when the posture has network. */
+  readonly egress: EgressNames | undefined;
 }
 
 export function planSandboxRun(
@@ -78,13 +81,6 @@ export function planSandboxRun(
   // Every destination is parsed now, whatever the mode, so a typo fails before any run.
   parseDestinations('network.allow', profile.network.allow);
   parseDestinations('network.deny', profile.network.deny);
-  if (profile.network.mode !== 'disabled') {
-    throw new ConfigError(
-      'network_mode_unsupported',
-      `network.mode: '${profile.network.mode}' is not supported by this release; only 'disabled' is (AH-CONT-4)`,
-      { field: 'network.mode', value: profile.network.mode },
-    );
-  }
   // Validate every size now, not when the spec is derived.
   const outputBytes = parseSize('limits.outputBytes', profile.limits.outputBytes);
 
@@ -106,6 +102,7 @@ export function planSandboxRun(
 
   const sandboxUser = resolveSandboxUser(profile.user, workspace, host);
   const runId = newRunId();
+  const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);
   const spec = deriveContainerSpec({
     profile,
     imageRef: resolveImageReference(profile.image),
@@ -114,6 +111,10 @@ export function planSandboxRun(
     command: options.command,
     containerName: `cfh-${runId}`,
     labels: ownerLabels(runId, owner, CFH_VERSION),
+    egress:
+      egress === undefined
+        ? undefined
+        : { guard: egress.guard, resolvConf: path.join(egress.configDir, 'resolv.conf') },
   });
   return {
     runId,
@@ -127,6 +128,7 @@ export function planSandboxRun(
     wallTimeMs: Math.round(profile.limits.wallTimeSeconds * 1000),
     outputBytes,
     spec,
+    egress,
   };
 }
 

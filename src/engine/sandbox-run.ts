@@ -13,6 +13,7 @@ import type { RunPlan } from './run-plan.js';
 import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
 import { cancelSignalOf, decideTerminal, type StopCause, type TerminalStatus } from './terminal.js';
 import { reapOrphans } from './reaper.js';
+import { openEgress, type OpenEgress } from '../sandbox/egress-sandbox.js';
 
 /** How long to wait for output streams to drain after the container exited. */
 const OUTPUT_DRAIN_MS = 5_000;
@@ -22,6 +23,8 @@ export interface RunDeps {
   readonly runtime: ContainerRuntime;
   readonly logger: Logger;
   readonly owner: OwnerIdentity;
+  /** DNS server the egress gateway asks (CFH_EGRESS_RESOLVER); unset: the host's resolver. */
+  readonly egressResolver?: string | undefined;
 }
 
 export interface RunIo {
@@ -120,6 +123,7 @@ async function runAccepted(
   });
 
   let created: CreatedContainer | undefined;
+  let egress: OpenEgress | undefined;
   let started: StartedContainer | undefined;
   let cause: StopCause = { kind: 'exited' };
   let commandExitCode: number | null = null;
@@ -130,6 +134,43 @@ async function runAccepted(
   let tExit: number;
 
   try {
+    if (plan.egress !== undefined) {
+      egress = await openEgress({
+        runtime: deps.runtime,
+        names: plan.egress,
+        image: plan.spec.image,
+        posture: plan.profile.network,
+        labels: plan.spec.labels,
+        upstreamResolver: deps.egressResolver,
+        onEvent: (e) => {
+          dir.events.append('egress', { ...e }).catch((err: unknown) => {
+            log.error({ err: errorMessage(err) }, 'egress event not recorded');
+          });
+        },
+        logger: log,
+        signal,
+      });
+      const ep = egress.gateway.endpoints;
+      await dir.events.append(
+        'egress_ready',
+        {
+          mode: plan.profile.network.mode,
+          networkId: egress.network.id,
+          network: egress.network.name,
+          subnet: egress.network.subnet,
+          guardId: egress.guardId,
+          gateway: {
+            kind: 'in-process',
+            pid: process.pid,
+            address: ep.address,
+            dnsPort: ep.dns,
+            interceptPorts: Object.fromEntries(ep.byPort),
+            pinned: ep.pinned,
+          },
+        },
+        true,
+      );
+    }
     created = await deps.runtime.createContainer(plan.spec);
     tCreate = performance.now();
     await dir.events.append(
@@ -225,6 +266,15 @@ async function runAccepted(
 
   const cleanup = performance.now();
   const removal = await removeContainer(created, dir, log);
+  if (egress !== undefined) {
+    // After the workload is gone: the gateway closes, the guard and network are removed.
+    await egress.close();
+    await dir.events.append(
+      'egress_closed',
+      { network: egress.network.name, guardId: egress.guardId },
+      true,
+    );
+  }
   stdout.destroy();
   stderr.destroy();
   if (removal !== undefined && failure === undefined) failure = removal;

@@ -69,7 +69,24 @@ export function buildSnapshot(
     },
     workingDir: plan.spec.workingDir,
     command: plan.spec.command,
-    network: plan.profile.network,
+    // AH-CONT-4: the posture, its lists, and who enforces it.
+    network: {
+      ...plan.profile.network,
+      enforcement:
+        plan.egress === undefined
+          ? { kind: 'no-interface' }
+          : {
+              kind: 'egress-gateway',
+              gateway: {
+                kind: 'in-process',
+                pid: owner.pid,
+                host: owner.host,
+                cfhVersion: CFH_VERSION,
+              },
+              guard: { name: plan.egress.guard, image: plan.spec.image, imageId: facts.image.id },
+              network: { name: plan.egress.network, internal: true, interContainer: false },
+            },
+    },
     limits: { ...plan.spec.limits, wallTimeMs: plan.wallTimeMs, outputBytes: plan.outputBytes },
     containerSpec: withEnforcement(describeSpec(plan.spec), facts.seccompEnforcement),
     seccomp: {

@@ -21,11 +21,17 @@ export interface SpecInputs {
   readonly command: readonly string[];
   readonly containerName: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** Set when the posture is `allowlist` or `open`: the workload joins the guard's namespace. */
+  readonly egress?: { readonly guard: string; readonly resolvConf: string } | undefined;
 }
 
-/** runsc under a network-less posture uses the runtime registered with `--network=none`. */
-export function engineRuntimeName(runtime: Profile['runtime']): string {
-  return runtime;
+/**
+ * runsc's own network stack fails on bridged networks with this engine: with no network it
+ * runs as `runsc` (`--network=none`); with an egress posture as `runsc-host`
+ * (`--network=host`, passthrough to the guard's namespace, whose netfilter rules apply).
+ */
+export function engineRuntimeName(runtime: Profile['runtime'], withNetwork: boolean): string {
+  return runtime === 'runsc' && withNetwork ? 'runsc-host' : runtime;
 }
 
 export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
@@ -36,12 +42,18 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     name: inputs.containerName,
     image: inputs.imageRef,
     runtime: profile.runtime,
-    engineRuntime: engineRuntimeName(profile.runtime),
+    engineRuntime: engineRuntimeName(profile.runtime, inputs.egress !== undefined),
     user: inputs.user,
     workingDir: WORKSPACE_TARGET,
     command: [...inputs.command],
     env: { ...BASE_ENV, ...profile.env },
-    mounts: inputs.mounts,
+    mounts:
+      inputs.egress === undefined
+        ? inputs.mounts
+        : [
+            ...inputs.mounts,
+            { source: inputs.egress.resolvConf, target: '/etc/resolv.conf', mode: 'ro' as const },
+          ],
     tmpfs: { '/tmp': `rw,nosuid,nodev,size=${tmpfsBytes},mode=1777` },
     readOnlyRootfs: true,
     capDrop: ['ALL'],
@@ -49,7 +61,7 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     noNewPrivileges: true,
     init: true,
     privileged: false,
-    networkMode: 'none',
+    networkMode: inputs.egress === undefined ? 'none' : { join: inputs.egress.guard },
     seccomp: deriveSeccomp(profile.seccomp, profile.network.mode),
     limits: {
       memoryBytes,

@@ -47,7 +47,8 @@ export interface ContainerSpec {
   readonly noNewPrivileges: true;
   readonly init: true;
   readonly privileged: false;
-  readonly networkMode: 'none';
+  /** `none`: only lo. `join`: share the network namespace of the egress guard container. */
+  readonly networkMode: 'none' | { readonly join: string };
   readonly seccomp: SeccompFilter;
   readonly limits: {
     readonly memoryBytes: number;

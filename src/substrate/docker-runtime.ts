@@ -12,8 +12,11 @@ import type {
   CreatedContainer,
   EngineFacts,
   ImageFacts,
+  GuardSpec,
   LabelledObject,
+  NetworkFacts,
   ProgressListener,
+  StartedGuard,
   StartedContainer,
 } from './runtime.js';
 import { EngineError } from '../errors.js';
@@ -98,6 +101,71 @@ export class DockerRuntime implements ContainerRuntime {
    * `/version` (about 20 ms on engine 20.10, which asks containerd and runc): this sits on
    * every run's cold path. Falls back to `/version` where the headers are absent.
    */
+  async createIsolatedNetwork(
+    name: string,
+    labels: Readonly<Record<string, string>>,
+    signal?: AbortSignal,
+  ): Promise<NetworkFacts> {
+    signal?.throwIfAborted();
+    try {
+      const network = await this.#docker.createNetwork({
+        Name: name,
+        Driver: 'bridge',
+        Internal: true,
+        CheckDuplicate: true,
+        Labels: { ...labels },
+        Options: { 'com.docker.network.bridge.enable_icc': 'false' },
+      });
+      const info = (await network.inspect()) as {
+        Id: string;
+        IPAM?: { Config?: { Gateway?: string; Subnet?: string }[] };
+      };
+      const config = info.IPAM?.Config?.[0];
+      if (config?.Gateway === undefined || config.Subnet === undefined) {
+        await network.remove().catch(() => undefined);
+        throw new EngineError('network_without_gateway', `network ${name} has no gateway address`);
+      }
+      return { id: info.Id, name, gateway: config.Gateway, subnet: config.Subnet };
+    } catch (error) {
+      throw engineError(error, `create network ${name}`);
+    }
+  }
+
+  async startGuard(spec: GuardSpec, signal?: AbortSignal): Promise<StartedGuard> {
+    signal?.throwIfAborted();
+    let container: Docker.Container | undefined;
+    try {
+      container = await this.#docker.createContainer({
+        name: spec.name,
+        Image: spec.image,
+        // Holds the namespace; does nothing else.
+        Cmd: ['sleep', '2147483647'],
+        User: '0:0',
+        Labels: { ...spec.labels },
+        NetworkDisabled: false,
+        HostConfig: {
+          NetworkMode: spec.network,
+          // Only what installing netfilter rules needs; the workload never gets these.
+          CapDrop: ['ALL'],
+          CapAdd: ['NET_ADMIN', 'NET_RAW'],
+          SecurityOpt: ['no-new-privileges:true'],
+          ReadonlyRootfs: true,
+          Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=1m', '/run': 'rw,nosuid,nodev,size=1m' },
+          Init: true,
+          Memory: 64 * 1024 * 1024,
+          PidsLimit: 32,
+          LogConfig: { Type: 'none', Config: {} },
+          RestartPolicy: { Name: 'no' },
+        },
+      });
+      await container.start();
+      return new DockerGuard(container);
+    } catch (error) {
+      await container?.remove({ force: true }).catch(() => undefined);
+      throw engineError(error, `start guard ${spec.name}`);
+    }
+  }
+
   async version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }> {
     signal?.throwIfAborted();
     try {
@@ -324,7 +392,7 @@ export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOpti
     AttachStderr: true,
     OpenStdin: false,
     Tty: false,
-    NetworkDisabled: true,
+    NetworkDisabled: spec.networkMode === 'none',
     HostConfig: {
       Runtime: spec.engineRuntime,
       Mounts: spec.mounts.map((m) => ({
@@ -341,7 +409,7 @@ export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOpti
       SecurityOpt: ['no-new-privileges:true', `seccomp=${spec.seccomp.json}`],
       Init: spec.init,
       Privileged: spec.privileged,
-      NetworkMode: spec.networkMode,
+      NetworkMode: spec.networkMode === 'none' ? 'none' : `container:${spec.networkMode.join}`,
       IpcMode: 'private',
       PidMode: '',
       UsernsMode: '',
@@ -358,6 +426,60 @@ export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOpti
       LogConfig: { Type: 'none', Config: {} },
     },
   };
+}
+
+class DockerGuard implements StartedGuard {
+  readonly #container: Docker.Container;
+  readonly id: string;
+  #removed = false;
+
+  constructor(container: Docker.Container) {
+    this.#container = container;
+    this.id = container.id;
+  }
+
+  async exec(
+    command: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ exitCode: number; output: string }> {
+    signal?.throwIfAborted();
+    try {
+      const exec = await this.#container.exec({
+        Cmd: [...command],
+        AttachStdout: true,
+        AttachStderr: true,
+        User: '0:0',
+      });
+      const stream = await exec.start({ hijack: true, stdin: false });
+      const chunks: Buffer[] = [];
+      const sink = new PassThrough();
+      sink.on('data', (c: Buffer) => chunks.push(c));
+      (this.#container.modem as DemuxModem).demuxStream(stream, sink, sink);
+      await new Promise<void>((resolve, reject) => {
+        stream.on('end', resolve);
+        stream.on('close', resolve);
+        stream.on('error', reject);
+      });
+      const info = (await exec.inspect()) as { ExitCode: number | null };
+      return { exitCode: info.ExitCode ?? -1, output: Buffer.concat(chunks).toString('utf8') };
+    } catch (error) {
+      throw engineError(error, 'exec in guard');
+    }
+  }
+
+  async remove(): Promise<void> {
+    if (this.#removed) return;
+    try {
+      await this.#container.remove({ force: true, v: true });
+    } catch (error) {
+      if (!isStatus(error, 404, 409)) throw engineError(error, 'remove guard');
+    }
+    this.#removed = true;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.remove();
+  }
 }
 
 interface DemuxModem {

@@ -64,8 +64,41 @@ export interface LabelledObject {
 
 export type ProgressListener = (line: string) => void;
 
+export interface NetworkFacts {
+  readonly id: string;
+  readonly name: string;
+  /** The host's address on the network's bridge. */
+  readonly gateway: string;
+  readonly subnet: string;
+}
+
+/** The egress guard: holds a sandbox's network namespace and its netfilter rules. */
+export interface GuardSpec {
+  readonly name: string;
+  readonly image: string;
+  readonly network: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface StartedGuard extends AsyncDisposable {
+  readonly id: string;
+  /** Runs a command in the guard (as its root, with NET_ADMIN), returning its exit and output. */
+  exec(
+    command: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ exitCode: number; output: string }>;
+  remove(): Promise<void>;
+}
+
 export interface ContainerRuntime {
   ping(signal?: AbortSignal): Promise<void>;
+  /** An internal bridge network (no route out, no traffic between its members). */
+  createIsolatedNetwork(
+    name: string,
+    labels: Readonly<Record<string, string>>,
+    signal?: AbortSignal,
+  ): Promise<NetworkFacts>;
+  startGuard(spec: GuardSpec, signal?: AbortSignal): Promise<StartedGuard>;
   facts(signal?: AbortSignal): Promise<EngineFacts>;
   /** The cheap subset of facts: server and API version (no `docker info`). */
   version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }>;

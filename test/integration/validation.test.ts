@@ -40,7 +40,7 @@ beforeAll(async () => {
   );
   await writeFile(
     path.join(scratch, 'allowlist.yaml'),
-    'extends: default\nname: net\nnetwork:\n  mode: allowlist\n  allow: [localhost]\n',
+    'extends: default\nname: net\nnetwork:\n  mode: allowlist\n  allow: [localhost]\n  deny: [10.0.0.0/99]\n',
   );
 });
 afterAll(async () => {
@@ -122,9 +122,9 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
     /artifact root '.*ws\/evidence' would be readable in the sandbox/,
   ],
   [
-    'an unsupported network mode',
+    'a malformed deny destination in a profile',
     () => ['--profile', `${scratch}/allowlist.yaml`],
-    /network\.mode: 'allowlist' is not supported/,
+    /network\.deny\[0\]: '10\.0\.0\.0\/99' has an invalid prefix length/,
   ],
   [
     'a malformed --allow destination',

@@ -36,7 +36,7 @@ function dir(): string {
 }
 
 function env(artifactRoot = art): CfhEnvironment {
-  return { artifactRoot, dockerHost: undefined, logLevel: 'warn' };
+  return { artifactRoot, dockerHost: undefined, logLevel: 'warn', egressResolver: undefined };
 }
 
 function plan(options: Partial<SandboxRunOptions> = {}, host: HostIdentity = USER) {
@@ -205,16 +205,16 @@ describe('planSandboxRun: refusals', () => {
     expectConfigError(() => plan({ mounts: [`${old}:/old`] }), 'artifact_root_exposed');
   });
 
-  it('refuses a profile whose network mode is allowlist', async () => {
+  it('plans an allowlist posture: the workload joins its guard and uses the filtering resolver', async () => {
     const file = await profileFile(
-      'extends: default\nname: egress\nnetwork:\n  mode: allowlist\n  allow: [example.com]\n',
+      'extends: default\nname: egress\nnetwork:\n  mode: allowlist\n  allow: [api.example.test]\n',
     );
-    expectConfigError(
-      () => plan({ profile: file }),
-      'network_mode_unsupported',
-      'network.mode',
-      'allowlist',
-    );
+    const p = plan({ profile: file });
+    expect(p.egress?.guard).toBe(`cfh-guard-${p.runId}`);
+    expect(p.spec.networkMode).toEqual({ join: `cfh-guard-${p.runId}` });
+    expect(p.spec.mounts.at(-1)).toMatchObject({ target: '/etc/resolv.conf', mode: 'ro' });
+    expect(p.spec.engineRuntime).toBe('runc');
+    expect(plan({ profile: file, runtime: 'runsc' }).spec.engineRuntime).toBe('runsc-host');
   });
 
   it('refuses a profile with an invalid outputBytes before touching the workspace', async () => {

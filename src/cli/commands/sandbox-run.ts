@@ -18,7 +18,12 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
     const plan = planSandboxRun(args, deps.env, currentHostIdentity(), owner);
     const outcome = await executeSandboxRun(
       plan,
-      { runtime: deps.runtime(), logger: deps.logger, owner },
+      {
+        runtime: deps.runtime(),
+        logger: deps.logger,
+        owner,
+        egressResolver: deps.env.egressResolver,
+      },
       args.json ? {} : { stdout: printer.stdout, stderr: printer.stderr },
       deps.signal,
     );

@@ -1,0 +1,76 @@
+// Reads the destination name a client states in its first bytes: the TLS server name
+// (SNI) of a ClientHello, or the Host header of an HTTP/1 request. Untrusted input:
+// every length is bounds-checked; anything unexpected is "no name".
+export type FirstBytes =
+  | { readonly protocol: 'tls'; readonly name: string | undefined }
+  | {
+      readonly protocol: 'http';
+      readonly name: string | undefined;
+      readonly port: number | undefined;
+    }
+  | { readonly protocol: 'other' };
+
+export function inspectFirstBytes(data: Buffer): FirstBytes {
+  if (data[0] === 0x16 && data[1] === 0x03) return { protocol: 'tls', name: serverName(data) };
+  const text = data.subarray(0, 8192).toString('latin1');
+  if (/^[A-Z]{3,10} \S+ HTTP\/1\.[01]\r?\n/.test(text)) {
+    const host = /\r?\nhost:[ \t]*([^\r\n]+)/i.exec(text)?.[1]?.trim();
+    if (host === undefined) return { protocol: 'http', name: undefined, port: undefined };
+    const { name, port } = splitHostPort(host);
+    return { protocol: 'http', name, port };
+  }
+  return { protocol: 'other' };
+}
+
+export function splitHostPort(hostPort: string): { name: string; port: number | undefined } {
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(hostPort);
+  if (v6?.[1] !== undefined)
+    return { name: v6[1], port: v6[2] === undefined ? undefined : Number(v6[2]) };
+  const i = hostPort.lastIndexOf(':');
+  if (i > 0 && hostPort.indexOf(':') === i && /^\d+$/.test(hostPort.slice(i + 1))) {
+    return { name: hostPort.slice(0, i), port: Number(hostPort.slice(i + 1)) };
+  }
+  return { name: hostPort, port: undefined };
+}
+
+function serverName(buf: Buffer): string | undefined {
+  try {
+    let p = 5; // record header
+    if (buf[p] !== 0x01) return undefined; // ClientHello
+    p += 4 + 2 + 32; // handshake header, version, random
+    p += 1 + need(buf, p); // session id
+    p += 2 + need16(buf, p); // cipher suites
+    p += 1 + need(buf, p); // compression methods
+    const extEnd = p + 2 + need16(buf, p);
+    p += 2;
+    while (p + 4 <= extEnd && p + 4 <= buf.length) {
+      const type = buf.readUInt16BE(p);
+      const len = buf.readUInt16BE(p + 2);
+      p += 4;
+      if (type === 0) {
+        // server_name list: u16 list length, u8 name type, u16 name length, name
+        const nameLen = buf.readUInt16BE(p + 3);
+        if (buf[p + 2] !== 0 || p + 5 + nameLen > buf.length) return undefined;
+        return buf
+          .subarray(p + 5, p + 5 + nameLen)
+          .toString('latin1')
+          .toLowerCase();
+      }
+      p += len;
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function need(buf: Buffer, p: number): number {
+  const v = buf[p];
+  if (v === undefined) throw new RangeError('short');
+  return v;
+}
+
+function need16(buf: Buffer, p: number): number {
+  if (p + 2 > buf.length) throw new RangeError('short');
+  return buf.readUInt16BE(p);
+}

@@ -1,0 +1,173 @@
+// A sandbox network with an egress posture (`allowlist` or `open`, issue 3): an internal
+// bridge network of its own, a guard container holding the network namespace and its
+// netfilter rules, and the egress gateway in cfh's process on the host side of that
+// network. The workload joins the guard's namespace after the rules are in place. Torn
+// down in reverse; a failed set-up removes what it created and rethrows.
+import os from 'node:os';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promises as dns } from 'node:dns';
+import { CfhError, EngineError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { parseDestinations, type Destination } from '../network/destination.js';
+import { EgressGateway, type EgressEvent, type Resolve } from '../network/egress-gateway.js';
+import { EgressPolicy, type EgressMode } from '../network/egress-policy.js';
+import { guardRules } from '../network/guard-rules.js';
+import type { NetworkPosture } from '../config/profile-schema.js';
+import type { ContainerRuntime, NetworkFacts, StartedGuard } from '../substrate/runtime.js';
+
+export interface EgressNames {
+  readonly network: string;
+  readonly guard: string;
+  /** Host directory holding the sandbox's resolv.conf (mounted read-only). */
+  readonly configDir: string;
+}
+
+export function egressNames(runId: string): EgressNames {
+  return {
+    network: `cfh-net-${runId}`,
+    guard: `cfh-guard-${runId}`,
+    configDir: path.join(os.tmpdir(), `cfh-egress-${runId}`),
+  };
+}
+
+/** Ports intercepted by name when no entry names one: HTTP and HTTPS. */
+const DEFAULT_PORTS = [80, 443];
+
+export function interceptPorts(allow: readonly Destination[]): number[] {
+  const ports = new Set(DEFAULT_PORTS);
+  for (const d of allow) if (d.kind !== 'cidr' && d.port !== undefined) ports.add(d.port);
+  return [...ports].sort((a, b) => a - b);
+}
+
+export function pinnedAddresses(
+  allow: readonly Destination[],
+): { address: string; port: number }[] {
+  return allow
+    .filter(
+      (d): d is Extract<Destination, { kind: 'cidr' }> =>
+        d.kind === 'cidr' && d.port !== undefined && d.prefix === (d.family === 4 ? 32 : 128),
+    )
+    .map((d) => ({ address: d.address, port: d.port ?? 0 }));
+}
+
+export function resolverFor(upstream: string | undefined): Resolve {
+  if (upstream === undefined) {
+    return async (name) =>
+      (await dns.lookup(name, { all: true, order: 'verbatim' })).map((a) => a.address);
+  }
+  const resolver = new dns.Resolver({ timeout: 2000, tries: 2 });
+  resolver.setServers([upstream]);
+  return async (name) => {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
+    return [
+      ...(v4.status === 'fulfilled' ? v4.value : []),
+      ...(v6.status === 'fulfilled' ? v6.value : []),
+    ];
+  };
+}
+
+function hostAddresses(network: NetworkFacts): string[] {
+  const own = Object.values(os.networkInterfaces())
+    .flat()
+    .filter((i) => i !== undefined)
+    .map((i) => i.address);
+  return [...new Set([network.gateway, ...own])];
+}
+
+export interface OpenEgress extends AsyncDisposable {
+  readonly network: NetworkFacts;
+  readonly guardId: string;
+  readonly gateway: EgressGateway;
+  close(): Promise<void>;
+}
+
+export async function openEgress(options: {
+  readonly runtime: ContainerRuntime;
+  readonly names: EgressNames;
+  readonly image: string;
+  readonly posture: NetworkPosture;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly upstreamResolver: string | undefined;
+  readonly onEvent: (event: EgressEvent) => void;
+  readonly logger: Logger;
+  readonly signal?: AbortSignal | undefined;
+}): Promise<OpenEgress> {
+  const { runtime, names, posture } = options;
+  const undo: (() => Promise<void>)[] = [];
+  const unwind = async (): Promise<void> => {
+    for (const step of undo.reverse()) {
+      await step().catch((e: unknown) => {
+        options.logger.error({ err: errorMessage(e) }, 'egress teardown step failed');
+      });
+    }
+    undo.length = 0;
+  };
+  try {
+    const allow = parseDestinations('network.allow', posture.allow);
+    const deny = parseDestinations('network.deny', posture.deny);
+    await mkdir(names.configDir, { recursive: true, mode: 0o755 });
+    undo.push(() => rm(names.configDir, { recursive: true, force: true }));
+    const network = await runtime.createIsolatedNetwork(
+      names.network,
+      options.labels,
+      options.signal,
+    );
+    undo.push(() =>
+      runtime.removeObject({
+        kind: 'network',
+        id: network.id,
+        name: network.name,
+        labels: options.labels,
+      }),
+    );
+    const policy = new EgressPolicy({
+      mode: posture.mode as EgressMode,
+      allow,
+      deny,
+      hostAddresses: hostAddresses(network),
+    });
+    const gateway = await EgressGateway.start({
+      policy,
+      bindAddress: network.gateway,
+      interceptPorts: interceptPorts(allow),
+      pinned: pinnedAddresses(allow),
+      resolve: resolverFor(options.upstreamResolver),
+      onEvent: options.onEvent,
+    });
+    undo.push(() => gateway.close());
+    await writeFile(
+      path.join(names.configDir, 'resolv.conf'),
+      `nameserver ${network.gateway}\noptions ndots:0 timeout:2 attempts:1\n`,
+      { mode: 0o644 },
+    );
+    const guard: StartedGuard = await runtime.startGuard(
+      { name: names.guard, image: options.image, network: names.network, labels: options.labels },
+      options.signal,
+    );
+    undo.push(() => guard.remove());
+    const rules = await guard.exec(['sh', '-c', guardRules(gateway.endpoints)], options.signal);
+    if (rules.exitCode !== 0 || !rules.output.includes('cfh-guard-ready')) {
+      throw new EngineError(
+        'egress_rules_failed',
+        `the guard could not install the egress rules (exit ${rules.exitCode}): ${rules.output.trim().slice(-500)}`,
+      );
+    }
+    const steps = [...undo];
+    undo.length = 0;
+    let closed = false;
+    const close = async (): Promise<void> => {
+      if (closed) return;
+      closed = true;
+      undo.push(...steps);
+      await unwind();
+    };
+    return { network, guardId: guard.id, gateway, close, [Symbol.asyncDispose]: close };
+  } catch (error) {
+    await unwind();
+    if (error instanceof CfhError) throw error;
+    throw new EngineError('egress_setup_failed', `egress set-up failed: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+}
