@@ -26,7 +26,12 @@ export function describeCapabilities(): Record<string, unknown> {
     profiles: listBuiltinProfiles(),
     sandbox: {
       runtimes: ['runc', 'runsc'],
-      networkModes: { supported: ['disabled'], planned: ['allowlist', 'open'] },
+      networkModes: {
+        supported: ['disabled', 'allowlist', 'open'],
+        destinations: ['host', 'host:port', '*.domain', 'ip', 'ip/prefix', '[v6]:port'],
+        enforcement:
+          'guard namespace + in-process egress gateway (TLS server name, HTTP Host, DNS filter)',
+      },
       workspaceModes: ['ro', 'rw'],
       seccomp: {
         mode: 'derived-default-deny',
@@ -46,7 +51,7 @@ export function describeCapabilities(): Record<string, unknown> {
         'private-pid-ipc-net',
       ],
     },
-    repeatableFields: { 'sandbox run': ['--mount'] },
+    repeatableFields: { 'sandbox run': ['--mount', '--allow', '--deny'] },
     protocolFeatures: {
       json: true,
       streaming: true,

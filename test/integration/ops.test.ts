@@ -13,7 +13,7 @@ describe('operator commands', () => {
     expect(caps.schema).toBe('cfh.capabilities/1');
     expect(caps.parentTools).toEqual([]);
     expect(caps.childProfiles).toEqual([]);
-    expect(caps.sandbox.networkModes.supported).toEqual(['disabled']);
+    expect(caps.sandbox.networkModes.supported).toEqual(['disabled', 'allowlist', 'open']);
     expect(caps.profiles).toEqual(expect.arrayContaining(['default', 'untrusted-repo']));
   });
 

@@ -103,6 +103,27 @@ export async function runsShowCommand(
     p.out(
       `events     ${run.events.length}, chain ${run.chain.ok ? 'intact' : `BROKEN: ${run.chain.problem ?? ''}`}`,
     );
+    const network = snap.network as
+      { mode?: string; allow?: string[]; deny?: string[] } | undefined;
+    p.out(
+      `network    ${String(network?.mode)} allow [${(network?.allow ?? []).join(', ')}] deny [${(network?.deny ?? []).join(', ')}]`,
+    );
+    const egress = run.events
+      .filter((e) => e.type === 'egress')
+      .map((e) => e.data as Record<string, unknown>);
+    if (egress.length > 0) {
+      const allowed = egress.filter((e) => e.allowed === true).length;
+      p.out(
+        `egress     ${egress.length} attempt(s): ${allowed} allowed, ${egress.length - allowed} denied`,
+      );
+      for (const e of egress) {
+        const dest = [e.name, e.address].filter((x) => typeof x === 'string').join(' ');
+        const port = typeof e.port === 'number' ? `:${e.port}` : '';
+        p.out(
+          `  ${e.allowed === true ? 'allow' : 'deny '} ${String(e.protocol).padEnd(4)} ${dest}${port} ${String(e.reason)} out ${String(e.bytesOut)} in ${String(e.bytesIn)}`,
+        );
+      }
+    }
     for (const e of run.events) p.out(`  ${String(e.seq).padStart(3)} ${e.ts} ${e.type}`);
     return run.chain.ok ? 0 : 1;
   } catch (error) {
