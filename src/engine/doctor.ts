@@ -45,6 +45,15 @@ export async function runDoctor(
       ? `gVisor registered (runsc ${(facts.runtimeArgs.runsc ?? []).join(' ')}); seccomp ${seccompEnforcementOf('runsc', facts.runtimeArgs.runsc ?? [])}`
       : 'gVisor not registered; profiles with runtime runsc will be refused',
   });
+  const runscHost = facts.runtimes.includes('runsc-host');
+  checks.push({
+    name: 'runtime:runsc-host',
+    ok: runscHost,
+    required: false,
+    detail: runscHost
+      ? `registered (${(facts.runtimeArgs['runsc-host'] ?? []).join(' ')}): runsc with a network posture`
+      : 'not registered; runsc profiles with network allowlist/open will be refused',
+  });
   const seccomp = facts.securityOptions.some((o) => o.includes('seccomp'));
   checks.push({
     name: 'seccomp',
