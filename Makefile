@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench bench-seccomp clean
+.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench bench-seccomp bench-egress clean
 
 node:
 	@scripts/node-up.sh
@@ -52,6 +52,9 @@ bench: image
 
 bench-seccomp: image
 	@bench/run.sh seccomp
+
+bench-egress: build
+	@bench/run.sh egress
 
 clean:
 	rm -rf dist dist-bench

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles src/ and bench/ into dist-bench/ and runs one bench:
-#   bench/run.sh [cold-path|seccomp] [args...]   (default cold-path)
+#   bench/run.sh [cold-path|seccomp|egress] [args...]   (default cold-path)
 # dist-bench/src/paths.js resolves the package root to dist-bench/, so the data
 # directories and package.json are linked in from the repository root.
 set -euo pipefail
@@ -10,8 +10,9 @@ if [ $# -gt 0 ]; then shift; fi
 case "$bench" in
   cold-path) entry=cold-path ;;
   seccomp | seccomp-overhead) entry=seccomp-overhead ;;
+  egress | egress-gateway) entry=egress-gateway ;;
   *)
-    echo "bench/run.sh: unknown bench '$bench' (cold-path, seccomp)" >&2
+    echo "bench/run.sh: unknown bench '$bench' (cold-path, seccomp, egress)" >&2
     exit 2
     ;;
 esac

@@ -5,7 +5,7 @@
 // listed address a dedicated listener stands for), asks EgressPolicy, resolves names
 // itself, connects to the address it checked, and reports one event per attempt.
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { connect, createServer, isIP, type Server, type Socket } from 'node:net';
+import { createServer, isIP, Socket, type Server } from 'node:net';
 import { inspectFirstBytes, splitHostPort } from './client-hello.js';
 import {
   buildResponse,
@@ -63,6 +63,8 @@ const FIRST_BYTES_MS = 3000;
 const PINNED_FIRST_BYTES_MS = 300;
 const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_HEAD_BYTES = 16 * 1024;
+/** Larger stream buffers mean fewer backpressure round trips on big transfers. */
+const RELAY_BUFFER_BYTES = 1024 * 1024;
 
 interface Target {
   readonly port?: number | undefined;
@@ -96,11 +98,14 @@ export class EgressGateway implements AsyncDisposable {
       s.once('close', () => sockets.delete(s));
     };
     const listen = async (handler: (s: Socket) => void): Promise<number> => {
-      const server = createServer({ pauseOnConnect: false }, (s) => {
-        track(s);
-        s.on('error', () => undefined);
-        handler(s);
-      });
+      const server = createServer(
+        { pauseOnConnect: false, highWaterMark: RELAY_BUFFER_BYTES },
+        (s) => {
+          track(s);
+          s.on('error', () => undefined);
+          handler(s);
+        },
+      );
       servers.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -353,10 +358,12 @@ async function forward(
     return;
   }
   // Connect to the address that was checked: no second resolution, no rebinding window.
-  const upstream = connect({ host: address, port: dest.port, timeout: CONNECT_TIMEOUT_MS });
+  const upstream = new Socket({ highWaterMark: RELAY_BUFFER_BYTES } as ConstructorParameters<
+    typeof Socket
+  >[0]);
+  upstream.setTimeout(CONNECT_TIMEOUT_MS);
+  upstream.connect({ host: address, port: dest.port });
   track(upstream);
-  let bytesOut = head.length;
-  let bytesIn = 0;
   let connected = false;
   let reported = false;
   const report = (reason?: 'connect-failed'): void => {
@@ -365,8 +372,9 @@ async function forward(
     const outcome = reason === undefined ? decision : { allowed: false as const, reason };
     options.onEvent({
       ...event(dest.protocol, dest.via, where, outcome, started),
-      bytesOut: connected ? bytesOut : 0,
-      bytesIn,
+      // The sockets count for us: no per-chunk listener on the relay's hot path.
+      bytesOut: connected ? upstream.bytesWritten : 0,
+      bytesIn: upstream.bytesRead,
     });
   };
   upstream.once('connect', () => {
@@ -374,12 +382,6 @@ async function forward(
     upstream.setTimeout(0);
     if (accepted) client.write(accepted());
     if (head.length > 0) upstream.write(head);
-    client.on('data', (c: Buffer) => {
-      bytesOut += c.length;
-    });
-    upstream.on('data', (c: Buffer) => {
-      bytesIn += c.length;
-    });
     client.pipe(upstream);
     upstream.pipe(client);
     client.resume();
