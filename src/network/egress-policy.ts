@@ -63,7 +63,9 @@ function family(address: string): 'ipv4' | 'ipv6' {
 /** An IPv4-mapped IPv6 address is judged as the IPv4 address it carries. */
 export function canonicalAddress(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return (mapped?.[1] ?? address).toLowerCase();
+  if (mapped?.[1] !== undefined) return mapped[1];
+  // One spelling per IPv6 address (compressed, lower case), so set lookups agree.
+  return isIP(address) === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
 }
 
 function cidrContains(entry: Extract<Destination, { kind: 'cidr' }>, address: string): boolean {
@@ -156,8 +158,10 @@ export class EgressPolicy {
   }
 
   #classify(address: string): EgressReason | undefined {
-    if (this.#host.has(address)) return 'host-address';
     const fam = family(address);
-    return this.#special.find((s) => s.list.check(address, fam))?.reason;
+    const special = this.#special.find((s) => s.list.check(address, fam))?.reason;
+    // The metadata address keeps its name even when this host also holds it.
+    if (special === 'metadata-address') return special;
+    return this.#host.has(address) ? 'host-address' : special;
   }
 }

@@ -62,7 +62,7 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     init: true,
     privileged: false,
     networkMode: inputs.egress === undefined ? 'none' : { join: inputs.egress.guard },
-    seccomp: deriveSeccomp(profile.seccomp, profile.network.mode),
+    seccomp: deriveSeccomp(profile.seccomp, profile.network.mode, profile.runtime),
     limits: {
       memoryBytes,
       // Equal to memory: no swap, so the memory limit is a hard limit (OOM → 137).

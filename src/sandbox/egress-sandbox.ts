@@ -13,6 +13,7 @@ import { parseDestinations, type Destination } from '../network/destination.js';
 import { EgressGateway, type EgressEvent, type Resolve } from '../network/egress-gateway.js';
 import { EgressPolicy, type EgressMode } from '../network/egress-policy.js';
 import { guardRules } from '../network/guard-rules.js';
+import { hostAddresses } from '../network/host-addresses.js';
 import type { NetworkPosture } from '../config/profile-schema.js';
 import type { ContainerRuntime, NetworkFacts, StartedGuard } from '../substrate/runtime.js';
 
@@ -67,14 +68,6 @@ export function resolverFor(upstream: string | undefined): Resolve {
   };
 }
 
-function hostAddresses(network: NetworkFacts): string[] {
-  const own = Object.values(os.networkInterfaces())
-    .flat()
-    .filter((i) => i !== undefined)
-    .map((i) => i.address);
-  return [...new Set([network.gateway, ...own])];
-}
-
 export interface OpenEgress extends AsyncDisposable {
   readonly network: NetworkFacts;
   readonly guardId: string;
@@ -125,7 +118,7 @@ export async function openEgress(options: {
       mode: posture.mode as EgressMode,
       allow,
       deny,
-      hostAddresses: hostAddresses(network),
+      hostAddresses: hostAddresses([network.gateway]),
     });
     const gateway = await EgressGateway.start({
       policy,

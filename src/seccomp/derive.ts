@@ -33,6 +33,7 @@ interface Rule {
 export function deriveSeccomp(
   grants: SeccompGrants,
   networkMode: 'disabled' | 'allowlist' | 'open',
+  runtime: 'runc' | 'runsc' = 'runc',
 ): DerivedSeccomp {
   const data = seccompData();
   checkGrants(grants, networkMode);
@@ -48,6 +49,10 @@ export function deriveSeccomp(
   const unconditional = new Set([...data.allow, ...granted]);
   if (userns) unconditional.add('clone');
   if (!socketsLimited) unconditional.add('socket');
+  // gVisor answers clone3 with ENOSYS itself, but applies an OCI errno rule as EPERM, on
+  // which glibc does not fall back to clone: threads would fail. Under runsc the filter
+  // lets clone3 through to gVisor's own ENOSYS.
+  if (runtime === 'runsc') unconditional.add('clone3');
 
   const rules: Rule[] = [{ names: [...unconditional].sort(), action: 'SCMP_ACT_ALLOW' }];
   if (!userns) {

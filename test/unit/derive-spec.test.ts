@@ -119,13 +119,22 @@ describe('deriveContainerSpec (default profile)', () => {
     expect(deriveContainerSpec(inputs())).toEqual(deriveContainerSpec(inputs()));
   });
 
-  it('derives the same filter under runsc (how it is enforced is decided at preflight)', () => {
+  it('lets clone3 through to gVisor under runsc (it answers ENOSYS itself), nothing else differs', () => {
     const base = defaultProfile();
     const runc = deriveContainerSpec(inputs());
     const spec = deriveContainerSpec(inputs({ ...base, runtime: 'runsc' }));
     expect(spec.runtime).toBe('runsc');
     expect(spec.engineRuntime).toBe('runsc');
-    expect(spec.seccomp.sha256).toBe(runc.seccomp.sha256);
+    expect(spec.seccomp.sha256).not.toBe(runc.seccomp.sha256);
+    type Rule = { names: string[]; action: string };
+    const allowed = (json: string) =>
+      new Set(
+        (JSON.parse(json) as { syscalls: Rule[] }).syscalls
+          .filter((r) => r.action === 'SCMP_ACT_ALLOW')
+          .flatMap((r) => r.names),
+      );
+    const extra = [...allowed(spec.seccomp.json)].filter((n) => !allowed(runc.seccomp.json).has(n));
+    expect(extra).toEqual(['clone3']);
   });
 
   it('refuses a profile whose memory is not a size, naming limits.memory', () => {

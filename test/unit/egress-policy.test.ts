@@ -195,3 +195,38 @@ describe('EgressPolicy.decideConnection', () => {
     });
   });
 });
+
+describe('host addresses', () => {
+  it('reads local IPv4 addresses from the kernel table, up-without-carrier interfaces included', async () => {
+    const { localIpv4FromFibTrie, ipv6FromIfInet6 } =
+      await import('../../src/network/host-addresses.js');
+    const trie = [
+      'Local:',
+      '  +-- 0.0.0.0/0 3 0 5',
+      '     |-- 172.17.0.1',
+      '        /32 host LOCAL',
+      '     |-- 172.17.255.255',
+      '        /32 link BROADCAST',
+    ].join('\n');
+    expect(localIpv4FromFibTrie(trie)).toEqual(['172.17.0.1']);
+    expect(ipv6FromIfInet6('00000000000000000000000000000001 01 80 10 80       lo\n')).toEqual([
+      '0:0:0:0:0:0:0:1',
+    ]);
+  });
+
+  it('matches IPv6 host addresses whatever their spelling', () => {
+    const p = policy('open', [], [], ['0:0:0:0:0:0:0:1', 'FD00:0:0:0:0:0:0:2']);
+    expect(p.decideConnection({ address: 'fd00::2', port: 80 })).toEqual({
+      allowed: false,
+      reason: 'host-address',
+    });
+  });
+
+  it('keeps the metadata name for 169.254.169.254 even when the host holds it', () => {
+    const p = policy('open', [], [], ['169.254.169.254']);
+    expect(p.decideConnection({ address: '169.254.169.254', port: 80 })).toEqual({
+      allowed: false,
+      reason: 'metadata-address',
+    });
+  });
+});
