@@ -17,6 +17,7 @@ import {
   RCODE_SERVFAIL,
 } from './dns-wire.js';
 import type { EgressDecision, EgressPolicy, EgressReason } from './egress-policy.js';
+import type { OriginalDestinationLookup } from './original-destination.js';
 
 export interface EgressEvent {
   readonly protocol: 'dns' | 'http' | 'tls' | 'tcp';
@@ -44,6 +45,8 @@ export interface GatewayOptions {
   readonly pinned: readonly { readonly address: string; readonly port: number }[];
   readonly resolve: Resolve;
   readonly onEvent: (event: EgressEvent) => void;
+  /** Where a connection caught by the catch-all was going (the guard's conntrack table). */
+  readonly originalDestination?: OriginalDestinationLookup | undefined;
 }
 
 export interface GatewayEndpoints {
@@ -231,7 +234,18 @@ async function transparent(
     address ??= name;
     name = undefined;
   }
-  const port = target.port;
+  let port = target.port;
+  if (port === undefined && options.originalDestination !== undefined) {
+    const original = await options.originalDestination(
+      socket.remoteAddress ?? '',
+      socket.remotePort ?? 0,
+    );
+    if (original !== undefined) {
+      // The address the client actually targeted: checked as such, never re-resolved.
+      port = original.port;
+      address = original.address;
+    }
+  }
   if (port === undefined || (name === undefined && address === undefined)) {
     // Caught by the catch-all: a port nobody listed, or no way to tell the destination.
     const reason: EgressReason = port === undefined ? 'not-allowlisted' : 'no-destination';

@@ -14,6 +14,10 @@ import { EgressGateway, type EgressEvent, type Resolve } from '../network/egress
 import { EgressPolicy, type EgressMode } from '../network/egress-policy.js';
 import { guardRules } from '../network/guard-rules.js';
 import { hostAddresses } from '../network/host-addresses.js';
+import {
+  conntrackLookup,
+  type OriginalDestinationLookup,
+} from '../network/original-destination.js';
 import type { NetworkPosture } from '../config/profile-schema.js';
 import type { ContainerRuntime, NetworkFacts, StartedGuard } from '../substrate/runtime.js';
 
@@ -120,6 +124,9 @@ export async function openEgress(options: {
       deny,
       hostAddresses: hostAddresses([network.gateway]),
     });
+    // Filled in once the guard runs its conntrack reader (the gateway starts first: the
+    // guard's rules need its ports).
+    const lookup: { current?: OriginalDestinationLookup } = {};
     const gateway = await EgressGateway.start({
       policy,
       bindAddress: network.gateway,
@@ -127,6 +134,8 @@ export async function openEgress(options: {
       pinned: pinnedAddresses(allow),
       resolve: resolverFor(options.upstreamResolver),
       onEvent: options.onEvent,
+      originalDestination: (address, port) =>
+        lookup.current?.(address, port) ?? Promise.resolve(undefined),
     });
     undo.push(() => gateway.close());
     await writeFile(
@@ -146,6 +155,12 @@ export async function openEgress(options: {
         `the guard could not install the egress rules (exit ${rules.exitCode}): ${rules.output.trim().slice(-500)}`,
       );
     }
+    const conntrack = await conntrackLookup(guard);
+    undo.push(() => {
+      conntrack.close();
+      return Promise.resolve();
+    });
+    lookup.current = conntrack.lookup;
     const steps = [...undo];
     undo.length = 0;
     let closed = false;

@@ -467,6 +467,38 @@ class DockerGuard implements StartedGuard {
     }
   }
 
+  async attachExec(
+    command: readonly string[],
+  ): Promise<{ stdin: NodeJS.WritableStream; stdout: Readable; close(): void }> {
+    try {
+      const exec = await this.#container.exec({
+        Cmd: [...command],
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+        User: '0:0',
+      });
+      const stream = (await exec.start({ hijack: true, stdin: true })) as NodeJS.ReadWriteStream & {
+        destroy(): void;
+      };
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      stderr.resume();
+      (this.#container.modem as DemuxModem).demuxStream(stream, stdout, stderr);
+      stream.on('end', () => stdout.end());
+      stream.on('error', () => stdout.end());
+      return {
+        stdin: stream,
+        stdout,
+        close: () => {
+          stream.destroy();
+        },
+      };
+    } catch (error) {
+      throw engineError(error, 'attach exec in guard');
+    }
+  }
+
   async remove(): Promise<void> {
     if (this.#removed) return;
     try {

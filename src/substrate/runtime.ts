@@ -87,6 +87,10 @@ export interface StartedGuard extends AsyncDisposable {
     command: readonly string[],
     signal?: AbortSignal,
   ): Promise<{ exitCode: number; output: string }>;
+  /** Starts a long-lived command in the guard with its stdin and stdout attached. */
+  attachExec(
+    command: readonly string[],
+  ): Promise<{ stdin: NodeJS.WritableStream; stdout: Readable; close(): void }>;
   remove(): Promise<void>;
 }
 
