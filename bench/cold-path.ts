@@ -20,7 +20,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { execa } from 'execa';
 import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
 import { planSandboxRun } from '../src/engine/run-plan.js';
@@ -32,6 +32,7 @@ import { LABEL_RUN_ID, currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { DockerRuntime, toCreateOptions } from '../src/substrate/docker-runtime.js';
 import { median, round1, round3, summarize, type Summary } from './stats.js';
+import { bareName, dockerClient, intFromEnv, table } from './bench-util.js';
 
 const BENCH_LABEL = 'cfh.bench';
 const NAME_PREFIX = 'cfh-bench-';
@@ -53,30 +54,6 @@ interface CfhSample {
   readonly wallMs: number;
   readonly planMs: number;
   readonly timings: RunTimings;
-}
-
-function intFromEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) {
-    throw new Error(`${name}: '${raw}' is not an integer >= ${min}`);
-  }
-  return n;
-}
-
-/** The same engine endpoint DockerRuntime talks to. */
-function dockerClient(env: CfhEnvironment): Docker {
-  const host = env.dockerHost;
-  if (host === undefined) return new Docker({ socketPath: '/var/run/docker.sock' });
-  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
-  if (host.startsWith('/')) return new Docker({ socketPath: host });
-  const url = new URL(host.replace(/^tcp:/, 'http:'));
-  return new Docker({ host: url.hostname, port: Number(url.port || 2375) });
-}
-
-function bareName(names: readonly string[]): string[] {
-  return names.map((n) => n.replace(/^\//, ''));
 }
 
 async function main(): Promise<number> {
@@ -324,17 +301,6 @@ interface Results {
 
 function fmt(x: number): string {
   return Number.isFinite(x) ? x.toFixed(1) : '-';
-}
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
-      .join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) console.log(line(r));
 }
 
 function rounded(s: Summary): Record<string, number> {

@@ -51,6 +51,7 @@ import { parseDestinations } from '../src/network/destination.js';
 import { EgressGateway, type EgressEvent } from '../src/network/egress-gateway.js';
 import { EgressPolicy } from '../src/network/egress-policy.js';
 import { mean, median, percentile, round1, round3 } from './stats.js';
+import { intFromEnv, table } from './bench-util.js';
 
 const LOOPBACK = '127.0.0.1';
 const BENCH_NAME = 'bench.cfh.test';
@@ -121,16 +122,6 @@ function asError(error: unknown): Error {
 
 function describeError(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
-}
-
-function intFromEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) {
-    throw new Error(`${name}: '${raw}' is not an integer >= ${min}`);
-  }
-  return n;
 }
 
 function layoutFromEnv(): Layout {
@@ -620,17 +611,6 @@ function ms3(x: number): string {
 
 function signed3(x: number): string {
   return `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
-}
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
-      .join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) console.log(line(r));
 }
 
 function seriesName(target: Target): string {

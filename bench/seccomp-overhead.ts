@@ -36,7 +36,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { Writable } from 'node:stream';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
 import { planSandboxRun } from '../src/engine/run-plan.js';
 import { loadRecipe } from '../src/image/recipe.js';
@@ -45,6 +45,7 @@ import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { toCreateOptions } from '../src/substrate/docker-runtime.js';
 import { round1, round3, summarize, type Summary } from './stats.js';
+import { bareName, dockerClient, intFromEnv, table } from './bench-util.js';
 
 const BENCH_LABEL = 'cfh.bench';
 const NAME_PREFIX = 'cfh-bench-seccomp-';
@@ -127,30 +128,6 @@ interface Report {
 interface Sample extends Report {
   /** Host side, create to removed: start-up is here, not in totalMs. */
   readonly wallMs: number;
-}
-
-function intFromEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) {
-    throw new Error(`${name}: '${raw}' is not an integer >= ${min}`);
-  }
-  return n;
-}
-
-/** The same engine endpoint DockerRuntime talks to. */
-function dockerClient(env: CfhEnvironment): Docker {
-  const host = env.dockerHost;
-  if (host === undefined) return new Docker({ socketPath: '/var/run/docker.sock' });
-  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
-  if (host.startsWith('/')) return new Docker({ socketPath: host });
-  const url = new URL(host.replace(/^tcp:/, 'http:'));
-  return new Docker({ host: url.hostname, port: Number(url.port || 2375) });
-}
-
-function bareName(names: readonly string[]): string[] {
-  return names.map((n) => n.replace(/^\//, ''));
 }
 
 function parseReport(text: string): Report {
@@ -460,17 +437,6 @@ interface Results {
 
 function fmt(x: number): string {
   return Number.isFinite(x) ? x.toFixed(1) : '-';
-}
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
-      .join('  ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) console.log(line(r));
 }
 
 /** The distinct values one field took across a series' samples, joined. */
