@@ -13,7 +13,8 @@ import type { RunPlan } from './run-plan.js';
 import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
 import { cancelSignalOf, decideTerminal, type StopCause, type TerminalStatus } from './terminal.js';
 import { reapOrphans } from './reaper.js';
-import { openEgress, type OpenEgress } from '../sandbox/egress-sandbox.js';
+import type { OpenEgress } from '../sandbox/egress-sandbox.js';
+import { startRunEgress } from './run-egress.js';
 
 /** How long to wait for output streams to drain after the container exited. */
 const OUTPUT_DRAIN_MS = 5_000;
@@ -135,41 +136,7 @@ async function runAccepted(
 
   try {
     if (plan.egress !== undefined) {
-      egress = await openEgress({
-        runtime: deps.runtime,
-        names: plan.egress,
-        image: plan.spec.image,
-        posture: plan.profile.network,
-        labels: plan.spec.labels,
-        upstreamResolver: deps.egressResolver,
-        onEvent: (e) => {
-          dir.events.append('egress', { ...e }).catch((err: unknown) => {
-            log.error({ err: errorMessage(err) }, 'egress event not recorded');
-          });
-        },
-        logger: log,
-        signal,
-      });
-      const ep = egress.gateway.endpoints;
-      await dir.events.append(
-        'egress_ready',
-        {
-          mode: plan.profile.network.mode,
-          networkId: egress.network.id,
-          network: egress.network.name,
-          subnet: egress.network.subnet,
-          guardId: egress.guardId,
-          gateway: {
-            kind: 'in-process',
-            pid: process.pid,
-            address: ep.address,
-            dnsPort: ep.dns,
-            interceptPorts: Object.fromEntries(ep.byPort),
-            pinned: ep.pinned,
-          },
-        },
-        true,
-      );
+      egress = await startRunEgress(plan, plan.egress, deps, dir, log, signal);
     }
     created = await deps.runtime.createContainer(plan.spec);
     tCreate = performance.now();

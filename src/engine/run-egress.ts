@@ -1,0 +1,60 @@
+// The egress part of a run whose posture is `allowlist` or `open` (issue 3): opens the
+// network, guard and gateway, sends the gateway's events into the run's log, and records
+// the gateway's identity (egress_ready) before the workload exists.
+import { errorMessage } from '../errors.js';
+import type { RunDirectory } from '../evidence/run-directory.js';
+import type { Logger } from '../log.js';
+import { openEgress, type EgressNames, type OpenEgress } from '../sandbox/egress-sandbox.js';
+import type { RunPlan } from './run-plan.js';
+import type { RunDeps } from './sandbox-run.js';
+
+export async function startRunEgress(
+  plan: RunPlan,
+  names: EgressNames,
+  deps: RunDeps,
+  dir: RunDirectory,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<OpenEgress> {
+  const egress = await openEgress({
+    runtime: deps.runtime,
+    names,
+    image: plan.spec.image,
+    posture: plan.profile.network,
+    labels: plan.spec.labels,
+    upstreamResolver: deps.egressResolver,
+    onEvent: (e) => {
+      dir.events.append('egress', { ...e }).catch((err: unknown) => {
+        log.error({ err: errorMessage(err) }, 'egress event not recorded');
+      });
+    },
+    logger: log,
+    signal,
+  });
+  const ep = egress.gateway.endpoints;
+  try {
+    await dir.events.append(
+      'egress_ready',
+      {
+        mode: plan.profile.network.mode,
+        networkId: egress.network.id,
+        network: egress.network.name,
+        subnet: egress.network.subnet,
+        guardId: egress.guardId,
+        gateway: {
+          kind: 'in-process',
+          pid: process.pid,
+          address: ep.address,
+          dnsPort: ep.dns,
+          interceptPorts: Object.fromEntries(ep.byPort),
+          pinned: ep.pinned,
+        },
+      },
+      true,
+    );
+  } catch (error) {
+    await egress.close();
+    throw error;
+  }
+  return egress;
+}
