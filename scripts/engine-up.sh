@@ -23,6 +23,7 @@ apt_install() {
 }
 
 if [ "$(id -u)" -eq 0 ]; then
+  command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
   command -v dockerd >/dev/null 2>&1 || apt_install docker.io
   command -v runsc >/dev/null 2>&1 || apt_install runsc || echo "engine-up: runsc unavailable; gVisor profiles will be refused" >&2
   command -v mmdebstrap >/dev/null 2>&1 || apt_install mmdebstrap
