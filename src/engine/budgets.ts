@@ -1,0 +1,105 @@
+// Hard limits of an agent run (issue 5; AH-LIFE-4): each from the profile, with CLI
+// overrides. Charging past a limit reports which one, so the terminal reason can name it.
+export interface Budgets {
+  readonly maxModelTurns: number;
+  readonly maxToolCalls: number;
+  readonly maxParallelToolCalls: number;
+  readonly maxWallTimeSeconds: number;
+  readonly maxInputTokens: number;
+  readonly maxOutputTokens: number;
+  /** In the rate card's currency; undefined: no cost limit. */
+  readonly maxTotalCost: number | undefined;
+  readonly maxToolResultChars: number;
+  readonly maxRetriesPerModelCall: number;
+  readonly maxRetriesPerToolCall: number;
+}
+
+export type BudgetName =
+  | 'max_model_turns'
+  | 'max_tool_calls'
+  | 'max_parallel_tool_calls'
+  | 'max_wall_time_seconds'
+  | 'max_input_tokens'
+  | 'max_output_tokens'
+  | 'max_total_cost';
+
+export interface BudgetExceeded {
+  readonly budget: BudgetName;
+  readonly limit: number;
+  readonly used: number;
+}
+
+export class BudgetTracker {
+  readonly budgets: Budgets;
+  readonly #startedAt: number;
+  #modelTurns = 0;
+  #toolCalls = 0;
+  #inputTokens = 0;
+  #outputTokens = 0;
+  #cost = 0;
+
+  constructor(budgets: Budgets, now: number = Date.now()) {
+    this.budgets = budgets;
+    this.#startedAt = now;
+  }
+
+  /** Before a model turn: may one more start? */
+  beforeModelTurn(now: number = Date.now()): BudgetExceeded | undefined {
+    return (
+      this.#wallTime(now) ??
+      exceeded('max_model_turns', this.budgets.maxModelTurns, this.#modelTurns + 1) ??
+      exceeded('max_input_tokens', this.budgets.maxInputTokens, this.#inputTokens, true) ??
+      exceeded('max_output_tokens', this.budgets.maxOutputTokens, this.#outputTokens, true)
+    );
+  }
+
+  recordModelTurn(usage: {
+    inputTokens?: number | undefined;
+    outputTokens?: number | undefined;
+    cost?: number | undefined;
+  }): BudgetExceeded | undefined {
+    this.#modelTurns += 1;
+    this.#inputTokens += usage.inputTokens ?? 0;
+    this.#outputTokens += usage.outputTokens ?? 0;
+    this.#cost += usage.cost ?? 0;
+    return (
+      exceeded('max_input_tokens', this.budgets.maxInputTokens, this.#inputTokens) ??
+      exceeded('max_output_tokens', this.budgets.maxOutputTokens, this.#outputTokens) ??
+      (this.budgets.maxTotalCost === undefined
+        ? undefined
+        : exceeded('max_total_cost', this.budgets.maxTotalCost, this.#cost))
+    );
+  }
+
+  /** Before executing `count` tool calls proposed in one turn. */
+  beforeToolCalls(count: number, now: number = Date.now()): BudgetExceeded | undefined {
+    return (
+      this.#wallTime(now) ??
+      exceeded('max_parallel_tool_calls', this.budgets.maxParallelToolCalls, count) ??
+      exceeded('max_tool_calls', this.budgets.maxToolCalls, this.#toolCalls + count)
+    );
+  }
+
+  recordToolCalls(count: number): void {
+    this.#toolCalls += count;
+  }
+
+  #wallTime(now: number): BudgetExceeded | undefined {
+    const seconds = (now - this.#startedAt) / 1000;
+    return exceeded('max_wall_time_seconds', this.budgets.maxWallTimeSeconds, seconds, true);
+  }
+}
+
+/**
+ * Passing a limit exceeds it. With `atLimit`, reaching it does too: before a new turn, a
+ * token budget with nothing left is exhausted, and so is the wall time.
+ */
+function exceeded(
+  budget: BudgetName,
+  limit: number,
+  used: number,
+  atLimit = false,
+): BudgetExceeded | undefined {
+  const over = atLimit ? used >= limit : used > limit;
+  return over ? { budget, limit, used } : undefined;
+}

@@ -1,0 +1,56 @@
+// The model gateway seam (issue 5): one request, one proposal. What comes back is
+// untrusted proposal data (runtime contract, section 1). Usage counters are kept exactly as
+// the provider reported them: absent stays absent, never zero (AH-USAGE-1).
+export interface ModelMessage {
+  readonly role: 'user' | 'assistant';
+  readonly content: readonly ContentBlock[];
+}
+
+export type ContentBlock =
+  | { readonly type: 'text'; readonly text: string }
+  | {
+      readonly type: 'tool_use';
+      readonly id: string;
+      readonly name: string;
+      readonly input: unknown;
+    }
+  | {
+      readonly type: 'tool_result';
+      readonly tool_use_id: string;
+      readonly content: string;
+      readonly is_error: boolean;
+    };
+
+export interface ModelRequest {
+  readonly system: string;
+  readonly messages: readonly ModelMessage[];
+  readonly tools: readonly {
+    readonly name: string;
+    readonly description: string;
+    readonly input_schema: Record<string, unknown>;
+  }[];
+  readonly maxOutputTokens: number;
+}
+
+export interface ReportedUsage {
+  readonly input_tokens?: number;
+  readonly output_tokens?: number;
+  readonly cache_read_input_tokens?: number;
+  readonly cache_creation_input_tokens?: number;
+}
+
+export interface ModelResponse {
+  readonly model: string;
+  readonly content: readonly ContentBlock[];
+  readonly stopReason: string;
+  /** Exactly the counters the provider reported. */
+  readonly usage: ReportedUsage;
+}
+
+export interface ModelGateway {
+  /** `scripted` or `anthropic`: recorded with every attempt. */
+  readonly adapter: string;
+  /** Provider route and credential source, by reference only (AH-INV-2). */
+  readonly route: Readonly<Record<string, string>>;
+  complete(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse>;
+}

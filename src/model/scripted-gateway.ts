@@ -1,0 +1,107 @@
+// The `scripted` gateway (issue 5): replays a file of model turns, deterministically, for
+// offline runs, demos and tests. It ignores what it is sent, except that it refuses to run
+// past the end of its script.
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError, errorMessage } from '../errors.js';
+import { describeIssues } from '../config/zod-issues.js';
+import type {
+  ContentBlock,
+  ModelGateway,
+  ModelRequest,
+  ModelResponse,
+  ReportedUsage,
+} from './gateway.js';
+
+const Usage = z.strictObject({
+  input_tokens: z.number().int().nonnegative().optional(),
+  output_tokens: z.number().int().nonnegative().optional(),
+  cache_read_input_tokens: z.number().int().nonnegative().optional(),
+  cache_creation_input_tokens: z.number().int().nonnegative().optional(),
+});
+
+const Turn = z.strictObject({
+  text: z.string().optional(),
+  tool_calls: z.array(z.strictObject({ name: z.string().min(1), input: z.unknown() })).default([]),
+  usage: Usage.optional(),
+});
+
+export const Script = z.strictObject({
+  model: z.string().min(1).default('scripted'),
+  turns: z.array(Turn).min(1),
+});
+export type Script = z.infer<typeof Script>;
+
+export function loadScript(file: string): Script {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(
+      'invalid_script',
+      `--script: cannot read ${file}: ${errorMessage(error)}`,
+      { field: 'script', value: file },
+    );
+  }
+  const parsed = Script.safeParse(raw);
+  if (!parsed.success) {
+    throw new ConfigError(
+      'invalid_script',
+      `--script ${file}: ${describeIssues(parsed.error, raw)}`,
+      { field: 'script', value: file },
+    );
+  }
+  return parsed.data;
+}
+
+/** Only the counters the script states: an absent counter stays absent (AH-USAGE-1). */
+function reportedOnly(usage: z.infer<typeof Usage> | undefined): ReportedUsage {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(usage ?? {})) if (value !== undefined) out[key] = value;
+  return out;
+}
+
+export class ScriptExhaustedError extends Error {
+  constructor(turns: number) {
+    super(`the script has ${turns} turn(s) and the loop asked for another`);
+    this.name = 'ScriptExhaustedError';
+  }
+}
+
+export class ScriptedGateway implements ModelGateway {
+  readonly adapter = 'scripted';
+  readonly route: Readonly<Record<string, string>>;
+  readonly #script: Script;
+  #next = 0;
+
+  constructor(script: Script, source: string) {
+    this.#script = script;
+    this.route = { provider: 'scripted', source, credential: 'none' };
+  }
+
+  complete(_request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    signal.throwIfAborted();
+    const turn = this.#script.turns[this.#next];
+    if (turn === undefined)
+      return Promise.reject(new ScriptExhaustedError(this.#script.turns.length));
+    const index = this.#next;
+    this.#next += 1;
+    const content: ContentBlock[] = [];
+    if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
+    turn.tool_calls.forEach((call, i) => {
+      content.push({
+        type: 'tool_use',
+        id: `toolu_scripted_${index}_${i}`,
+        name: call.name,
+        input: call.input,
+      });
+    });
+    return Promise.resolve({
+      model: this.#script.model,
+      content,
+      stopReason: turn.tool_calls.length > 0 ? 'tool_use' : 'end_turn',
+      usage: reportedOnly(turn.usage),
+    });
+  }
+}

@@ -1,0 +1,42 @@
+// The structured observation every tool call returns to the model, exactly one per call
+// (issue 5; AH-TOOL-5). Bounded before exposure, with the truncation recorded.
+export type ObservationStatus =
+  'success' | 'error' | 'denied' | 'approval_required' | 'timeout' | 'aborted';
+
+export interface Observation {
+  readonly status: ObservationStatus;
+  readonly summary: string;
+  readonly items: readonly string[];
+  readonly evidence_refs: readonly string[];
+  readonly next_valid_actions: readonly string[];
+  readonly truncated?: { readonly originalChars: number; readonly keptChars: number };
+}
+
+/**
+ * Keeps the observation within `limitChars` of summary + items. Items are cut from the
+ * end; what was cut is recorded, never silently dropped.
+ */
+export function boundObservation(observation: Observation, limitChars: number): Observation {
+  const original = observation.summary.length + observation.items.reduce((n, i) => n + i.length, 0);
+  if (original <= limitChars) return observation;
+  let room = limitChars;
+  const summary = observation.summary.slice(0, room);
+  room -= summary.length;
+  const items: string[] = [];
+  for (const item of observation.items) {
+    if (room <= 0) break;
+    const kept = item.slice(0, room);
+    items.push(kept);
+    room -= kept.length;
+  }
+  const keptChars = limitChars - Math.max(room, 0);
+  return { ...observation, summary, items, truncated: { originalChars: original, keptChars } };
+}
+
+export function errorObservation(
+  status: Exclude<ObservationStatus, 'success'>,
+  summary: string,
+  nextValidActions: readonly string[] = [],
+): Observation {
+  return { status, summary, items: [], evidence_refs: [], next_valid_actions: nextValidActions };
+}

@@ -1,0 +1,247 @@
+// Issue 5 foundations, pure logic: the tool registry (the parent surface is the
+// allowlist, AH-TOOL-1/2), bounded observations, budgets naming the limit reached
+// (AH-LIFE-4), the fixed-policy mediator, and the scripted gateway (AH-USAGE-1).
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { ToolRegistry, type ToolContract } from '../../src/tools/contract.js';
+import { boundObservation, errorObservation } from '../../src/tools/observation.js';
+import { BudgetTracker, type Budgets } from '../../src/engine/budgets.js';
+import { FixedPolicyMediator } from '../../src/mediator/mediator.js';
+import {
+  ScriptedGateway,
+  ScriptExhaustedError,
+  loadScript,
+} from '../../src/model/scripted-gateway.js';
+import { ConfigError } from '../../src/errors.js';
+
+function tool(name: string, overrides: Partial<ToolContract> = {}): ToolContract {
+  return {
+    name,
+    purpose: `the ${name} tool`,
+    inputSchema: z.strictObject({ path: z.string() }),
+    outputSchema: z.string(),
+    riskClass: 'read-only',
+    sideEffectClass: 'none',
+    resourceScope: 'workspace',
+    permissionPolicy: 'allow',
+    timeoutMs: 1000,
+    resultSizeLimitChars: 1000,
+    retryPolicy: { idempotent: true, maxRetries: 1 },
+    auditPolicy: { recordInput: 'full', recordOutput: 'summary' },
+    ...overrides,
+  };
+}
+
+describe('ToolRegistry', () => {
+  const known = [
+    tool('read_file'),
+    tool('list_dir'),
+    tool('exec', { sideEffectClass: 'sandbox-contained' }),
+  ];
+
+  it('is exactly the allowlist, in a deterministic order with JSON schemas', () => {
+    const registry = new ToolRegistry(known, ['read_file', 'exec']);
+    expect(registry.names()).toEqual(['exec', 'read_file']);
+    expect(registry.get('list_dir')).toBeUndefined();
+    const defs = registry.modelDefinitions();
+    expect(defs.map((d) => d.name)).toEqual(['exec', 'read_file']);
+    expect(defs[1]?.input_schema).toMatchObject({
+      type: 'object',
+      properties: { path: { type: 'string' } },
+      required: ['path'],
+    });
+    expect(JSON.stringify(new ToolRegistry(known, ['exec', 'read_file']).modelDefinitions())).toBe(
+      JSON.stringify(defs),
+    );
+  });
+
+  it('refuses an unknown tool in the allowlist, and duplicate or malformed names', () => {
+    expect(() => new ToolRegistry(known, ['rm_rf'])).toThrow(/'rm_rf' is not a known tool/);
+    expect(() => new ToolRegistry([tool('a'), tool('a')], [])).toThrow(/defined twice/);
+    expect(() => new ToolRegistry([tool('Bad-Name')], [])).toThrow(/is not/);
+  });
+});
+
+describe('observations', () => {
+  it('pass through when within the limit', () => {
+    const o = {
+      status: 'success' as const,
+      summary: 'ok',
+      items: ['abc'],
+      evidence_refs: [],
+      next_valid_actions: [],
+    };
+    expect(boundObservation(o, 10)).toBe(o);
+  });
+
+  it('are cut to the limit with the truncation recorded', () => {
+    const o = {
+      status: 'success' as const,
+      summary: 'sum',
+      items: ['0123456789', 'abcdef'],
+      evidence_refs: ['outputs/t1'],
+      next_valid_actions: [],
+    };
+    const b = boundObservation(o, 8);
+    expect(b.summary).toBe('sum');
+    expect(b.items).toEqual(['01234']);
+    expect(b.truncated).toEqual({ originalChars: 19, keptChars: 8 });
+    expect(b.evidence_refs).toEqual(['outputs/t1']);
+  });
+
+  it('errors carry a status and no items', () => {
+    expect(errorObservation('denied', 'not allowed', ['list_dir'])).toEqual({
+      status: 'denied',
+      summary: 'not allowed',
+      items: [],
+      evidence_refs: [],
+      next_valid_actions: ['list_dir'],
+    });
+  });
+});
+
+const budgets: Budgets = {
+  maxModelTurns: 2,
+  maxToolCalls: 3,
+  maxParallelToolCalls: 2,
+  maxWallTimeSeconds: 60,
+  maxInputTokens: 1000,
+  maxOutputTokens: 500,
+  maxTotalCost: 1,
+  maxToolResultChars: 1000,
+  maxRetriesPerModelCall: 1,
+  maxRetriesPerToolCall: 1,
+};
+
+describe('BudgetTracker', () => {
+  it('names the model-turn budget when another turn would pass it', () => {
+    const t = new BudgetTracker(budgets, 0);
+    expect(t.beforeModelTurn(0)).toBeUndefined();
+    t.recordModelTurn({ inputTokens: 10 });
+    expect(t.beforeModelTurn(0)).toBeUndefined();
+    t.recordModelTurn({ inputTokens: 10 });
+    expect(t.beforeModelTurn(0)).toEqual({ budget: 'max_model_turns', limit: 2, used: 3 });
+  });
+
+  it('names tool-call, parallel and wall-time budgets', () => {
+    const t = new BudgetTracker(budgets, 0);
+    expect(t.beforeToolCalls(3, 0)).toEqual({
+      budget: 'max_parallel_tool_calls',
+      limit: 2,
+      used: 3,
+    });
+    expect(t.beforeToolCalls(2, 0)).toBeUndefined();
+    t.recordToolCalls(2);
+    expect(t.beforeToolCalls(2, 0)).toEqual({ budget: 'max_tool_calls', limit: 3, used: 4 });
+    expect(t.beforeToolCalls(1, 61_000)).toEqual({
+      budget: 'max_wall_time_seconds',
+      limit: 60,
+      used: 61,
+    });
+  });
+
+  it('names token and cost budgets from reported usage; absent counters charge nothing', () => {
+    const t = new BudgetTracker(budgets, 0);
+    expect(t.recordModelTurn({})).toBeUndefined();
+    expect(t.recordModelTurn({ outputTokens: 501 })).toEqual({
+      budget: 'max_output_tokens',
+      limit: 500,
+      used: 501,
+    });
+    const c = new BudgetTracker(budgets, 0);
+    expect(c.recordModelTurn({ cost: 1.5 })).toEqual({
+      budget: 'max_total_cost',
+      limit: 1,
+      used: 1.5,
+    });
+    const full = new BudgetTracker(budgets, 0);
+    full.recordModelTurn({ inputTokens: 1000 });
+    expect(full.beforeModelTurn(0)).toEqual({
+      budget: 'max_input_tokens',
+      limit: 1000,
+      used: 1000,
+    });
+  });
+});
+
+describe('FixedPolicyMediator', () => {
+  const m = new FixedPolicyMediator();
+  it('allows read-only and sandbox-contained tools, recording the rule', () => {
+    expect(m.decide(tool('read_file'))).toMatchObject({
+      decision: 'allow',
+      rule: 'fixed:side_effect_class=none',
+    });
+    expect(m.decide(tool('exec', { sideEffectClass: 'sandbox-contained' }))).toMatchObject({
+      decision: 'allow',
+    });
+  });
+  it('denies external side effects and tools whose contract denies them', () => {
+    expect(m.decide(tool('post', { sideEffectClass: 'external' }))).toMatchObject({
+      decision: 'deny',
+      rule: 'fixed:side_effect_class=external',
+    });
+    expect(m.decide(tool('x', { permissionPolicy: 'deny' }))).toMatchObject({
+      decision: 'deny',
+      rule: 'tool.permission_policy=deny',
+    });
+  });
+});
+
+describe('ScriptedGateway', () => {
+  const request = { system: 's', messages: [], tools: [], maxOutputTokens: 100 };
+
+  it('replays turns in order with stable tool-use ids, usage exactly as scripted', async () => {
+    const gw = new ScriptedGateway(
+      {
+        model: 'scripted-test',
+        turns: [
+          {
+            text: 'looking',
+            tool_calls: [{ name: 'read_file', input: { path: 'a' } }],
+            usage: { input_tokens: 12 },
+          },
+          { tool_calls: [] },
+        ],
+      },
+      'inline',
+    );
+    const signal = new AbortController().signal;
+    const first = await gw.complete(request, signal);
+    expect(first).toEqual({
+      model: 'scripted-test',
+      content: [
+        { type: 'text', text: 'looking' },
+        { type: 'tool_use', id: 'toolu_scripted_0_0', name: 'read_file', input: { path: 'a' } },
+      ],
+      stopReason: 'tool_use',
+      usage: { input_tokens: 12 },
+    });
+    expect('output_tokens' in first.usage).toBe(false);
+    const second = await gw.complete(request, signal);
+    expect(second.stopReason).toBe('end_turn');
+    expect(second.usage).toEqual({});
+    await expect(gw.complete(request, signal)).rejects.toBeInstanceOf(ScriptExhaustedError);
+    expect(gw.route).toEqual({ provider: 'scripted', source: 'inline', credential: 'none' });
+  });
+
+  it('loads a script file and refuses a malformed one naming the field', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cfh-script-'));
+    try {
+      const good = path.join(dir, 'good.yaml');
+      writeFileSync(good, 'turns:\n  - text: done\n');
+      expect(loadScript(good)).toEqual({
+        model: 'scripted',
+        turns: [{ text: 'done', tool_calls: [] }],
+      });
+      const bad = path.join(dir, 'bad.yaml');
+      writeFileSync(bad, 'turns:\n  - txt: done\n');
+      expect(() => loadScript(bad)).toThrow(ConfigError);
+      expect(() => loadScript(bad)).toThrow(/turns\.0\.txt: unknown key/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
