@@ -11,6 +11,8 @@ import type {
   ContainerRuntime,
   CreatedContainer,
   EngineFacts,
+  ExecOptions,
+  ExecResult,
   ImageFacts,
   GuardSpec,
   LabelledObject,
@@ -514,6 +516,27 @@ class DockerGuard implements StartedGuard {
   }
 }
 
+/** Keeps the first `limit` bytes written to it and whether more came. */
+function boundedCollector(limit: number): {
+  sink: PassThrough;
+  bytes(): Buffer;
+  truncated(): boolean;
+} {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let seen = 0;
+  const sink = new PassThrough();
+  sink.on('data', (c: Buffer) => {
+    seen += c.length;
+    if (kept < limit) {
+      const part = c.subarray(0, limit - kept);
+      chunks.push(part);
+      kept += part.length;
+    }
+  });
+  return { sink, bytes: () => Buffer.concat(chunks), truncated: () => seen > kept };
+}
+
 interface DemuxModem {
   demuxStream(
     raw: NodeJS.ReadableStream,
@@ -616,6 +639,57 @@ class DockerStartedContainer implements StartedContainer {
       };
     } catch (error) {
       throw engineError(error, `wait ${this.name}`);
+    }
+  }
+
+  async exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
+    options.signal?.throwIfAborted();
+    try {
+      const exec = await this.#container.exec({
+        Cmd: [...argv],
+        AttachStdin: options.stdin !== undefined,
+        AttachStdout: true,
+        AttachStderr: true,
+      });
+      const stream = (await exec.start({
+        hijack: true,
+        stdin: options.stdin !== undefined,
+      })) as NodeJS.ReadWriteStream & {
+        destroy(): void;
+      };
+      const out = boundedCollector(options.maxOutputBytes);
+      const err = boundedCollector(options.maxOutputBytes);
+      (this.#container.modem as DemuxModem).demuxStream(stream, out.sink, err.sink);
+      const ended = new Promise<void>((resolve, reject) => {
+        stream.on('end', resolve);
+        stream.on('close', resolve);
+        stream.on('error', reject);
+      });
+      const onAbort = (): void => {
+        stream.destroy();
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        if (options.stdin !== undefined) {
+          stream.write(options.stdin);
+          stream.end();
+        }
+        await ended;
+      } finally {
+        options.signal?.removeEventListener('abort', onAbort);
+      }
+      options.signal?.throwIfAborted();
+      const info = (await exec.inspect()) as { ExitCode: number | null };
+      return {
+        exitCode: info.ExitCode ?? -1,
+        stdout: out.bytes(),
+        stderr: err.bytes(),
+        stdoutTruncated: out.truncated(),
+        stderrTruncated: err.truncated(),
+      };
+    } catch (error) {
+      if (options.signal?.aborted === true) throw options.signal.reason;
+      throw engineError(error, `exec in ${this.name}`);
     }
   }
 

@@ -42,8 +42,24 @@ export interface StartedContainer extends AsyncDisposable {
   /** Resolves when the container's process ends. */
   wait(signal?: AbortSignal): Promise<ContainerExit>;
   kill(signal?: string): Promise<void>;
+  /** Runs argv in the running container as its user; output bounded per stream. */
+  exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult>;
   /** Idempotent: removing a removed container is not an error. */
   remove(): Promise<void>;
+}
+
+export interface ExecOptions {
+  readonly stdin?: Buffer | undefined;
+  readonly maxOutputBytes: number;
+  readonly signal?: AbortSignal | undefined;
+}
+
+export interface ExecResult {
+  readonly exitCode: number;
+  readonly stdout: Buffer;
+  readonly stderr: Buffer;
+  readonly stdoutTruncated: boolean;
+  readonly stderrTruncated: boolean;
 }
 
 export interface CreatedContainer extends AsyncDisposable {

@@ -1,0 +1,178 @@
+// Issue 5 built-in tools, against the real engine: each runs inside the run's tool
+// container (same spec as any sandbox), so the kernel enforces the mounts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chown, cp, mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { readEnvironment } from '../../src/config/env.js';
+import { planSandboxRun } from '../../src/engine/run-plan.js';
+import { currentOwner } from '../../src/sandbox/owner.js';
+import { currentHostIdentity } from '../../src/sandbox/sandbox-user.js';
+import { DockerRuntime } from '../../src/substrate/docker-runtime.js';
+import { BUILTIN_TOOLS, type BuiltinTool } from '../../src/tools/builtins.js';
+import { ToolContainer } from '../../src/tools/tool-container.js';
+import { REPO_ROOT, containersOfRun, removeDir, tempDir } from './helpers.js';
+
+let scratch: string;
+let repo: string;
+let rw: ToolContainer;
+let ro: ToolContainer;
+let rwRunId: string;
+let roRunId: string;
+
+function toolNamed(name: string): BuiltinTool {
+  const tool = BUILTIN_TOOLS.find((t) => t.name === name);
+  if (tool === undefined) throw new Error(`no tool ${name}`);
+  return tool;
+}
+
+async function call(
+  container: ToolContainer,
+  name: string,
+  input: unknown,
+  options: { timeoutMs?: number; maxChars?: number } = {},
+) {
+  const tool = toolNamed(name);
+  const parsed: unknown = tool.inputSchema.parse(input);
+  const { argv, stdin } = tool.command(parsed, {
+    maxChars: options.maxChars ?? tool.resultSizeLimitChars,
+  });
+  const result = await container.run(argv, {
+    stdin,
+    timeoutMs: options.timeoutMs ?? tool.timeoutMs,
+    maxOutputBytes: 64 * 1024,
+  });
+  return tool.observe(result, parsed);
+}
+
+beforeAll(async () => {
+  scratch = await tempDir('tools');
+  repo = path.join(scratch, 'repo');
+  await cp(path.join(REPO_ROOT, 'examples', 'sample-repo'), repo, { recursive: true });
+  await mkdir(path.join(scratch, 'art'));
+  if (process.getuid?.() === 0) {
+    // As root, the sandbox runs as the workspace owner: give the copy one.
+    for (const f of ['', 'calc.py', 'test_calc.py']) await chown(path.join(repo, f), 4321, 4321);
+  }
+  const runtime = new DockerRuntime();
+  const env = { ...readEnvironment(), artifactRoot: path.join(scratch, 'art') };
+  const rwPlan = planSandboxRun(
+    { profile: 'untrusted-repo', workspace: repo, command: ['true'] },
+    env,
+    currentHostIdentity(),
+    currentOwner(),
+  );
+  const roPlan = planSandboxRun(
+    { profile: 'default', workspace: repo, command: ['true'] },
+    env,
+    currentHostIdentity(),
+    currentOwner(),
+  );
+  rwRunId = rwPlan.runId;
+  roRunId = roPlan.runId;
+  rw = await ToolContainer.start(runtime, rwPlan.spec);
+  ro = await ToolContainer.start(runtime, roPlan.spec);
+});
+
+afterAll(async () => {
+  await rw.remove();
+  await ro.remove();
+  expect(await containersOfRun(rwRunId)).toEqual([]);
+  expect(await containersOfRun(roRunId)).toEqual([]);
+  await removeDir(scratch);
+});
+
+describe('built-in tools in a tool container', () => {
+  it('read_file, list_dir and grep see the workspace', async () => {
+    expect(await call(ro, 'list_dir', { path: '.' })).toMatchObject({
+      status: 'success',
+      items: ['calc.py', 'test_calc.py'],
+    });
+    const read = await call(ro, 'read_file', { path: 'calc.py' });
+    expect(read.status).toBe('success');
+    expect(read.items[0]).toContain('def add(a, b):');
+    const grep = await call(ro, 'grep', { pattern: 'def mean', path: '.' });
+    expect(grep).toMatchObject({ status: 'success', items: ['./calc.py:8:def mean(values):'] });
+    expect(await call(ro, 'grep', { pattern: 'no_such_text_anywhere', path: '.' })).toMatchObject({
+      status: 'success',
+      items: [],
+    });
+  });
+
+  it('a write to the ro workspace is a typed error naming the read-only mount', async () => {
+    const obs = await call(ro, 'write_file', { path: 'x.txt', content: 'no' });
+    expect(obs.status).toBe('error');
+    expect(obs.summary).toMatch(/^EROFS: .*read-only mount/);
+  });
+
+  it('edit_file and exec change and re-run the repository in the rw workspace', async () => {
+    expect(
+      await call(rw, 'edit_file', {
+        path: 'calc.py',
+        old_string: 'return a + b',
+        new_string: 'return a - b',
+      }),
+    ).toMatchObject({ status: 'success' });
+    expect(await readFile(path.join(repo, 'calc.py'), 'utf8')).toContain('return a - b');
+    const failing = await call(rw, 'exec', {
+      command: ['python3', '-B', '-m', 'unittest', '-q', 'test_calc.CalcTest.test_add'],
+    });
+    expect(failing.status).toBe('error');
+    expect(failing.summary).toBe('exit 1');
+    expect(failing.items[1]).toContain('AssertionError');
+    await call(rw, 'edit_file', {
+      path: 'calc.py',
+      old_string: 'return a - b',
+      new_string: 'return a + b',
+    });
+    expect(
+      await call(rw, 'exec', {
+        command: ['python3', '-B', '-m', 'unittest', '-q', 'test_calc.CalcTest.test_add'],
+      }),
+    ).toMatchObject({ status: 'success', summary: 'exit 0' });
+    expect(await call(rw, 'write_file', { path: 'notes.txt', content: 'hello\n' })).toMatchObject({
+      status: 'success',
+      summary: 'wrote 6 bytes',
+    });
+    expect(await readFile(path.join(repo, 'notes.txt'), 'utf8')).toBe('hello\n');
+  });
+
+  it('edit_file refuses an ambiguous or absent old_string', async () => {
+    expect(
+      (await call(rw, 'edit_file', { path: 'calc.py', old_string: 'return', new_string: 'x' }))
+        .summary,
+    ).toMatch(/occurs 2 times/);
+    expect(
+      (await call(rw, 'edit_file', { path: 'calc.py', old_string: 'nowhere', new_string: 'x' }))
+        .summary,
+    ).toMatch(/occurs 0 times/);
+  });
+
+  it('a tool that runs too long is killed and reported as timeout', async () => {
+    const started = Date.now();
+    expect(await call(rw, 'exec', { command: ['sleep', '30'] }, { timeoutMs: 1000 })).toMatchObject(
+      { status: 'timeout' },
+    );
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it('read_file bounds a large file and says so', async () => {
+    await call(rw, 'exec', { command: ['python3', '-c', "open('big.txt','w').write('z'*100000)"] });
+    const obs = await call(rw, 'read_file', { path: 'big.txt' }, { maxChars: 1000 });
+    expect(obs.summary).toBe('file content (truncated)');
+    expect(obs.items[0]).toHaveLength(1000);
+  });
+
+  it('paths resolve inside the container: the host is not reachable through them', async () => {
+    const obs = await call(ro, 'read_file', { path: '/etc/hostname' });
+    // The container's own /etc, never the host's.
+    expect(obs.items[0]?.trim()).not.toBe((await readFile('/etc/hostname', 'utf8')).trim());
+    expect((await call(ro, 'read_file', { path: '/var/run/docker.sock' })).summary).toMatch(
+      /^ENOENT/,
+    );
+  });
+
+  it('invalid arguments never reach a container', () => {
+    expect(() => toolNamed('exec').inputSchema.parse({ command: 'rm -rf /' })).toThrow();
+    expect(() => toolNamed('read_file').inputSchema.parse({ path: 'a', extra: 1 })).toThrow();
+  });
+});
