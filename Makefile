@@ -27,6 +27,12 @@ image: build engine
 demo: image
 	@echo "== running the sample repository's tests in a sandbox (profile: default) =="
 	bin/cfh sandbox run --workspace examples/sample-repo -- python3 -B -m unittest -v
+	@echo "== a scripted agent run on a copy of it (profile: untrusted-repo) =="
+	@rm -rf .cache/demo-repo && mkdir -p .cache && cp -r examples/sample-repo .cache/demo-repo
+	@if [ "$$(id -u)" -eq 0 ]; then chown -R 65534:65534 .cache/demo-repo; fi
+	bin/cfh sandbox run --profile untrusted-repo --workspace .cache/demo-repo \
+	  --prompt "Run the calc tests and tell me whether calc works" --script examples/agent/fix-and-test.yaml
+	@echo "(evidence: bin/cfh runs list; bin/cfh runs show RUN_ID)"
 
 lint: deps
 	@npm run --silent lint

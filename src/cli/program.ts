@@ -68,7 +68,22 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       'where run directories go (default: $CFH_ARTIFACT_ROOT or ~/.local/state/cfh/runs)',
     )
     .option('--json', 'capture output and print one JSON result', false)
-    .argument('<command...>', 'the command and its arguments')
+    .option('--prompt <text>', 'agent run: the direct command to the model (instead of COMMAND)')
+    .option('--context <file>', 'agent run: context material (repeatable)', collect, [])
+    .option(
+      '--quote <file>',
+      'agent run: quoted or retrieved material, never instructions (repeatable)',
+      collect,
+      [],
+    )
+    .option('--script <file>', 'agent run: replay model turns from FILE (the scripted gateway)')
+    .addOption(
+      new Option('--provider <name>', 'agent run: model gateway').choices([
+        'scripted',
+        'anthropic',
+      ]),
+    )
+    .argument('[command...]', 'the command and its arguments')
     .passThroughOptions()
     .action(async (command: string[], o: Record<string, unknown>) => {
       setExit(
@@ -88,6 +103,11 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
             artifactRoot: o.artifactRoot as string | undefined,
             json: o.json === true,
             command,
+            prompt: o.prompt as string | undefined,
+            context: o.context as string[],
+            quote: o.quote as string[],
+            script: o.script as string | undefined,
+            provider: o.provider as string | undefined,
           },
           deps,
         ),

@@ -44,6 +44,20 @@ export const SeccompGrantsSchema = z.strictObject({
   allow: z.array(z.string().min(1)).default([]),
 });
 
+// Issue 5: hard limits of an agent run (AH-LIFE-4), overridable from the CLI.
+export const AgentBudgets = z.strictObject({
+  maxModelTurns: z.number().int().positive().default(20),
+  maxToolCalls: z.number().int().positive().default(50),
+  maxParallelToolCalls: z.number().int().positive().default(4),
+  maxWallTimeSeconds: z.number().positive().default(900),
+  maxInputTokens: z.number().int().positive().default(500_000),
+  maxOutputTokens: z.number().int().positive().default(50_000),
+  maxTotalCost: z.number().positive().optional(),
+  maxToolResultChars: z.number().int().positive().default(20_000),
+  maxRetriesPerModelCall: z.number().int().nonnegative().default(2),
+  maxRetriesPerToolCall: z.number().int().nonnegative().default(0),
+});
+
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment name');
 
 export const Profile = z.strictObject({
@@ -60,6 +74,9 @@ export const Profile = z.strictObject({
   limits: Limits,
   env: z.record(envName, z.string()),
   seccomp: SeccompGrantsSchema.default({ allow: [] }),
+  // Issue 5: the parent tool surface of an agent run is exactly this list (AH-TOOL-1).
+  tools: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/)).default(['read_file', 'list_dir', 'grep']),
+  budgets: AgentBudgets.default(AgentBudgets.parse({})),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -83,5 +100,7 @@ export const ProfileFile = z.strictObject({
   limits: Limits.partial().optional(),
   env: z.record(envName, z.string()).optional(),
   seccomp: SeccompGrantsSchema.partial().optional(),
+  tools: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/)).optional(),
+  budgets: AgentBudgets.partial().optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

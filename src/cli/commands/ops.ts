@@ -6,7 +6,7 @@ import { listRuns, showRun } from '../../evidence/runs-index.js';
 import { buildImage, type BuildMethod } from '../../image/build.js';
 import { loadRecipe } from '../../image/recipe.js';
 import type { CliDeps } from '../deps.js';
-import { reportFailure } from './sandbox-run.js';
+import { reportFailure } from '../report-failure.js';
 
 export function capabilitiesCommand(deps: CliDeps): number {
   deps.printer.json(describeCapabilities());

@@ -7,7 +7,7 @@ import { describeSpec } from '../../substrate/container-spec.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
-import { reportFailure } from './sandbox-run.js';
+import { reportFailure } from '../report-failure.js';
 
 export function profilesListCommand(args: { json: boolean }, deps: CliDeps): number {
   try {

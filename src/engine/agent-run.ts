@@ -1,0 +1,199 @@
+// One agent run, `cfh sandbox run --prompt` (issue 5): preflight, evidence, the run's tool
+// container (and egress, when the posture has network), the model/tool loop, and the
+// terminal record. Every container is removed before it returns (AH-LIFE-3).
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { CfhError, EngineError, errorMessage } from '../errors.js';
+import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
+import type { Logger } from '../log.js';
+import { FixedPolicyMediator } from '../mediator/mediator.js';
+import type { ModelGateway } from '../model/gateway.js';
+import type { OpenEgress } from '../sandbox/egress-sandbox.js';
+import type { OwnerIdentity } from '../sandbox/owner.js';
+import type { ContainerRuntime } from '../substrate/runtime.js';
+import { BUILTIN_TOOLS } from '../tools/builtins.js';
+import { ToolRegistry } from '../tools/contract.js';
+import { ToolContainer } from '../tools/tool-container.js';
+import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
+import { BudgetTracker } from './budgets.js';
+import { preflight } from './preflight.js';
+import { startRunEgress } from './run-egress.js';
+import type { RunPlan } from './run-plan.js';
+import { buildSnapshot } from './snapshot.js';
+import { cancelSignalOf, decideTerminal } from './terminal.js';
+
+export interface AgentRunDeps {
+  readonly runtime: ContainerRuntime;
+  readonly logger: Logger;
+  readonly owner: OwnerIdentity;
+  readonly gateway: ModelGateway;
+  readonly egressResolver?: string | undefined;
+}
+
+export interface AgentOutcome {
+  readonly runId: string;
+  readonly status: 'completed' | 'failed' | 'cancelled';
+  readonly exitCode: number;
+  readonly terminalReason: string;
+  readonly finalAnswer: string | null;
+  readonly artifactDir: string;
+  readonly usage: AgentLoopResult['usage'];
+  readonly toolCalls: AgentLoopResult['toolCalls'] | null;
+}
+
+function digest(text: string): string {
+  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+}
+
+export async function executeAgentRun(
+  plan: RunPlan,
+  slots: PromptSlots,
+  deps: AgentRunDeps,
+  signal: AbortSignal,
+): Promise<AgentOutcome> {
+  const log = deps.logger.child({ component: 'agent-run', runId: plan.runId });
+  const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
+  const facts = await preflight(deps.runtime, plan.spec, signal);
+  signal.throwIfAborted();
+  await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
+  await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
+  await dir.writeSnapshot({
+    ...buildSnapshot(plan, facts, deps.owner),
+    kind: 'agent',
+    // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
+    model: { adapter: deps.gateway.adapter, route: deps.gateway.route },
+    promptSlots: {
+      directCommand: { chars: slots.prompt.length, digest: digest(slots.prompt) },
+      context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
+      quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
+    },
+    tools: registry.modelDefinitions().map((t) => t.name),
+    budgets: plan.profile.budgets,
+    toolContainer: { lifetime: 'per-run', name: plan.spec.name.replace(/^cfh-/, 'cfh-tools-') },
+  });
+  await dir.events.append(
+    'run_created',
+    { kind: 'agent', profile: plan.profile.name, imageId: facts.image.id },
+    true,
+  );
+  const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
+
+  let egress: OpenEgress | undefined;
+  let starting: Promise<ToolContainer> | undefined;
+  let loop: AgentLoopResult | undefined;
+  let failure: CfhError | undefined;
+  let cancelled = false;
+  try {
+    if (plan.egress !== undefined)
+      egress = await startRunEgress(plan, plan.egress, deps, dir, log, signal);
+    // Per-run lifetime: created at the first tool call that passes validation and the
+    // mediator, reused, removed at the end. A run whose calls are all refused starts none.
+    const tools = (): Promise<ToolContainer> =>
+      (starting ??= ToolContainer.start(deps.runtime, plan.spec, signal).then(async (c) => {
+        await dir.events.append(
+          'tool_container_started',
+          { containerId: c.id, lifetime: 'per-run' },
+          true,
+        );
+        return c;
+      }));
+    const budgets = plan.profile.budgets;
+    loop = await runAgentLoop(
+      slots,
+      {
+        gateway: deps.gateway,
+        registry,
+        builtin: (name) => BUILTIN_TOOLS.find((t) => t.name === name),
+        mediator: new FixedPolicyMediator(),
+        budgets: new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost }),
+        runTool: async (tool, argv, stdin, s) =>
+          (await tools()).run(argv, {
+            stdin,
+            timeoutMs: tool.timeoutMs,
+            maxOutputBytes: tool.resultSizeLimitChars * 4,
+            signal: s,
+          }),
+        recorder: {
+          event: async (type, data, durable) => {
+            await dir.events.append(type, data, durable ?? false);
+          },
+          transcript: async (message) => {
+            await transcript.appendFile(`${JSON.stringify(message)}\n`);
+          },
+        },
+        maxOutputTokens: Math.min(8192, budgets.maxOutputTokens),
+      },
+      signal,
+    );
+  } catch (error) {
+    if (signal.aborted) cancelled = true;
+    else {
+      // AH-TOOL-6: operator detail stays here, in the evidence, never in the model channel.
+      failure =
+        error instanceof CfhError
+          ? error
+          : new EngineError('agent_run_failed', errorMessage(error), { cause: error });
+      log.error({ err: failure.message }, 'agent run failed');
+    }
+  }
+  // A start still in flight when the loop ended is waited for, so nothing is left behind.
+  const container = starting === undefined ? undefined : await starting.catch(() => undefined);
+  if (container !== undefined) {
+    await container.remove().catch((e: unknown) => {
+      log.error({ err: errorMessage(e) }, 'tool container removal failed; cfh reap will retry');
+    });
+    await dir.events.append('tool_container_removed', { containerId: container.id }, true);
+  }
+  if (egress !== undefined) {
+    await egress.close();
+    await dir.events.append('egress_closed', { network: egress.network.name }, true);
+  }
+  await transcript.sync();
+  await transcript.close();
+
+  const terminal = cancelled
+    ? decideTerminal({ kind: 'cancelled', signal: cancelSignalOf(signal) }, -1, false)
+    : failure !== undefined
+      ? { status: 'failed' as const, reason: `error:${failure.code}`, exitCode: failure.exitCode }
+      : loop?.status === 'completed'
+        ? { status: 'completed' as const, reason: loop.terminalReason, exitCode: 0 }
+        : { status: 'failed' as const, reason: loop?.terminalReason ?? 'unknown', exitCode: 1 };
+  if (cancelled) await dir.events.append('cancelled', { signal: cancelSignalOf(signal) }, true);
+  const finished = await dir.events.append(
+    'run_finished',
+    { status: terminal.status, terminalReason: terminal.reason, exitCode: terminal.exitCode },
+    true,
+  );
+  const outcome: AgentOutcome = {
+    runId: plan.runId,
+    status: terminal.status,
+    exitCode: terminal.exitCode,
+    terminalReason: terminal.reason,
+    finalAnswer: loop?.finalAnswer ?? null,
+    artifactDir: dir.dir,
+    usage: loop?.usage ?? [],
+    toolCalls: loop?.toolCalls ?? null,
+  };
+  await dir.writeReport({
+    schema: 'cfh.report/1',
+    kind: 'agent',
+    ...outcome,
+    // AH-USAGE-2: what the usage records cover.
+    usageCoverage: { scope: 'direct-run', attempts: outcome.usage.length, descendants: 'none' },
+    error:
+      failure === undefined
+        ? null
+        : { code: failure.code, boundary: failure.boundary, message: failure.message },
+    lastEvent: { seq: finished.seq, hash: finished.hash },
+  });
+  await dir.writeState({
+    runId: plan.runId,
+    state: terminal.status,
+    terminalReason: terminal.reason,
+    exitCode: terminal.exitCode,
+    updatedAt: new Date().toISOString(),
+    lastEvent: { seq: finished.seq, hash: finished.hash },
+  });
+  await dir.close();
+  return outcome;
+}

@@ -1,0 +1,267 @@
+// `cfh sandbox run --prompt` with the scripted gateway, end to end through real containers
+// (issue 5): tools run in the run's tool container, every call is answered and recorded,
+// budgets end the run naming the limit, SIGINT leaves nothing behind.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chown, cp, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  REPO_ROOT,
+  cfh,
+  containersOfRun,
+  onlyRunDir,
+  readEvents,
+  readJson,
+  removeDir,
+  runIdOf,
+  startCfh,
+  tempDir,
+  waitForEvent,
+} from './helpers.js';
+
+let scratch: string;
+let n = 0;
+
+beforeAll(async () => {
+  scratch = await tempDir('agent');
+});
+afterAll(async () => {
+  await removeDir(scratch);
+});
+
+/** A fresh copy of the sample repository the sandbox user may write (rw profile). */
+async function sampleRepo(): Promise<string> {
+  n += 1;
+  const repo = path.join(scratch, `repo-${n}`);
+  await cp(path.join(REPO_ROOT, 'examples', 'sample-repo'), repo, { recursive: true });
+  if (process.getuid?.() === 0) {
+    await chown(repo, 4321, 4321);
+    for (const f of await readdir(repo)) await chown(path.join(repo, f), 4321, 4321);
+  }
+  return repo;
+}
+
+async function script(name: string, body: string): Promise<string> {
+  const file = path.join(scratch, `${name}.yaml`);
+  await writeFile(file, body);
+  return file;
+}
+
+function agentArgs(repo: string, root: string, scriptFile: string, extra: string[] = []): string[] {
+  return [
+    'sandbox',
+    'run',
+    '--profile',
+    'untrusted-repo',
+    '--workspace',
+    repo,
+    '--artifact-root',
+    root,
+    '--prompt',
+    'fix the add function',
+    '--script',
+    scriptFile,
+    ...extra,
+  ];
+}
+
+describe('agent run (scripted gateway, real containers)', () => {
+  it('reads, edits and re-runs the repository, and answers', async () => {
+    const repo = await sampleRepo();
+    await writeFile(
+      path.join(repo, 'calc.py'),
+      (await readFile(path.join(repo, 'calc.py'), 'utf8')).replace('return a + b', 'return a - b'),
+    );
+    const file = await script(
+      'fix',
+      [
+        'model: scripted-test',
+        'turns:',
+        '  - tool_calls:',
+        '      - { name: exec, input: { command: [python3, -B, -m, unittest, -q, test_calc.CalcTest.test_add] } }',
+        '    usage: { input_tokens: 100, output_tokens: 10 }',
+        '  - tool_calls:',
+        "      - { name: edit_file, input: { path: calc.py, old_string: 'return a - b', new_string: 'return a + b' } }",
+        '  - tool_calls:',
+        '      - { name: exec, input: { command: [python3, -B, -m, unittest, -q, test_calc.CalcTest.test_add] } }',
+        '  - text: fixed calc.add',
+      ].join('\n'),
+    );
+    const root = path.join(scratch, 'art-fix');
+    const r = await cfh(agentArgs(repo, root, file, ['--json']));
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, any>;
+    expect(out).toMatchObject({
+      status: 'completed',
+      terminalReason: 'final_answer',
+      finalAnswer: 'fixed calc.add',
+      toolCalls: { total: 3 },
+    });
+    expect(await readFile(path.join(repo, 'calc.py'), 'utf8')).toContain('return a + b');
+    const dir = await onlyRunDir(root);
+    const events = await readEvents(dir);
+    const executed = events
+      .filter((e) => e.type === 'tool_executed')
+      .map((e) => [e.data.tool, e.data.status, e.data.exitCode]);
+    expect(executed).toEqual([
+      ['exec', 'error', 1],
+      ['edit_file', 'success', 0],
+      ['exec', 'success', 0],
+    ]);
+    expect(
+      events
+        .filter((e) => e.type === 'permission_decision')
+        .every((e) => e.data.decision === 'allow'),
+    ).toBe(true);
+    const transcript = (await readFile(path.join(dir, 'transcript.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { role: string });
+    expect(transcript.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+    expect(report.usage[0]).toEqual({
+      attemptId: 'turn-1',
+      adapter: 'scripted',
+      model: 'scripted-test',
+      usage: { input_tokens: 100, output_tokens: 10 },
+    });
+    expect(report.usage[1].usage).toEqual({});
+    const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
+    expect(snapshot.model).toEqual({
+      adapter: 'scripted',
+      route: { provider: 'scripted', source: file, credential: 'none' },
+    });
+    expect(snapshot.tools).toEqual([
+      'edit_file',
+      'exec',
+      'grep',
+      'list_dir',
+      'read_file',
+      'write_file',
+    ]);
+    expect(JSON.stringify(snapshot)).not.toContain('fix the add function');
+    expect(await containersOfRun(runIdOf(dir))).toEqual([]);
+  });
+
+  it('a tool outside the allowlist is denied as an observation and starts no container', async () => {
+    const repo = await sampleRepo();
+    const file = await script(
+      'outside',
+      'turns:\n  - tool_calls:\n      - { name: exec, input: { command: [id] } }\n  - text: could not\n',
+    );
+    const root = path.join(scratch, 'art-outside');
+    // The default profile's tools are read-only: exec is not on its surface.
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--workspace',
+      repo,
+      '--artifact-root',
+      root,
+      '--prompt',
+      'p',
+      '--script',
+      file,
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const events = await readEvents(await onlyRunDir(root));
+    expect(events.find((e) => e.type === 'tool_rejected')?.data).toMatchObject({
+      tool: 'exec',
+      reason: 'unknown_tool',
+    });
+    expect(events.map((e) => e.type)).not.toContain('tool_container_started');
+  });
+
+  it('a budget ends the run with exit 1, naming the budget', async () => {
+    const repo = await sampleRepo();
+    const profile = path.join(scratch, 'tight.yaml');
+    await writeFile(
+      profile,
+      'extends: untrusted-repo\nname: tight\nbudgets:\n  maxModelTurns: 1\n',
+    );
+    const file = await script(
+      'loop',
+      'turns:\n  - tool_calls:\n      - { name: list_dir, input: { path: . } }\n  - text: never reached\n',
+    );
+    const root = path.join(scratch, 'art-budget');
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--profile',
+      profile,
+      '--workspace',
+      repo,
+      '--artifact-root',
+      root,
+      '--prompt',
+      'p',
+      '--script',
+      file,
+    ]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain('budget_exceeded:max_model_turns');
+    const dir = await onlyRunDir(root);
+    expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({
+      state: 'failed',
+      terminalReason: 'budget_exceeded:max_model_turns',
+    });
+    expect(await containersOfRun(runIdOf(dir))).toEqual([]);
+  });
+
+  it('SIGINT mid-run cancels the tool, removes the container and records cancelled', async () => {
+    const repo = await sampleRepo();
+    const file = await script(
+      'slow',
+      'turns:\n  - tool_calls:\n      - { name: exec, input: { command: [sleep, "60"] } }\n  - text: never\n',
+    );
+    const root = path.join(scratch, 'art-sigint');
+    const child = startCfh(agentArgs(repo, root, file));
+    const dir = await waitForEvent(root, 'tool_container_started');
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({ state: 'cancelled' });
+    expect(await containersOfRun(runIdOf(dir))).toEqual([]);
+  });
+
+  it('refuses --prompt together with a command, and a missing script, with 125', async () => {
+    const repo = await sampleRepo();
+    const both = await cfh([
+      'sandbox',
+      'run',
+      '--workspace',
+      repo,
+      '--artifact-root',
+      path.join(scratch, 'x'),
+      '--prompt',
+      'p',
+      '--',
+      'true',
+    ]);
+    expect(both.exitCode).toBe(125);
+    const none = await cfh(
+      [
+        'sandbox',
+        'run',
+        '--workspace',
+        repo,
+        '--artifact-root',
+        path.join(scratch, 'x'),
+        '--prompt',
+        'p',
+      ],
+      { env: { ANTHROPIC_API_KEY: '' } },
+    );
+    expect(none.exitCode).toBe(125);
+    expect(none.stderr).toMatch(/--script/);
+  });
+});
