@@ -8,6 +8,10 @@ export interface CfhEnvironment {
   readonly logLevel: string;
   /** `host[:port]` of the DNS server the egress gateway asks; unset: the host's resolver. */
   readonly egressResolver: string | undefined;
+  /** Issue 5: the anthropic gateway's credential. Passed to the gateway only, never recorded. */
+  readonly anthropicApiKey: string | undefined;
+  readonly anthropicBaseUrl: string | undefined;
+  readonly model: string;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnvironment {
@@ -17,6 +21,9 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     dockerHost: nonEmpty(env.DOCKER_HOST),
     logLevel: nonEmpty(env.CFH_LOG_LEVEL) ?? 'warn',
     egressResolver: nonEmpty(env.CFH_EGRESS_RESOLVER),
+    anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
+    anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
+    model: nonEmpty(env.CFH_MODEL) ?? 'claude-sonnet-4-5',
   };
 }
 

@@ -28,6 +28,12 @@ export interface AgentRunDeps {
   readonly owner: OwnerIdentity;
   readonly gateway: ModelGateway;
   readonly egressResolver?: string | undefined;
+  /** Filled in here so the gateway's bounded retries become events (AH-LIFE-5). */
+  readonly retryHook?: RetryHook | undefined;
+}
+
+export interface RetryHook {
+  current?: (attempt: number, reason: string) => void;
 }
 
 export interface AgentOutcome {
@@ -77,6 +83,13 @@ export async function executeAgentRun(
     true,
   );
   const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
+  if (deps.retryHook !== undefined) {
+    deps.retryHook.current = (attempt, reason) => {
+      dir.events.append('model_retry', { attempt, reason }, true).catch((e: unknown) => {
+        log.error({ err: errorMessage(e) }, 'retry event not recorded');
+      });
+    };
+  }
 
   let egress: OpenEgress | undefined;
   let starting: Promise<ToolContainer> | undefined;

@@ -265,3 +265,72 @@ describe('agent run (scripted gateway, real containers)', () => {
     expect(none.stderr).toMatch(/--script/);
   });
 });
+
+describe('agent run through the anthropic gateway (a Messages API server on loopback)', () => {
+  it('runs tools and answers; the key never reaches the evidence; retries are events', async () => {
+    const { startMessagesApiServer, okText, okToolUse, failWith } =
+      await import('../fixtures/messages-api-server.js');
+    const server = await startMessagesApiServer();
+    try {
+      server.enqueue(
+        failWith(529),
+        okToolUse([{ id: 'toolu_1', name: 'list_dir', input: { path: '.' } }], {
+          usage: { input_tokens: 50, output_tokens: 7 },
+        }),
+        okText('two files'),
+      );
+      const repo = await sampleRepo();
+      const root = path.join(scratch, 'art-anthropic');
+      const key = 'sk-test-key-never-recorded-7f3a';
+      const r = await cfh(
+        [
+          'sandbox',
+          'run',
+          '--workspace',
+          repo,
+          '--artifact-root',
+          root,
+          '--prompt',
+          'list the files',
+        ],
+        {
+          env: {
+            ANTHROPIC_API_KEY: key,
+            ANTHROPIC_BASE_URL: server.baseURL,
+            CFH_MODEL: 'claude-test',
+          },
+        },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe('two files');
+      const dir = await onlyRunDir(root);
+      for (const f of await readdir(dir)) {
+        if (f === 'outputs') continue;
+        expect(await readFile(path.join(dir, f), 'utf8'), f).not.toContain(key);
+      }
+      const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
+      expect(snapshot.model).toMatchObject({
+        adapter: 'anthropic',
+        route: { provider: 'anthropic', model: 'claude-test', credential: 'env:ANTHROPIC_API_KEY' },
+      });
+      const events = await readEvents(dir);
+      expect(events.filter((e) => e.type === 'model_retry')).toHaveLength(1);
+      expect(events.find((e) => e.type === 'tool_executed')?.data).toMatchObject({
+        tool: 'list_dir',
+        status: 'success',
+      });
+      const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+      // Counters as the server reported them on the stream (the fixture reports its own input count).
+      expect(report.usage[0].usage).toMatchObject({
+        output_tokens: 7,
+        input_tokens: expect.any(Number),
+      });
+      // The model saw the read-only surface, in name order.
+      expect(
+        (server.requests.at(-1)?.body as { tools: { name: string }[] }).tools.map((t) => t.name),
+      ).toEqual(['grep', 'list_dir', 'read_file']);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -36,7 +36,15 @@ function dir(): string {
 }
 
 function env(artifactRoot = art): CfhEnvironment {
-  return { artifactRoot, dockerHost: undefined, logLevel: 'warn', egressResolver: undefined };
+  return {
+    artifactRoot,
+    dockerHost: undefined,
+    logLevel: 'warn',
+    egressResolver: undefined,
+    anthropicApiKey: undefined,
+    anthropicBaseUrl: undefined,
+    model: 'm',
+  };
 }
 
 function plan(options: Partial<SandboxRunOptions> = {}, host: HostIdentity = USER) {

@@ -7,6 +7,9 @@ import { executeAgentRun } from '../../engine/agent-run.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
+import { AnthropicGateway } from '../../model/anthropic-gateway.js';
+import type { CfhEnvironment } from '../../config/env.js';
+import type { RetryHook } from '../../engine/agent-run.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
@@ -25,8 +28,39 @@ function readSlot(flag: string, file: string): string {
   }
 }
 
-function chooseGateway(args: SandboxRunArgs): ModelGateway {
-  const provider = args.provider ?? (args.script !== undefined ? 'scripted' : undefined);
+function chooseGateway(
+  args: SandboxRunArgs,
+  env: CfhEnvironment,
+  retries: number,
+  retryHook: RetryHook,
+): ModelGateway {
+  const provider =
+    args.provider ??
+    (args.script !== undefined
+      ? 'scripted'
+      : env.anthropicApiKey !== undefined
+        ? 'anthropic'
+        : undefined);
+  if (provider === 'anthropic') {
+    if (env.anthropicApiKey === undefined) {
+      throw new ConfigError(
+        'credential_missing',
+        '--provider anthropic: ANTHROPIC_API_KEY is not set',
+        { field: 'provider', value: 'anthropic' },
+      );
+    }
+    return new AnthropicGateway({
+      apiKey: env.anthropicApiKey,
+      baseURL: env.anthropicBaseUrl,
+      model: env.model,
+      maxRetries: retries,
+      timeoutMs: 120_000,
+      keySource: 'env:ANTHROPIC_API_KEY',
+      onRetry: (attempt, reason) => {
+        retryHook.current?.(attempt, reason);
+      },
+    });
+  }
   if (provider === 'scripted') {
     if (args.script === undefined) {
       throw new ConfigError(
@@ -39,7 +73,7 @@ function chooseGateway(args: SandboxRunArgs): ModelGateway {
   }
   throw new ConfigError(
     'provider_unavailable',
-    `--provider: ${provider ?? '(none)'}: this build runs agent runs with the scripted gateway only; give --script FILE`,
+    'no model gateway: give --script FILE (scripted) or set ANTHROPIC_API_KEY (anthropic)',
     { field: 'provider', value: provider ?? '' },
   );
 }
@@ -58,13 +92,19 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
       context: (args.context ?? []).map((f) => readSlot('--context', f)),
       quoted: (args.quote ?? []).map((f) => readSlot('--quote', f)),
     };
-    const gateway = chooseGateway(args);
     const owner = currentOwner();
     const plan = planSandboxRun(
       { ...args, command: ['sleep', 'infinity'] },
       deps.env,
       currentHostIdentity(),
       owner,
+    );
+    const retryHook: RetryHook = {};
+    const gateway = chooseGateway(
+      args,
+      deps.env,
+      plan.profile.budgets.maxRetriesPerModelCall,
+      retryHook,
     );
     const outcome = await executeAgentRun(
       plan,
@@ -75,6 +115,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         owner,
         gateway,
         egressResolver: deps.env.egressResolver,
+        retryHook,
       },
       deps.signal,
     );
