@@ -2,6 +2,7 @@
 // Advertised capability is not dependency health; `cfh doctor` checks that (AH-CAP-4).
 import { listBuiltinProfiles } from '../config/profile-loader.js';
 import { CFH_VERSION } from '../version.js';
+import { BUILTIN_TOOLS } from '../tools/builtins.js';
 
 export function describeCapabilities(): Record<string, unknown> {
   return {
@@ -18,11 +19,33 @@ export function describeCapabilities(): Record<string, unknown> {
       'runs list',
       'runs show',
     ],
-    parentTools: [],
+    // The tools a profile may allow (its `tools` list is the run's actual surface).
+    parentTools: BUILTIN_TOOLS.map((t) => ({
+      name: t.name,
+      riskClass: t.riskClass,
+      sideEffectClass: t.sideEffectClass,
+    })),
     childProfiles: [],
     nativeModelTools: [],
     hostTools: [],
-    modelGateways: [],
+    modelGateways: ['scripted', 'anthropic'],
+    agentRun: {
+      promptSlots: ['--prompt', '--context', '--quote'],
+      budgets: [
+        'maxModelTurns',
+        'maxToolCalls',
+        'maxParallelToolCalls',
+        'maxWallTimeSeconds',
+        'maxInputTokens',
+        'maxOutputTokens',
+        'maxTotalCost',
+        'maxToolResultChars',
+        'maxRetriesPerModelCall',
+        'maxRetriesPerToolCall',
+      ],
+      toolContainerLifetimes: ['per-run'],
+      costEstimates: false,
+    },
     profiles: listBuiltinProfiles(),
     sandbox: {
       runtimes: ['runc', 'runsc'],

@@ -11,7 +11,15 @@ describe('operator commands', () => {
     expect(r.exitCode).toBe(0);
     const caps = JSON.parse(r.stdout) as Record<string, any>;
     expect(caps.schema).toBe('cfh.capabilities/1');
-    expect(caps.parentTools).toEqual([]);
+    expect((caps.parentTools as { name: string }[]).map((t) => t.name)).toEqual([
+      'exec',
+      'read_file',
+      'write_file',
+      'edit_file',
+      'list_dir',
+      'grep',
+    ]);
+    expect(caps.hostTools).toEqual([]);
     expect(caps.childProfiles).toEqual([]);
     expect(caps.sandbox.networkModes.supported).toEqual(['disabled', 'allowlist', 'open']);
     expect(caps.profiles).toEqual(expect.arrayContaining(['default', 'untrusted-repo']));
