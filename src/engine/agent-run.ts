@@ -16,6 +16,7 @@ import { ToolRegistry } from '../tools/contract.js';
 import { ToolContainer } from '../tools/tool-container.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
 import { BudgetTracker } from './budgets.js';
+import { estimateRun, loadRateCard } from '../model/cost.js';
 import { preflight } from './preflight.js';
 import { startRunEgress } from './run-egress.js';
 import type { RunPlan } from './run-plan.js';
@@ -193,6 +194,9 @@ export async function executeAgentRun(
     ...outcome,
     // AH-USAGE-2: what the usage records cover.
     usageCoverage: { scope: 'direct-run', attempts: outcome.usage.length, descendants: 'none' },
+    // AH-USAGE-4: the harness's estimate, never presented as a charge; the provider reports none here.
+    costEstimate: estimateRun(loadRateCard(), outcome.usage),
+    providerReportedCost: null,
     error:
       failure === undefined
         ? null

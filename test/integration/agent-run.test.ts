@@ -134,6 +134,17 @@ describe('agent run (scripted gateway, real containers)', () => {
       usage: { input_tokens: 100, output_tokens: 10 },
     });
     expect(report.usage[1].usage).toEqual({});
+    // A scripted model has no price: per-attempt omissions and no total, never a zero.
+    expect(report.costEstimate).toMatchObject({
+      kind: 'harness-estimate',
+      currency: 'USD',
+      totalOmitted: 'incomplete_coverage',
+    });
+    expect(report.costEstimate.perAttempt[0]).toEqual({
+      attemptId: 'turn-1',
+      omitted: 'unsupported_pricing',
+    });
+    expect(report.providerReportedCost).toBeNull();
     const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
     expect(snapshot.model).toEqual({
       adapter: 'scripted',

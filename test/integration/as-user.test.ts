@@ -23,7 +23,15 @@ async function readableMain(ids: { uid: number; gid: number }): Promise<string> 
   });
   if (probe.exitCode === 0) return CFH_MAIN;
   const copy = await tempDir('usercopy');
-  for (const part of ['dist', 'node_modules', 'profiles', 'images', 'seccomp', 'package.json']) {
+  for (const part of [
+    'dist',
+    'node_modules',
+    'profiles',
+    'images',
+    'seccomp',
+    'rate-cards',
+    'package.json',
+  ]) {
     await cp(path.join(REPO_ROOT, part), path.join(copy, part), {
       recursive: true,
       verbatimSymlinks: true,

@@ -1,0 +1,100 @@
+// Harness-estimated cost (AH-USAGE-4/5): from a versioned rate card in the repository,
+// currency and source named, kept apart from any provider-reported cost. An attempt whose
+// counters or model the card cannot price gets no estimate and a typed reason; the total
+// is omitted when any attempt lacks one.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { PACKAGE_ROOT } from '../paths.js';
+import type { ReportedUsage } from './gateway.js';
+
+const Rates = z.strictObject({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  cacheRead: z.number().nonnegative(),
+  cacheWrite: z.number().nonnegative(),
+});
+
+export const RateCard = z.strictObject({
+  schema: z.literal('cfh.rate-card/1'),
+  version: z.string().min(1),
+  currency: z.string().min(3),
+  unit: z.literal('per million tokens'),
+  source: z.string().min(1),
+  models: z.record(z.string(), Rates),
+});
+export type RateCard = z.infer<typeof RateCard>;
+
+export const RATE_CARD_FILE = 'rate-cards/anthropic.json';
+
+export function loadRateCard(file = path.join(PACKAGE_ROOT, RATE_CARD_FILE)): RateCard {
+  return RateCard.parse(JSON.parse(readFileSync(file, 'utf8')));
+}
+
+export type NoEstimateReason =
+  'unsupported_pricing' | 'missing_provider_detail' | 'invalid_counters';
+
+export type AttemptEstimate =
+  | { readonly attemptId: string; readonly estimated: number }
+  | { readonly attemptId: string; readonly omitted: NoEstimateReason };
+
+export interface CostEstimate {
+  readonly kind: 'harness-estimate';
+  readonly currency: string;
+  readonly rateCard: { readonly file: string; readonly version: string; readonly source: string };
+  readonly perAttempt: readonly AttemptEstimate[];
+  readonly total?: number;
+  readonly totalOmitted?: 'incomplete_coverage' | 'no_attempts';
+}
+
+export function estimateAttempt(
+  card: RateCard,
+  attemptId: string,
+  model: string,
+  usage: ReportedUsage,
+): AttemptEstimate {
+  const rates = card.models[model];
+  if (rates === undefined) return { attemptId, omitted: 'unsupported_pricing' };
+  // Input and output must be reported; cache counters count when reported. The provider
+  // documents cache tokens as separate from input_tokens, so they are priced separately.
+  if (usage.input_tokens === undefined || usage.output_tokens === undefined) {
+    return { attemptId, omitted: 'missing_provider_detail' };
+  }
+  const counters = [
+    usage.input_tokens,
+    usage.output_tokens,
+    usage.cache_read_input_tokens ?? 0,
+    usage.cache_creation_input_tokens ?? 0,
+  ];
+  if (counters.some((c) => !Number.isFinite(c) || c < 0))
+    return { attemptId, omitted: 'invalid_counters' };
+  const perToken = (rate: number): number => rate / 1_000_000;
+  const estimated =
+    usage.input_tokens * perToken(rates.input) +
+    usage.output_tokens * perToken(rates.output) +
+    (usage.cache_read_input_tokens ?? 0) * perToken(rates.cacheRead) +
+    (usage.cache_creation_input_tokens ?? 0) * perToken(rates.cacheWrite);
+  return { attemptId, estimated: Math.round(estimated * 1e8) / 1e8 };
+}
+
+export function estimateRun(
+  card: RateCard,
+  attempts: readonly {
+    readonly attemptId: string;
+    readonly model: string;
+    readonly usage: ReportedUsage;
+  }[],
+): CostEstimate {
+  const perAttempt = attempts.map((a) => estimateAttempt(card, a.attemptId, a.model, a.usage));
+  const base = {
+    kind: 'harness-estimate' as const,
+    currency: card.currency,
+    rateCard: { file: RATE_CARD_FILE, version: card.version, source: card.source },
+    perAttempt,
+  };
+  if (perAttempt.length === 0) return { ...base, totalOmitted: 'no_attempts' };
+  if (perAttempt.some((a) => 'omitted' in a))
+    return { ...base, totalOmitted: 'incomplete_coverage' };
+  const total = perAttempt.reduce((sum, a) => sum + ('estimated' in a ? a.estimated : 0), 0);
+  return { ...base, total: Math.round(total * 1e8) / 1e8 };
+}

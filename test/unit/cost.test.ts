@@ -1,0 +1,59 @@
+// AH-USAGE-4/5: estimates from the repository's rate card, with typed omissions.
+import { describe, expect, it } from 'vitest';
+import { estimateAttempt, estimateRun, loadRateCard } from '../../src/model/cost.js';
+
+const card = loadRateCard();
+
+describe('cost estimates', () => {
+  it('loads the versioned rate card with its currency and source', () => {
+    expect(card.currency).toBe('USD');
+    expect(card.version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(card.source.length).toBeGreaterThan(10);
+  });
+
+  it('prices input, output and cache counters separately', () => {
+    const e = estimateAttempt(card, 't1', 'claude-sonnet-4-5', {
+      input_tokens: 1_000_000,
+      output_tokens: 100_000,
+      cache_read_input_tokens: 1_000_000,
+      cache_creation_input_tokens: 0,
+    });
+    expect(e).toEqual({ attemptId: 't1', estimated: 3 + 1.5 + 0.3 });
+  });
+
+  it('omits with a typed reason rather than guessing', () => {
+    expect(
+      estimateAttempt(card, 't', 'scripted-demo', { input_tokens: 1, output_tokens: 1 }),
+    ).toEqual({ attemptId: 't', omitted: 'unsupported_pricing' });
+    expect(estimateAttempt(card, 't', 'claude-sonnet-4-5', { input_tokens: 1 })).toEqual({
+      attemptId: 't',
+      omitted: 'missing_provider_detail',
+    });
+    expect(
+      estimateAttempt(card, 't', 'claude-sonnet-4-5', { input_tokens: -1, output_tokens: 1 }),
+    ).toEqual({ attemptId: 't', omitted: 'invalid_counters' });
+  });
+
+  it('totals only with full coverage', () => {
+    const full = estimateRun(card, [
+      {
+        attemptId: 'a',
+        model: 'claude-haiku-4-5',
+        usage: { input_tokens: 1_000_000, output_tokens: 0 },
+      },
+      {
+        attemptId: 'b',
+        model: 'claude-haiku-4-5',
+        usage: { input_tokens: 0, output_tokens: 1_000_000 },
+      },
+    ]);
+    expect(full).toMatchObject({ kind: 'harness-estimate', currency: 'USD', total: 6 });
+    const partial = estimateRun(card, [
+      { attemptId: 'a', model: 'claude-haiku-4-5', usage: { input_tokens: 1, output_tokens: 1 } },
+      { attemptId: 'b', model: 'claude-haiku-4-5', usage: {} },
+    ]);
+    expect(partial.total).toBeUndefined();
+    expect(partial.totalOmitted).toBe('incomplete_coverage');
+    expect(estimateRun(card, []).totalOmitted).toBe('no_attempts');
+  });
+});
