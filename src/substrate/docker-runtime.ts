@@ -444,29 +444,15 @@ class DockerGuard implements StartedGuard {
     command: readonly string[],
     signal?: AbortSignal,
   ): Promise<{ exitCode: number; output: string }> {
-    signal?.throwIfAborted();
-    try {
-      const exec = await this.#container.exec({
-        Cmd: [...command],
-        AttachStdout: true,
-        AttachStderr: true,
-        User: '0:0',
-      });
-      const stream = await exec.start({ hijack: true, stdin: false });
-      const chunks: Buffer[] = [];
-      const sink = new PassThrough();
-      sink.on('data', (c: Buffer) => chunks.push(c));
-      (this.#container.modem as DemuxModem).demuxStream(stream, sink, sink);
-      await new Promise<void>((resolve, reject) => {
-        stream.on('end', resolve);
-        stream.on('close', resolve);
-        stream.on('error', reject);
-      });
-      const info = (await exec.inspect()) as { ExitCode: number | null };
-      return { exitCode: info.ExitCode ?? -1, output: Buffer.concat(chunks).toString('utf8') };
-    } catch (error) {
-      throw engineError(error, 'exec in guard');
-    }
+    const r = await execIn(this.#container, 'guard', command, {
+      maxOutputBytes: 1024 * 1024,
+      signal,
+      user: '0:0',
+    });
+    return {
+      exitCode: r.exitCode,
+      output: `${r.stdout.toString('utf8')}${r.stderr.toString('utf8')}`,
+    };
   }
 
   async attachExec(
@@ -513,6 +499,64 @@ class DockerGuard implements StartedGuard {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.remove();
+  }
+}
+
+/** Runs argv in a running container; output bounded per stream; stdin optional. */
+async function execIn(
+  container: Docker.Container,
+  name: string,
+  argv: readonly string[],
+  options: ExecOptions & { readonly user?: string },
+): Promise<ExecResult> {
+  options.signal?.throwIfAborted();
+  try {
+    const exec = await container.exec({
+      Cmd: [...argv],
+      AttachStdin: options.stdin !== undefined,
+      AttachStdout: true,
+      AttachStderr: true,
+      ...(options.user === undefined ? {} : { User: options.user }),
+    });
+    const stream = (await exec.start({
+      hijack: true,
+      stdin: options.stdin !== undefined,
+    })) as NodeJS.ReadWriteStream & {
+      destroy(): void;
+    };
+    const out = boundedCollector(options.maxOutputBytes);
+    const err = boundedCollector(options.maxOutputBytes);
+    (container.modem as DemuxModem).demuxStream(stream, out.sink, err.sink);
+    const ended = new Promise<void>((resolve, reject) => {
+      stream.on('end', resolve);
+      stream.on('close', resolve);
+      stream.on('error', reject);
+    });
+    const onAbort = (): void => {
+      stream.destroy();
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (options.stdin !== undefined) {
+        stream.write(options.stdin);
+        stream.end();
+      }
+      await ended;
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+    options.signal?.throwIfAborted();
+    const info = (await exec.inspect()) as { ExitCode: number | null };
+    return {
+      exitCode: info.ExitCode ?? -1,
+      stdout: out.bytes(),
+      stderr: err.bytes(),
+      stdoutTruncated: out.truncated(),
+      stderrTruncated: err.truncated(),
+    };
+  } catch (error) {
+    if (options.signal?.aborted === true) throw options.signal.reason;
+    throw engineError(error, `exec in ${name}`);
   }
 }
 
@@ -642,55 +686,8 @@ class DockerStartedContainer implements StartedContainer {
     }
   }
 
-  async exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
-    options.signal?.throwIfAborted();
-    try {
-      const exec = await this.#container.exec({
-        Cmd: [...argv],
-        AttachStdin: options.stdin !== undefined,
-        AttachStdout: true,
-        AttachStderr: true,
-      });
-      const stream = (await exec.start({
-        hijack: true,
-        stdin: options.stdin !== undefined,
-      })) as NodeJS.ReadWriteStream & {
-        destroy(): void;
-      };
-      const out = boundedCollector(options.maxOutputBytes);
-      const err = boundedCollector(options.maxOutputBytes);
-      (this.#container.modem as DemuxModem).demuxStream(stream, out.sink, err.sink);
-      const ended = new Promise<void>((resolve, reject) => {
-        stream.on('end', resolve);
-        stream.on('close', resolve);
-        stream.on('error', reject);
-      });
-      const onAbort = (): void => {
-        stream.destroy();
-      };
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        if (options.stdin !== undefined) {
-          stream.write(options.stdin);
-          stream.end();
-        }
-        await ended;
-      } finally {
-        options.signal?.removeEventListener('abort', onAbort);
-      }
-      options.signal?.throwIfAborted();
-      const info = (await exec.inspect()) as { ExitCode: number | null };
-      return {
-        exitCode: info.ExitCode ?? -1,
-        stdout: out.bytes(),
-        stderr: err.bytes(),
-        stdoutTruncated: out.truncated(),
-        stderrTruncated: err.truncated(),
-      };
-    } catch (error) {
-      if (options.signal?.aborted === true) throw options.signal.reason;
-      throw engineError(error, `exec in ${this.name}`);
-    }
+  exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
+    return execIn(this.#container, this.name, argv, options);
   }
 
   async kill(signal = 'SIGKILL'): Promise<void> {
