@@ -29,7 +29,11 @@ beforeAll(async () => {
   if (address !== null && typeof address === 'object') port = address.port;
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
   await removeDir(scratch);
 });
 
