@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { CFH_VERSION } from '../version.js';
 import type { CliDeps } from './deps.js';
+import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { sandboxRunCommand } from './commands/sandbox-run.js';
 import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
 import {
@@ -13,6 +14,17 @@ import {
   runsListCommand,
   runsShowCommand,
 } from './commands/ops.js';
+
+/** The budget flags given, by budget field (commander camel-cases `--max-model-turns`). */
+function budgetOverrides(o: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const b of BUDGET_FLAGS) {
+    const key = b.flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    const value = o[key];
+    if (typeof value === 'string') out[b.field] = value;
+  }
+  return out;
+}
 
 export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Command {
   const program = new Command('cfh')
@@ -30,7 +42,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
 
   const collect = (value: string, prev: string[]): string[] => [...prev, value];
   const sandbox = program.command('sandbox').description('Run commands in hardened containers');
-  sandbox
+  const run = sandbox
     .command('run')
     .description('Run COMMAND in its own hardened container (write it after --)')
     .option('--profile <name|file>', 'built-in profile name or profile file', 'default')
@@ -83,6 +95,15 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
         'anthropic',
       ]),
     )
+    .addOption(
+      new Option(
+        '--tool-lifetime <lifetime>',
+        "agent run: tool containers (default: the profile's)",
+      ).choices(['per-run', 'per-call']),
+    )
+    .option('--tool-timeout <seconds>', "agent run: cap every tool's timeout");
+  for (const b of BUDGET_FLAGS) run.option(`--${b.flag} <n>`, `agent run budget: ${b.help}`);
+  run
     .argument('[command...]', 'the command and its arguments')
     .passThroughOptions()
     .action(async (command: string[], o: Record<string, unknown>) => {
@@ -108,6 +129,9 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
             quote: o.quote as string[],
             script: o.script as string | undefined,
             provider: o.provider as string | undefined,
+            toolLifetime: o.toolLifetime as string | undefined,
+            toolTimeout: o.toolTimeout as string | undefined,
+            budgets: budgetOverrides(o),
           },
           deps,
         ),

@@ -58,6 +58,9 @@ export const AgentBudgets = z.strictObject({
   maxRetriesPerToolCall: z.number().int().nonnegative().default(0),
 });
 
+export const ToolLifetime = z.enum(['per-run', 'per-call']);
+export type ToolLifetime = z.infer<typeof ToolLifetime>;
+
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment name');
 
 export const Profile = z.strictObject({
@@ -77,6 +80,15 @@ export const Profile = z.strictObject({
   // Issue 5: the parent tool surface of an agent run is exactly this list (AH-TOOL-1).
   tools: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/)).default(['read_file', 'list_dir', 'grep']),
   budgets: AgentBudgets.default(AgentBudgets.parse({})),
+  // Issue 5: the tool container lives for the whole run (created at first use, reused) or
+  // is created fresh for every call; either way it is removed before the run ends.
+  toolLifetime: ToolLifetime.default('per-run'),
+  // Caps every tool's own timeout (seconds); the lower of the two applies.
+  toolTimeoutSeconds: z
+    .number()
+    .positive()
+    .max(24 * 3600)
+    .optional(),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -102,5 +114,7 @@ export const ProfileFile = z.strictObject({
   seccomp: SeccompGrantsSchema.partial().optional(),
   tools: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/)).optional(),
   budgets: AgentBudgets.partial().optional(),
+  toolLifetime: ToolLifetime.optional(),
+  toolTimeoutSeconds: Profile.shape.toolTimeoutSeconds,
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

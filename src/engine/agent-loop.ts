@@ -4,13 +4,10 @@
 // to the model; engine and containment failures end the run and stay out of the model's
 // channel (AH-TOOL-6). Prompt slots keep their roles, and tool output reaches the model
 // marked as untrusted data (AH-INV-3).
-import type { BudgetExceeded, BudgetTracker } from './budgets.js';
-import type { Mediator } from '../mediator/mediator.js';
+import type { BudgetExceeded, TurnCost } from './budgets.js';
+import type { AttemptEstimate } from '../model/cost.js';
 import type { ContentBlock, ModelGateway, ModelMessage, ReportedUsage } from '../model/gateway.js';
-import type { BuiltinTool } from '../tools/builtins.js';
-import type { ToolRegistry } from '../tools/contract.js';
-import { boundObservation, errorObservation, type Observation } from '../tools/observation.js';
-import type { ToolExecution } from '../tools/tool-container.js';
+import { answerTurn, type ToolCallDeps, type ToolCallRecorder } from './tool-calls.js';
 
 export interface PromptSlots {
   /** The caller's direct command: the only slot that carries authority. */
@@ -20,25 +17,21 @@ export interface PromptSlots {
   readonly quoted?: readonly string[];
 }
 
-export interface LoopRecorder {
-  event(type: string, data: Record<string, unknown>, durable?: boolean): Promise<void>;
+export interface LoopRecorder extends ToolCallRecorder {
   transcript(message: ModelMessage): Promise<void>;
 }
 
-export interface AgentLoopDeps {
+export interface AgentLoopDeps extends ToolCallDeps {
   readonly gateway: ModelGateway;
-  readonly registry: ToolRegistry;
-  readonly builtin: (name: string) => BuiltinTool | undefined;
-  readonly mediator: Mediator;
-  readonly budgets: BudgetTracker;
-  readonly runTool: (
-    tool: BuiltinTool,
-    argv: string[],
-    stdin: Buffer | undefined,
-    signal: AbortSignal,
-  ) => Promise<ToolExecution>;
   readonly recorder: LoopRecorder;
   readonly maxOutputTokens: number;
+  /** Prices one model attempt from the rate card (AH-USAGE-4); charged to max_total_cost. */
+  readonly estimate?: (attemptId: string, model: string, usage: ReportedUsage) => AttemptEstimate;
+  /**
+   * Fires when max_wall_time_seconds runs out: in-flight model and tool work is aborted and
+   * the run ends naming the budget, not as a cancellation.
+   */
+  readonly deadline?: AbortSignal | undefined;
 }
 
 export interface UsageRecord {
@@ -82,25 +75,64 @@ export async function runAgentLoop(
   deps: AgentLoopDeps,
   signal: AbortSignal,
 ): Promise<AgentLoopResult> {
+  const state: LoopState = { usage: [], byStatus: {}, toolCalls: 0 };
+  const work = deps.deadline === undefined ? signal : AbortSignal.any([signal, deps.deadline]);
+  try {
+    return await loop(slots, deps, state, work);
+  } catch (error) {
+    // The deadline, not the caller, stopped the work: the run ends on its wall-time budget.
+    if (signal.aborted || deps.deadline?.aborted !== true) throw error;
+    const wall = deps.budgets.budgets.maxWallTimeSeconds;
+    return stopForBudget(deps, state, {
+      budget: 'max_wall_time_seconds',
+      limit: wall,
+      used: Math.max(wall, deps.budgets.elapsedSeconds()),
+    });
+  }
+}
+
+interface LoopState {
+  readonly usage: UsageRecord[];
+  readonly byStatus: Record<string, number>;
+  toolCalls: number;
+}
+
+function resultOf(
+  state: LoopState,
+  r: Omit<AgentLoopResult, 'usage' | 'toolCalls'>,
+): AgentLoopResult {
+  return {
+    ...r,
+    usage: state.usage,
+    toolCalls: { total: state.toolCalls, byStatus: state.byStatus },
+  };
+}
+
+async function stopForBudget(
+  deps: AgentLoopDeps,
+  state: LoopState,
+  budget: BudgetExceeded,
+): Promise<AgentLoopResult> {
+  await deps.recorder.event('budget_exceeded', { ...budget }, true);
+  return resultOf(state, {
+    status: 'failed',
+    terminalReason: `budget_exceeded:${budget.budget}`,
+    budget,
+  });
+}
+
+async function loop(
+  slots: PromptSlots,
+  deps: AgentLoopDeps,
+  state: LoopState,
+  signal: AbortSignal,
+): Promise<AgentLoopResult> {
   const messages: ModelMessage[] = [firstUserMessage(slots)];
   await deps.recorder.transcript(messages[0] as ModelMessage);
-  const usage: UsageRecord[] = [];
-  const byStatus: Record<string, number> = {};
-  let toolCalls = 0;
-  const result = (r: Omit<AgentLoopResult, 'usage' | 'toolCalls'>): AgentLoopResult => ({
-    ...r,
-    usage,
-    toolCalls: { total: toolCalls, byStatus },
-  });
-  const stopForBudget = async (budget: BudgetExceeded): Promise<AgentLoopResult> => {
-    await deps.recorder.event('budget_exceeded', { ...budget }, true);
-    return result({ status: 'failed', terminalReason: `budget_exceeded:${budget.budget}`, budget });
-  };
-
   for (let turn = 1; ; turn += 1) {
     signal.throwIfAborted();
     const before = deps.budgets.beforeModelTurn();
-    if (before) return stopForBudget(before);
+    if (before) return stopForBudget(deps, state, before);
     const attemptId = `turn-${turn}`;
     await deps.recorder.event('model_call_started', { attemptId, adapter: deps.gateway.adapter });
     const response = await deps.gateway.complete(
@@ -112,25 +144,28 @@ export async function runAgentLoop(
       },
       signal,
     );
-    usage.push({
-      attemptId,
-      adapter: deps.gateway.adapter,
-      model: response.model,
-      usage: response.usage,
-    });
+    const usage = { attemptId, adapter: deps.gateway.adapter, model: response.model };
+    state.usage.push({ ...usage, usage: response.usage });
+    const estimate = deps.estimate?.(attemptId, response.model, response.usage);
     await deps.recorder.event('model_call_completed', {
-      attemptId,
-      adapter: deps.gateway.adapter,
-      model: response.model,
+      ...usage,
       stopReason: response.stopReason,
       usage: response.usage,
+      ...(estimate === undefined ? {} : { costEstimate: estimate }),
     });
     const assistant: ModelMessage = { role: 'assistant', content: response.content };
     messages.push(assistant);
     await deps.recorder.transcript(assistant);
+    const cost: TurnCost =
+      estimate === undefined
+        ? undefined
+        : 'estimated' in estimate
+          ? estimate.estimated
+          : 'unpriced';
     const charged = deps.budgets.recordModelTurn({
       inputTokens: response.usage.input_tokens,
       outputTokens: response.usage.output_tokens,
+      cost,
     });
     const uses = response.content.filter(
       (b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
@@ -141,100 +176,26 @@ export async function runAgentLoop(
         .map((b) => b.text)
         .join('\n');
       await deps.recorder.event('final_answer_produced', { chars: finalAnswer.length }, true);
-      return result({ status: 'completed', terminalReason: 'final_answer', finalAnswer });
+      return resultOf(state, { status: 'completed', terminalReason: 'final_answer', finalAnswer });
     }
-    if (charged) return stopForBudget(charged);
+    if (charged) return stopForBudget(deps, state, charged);
     const beforeTools = deps.budgets.beforeToolCalls(uses.length);
-    if (beforeTools) return stopForBudget(beforeTools);
+    if (beforeTools) return stopForBudget(deps, state, beforeTools);
 
-    const results: ContentBlock[] = [];
-    // Executed and recorded in the order proposed: deterministic evidence.
-    for (const use of uses) {
-      const observation = await answerToolCall(use, deps, signal);
-      toolCalls += 1;
-      byStatus[observation.status] = (byStatus[observation.status] ?? 0) + 1;
-      results.push({
+    const answers = await answerTurn(uses, state.toolCalls + 1, deps, signal);
+    const results: ContentBlock[] = answers.map(({ use, observation }) => {
+      state.byStatus[observation.status] = (state.byStatus[observation.status] ?? 0) + 1;
+      return {
         type: 'tool_result',
         tool_use_id: use.id,
         is_error: observation.status !== 'success',
         content: `<untrusted-tool-output tool="${use.name}">\n${JSON.stringify(observation)}\n</untrusted-tool-output>`,
-      });
-    }
+      };
+    });
+    state.toolCalls += uses.length;
     deps.budgets.recordToolCalls(uses.length);
     const toolTurn: ModelMessage = { role: 'user', content: results };
     messages.push(toolTurn);
     await deps.recorder.transcript(toolTurn);
   }
-}
-
-async function answerToolCall(
-  use: { readonly id: string; readonly name: string; readonly input: unknown },
-  deps: AgentLoopDeps,
-  signal: AbortSignal,
-): Promise<Observation> {
-  await deps.recorder.event('tool_requested', {
-    toolUseId: use.id,
-    tool: use.name,
-    input: summarize(use.input),
-  });
-  const contract = deps.registry.get(use.name);
-  const tool = contract === undefined ? undefined : deps.builtin(use.name);
-  if (contract === undefined || tool === undefined) {
-    // Outside the parent surface: nothing widens it, no container starts (AH-TOOL-2).
-    await deps.recorder.event('tool_rejected', {
-      toolUseId: use.id,
-      tool: use.name,
-      reason: 'unknown_tool',
-    });
-    return errorObservation('error', `unknown tool '${use.name}'`, deps.registry.names());
-  }
-  const parsed = contract.inputSchema.safeParse(use.input);
-  if (!parsed.success) {
-    await deps.recorder.event('tool_rejected', {
-      toolUseId: use.id,
-      tool: use.name,
-      reason: 'invalid_arguments',
-    });
-    const issues = parsed.error.issues
-      .map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`)
-      .join('; ');
-    return errorObservation('error', `invalid arguments: ${issues}`, [use.name]);
-  }
-  const decision = deps.mediator.decide(contract, parsed.data);
-  await deps.recorder.event(
-    'permission_decision',
-    { toolUseId: use.id, tool: use.name, ...decision },
-    true,
-  );
-  if (decision.decision !== 'allow') {
-    await deps.recorder.event('tool_denied', {
-      toolUseId: use.id,
-      tool: use.name,
-      rule: decision.rule,
-    });
-    return errorObservation(
-      decision.decision === 'deny' ? 'denied' : 'approval_required',
-      decision.reason,
-    );
-  }
-  const limit = Math.min(contract.resultSizeLimitChars, deps.budgets.budgets.maxToolResultChars);
-  const { argv, stdin } = tool.command(parsed.data, { maxChars: limit });
-  // Engine and containment failures propagate: they end the run (AH-TOOL-6).
-  const execution = await deps.runTool(tool, argv, stdin, signal);
-  const observation = boundObservation(tool.observe(execution, parsed.data), limit);
-  await deps.recorder.event('tool_executed', {
-    toolUseId: use.id,
-    tool: use.name,
-    status: observation.status,
-    exitCode: execution.exitCode,
-    durationMs: execution.durationMs,
-    ...(observation.truncated === undefined ? {} : { truncated: observation.truncated }),
-  });
-  return observation;
-}
-
-/** A bounded input summary for the evidence (AH-TOOL-3). */
-function summarize(input: unknown): string {
-  const text = input === undefined ? 'undefined' : JSON.stringify(input);
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }

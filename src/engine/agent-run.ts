@@ -13,10 +13,11 @@ import type { OwnerIdentity } from '../sandbox/owner.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
-import { ToolContainer } from '../tools/tool-container.js';
+import { toolContainerName } from '../tools/tool-container.js';
+import { toolExecutor } from '../tools/tool-executor.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
 import { BudgetTracker } from './budgets.js';
-import { estimateRun, loadRateCard } from '../model/cost.js';
+import { estimateAttempt, estimateRun, loadRateCard } from '../model/cost.js';
 import { preflight } from './preflight.js';
 import { startRunEgress } from './run-egress.js';
 import type { RunPlan } from './run-plan.js';
@@ -76,7 +77,11 @@ export async function executeAgentRun(
     },
     tools: registry.modelDefinitions().map((t) => t.name),
     budgets: plan.profile.budgets,
-    toolContainer: { lifetime: 'per-run', name: plan.spec.name.replace(/^cfh-/, 'cfh-tools-') },
+    toolContainer: {
+      lifetime: plan.profile.toolLifetime,
+      name: toolContainerName(plan.spec),
+      timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
+    },
   });
   await dir.events.append(
     'run_created',
@@ -93,25 +98,33 @@ export async function executeAgentRun(
   }
 
   let egress: OpenEgress | undefined;
-  let starting: Promise<ToolContainer> | undefined;
   let loop: AgentLoopResult | undefined;
   let failure: CfhError | undefined;
   let cancelled = false;
+  const budgets = plan.profile.budgets;
+  const lifetime = plan.profile.toolLifetime;
+  const capMs =
+    plan.profile.toolTimeoutSeconds === undefined
+      ? Number.POSITIVE_INFINITY
+      : plan.profile.toolTimeoutSeconds * 1000;
+  const card = loadRateCard();
+  const tracker = new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost });
+  // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted.
+  const deadline = AbortSignal.timeout(budgets.maxWallTimeSeconds * 1000);
+  const executor = toolExecutor(lifetime, deps.runtime, plan.spec, {
+    started: async (containerId) => {
+      await dir.events.append('tool_container_started', { containerId, lifetime }, true);
+    },
+    removed: async (containerId) => {
+      await dir.events.append('tool_container_removed', { containerId, lifetime }, true);
+    },
+    removalFailed: (containerId, err) => {
+      log.error({ containerId, err }, 'tool container removal failed; cfh reap will retry');
+    },
+  });
   try {
     if (plan.egress !== undefined)
       egress = await startRunEgress(plan, plan.egress, deps, dir, log, signal);
-    // Per-run lifetime: created at the first tool call that passes validation and the
-    // mediator, reused, removed at the end. A run whose calls are all refused starts none.
-    const tools = (): Promise<ToolContainer> =>
-      (starting ??= ToolContainer.start(deps.runtime, plan.spec, signal).then(async (c) => {
-        await dir.events.append(
-          'tool_container_started',
-          { containerId: c.id, lifetime: 'per-run' },
-          true,
-        );
-        return c;
-      }));
-    const budgets = plan.profile.budgets;
     loop = await runAgentLoop(
       slots,
       {
@@ -119,11 +132,11 @@ export async function executeAgentRun(
         registry,
         builtin: (name) => BUILTIN_TOOLS.find((t) => t.name === name),
         mediator: new FixedPolicyMediator(),
-        budgets: new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost }),
-        runTool: async (tool, argv, stdin, s) =>
-          (await tools()).run(argv, {
+        budgets: tracker,
+        runTool: (tool, argv, stdin, s) =>
+          executor.run(argv, {
             stdin,
-            timeoutMs: tool.timeoutMs,
+            timeoutMs: Math.min(tool.timeoutMs, capMs),
             maxOutputBytes: tool.resultSizeLimitChars * 4,
             signal: s,
           }),
@@ -134,8 +147,11 @@ export async function executeAgentRun(
           transcript: async (message) => {
             await transcript.appendFile(`${JSON.stringify(message)}\n`);
           },
+          output: (name, data) => dir.writeOutput(name, data),
         },
         maxOutputTokens: Math.min(8192, budgets.maxOutputTokens),
+        estimate: (attemptId, model, usage) => estimateAttempt(card, attemptId, model, usage),
+        deadline,
       },
       signal,
     );
@@ -150,14 +166,8 @@ export async function executeAgentRun(
       log.error({ err: failure.message }, 'agent run failed');
     }
   }
-  // A start still in flight when the loop ended is waited for, so nothing is left behind.
-  const container = starting === undefined ? undefined : await starting.catch(() => undefined);
-  if (container !== undefined) {
-    await container.remove().catch((e: unknown) => {
-      log.error({ err: errorMessage(e) }, 'tool container removal failed; cfh reap will retry');
-    });
-    await dir.events.append('tool_container_removed', { containerId: container.id }, true);
-  }
+  // Starts and calls still in flight are waited for and removed: nothing is left behind.
+  await executor[Symbol.asyncDispose]();
   if (egress !== undefined) {
     await egress.close();
     await dir.events.append('egress_closed', { network: egress.network.name }, true);
@@ -173,11 +183,6 @@ export async function executeAgentRun(
         ? { status: 'completed' as const, reason: loop.terminalReason, exitCode: 0 }
         : { status: 'failed' as const, reason: loop?.terminalReason ?? 'unknown', exitCode: 1 };
   if (cancelled) await dir.events.append('cancelled', { signal: cancelSignalOf(signal) }, true);
-  const finished = await dir.events.append(
-    'run_finished',
-    { status: terminal.status, terminalReason: terminal.reason, exitCode: terminal.exitCode },
-    true,
-  );
   const outcome: AgentOutcome = {
     runId: plan.runId,
     status: terminal.status,
@@ -188,29 +193,23 @@ export async function executeAgentRun(
     usage: loop?.usage ?? [],
     toolCalls: loop?.toolCalls ?? null,
   };
-  await dir.writeReport({
-    schema: 'cfh.report/1',
+  await dir.finish(terminal, {
     kind: 'agent',
-    ...outcome,
+    finalAnswer: outcome.finalAnswer,
+    artifactDir: outcome.artifactDir,
+    usage: outcome.usage,
+    toolCalls: outcome.toolCalls,
+    ...(loop?.budget === undefined ? {} : { budget: loop.budget }),
+    toolLifetime: lifetime,
     // AH-USAGE-2: what the usage records cover.
     usageCoverage: { scope: 'direct-run', attempts: outcome.usage.length, descendants: 'none' },
     // AH-USAGE-4: the harness's estimate, never presented as a charge; the provider reports none here.
-    costEstimate: estimateRun(loadRateCard(), outcome.usage),
+    costEstimate: estimateRun(card, outcome.usage),
     providerReportedCost: null,
     error:
       failure === undefined
         ? null
         : { code: failure.code, boundary: failure.boundary, message: failure.message },
-    lastEvent: { seq: finished.seq, hash: finished.hash },
   });
-  await dir.writeState({
-    runId: plan.runId,
-    state: terminal.status,
-    terminalReason: terminal.reason,
-    exitCode: terminal.exitCode,
-    updatedAt: new Date().toISOString(),
-    lastEvent: { seq: finished.seq, hash: finished.hash },
-  });
-  await dir.close();
   return outcome;
 }

@@ -27,7 +27,12 @@ export interface BudgetExceeded {
   readonly budget: BudgetName;
   readonly limit: number;
   readonly used: number;
+  /** max_total_cost only: an attempt the rate card cannot price, so the limit cannot hold. */
+  readonly unpriced?: true;
 }
+
+/** A model turn's charge: its estimated cost, or `unpriced` when the card has no price. */
+export type TurnCost = number | 'unpriced' | undefined;
 
 export class BudgetTracker {
   readonly budgets: Budgets;
@@ -37,6 +42,7 @@ export class BudgetTracker {
   #inputTokens = 0;
   #outputTokens = 0;
   #cost = 0;
+  #unpriced = false;
 
   constructor(budgets: Budgets, now: number = Date.now()) {
     this.budgets = budgets;
@@ -49,26 +55,42 @@ export class BudgetTracker {
       this.#wallTime(now) ??
       exceeded('max_model_turns', this.budgets.maxModelTurns, this.#modelTurns + 1) ??
       exceeded('max_input_tokens', this.budgets.maxInputTokens, this.#inputTokens, true) ??
-      exceeded('max_output_tokens', this.budgets.maxOutputTokens, this.#outputTokens, true)
+      exceeded('max_output_tokens', this.budgets.maxOutputTokens, this.#outputTokens, true) ??
+      this.#costCheck(true)
     );
   }
 
   recordModelTurn(usage: {
     inputTokens?: number | undefined;
     outputTokens?: number | undefined;
-    cost?: number | undefined;
+    cost?: TurnCost;
   }): BudgetExceeded | undefined {
     this.#modelTurns += 1;
     this.#inputTokens += usage.inputTokens ?? 0;
     this.#outputTokens += usage.outputTokens ?? 0;
-    this.#cost += usage.cost ?? 0;
+    if (usage.cost === 'unpriced') this.#unpriced = true;
+    else this.#cost += usage.cost ?? 0;
     return (
       exceeded('max_input_tokens', this.budgets.maxInputTokens, this.#inputTokens) ??
       exceeded('max_output_tokens', this.budgets.maxOutputTokens, this.#outputTokens) ??
-      (this.budgets.maxTotalCost === undefined
-        ? undefined
-        : exceeded('max_total_cost', this.budgets.maxTotalCost, this.#cost))
+      this.#costCheck(false)
     );
+  }
+
+  /** The estimated cost charged so far, in the rate card's currency. */
+  get cost(): number {
+    return Math.round(this.#cost * 1e8) / 1e8;
+  }
+
+  /**
+   * With a cost limit, an attempt the rate card cannot price exhausts it: the limit could no
+   * longer be kept, so the run stops rather than spend blind (fail closed).
+   */
+  #costCheck(atLimit: boolean): BudgetExceeded | undefined {
+    const limit = this.budgets.maxTotalCost;
+    if (limit === undefined) return undefined;
+    if (this.#unpriced) return { budget: 'max_total_cost', limit, used: this.cost, unpriced: true };
+    return exceeded('max_total_cost', limit, this.cost, atLimit);
   }
 
   /** Before executing `count` tool calls proposed in one turn. */
@@ -84,8 +106,12 @@ export class BudgetTracker {
     this.#toolCalls += count;
   }
 
+  elapsedSeconds(now: number = Date.now()): number {
+    return (now - this.#startedAt) / 1000;
+  }
+
   #wallTime(now: number): BudgetExceeded | undefined {
-    const seconds = (now - this.#startedAt) / 1000;
+    const seconds = this.elapsedSeconds(now);
     return exceeded('max_wall_time_seconds', this.budgets.maxWallTimeSeconds, seconds, true);
   }
 }

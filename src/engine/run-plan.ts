@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { BUDGET_FLAGS, parseBudgetFlag } from '../config/budget-flags.js';
 import { loadProfile } from '../config/profile-loader.js';
 import { Profile } from '../config/profile-schema.js';
 import { parsePositiveNumber, parseSize } from '../config/size.js';
@@ -45,6 +46,10 @@ export interface SandboxRunOptions {
   readonly allow?: readonly string[] | undefined;
   readonly deny?: readonly string[] | undefined;
   readonly artifactRoot?: string | undefined;
+  /** Agent runs: budget field → the flag's text (`--max-model-turns 3`). */
+  readonly budgets?: Readonly<Partial<Record<string, string>>> | undefined;
+  readonly toolLifetime?: string | undefined;
+  readonly toolTimeout?: string | undefined;
   readonly command: readonly string[];
 }
 
@@ -173,7 +178,32 @@ function applyOverrides(
     network.deny = [...network.deny, ...options.deny];
     overrides.deny = options.deny.join(' ');
   }
-  const candidate = { ...base, runtime, limits, network };
+  const budgets = { ...base.budgets };
+  for (const flag of BUDGET_FLAGS) {
+    const text = options.budgets?.[flag.field];
+    if (text === undefined) continue;
+    budgets[flag.field] = parseBudgetFlag(flag, text);
+    overrides[flag.flag] = text;
+  }
+  let toolLifetime: string = base.toolLifetime;
+  if (options.toolLifetime !== undefined) {
+    toolLifetime = options.toolLifetime;
+    overrides['tool-lifetime'] = options.toolLifetime;
+  }
+  let toolTimeoutSeconds = base.toolTimeoutSeconds;
+  if (options.toolTimeout !== undefined) {
+    toolTimeoutSeconds = parsePositiveNumber('--tool-timeout', options.toolTimeout, false);
+    overrides['tool-timeout'] = options.toolTimeout;
+  }
+  const candidate = {
+    ...base,
+    runtime,
+    limits,
+    network,
+    budgets,
+    toolLifetime,
+    toolTimeoutSeconds,
+  };
   const parsed = Profile.safeParse(candidate);
   if (!parsed.success) {
     throw new ConfigError(
@@ -192,12 +222,15 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   'limits.pids': '--pids',
   runtime: '--runtime',
   'network.mode': '--network',
+  toolLifetime: '--tool-lifetime',
+  toolTimeoutSeconds: '--tool-timeout',
+  ...Object.fromEntries(BUDGET_FLAGS.map((f) => [`budgets.${f.field}`, `--${f.flag}`])),
 };
 
 /** Override errors name the flag the user typed, not the profile field behind it. */
 function flagNames(message: string): string {
   return message.replace(
-    /(^|; )(limits\.\w+|runtime|network\.mode)(?=:)/g,
+    /(^|; )(limits\.\w+|budgets\.\w+|runtime|network\.mode|toolLifetime|toolTimeoutSeconds)(?=:)/g,
     (_m, sep: string, field: string) => `${sep}${FLAG_OF_FIELD[field] ?? field}`,
   );
 }

@@ -265,18 +265,7 @@ async function runAccepted(
   };
   const outputs = { stdout: stdout.result(), stderr: stderr.result() };
   const assurance = assuranceOf(facts);
-  // AH-LIFE-2: the terminal event, report and state are durable before the caller hears.
-  const finishedEvent = await dir.events.append(
-    'run_finished',
-    { status: terminal.status, terminalReason: terminal.reason, exitCode: terminal.exitCode },
-    true,
-  );
-  await dir.writeReport({
-    schema: 'cfh.report/1',
-    runId: plan.runId,
-    status: terminal.status,
-    terminalReason: terminal.reason,
-    exitCode: terminal.exitCode,
+  await dir.finish(terminal, {
     commandExitCode,
     oomKilled,
     error:
@@ -288,13 +277,7 @@ async function runAccepted(
     outputs: relativeOutputs(outputs),
     timings,
     assurance,
-    lastEvent: { seq: finishedEvent.seq, hash: finishedEvent.hash },
   });
-  await writeState(dir, terminal.status, {
-    terminalReason: terminal.reason,
-    exitCode: terminal.exitCode,
-  });
-  await dir.close();
 
   return {
     runId: plan.runId,

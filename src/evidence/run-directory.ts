@@ -1,6 +1,6 @@
 // One run's evidence directory, `<artifact-root>/<run-id>/`, held under a lock while cfh
 // writes it. Owns the file layout; nothing else writes there.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ArtifactError, errorMessage } from '../errors.js';
@@ -17,6 +17,12 @@ export const RUN_FILES = {
   outputs: 'outputs',
   lock: '.lock',
 } as const;
+
+export interface TerminalRecord {
+  readonly status: string;
+  readonly reason: string;
+  readonly exitCode: number;
+}
 
 export class RunDirectory implements AsyncDisposable {
   readonly root: string;
@@ -73,6 +79,47 @@ export class RunDirectory implements AsyncDisposable {
 
   writeFile(file: string, contents: string): Promise<void> {
     return writeFileAtomic(this.path(file), contents);
+  }
+
+  /**
+   * Keeps raw output under outputs/ (never overwriting) and returns its reference,
+   * relative to the run directory, as events and observations cite it.
+   */
+  async writeOutput(name: string, data: Buffer): Promise<string> {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name))
+      throw new ArtifactError('invalid_output_name', `output name '${name}' is malformed`);
+    await writeFile(this.outputPath(name), data, { flag: 'wx', mode: 0o640 });
+    return `${RUN_FILES.outputs}/${name}`;
+  }
+
+  /**
+   * The terminal record (AH-LIFE-2): `run_finished`, then report.json and state.json that
+   * cite it, all durable before the caller hears; then the lock is released.
+   */
+  async finish(terminal: TerminalRecord, report: Record<string, unknown>): Promise<void> {
+    const fields = {
+      status: terminal.status,
+      terminalReason: terminal.reason,
+      exitCode: terminal.exitCode,
+    };
+    const finished = await this.events.append('run_finished', fields, true);
+    const lastEvent = { seq: finished.seq, hash: finished.hash };
+    await this.writeReport({
+      schema: 'cfh.report/1',
+      runId: this.runId,
+      ...fields,
+      ...report,
+      lastEvent,
+    });
+    await this.writeState({
+      runId: this.runId,
+      state: terminal.status,
+      terminalReason: terminal.reason,
+      exitCode: terminal.exitCode,
+      updatedAt: new Date().toISOString(),
+      lastEvent,
+    });
+    await this.close();
   }
 
   writeState(state: unknown): Promise<void> {

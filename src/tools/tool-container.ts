@@ -8,6 +8,11 @@ import type { ContainerRuntime, ExecResult, StartedContainer } from '../substrat
 export interface ToolExecution extends ExecResult {
   readonly timedOut: boolean;
   readonly durationMs: number;
+  readonly containerId: string;
+}
+
+export function toolContainerName(spec: ContainerSpec, suffix = ''): string {
+  return `${spec.name.replace(/^cfh-/, 'cfh-tools-')}${suffix}`;
 }
 
 export class ToolContainer implements AsyncDisposable {
@@ -21,13 +26,15 @@ export class ToolContainer implements AsyncDisposable {
     return this.#container.id;
   }
 
+  /** `suffix` tells per-call containers of one run apart: `cfh-tools-<run>-c3`. */
   static async start(
     runtime: ContainerRuntime,
     spec: ContainerSpec,
     signal?: AbortSignal,
+    suffix = '',
   ): Promise<ToolContainer> {
     const created = await runtime.createContainer(
-      { ...spec, name: spec.name.replace(/^cfh-/, 'cfh-tools-'), command: ['sleep', 'infinity'] },
+      { ...spec, name: toolContainerName(spec, suffix), command: ['sleep', 'infinity'] },
       signal,
     );
     try {
@@ -59,6 +66,7 @@ export class ToolContainer implements AsyncDisposable {
       ...result,
       timedOut: result.exitCode === 137,
       durationMs: Math.round(performance.now() - started),
+      containerId: this.#container.id,
     };
   }
 

@@ -37,6 +37,7 @@ function harness(
   const events: { type: string; data: Record<string, unknown> }[] = [];
   const transcript: ModelMessage[] = [];
   const executed: string[][] = [];
+  const outputs = new Map<string, Buffer>();
   const recorder: LoopRecorder = {
     event: (type, data) => {
       events.push({ type, data });
@@ -45,6 +46,10 @@ function harness(
     transcript: (m) => {
       transcript.push(m);
       return Promise.resolve();
+    },
+    output: (name, data) => {
+      outputs.set(name, data);
+      return Promise.resolve(`outputs/${name}`);
     },
   };
   const deps: AgentLoopDeps = {
@@ -64,12 +69,13 @@ function harness(
         stderrTruncated: false,
         timedOut: false,
         durationMs: 1,
+        containerId: 'fake',
       });
     },
     recorder,
     maxOutputTokens: 1000,
   };
-  return { deps, events, transcript, executed };
+  return { deps, events, transcript, executed, outputs };
 }
 
 const signal = new AbortController().signal;
@@ -131,14 +137,23 @@ describe('agent loop', () => {
     expect(first.content).toMatch(/^<untrusted-tool-output tool="read_file">/);
     // 500 chars of content bounded by max_tool_result_chars = 200, truncation recorded.
     expect(first.content).toContain('"truncated":{"originalChars":');
+    // The raw output is kept under outputs/ and cited by the observation and the event.
+    expect(first.content).toContain('"evidence_refs":["outputs/call-0001.stdout"]');
+    expect([...h.outputs.keys()]).toEqual(['call-0001.stdout', 'call-0002.stdout']);
+    expect(h.events.find((e) => e.type === 'tool_executed')?.data).toMatchObject({
+      callId: 'call-0001',
+      outputs: ['outputs/call-0001.stdout'],
+      attempts: 1,
+    });
+    // Validated and decided in the order proposed, executed, then recorded in that order.
     expect(h.events.map((e) => e.type)).toEqual([
       'model_call_started',
       'model_call_completed',
       'tool_requested',
       'permission_decision',
-      'tool_executed',
       'tool_requested',
       'permission_decision',
+      'tool_executed',
       'tool_executed',
       'model_call_started',
       'model_call_completed',
@@ -210,5 +225,247 @@ describe('agent loop', () => {
     const controller = new AbortController();
     controller.abort();
     await expect(runAgentLoop({ prompt: 'p' }, h.deps, controller.signal)).rejects.toBeDefined();
+  });
+});
+
+function execution(over: Partial<ToolExecution> = {}): ToolExecution {
+  return {
+    exitCode: 0,
+    stdout: Buffer.from(JSON.stringify({ entries: ['a'] })),
+    stderr: Buffer.alloc(0),
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    timedOut: false,
+    durationMs: 1,
+    containerId: 'fake',
+    ...over,
+  };
+}
+
+describe('agent loop: parallel calls, retries, cost and wall time', () => {
+  it('runs read-only calls side by side and records them in the order proposed', async () => {
+    const h = harness(
+      {
+        turns: [
+          {
+            tool_calls: [
+              { name: 'list_dir', input: { path: 'first' } },
+              { name: 'list_dir', input: { path: 'second' } },
+            ],
+          },
+          { text: 'ok' },
+        ],
+      },
+      ['list_dir'],
+    );
+    // Each call waits until both have started: this only finishes if they overlap. The
+    // second finishes first; the evidence still lists the first first.
+    let started = 0;
+    let bothStarted: () => void = () => undefined;
+    const both = new Promise<void>((r) => (bothStarted = r));
+    const finished: string[] = [];
+    const deps: AgentLoopDeps = {
+      ...h.deps,
+      runTool: async (_t, _argv, stdin) => {
+        const path = (JSON.parse(stdin?.toString() ?? '{}') as { path: string }).path;
+        started += 1;
+        if (started === 2) bothStarted();
+        await both;
+        if (path === 'first') await new Promise((r) => setTimeout(r, 30));
+        finished.push(path);
+        return execution();
+      },
+    };
+    const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(r.status).toBe('completed');
+    expect(finished).toEqual(['second', 'first']);
+    expect(h.events.filter((e) => e.type === 'tool_executed').map((e) => e.data.callId)).toEqual([
+      'call-0001',
+      'call-0002',
+    ]);
+  });
+
+  it('runs a call that changes the sandbox alone, between the calls around it', async () => {
+    const h = harness(
+      {
+        turns: [
+          {
+            tool_calls: [
+              { name: 'read_file', input: { path: 'a' } },
+              { name: 'write_file', input: { path: 'a', content: 'x' } },
+              { name: 'read_file', input: { path: 'a' } },
+            ],
+          },
+          { text: 'ok' },
+        ],
+      },
+      ['read_file', 'write_file'],
+    );
+    let running = 0;
+    const log: string[] = [];
+    const deps: AgentLoopDeps = {
+      ...h.deps,
+      runTool: async (tool) => {
+        running += 1;
+        log.push(`${tool.name}:${running}`);
+        await new Promise((r) => setTimeout(r, 5));
+        running -= 1;
+        return execution({ stdout: Buffer.from('{"content":"x","bytes":1}') });
+      },
+    };
+    await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(log).toEqual(['read_file:1', 'write_file:1', 'read_file:1']);
+  });
+
+  it('retries an idempotent tool that timed out, within both bounds, each retry an event', async () => {
+    const turns = {
+      turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }, { text: 'ok' }],
+    };
+    // list_dir declares maxRetries 1; the budget allows 3: the lower bound holds.
+    const h = harness(turns, ['list_dir'], { maxRetriesPerToolCall: 3 });
+    let calls = 0;
+    const deps: AgentLoopDeps = {
+      ...h.deps,
+      runTool: () => {
+        calls += 1;
+        return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+      },
+    };
+    const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(calls).toBe(2);
+    expect(r.toolCalls.byStatus).toEqual({ timeout: 1 });
+    expect(h.events.filter((e) => e.type === 'tool_retry').map((e) => e.data)).toEqual([
+      expect.objectContaining({ attempt: 1, reason: 'timeout', tool: 'list_dir' }),
+    ]);
+    expect(h.events.find((e) => e.type === 'tool_executed')?.data.attempts).toBe(2);
+
+    // The budget's default of 0 retries means none.
+    const none = harness(turns, ['list_dir']);
+    let noneCalls = 0;
+    await runAgentLoop(
+      { prompt: 'p' },
+      {
+        ...none.deps,
+        runTool: () => {
+          noneCalls += 1;
+          return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+        },
+      },
+      signal,
+    );
+    expect(noneCalls).toBe(1);
+  });
+
+  it('never retries a tool whose replay is not declared safe', async () => {
+    const h = harness(
+      {
+        turns: [
+          { tool_calls: [{ name: 'exec', input: { command: ['sleep', '9'] } }] },
+          { text: 'ok' },
+        ],
+      },
+      ['exec'],
+      { maxRetriesPerToolCall: 5 },
+    );
+    let calls = 0;
+    const deps: AgentLoopDeps = {
+      ...h.deps,
+      runTool: () => {
+        calls += 1;
+        return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+      },
+    };
+    await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(calls).toBe(1);
+    expect(h.events.map((e) => e.type)).not.toContain('tool_retry');
+  });
+
+  it('charges estimated cost to max_total_cost and stops past it', async () => {
+    const h = harness(
+      {
+        model: 'priced',
+        turns: [
+          {
+            tool_calls: [{ name: 'list_dir', input: { path: '.' } }],
+            usage: { input_tokens: 1000, output_tokens: 10 },
+          },
+          {
+            tool_calls: [{ name: 'list_dir', input: { path: '.' } }],
+            usage: { input_tokens: 1000, output_tokens: 10 },
+          },
+          { text: 'never' },
+        ],
+      },
+      ['list_dir'],
+      { maxTotalCost: 0.015 },
+    );
+    const deps: AgentLoopDeps = {
+      ...h.deps,
+      estimate: (attemptId, model, usage) =>
+        model === 'priced'
+          ? { attemptId, estimated: ((usage.input_tokens ?? 0) + (usage.output_tokens ?? 0)) / 1e5 }
+          : { attemptId, omitted: 'unsupported_pricing' },
+    };
+    const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(r).toMatchObject({ terminalReason: 'budget_exceeded:max_total_cost' });
+    expect(r.budget).toEqual({ budget: 'max_total_cost', limit: 0.015, used: 0.0202 });
+    expect(h.executed).toHaveLength(1);
+    expect(h.events.find((e) => e.type === 'model_call_completed')?.data.costEstimate).toEqual({
+      attemptId: 'turn-1',
+      estimated: 0.0101,
+    });
+  });
+
+  it('fails closed when a cost limit is set and an attempt cannot be priced', async () => {
+    const h = harness(
+      {
+        model: 'unknown-model',
+        turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }, { text: 'x' }],
+      },
+      ['list_dir'],
+      { maxTotalCost: 10 },
+    );
+    const deps: AgentLoopDeps = {
+      ...h.deps,
+      estimate: (attemptId) => ({ attemptId, omitted: 'unsupported_pricing' }),
+    };
+    const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(r.budget).toMatchObject({ budget: 'max_total_cost', unpriced: true });
+    expect(h.executed).toEqual([]);
+  });
+
+  it('the wall-time deadline aborts in-flight tool work and names the budget', async () => {
+    const h = harness(
+      { turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }, { text: 'x' }] },
+      ['list_dir'],
+      { maxWallTimeSeconds: 0.05 },
+    );
+    const deadline = new AbortController();
+    const deps: AgentLoopDeps = {
+      ...h.deps,
+      deadline: deadline.signal,
+      runTool: (_t, _a, _s, s) =>
+        new Promise((_resolve, reject) => {
+          s.addEventListener('abort', () => {
+            reject(s.reason as Error);
+          });
+          setTimeout(() => {
+            deadline.abort(new Error('deadline'));
+          }, 10);
+        }),
+    };
+    const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(r).toMatchObject({
+      status: 'failed',
+      terminalReason: 'budget_exceeded:max_wall_time_seconds',
+    });
+    expect(h.events.at(-1)?.type).toBe('budget_exceeded');
+    // A caller's cancellation is not a budget: it propagates.
+    const cancel = new AbortController();
+    const c = harness({ turns: [{ text: 'x' }] });
+    cancel.abort();
+    await expect(
+      runAgentLoop({ prompt: 'p' }, { ...c.deps, deadline: deadline.signal }, cancel.signal),
+    ).rejects.toBeDefined();
   });
 });

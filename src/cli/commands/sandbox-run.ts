@@ -6,6 +6,8 @@ import { planSandboxRun, type SandboxRunOptions } from '../../engine/run-plan.js
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
+import { BUDGET_FLAGS } from '../../config/budget-flags.js';
+import { ConfigError } from '../../errors.js';
 
 export interface SandboxRunArgs extends SandboxRunOptions {
   readonly json: boolean;
@@ -20,6 +22,24 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
   const { printer } = deps;
   if (args.prompt !== undefined) return agentRunCommand(args, deps);
   try {
+    const agentOnly = [
+      ...Object.keys(args.budgets ?? {}).map((field) => {
+        const flag = BUDGET_FLAGS.find((b) => b.field === field);
+        return `--${flag?.flag ?? field}`;
+      }),
+      ...(args.toolLifetime === undefined ? [] : ['--tool-lifetime']),
+      ...(args.toolTimeout === undefined ? [] : ['--tool-timeout']),
+      ...((args.context?.length ?? 0) > 0 ? ['--context'] : []),
+      ...((args.quote?.length ?? 0) > 0 ? ['--quote'] : []),
+      ...(args.script === undefined ? [] : ['--script']),
+    ];
+    if (agentOnly.length > 0) {
+      throw new ConfigError(
+        'agent_option_without_prompt',
+        `${agentOnly.join(', ')}: only for agent runs; give --prompt TEXT`,
+        { field: agentOnly[0] },
+      );
+    }
     const owner = currentOwner();
     const plan = planSandboxRun(args, deps.env, currentHostIdentity(), owner);
     const outcome = await executeSandboxRun(
