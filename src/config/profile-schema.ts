@@ -55,7 +55,7 @@ export const AgentBudgets = z.strictObject({
   maxTotalCost: z.number().positive().optional(),
   maxToolResultChars: z.number().int().positive().default(20_000),
   maxRetriesPerModelCall: z.number().int().nonnegative().default(2),
-  maxRetriesPerToolCall: z.number().int().nonnegative().default(0),
+  maxRetriesPerToolCall: z.number().int().nonnegative().default(1),
 });
 
 export const ToolLifetime = z.enum(['per-run', 'per-call']);

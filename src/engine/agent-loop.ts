@@ -50,6 +50,7 @@ export interface AgentLoopResult {
   readonly toolCalls: {
     readonly total: number;
     readonly byStatus: Readonly<Record<string, number>>;
+    readonly byTool: Readonly<Record<string, number>>;
   };
 }
 
@@ -75,7 +76,7 @@ export async function runAgentLoop(
   deps: AgentLoopDeps,
   signal: AbortSignal,
 ): Promise<AgentLoopResult> {
-  const state: LoopState = { usage: [], byStatus: {}, toolCalls: 0 };
+  const state: LoopState = { usage: [], byStatus: {}, byTool: {}, toolCalls: 0 };
   const work = deps.deadline === undefined ? signal : AbortSignal.any([signal, deps.deadline]);
   try {
     return await loop(slots, deps, state, work);
@@ -94,6 +95,7 @@ export async function runAgentLoop(
 interface LoopState {
   readonly usage: UsageRecord[];
   readonly byStatus: Record<string, number>;
+  readonly byTool: Record<string, number>;
   toolCalls: number;
 }
 
@@ -104,7 +106,7 @@ function resultOf(
   return {
     ...r,
     usage: state.usage,
-    toolCalls: { total: state.toolCalls, byStatus: state.byStatus },
+    toolCalls: { total: state.toolCalls, byStatus: state.byStatus, byTool: state.byTool },
   };
 }
 
@@ -185,6 +187,7 @@ async function loop(
     const answers = await answerTurn(uses, state.toolCalls + 1, deps, signal);
     const results: ContentBlock[] = answers.map(({ use, observation }) => {
       state.byStatus[observation.status] = (state.byStatus[observation.status] ?? 0) + 1;
+      state.byTool[use.name] = (state.byTool[use.name] ?? 0) + 1;
       return {
         type: 'tool_result',
         tool_use_id: use.id,

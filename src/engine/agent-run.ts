@@ -53,6 +53,17 @@ function digest(text: string): string {
   return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
 
+/** The gateway as the evidence names it; a scripted replay says plainly it is not a model. */
+function modelRecord(gateway: ModelGateway): Record<string, unknown> {
+  return {
+    adapter: gateway.adapter,
+    route: gateway.route,
+    ...(gateway.adapter === 'scripted'
+      ? { languageModel: false, notice: 'scripted replay: no language model took part' }
+      : { languageModel: true }),
+  };
+}
+
 export async function executeAgentRun(
   plan: RunPlan,
   slots: PromptSlots,
@@ -69,7 +80,7 @@ export async function executeAgentRun(
     ...buildSnapshot(plan, facts, deps.owner),
     kind: 'agent',
     // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
-    model: { adapter: deps.gateway.adapter, route: deps.gateway.route },
+    model: modelRecord(deps.gateway),
     promptSlots: {
       directCommand: { chars: slots.prompt.length, digest: digest(slots.prompt) },
       context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
@@ -195,6 +206,7 @@ export async function executeAgentRun(
   };
   await dir.finish(terminal, {
     kind: 'agent',
+    model: modelRecord(deps.gateway),
     finalAnswer: outcome.finalAnswer,
     artifactDir: outcome.artifactDir,
     usage: outcome.usage,

@@ -149,6 +149,8 @@ describe('agent run (scripted gateway, real containers)', () => {
     expect(snapshot.model).toEqual({
       adapter: 'scripted',
       route: { provider: 'scripted', source: file, credential: 'none' },
+      languageModel: false,
+      notice: 'scripted replay: no language model took part',
     });
     expect(snapshot.tools).toEqual([
       'edit_file',
@@ -244,36 +246,67 @@ describe('agent run (scripted gateway, real containers)', () => {
     expect(await containersOfRun(runIdOf(dir))).toEqual([]);
   });
 
-  it('refuses --prompt together with a command, and a missing script, with 125', async () => {
+  it('refuses --prompt together with a command, and --script with the anthropic provider, with 125', async () => {
     const repo = await sampleRepo();
+    const root = path.join(scratch, 'art-refused');
     const both = await cfh([
       'sandbox',
       'run',
       '--workspace',
       repo,
       '--artifact-root',
-      path.join(scratch, 'x'),
+      root,
       '--prompt',
       'p',
       '--',
       'true',
     ]);
     expect(both.exitCode).toBe(125);
-    const none = await cfh(
+    const file = await script('unused', 'turns:\n  - text: x\n');
+    const mixed = await cfh(
       [
         'sandbox',
         'run',
         '--workspace',
         repo,
         '--artifact-root',
-        path.join(scratch, 'x'),
+        root,
         '--prompt',
         'p',
+        '--provider',
+        'anthropic',
+        '--script',
+        file,
       ],
+      { env: { ANTHROPIC_API_KEY: 'sk-test-not-used' } },
+    );
+    expect(mixed.exitCode).toBe(125);
+    expect(mixed.stderr).toMatch(/--script: only with the scripted provider/);
+    await expect(readdir(root)).rejects.toThrow();
+  });
+
+  it('with no key and no script, replays the embedded script and says no model took part', async () => {
+    const repo = await sampleRepo();
+    const root = path.join(scratch, 'art-embedded');
+    const r = await cfh(
+      ['sandbox', 'run', '--workspace', repo, '--artifact-root', root, '--prompt', 'p'],
       { env: { ANTHROPIC_API_KEY: '' } },
     );
-    expect(none.exitCode).toBe(125);
-    expect(none.stderr).toMatch(/--script/);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/embedded scripted model \(no language model takes part\)/);
+    expect(r.stdout).toMatch(/^No language model took part in this run/);
+    const dir = await onlyRunDir(root);
+    const expected = {
+      adapter: 'scripted',
+      route: { provider: 'scripted', source: 'embedded-default', credential: 'none' },
+      languageModel: false,
+    };
+    expect((await readJson(path.join(dir, 'snapshot.json'))).model).toMatchObject(expected);
+    const report = await readJson(path.join(dir, 'report.json'));
+    expect(report.model).toMatchObject(expected);
+    // It went through the real tool path: one list_dir in a container, removed.
+    expect(report.toolCalls).toMatchObject({ total: 1, byTool: { list_dir: 1 } });
+    expect(await containersOfRun(runIdOf(dir))).toEqual([]);
   });
 });
 
@@ -315,14 +348,19 @@ describe('agent run through the anthropic gateway (a Messages API server on loop
       expect(r.exitCode, r.stderr).toBe(0);
       expect(r.stdout.trim()).toBe('two files');
       const dir = await onlyRunDir(root);
-      for (const f of await readdir(dir)) {
-        if (f === 'outputs') continue;
+      const files = [
+        ...(await readdir(dir)).filter((f) => f !== 'outputs'),
+        ...(await readdir(path.join(dir, 'outputs'))).map((f) => path.join('outputs', f)),
+      ];
+      expect(files).toContain('outputs/call-0001.stdout');
+      for (const f of files) {
         expect(await readFile(path.join(dir, f), 'utf8'), f).not.toContain(key);
       }
       const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
       expect(snapshot.model).toMatchObject({
         adapter: 'anthropic',
         route: { provider: 'anthropic', model: 'claude-test', credential: 'env:ANTHROPIC_API_KEY' },
+        languageModel: true,
       });
       const events = await readEvents(dir);
       expect(events.filter((e) => e.type === 'model_retry')).toHaveLength(1);

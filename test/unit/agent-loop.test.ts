@@ -113,7 +113,7 @@ describe('agent loop', () => {
       status: 'completed',
       terminalReason: 'final_answer',
       finalAnswer: 'done: it adds',
-      toolCalls: { total: 2, byStatus: { success: 2 } },
+      toolCalls: { total: 2, byStatus: { success: 2 }, byTool: { read_file: 1, list_dir: 1 } },
     });
     expect(r.usage).toEqual([
       {

@@ -8,6 +8,7 @@ import { planSandboxRun } from '../../engine/run-plan.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
 import { AnthropicGateway } from '../../model/anthropic-gateway.js';
+import { EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_SOURCE } from '../../model/embedded-script.js';
 import type { CfhEnvironment } from '../../config/env.js';
 import type { RetryHook } from '../../engine/agent-run.js';
 import { currentOwner } from '../../sandbox/owner.js';
@@ -34,14 +35,19 @@ function chooseGateway(
   retries: number,
   retryHook: RetryHook,
 ): ModelGateway {
+  // With a key, anthropic; otherwise the scripted gateway: the given script, or the
+  // embedded default, which says plainly that no model took part.
   const provider =
     args.provider ??
-    (args.script !== undefined
-      ? 'scripted'
-      : env.anthropicApiKey !== undefined
-        ? 'anthropic'
-        : undefined);
+    (args.script === undefined && env.anthropicApiKey !== undefined ? 'anthropic' : 'scripted');
   if (provider === 'anthropic') {
+    if (args.script !== undefined) {
+      throw new ConfigError(
+        'script_with_provider',
+        '--script: only with the scripted provider (drop --provider anthropic or --script)',
+        { field: 'script', value: args.script },
+      );
+    }
     if (env.anthropicApiKey === undefined) {
       throw new ConfigError(
         'credential_missing',
@@ -61,21 +67,8 @@ function chooseGateway(
       },
     });
   }
-  if (provider === 'scripted') {
-    if (args.script === undefined) {
-      throw new ConfigError(
-        'script_missing',
-        '--provider scripted: give the model turns with --script FILE',
-        { field: 'script' },
-      );
-    }
-    return new ScriptedGateway(loadScript(args.script), args.script);
-  }
-  throw new ConfigError(
-    'provider_unavailable',
-    'no model gateway: give --script FILE (scripted) or set ANTHROPIC_API_KEY (anthropic)',
-    { field: 'provider', value: provider ?? '' },
-  );
+  if (args.script !== undefined) return new ScriptedGateway(loadScript(args.script), args.script);
+  return new ScriptedGateway(EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_SOURCE);
 }
 
 export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Promise<number> {
@@ -106,6 +99,11 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
       plan.profile.budgets.maxRetriesPerModelCall,
       retryHook,
     );
+    if (gateway.route.source === EMBEDDED_SCRIPT_SOURCE) {
+      deps.printer.err(
+        'cfh: no ANTHROPIC_API_KEY and no --script: replaying the embedded scripted model (no language model takes part)',
+      );
+    }
     const outcome = await executeAgentRun(
       plan,
       slots,
