@@ -79,6 +79,8 @@ export async function executeAgentRun(
   await dir.writeSnapshot({
     ...buildSnapshot(plan, facts, deps.owner),
     kind: 'agent',
+    // No command: the tools run commands, each recorded as a tool event.
+    command: null,
     // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
     model: modelRecord(deps.gateway),
     promptSlots: {

@@ -8,6 +8,7 @@ import { isRunId } from './run-id.js';
 
 export interface RunSummary {
   readonly runId: string;
+  readonly kind: 'command' | 'agent';
   readonly state: string;
   readonly terminalReason?: string;
   readonly exitCode?: number;
@@ -49,6 +50,7 @@ async function summarize(root: string, runId: string): Promise<RunSummary> {
   const profile = snapshot?.profile as { name?: string } | undefined;
   return {
     runId,
+    kind: snapshot?.kind === 'agent' ? 'agent' : 'command',
     state: typeof state?.state === 'string' ? state.state : 'unknown',
     ...(typeof state?.terminalReason === 'string' ? { terminalReason: state.terminalReason } : {}),
     ...(typeof state?.exitCode === 'number' ? { exitCode: state.exitCode } : {}),

@@ -112,6 +112,16 @@ describe('agent run (scripted gateway, real containers)', () => {
         .filter((e) => e.type === 'permission_decision')
         .every((e) => e.data.decision === 'allow'),
     ).toBe(true);
+    // The operator's view: the model, the surface, each call in order.
+    const shown = await cfh(['runs', 'show', runIdOf(dir), '--artifact-root', root]);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('agent      scripted (scripted replay, no language model)');
+    expect(shown.stdout).toMatch(
+      /call-0001 exec error exit 1 \d+ ms\n\s+call-0002 edit_file success exit 0 \d+ ms\n\s+call-0003 exec success/,
+    );
+    expect(shown.stdout).not.toContain('sleep');
+    const listed = await cfh(['runs', 'list', '--artifact-root', root]);
+    expect(listed.stdout).toContain('[agent run]');
     const transcript = (await readFile(path.join(dir, 'transcript.jsonl'), 'utf8'))
       .trim()
       .split('\n')

@@ -65,7 +65,7 @@ export async function runsListCommand(
   else
     for (const r of runs)
       deps.printer.out(
-        `${r.runId}  ${r.state.padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${(r.command ?? []).join(' ')}`,
+        `${r.runId}  ${r.state.padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${r.kind === 'agent' ? '[agent run]' : (r.command ?? []).join(' ')}`,
       );
   return 0;
 }
@@ -95,7 +95,8 @@ export async function runsShowCommand(
     p.out(
       `state      ${String(run.state?.state)} (${JSON.stringify(run.state?.terminalReason ?? '')}) exit ${JSON.stringify(run.state?.exitCode ?? null)}`,
     );
-    p.out(`command    ${JSON.stringify(snap.command)}`);
+    if (snap.kind === 'agent') printAgent(p, snap, run.report, run.events);
+    else p.out(`command    ${JSON.stringify(snap.command)}`);
     p.out(`profile    ${String((snap.profile as { name?: string } | undefined)?.name)}`);
     p.out(`image      ${String(image?.ref)} ${String(image?.id)}`);
     p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
@@ -129,6 +130,43 @@ export async function runsShowCommand(
   } catch (error) {
     return reportFailure(error, deps, args.json);
   }
+}
+
+/** The agent-run lines of `runs show`: the model, the tool surface, each call, the budget. */
+function printAgent(
+  p: CliDeps['printer'],
+  snap: Record<string, unknown>,
+  report: Record<string, unknown> | undefined,
+  events: readonly { type: string; data: unknown }[],
+): void {
+  const model = snap.model as
+    { adapter?: string; route?: Record<string, string>; languageModel?: boolean } | undefined;
+  const which =
+    model?.languageModel === false
+      ? 'scripted replay, no language model'
+      : `${String(model?.route?.model)} via ${String(model?.route?.credential)}`;
+  p.out(`agent      ${String(model?.adapter)} (${which})`);
+  const box = snap.toolContainer as { lifetime?: string } | undefined;
+  p.out(
+    `tools      ${((snap.tools as string[] | undefined) ?? []).join(', ')}; containers ${String(box?.lifetime)}`,
+  );
+  for (const e of events) {
+    const d = e.data as Record<string, unknown>;
+    if (e.type === 'tool_executed') {
+      p.out(
+        `  ${String(d.callId)} ${String(d.tool)} ${String(d.status)} exit ${String(d.exitCode)} ${String(d.durationMs)} ms${Number(d.attempts) > 1 ? ` (${String(d.attempts)} attempts)` : ''}`,
+      );
+    } else if (e.type === 'tool_rejected' || e.type === 'tool_denied') {
+      p.out(
+        `  ${String(d.callId)} ${String(d.tool)} ${e.type === 'tool_denied' ? `denied (${String(d.rule)})` : `rejected (${String(d.reason)})`}`,
+      );
+    }
+  }
+  const budget = report?.budget as { budget?: string; limit?: number; used?: number } | undefined;
+  if (budget !== undefined)
+    p.out(
+      `budget     ${String(budget.budget)}: used ${String(budget.used)} of ${String(budget.limit)}`,
+    );
 }
 
 export async function imageBuildCommand(
