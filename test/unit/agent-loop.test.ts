@@ -29,6 +29,20 @@ const budgets: Budgets = {
   maxRetriesPerToolCall: 0,
 };
 
+function execution(over: Partial<ToolExecution> = {}): ToolExecution {
+  return {
+    exitCode: 0,
+    stdout: Buffer.from(JSON.stringify({ entries: ['a'] })),
+    stderr: Buffer.alloc(0),
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    timedOut: false,
+    durationMs: 1,
+    containerId: 'fake',
+    ...over,
+  };
+}
+
 function harness(
   script: z.input<typeof Script>,
   allow: string[] = ['read_file', 'list_dir'],
@@ -61,16 +75,9 @@ function harness(
     runTool: (_tool, argv): Promise<ToolExecution> => {
       executed.push(argv);
       const content = 'x'.repeat(500);
-      return Promise.resolve({
-        exitCode: 0,
-        stdout: Buffer.from(JSON.stringify({ content, truncated: false })),
-        stderr: Buffer.alloc(0),
-        stdoutTruncated: false,
-        stderrTruncated: false,
-        timedOut: false,
-        durationMs: 1,
-        containerId: 'fake',
-      });
+      return Promise.resolve(
+        execution({ stdout: Buffer.from(JSON.stringify({ content, truncated: false })) }),
+      );
     },
     recorder,
     maxOutputTokens: 1000,
@@ -227,20 +234,6 @@ describe('agent loop', () => {
     await expect(runAgentLoop({ prompt: 'p' }, h.deps, controller.signal)).rejects.toBeDefined();
   });
 });
-
-function execution(over: Partial<ToolExecution> = {}): ToolExecution {
-  return {
-    exitCode: 0,
-    stdout: Buffer.from(JSON.stringify({ entries: ['a'] })),
-    stderr: Buffer.alloc(0),
-    stdoutTruncated: false,
-    stderrTruncated: false,
-    timedOut: false,
-    durationMs: 1,
-    containerId: 'fake',
-    ...over,
-  };
-}
 
 describe('agent loop: parallel calls, retries, cost and wall time', () => {
   it('runs read-only calls side by side and records them in the order proposed', async () => {
