@@ -59,49 +59,10 @@ import {
   tempDir,
 } from './helpers.js';
 import { buildProbe, parseProbe, removeProbe, type ProbeResult } from './probe.js';
+import { MUST_DENY, NOT_A_SYSCALL_ON_X86_64 } from '../fixtures/must-deny.js';
 
 /** Every syscall the derived filter refuses unless the profile grants it. */
-const DENY_LIST = [
-  'ptrace',
-  'process_vm_readv',
-  'process_vm_writev',
-  'kcmp',
-  'pidfd_getfd',
-  'bpf',
-  'perf_event_open',
-  'userfaultfd',
-  'keyctl',
-  'add_key',
-  'request_key',
-  'mount',
-  'umount2',
-  'fsopen',
-  'fsconfig',
-  'fsmount',
-  'fspick',
-  'move_mount',
-  'open_tree',
-  'mount_setattr',
-  'pivot_root',
-  'chroot',
-  'unshare',
-  'setns',
-  'kexec_load',
-  'kexec_file_load',
-  'init_module',
-  'finit_module',
-  'delete_module',
-  'io_uring_setup',
-  'io_uring_enter',
-  'io_uring_register',
-  'acct',
-  'swapon',
-  'swapoff',
-  'reboot',
-  'syslog',
-  'open_by_handle_at',
-  'name_to_handle_at',
-] as const;
+const DENY_LIST = MUST_DENY.filter((n) => !NOT_A_SYSCALL_ON_X86_64.includes(n));
 
 /** Granted by a profile flag rather than by name in this battery. */
 const FLAG_GROUPS = {

@@ -10,6 +10,7 @@ import { deriveSeccomp, type SeccompGrants } from '../../src/seccomp/derive.js';
 import { seccompData } from '../../src/seccomp/seccomp-data.js';
 import { seccompEnforcementOf } from '../../src/engine/preflight.js';
 import { ConfigError } from '../../src/errors.js';
+import { MUST_DENY } from '../fixtures/must-deny.js';
 
 const GOLDEN = fileURLToPath(new URL('../fixtures/golden/', import.meta.url));
 
@@ -45,48 +46,7 @@ function rulesFor(f: Filter, name: string): Rule[] {
   return f.syscalls.filter((r) => r.names.includes(name));
 }
 
-const DENIED = [
-  'ptrace',
-  'process_vm_readv',
-  'process_vm_writev',
-  'kcmp',
-  'pidfd_getfd',
-  'bpf',
-  'perf_event_open',
-  'userfaultfd',
-  'keyctl',
-  'add_key',
-  'request_key',
-  'mount',
-  'umount',
-  'umount2',
-  'fsopen',
-  'fsconfig',
-  'fsmount',
-  'fspick',
-  'move_mount',
-  'open_tree',
-  'mount_setattr',
-  'pivot_root',
-  'chroot',
-  'unshare',
-  'setns',
-  'kexec_load',
-  'kexec_file_load',
-  'init_module',
-  'finit_module',
-  'delete_module',
-  'io_uring_setup',
-  'io_uring_enter',
-  'io_uring_register',
-  'acct',
-  'swapon',
-  'swapoff',
-  'reboot',
-  'syslog',
-  'open_by_handle_at',
-  'name_to_handle_at',
-];
+const DENIED = MUST_DENY;
 
 function golden(name: string, json: string, sha256: string): void {
   const file = path.join(GOLDEN, `${name}.json`);
