@@ -7,7 +7,13 @@
 import type { BudgetExceeded, TurnCost } from './budgets.js';
 import type { AttemptEstimate } from '../model/cost.js';
 import type { ContentBlock, ModelGateway, ModelMessage, ReportedUsage } from '../model/gateway.js';
-import { answerTurn, type ToolCallDeps, type ToolCallRecorder } from './tool-calls.js';
+import {
+  answerTurn,
+  type ToolCallDeps,
+  type ToolCallRecorder,
+  type ToolUse,
+} from './tool-calls.js';
+import { errorObservation, type Observation } from '../tools/observation.js';
 
 export interface PromptSlots {
   /** The caller's direct command: the only slot that carries authority. */
@@ -76,13 +82,18 @@ export async function runAgentLoop(
   deps: AgentLoopDeps,
   signal: AbortSignal,
 ): Promise<AgentLoopResult> {
-  const state: LoopState = { usage: [], byStatus: {}, byTool: {}, toolCalls: 0 };
+  const state: LoopState = { usage: [], byStatus: {}, byTool: {}, toolCalls: 0, pending: [] };
   const work = deps.deadline === undefined ? signal : AbortSignal.any([signal, deps.deadline]);
   try {
     return await loop(slots, deps, state, work);
   } catch (error) {
     // The deadline, not the caller, stopped the work: the run ends on its wall-time budget.
-    if (signal.aborted || deps.deadline?.aborted !== true) throw error;
+    if (signal.aborted || deps.deadline?.aborted !== true) {
+      await closePending(deps, state, signal.aborted ? 'cancelled' : 'run_failed').catch(
+        () => undefined,
+      );
+      throw error;
+    }
     const wall = deps.budgets.budgets.maxWallTimeSeconds;
     return stopForBudget(deps, state, {
       budget: 'max_wall_time_seconds',
@@ -97,6 +108,36 @@ interface LoopState {
   readonly byStatus: Record<string, number>;
   readonly byTool: Record<string, number>;
   toolCalls: number;
+  /** The calls of the turn in progress, until their results are in the transcript. */
+  pending: readonly ToolUse[];
+}
+
+/**
+ * A run that stops with calls proposed but not answered still answers each one, as
+ * `aborted`, so the evidence says what was turned away and why, and the transcript keeps
+ * every tool_use paired with a tool_result (AH-TOOL-5; AH-LIFE-6).
+ */
+async function closePending(deps: AgentLoopDeps, state: LoopState, reason: string): Promise<void> {
+  const pending = state.pending;
+  if (pending.length === 0) return;
+  state.pending = [];
+  const results: ContentBlock[] = [];
+  for (const use of pending) {
+    await deps.recorder.event('tool_not_run', { toolUseId: use.id, tool: use.name, reason });
+    results.push(
+      toolResult(use, errorObservation('aborted', `not run: the run stopped (${reason})`)),
+    );
+  }
+  await deps.recorder.transcript({ role: 'user', content: results });
+}
+
+function toolResult(use: ToolUse, observation: Observation): ContentBlock {
+  return {
+    type: 'tool_result',
+    tool_use_id: use.id,
+    is_error: observation.status !== 'success',
+    content: `<untrusted-tool-output tool="${use.name}">\n${JSON.stringify(observation)}\n</untrusted-tool-output>`,
+  };
 }
 
 function resultOf(
@@ -116,6 +157,7 @@ async function stopForBudget(
   budget: BudgetExceeded,
 ): Promise<AgentLoopResult> {
   await deps.recorder.event('budget_exceeded', { ...budget }, true);
+  await closePending(deps, state, `budget_exceeded:${budget.budget}`);
   return resultOf(state, {
     status: 'failed',
     terminalReason: `budget_exceeded:${budget.budget}`,
@@ -180,6 +222,7 @@ async function loop(
       await deps.recorder.event('final_answer_produced', { chars: finalAnswer.length }, true);
       return resultOf(state, { status: 'completed', terminalReason: 'final_answer', finalAnswer });
     }
+    state.pending = uses;
     if (charged) return stopForBudget(deps, state, charged);
     const beforeTools = deps.budgets.beforeToolCalls(uses.length);
     if (beforeTools) return stopForBudget(deps, state, beforeTools);
@@ -188,17 +231,13 @@ async function loop(
     const results: ContentBlock[] = answers.map(({ use, observation }) => {
       state.byStatus[observation.status] = (state.byStatus[observation.status] ?? 0) + 1;
       state.byTool[use.name] = (state.byTool[use.name] ?? 0) + 1;
-      return {
-        type: 'tool_result',
-        tool_use_id: use.id,
-        is_error: observation.status !== 'success',
-        content: `<untrusted-tool-output tool="${use.name}">\n${JSON.stringify(observation)}\n</untrusted-tool-output>`,
-      };
+      return toolResult(use, observation);
     });
     state.toolCalls += uses.length;
     deps.budgets.recordToolCalls(uses.length);
     const toolTurn: ModelMessage = { role: 'user', content: results };
     messages.push(toolTurn);
+    state.pending = [];
     await deps.recorder.transcript(toolTurn);
   }
 }

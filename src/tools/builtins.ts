@@ -27,8 +27,9 @@ try:
     op = req['op']
     if op == 'read':
         with open(req['path'], 'rb') as f:
+            size = os.fstat(f.fileno()).st_size
             data = f.read(req['limit'] + 1)
-        out({'content': data[:req['limit']].decode('utf-8', 'replace'), 'truncated': len(data) > req['limit']})
+        out({'content': data[:req['limit']].decode('utf-8', 'replace'), 'truncated': len(data) > req['limit'], 'size': size})
     elif op == 'write':
         with open(req['path'], 'w') as f:
             f.write(req['content'])
@@ -69,6 +70,7 @@ interface HelperReply {
   readonly truncated?: boolean;
   readonly entries?: string[];
   readonly bytes?: number;
+  readonly size?: number;
 }
 
 /** The helper's JSON reply, or a typed error when the tool itself failed. */
@@ -130,7 +132,10 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     observe: (result) =>
       helperObservation(result, (r) => ({
         status: 'success',
-        summary: r.truncated === true ? 'file content (truncated)' : 'file content',
+        summary:
+          r.truncated === true
+            ? `file content (truncated: the file has ${String(r.size ?? 'more')} bytes)`
+            : 'file content',
         items: [r.content ?? ''],
         evidence_refs: [],
         next_valid_actions: [],

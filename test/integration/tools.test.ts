@@ -158,7 +158,7 @@ describe('built-in tools in a tool container', () => {
   it('read_file bounds a large file and says so', async () => {
     await call(rw, 'exec', { command: ['python3', '-c', "open('big.txt','w').write('z'*100000)"] });
     const obs = await call(rw, 'read_file', { path: 'big.txt' }, { maxChars: 1000 });
-    expect(obs.summary).toBe('file content (truncated)');
+    expect(obs.summary).toBe('file content (truncated: the file has 100000 bytes)');
     expect(obs.items[0]).toHaveLength(1000);
   });
 

@@ -221,10 +221,20 @@ describe('agent loop', () => {
       terminalReason: 'budget_exceeded:max_parallel_tool_calls',
     });
     expect(parallel.executed).toEqual([]);
-    expect(parallel.events.at(-1)).toMatchObject({
-      type: 'budget_exceeded',
+    expect(parallel.events.find((e) => e.type === 'budget_exceeded')).toMatchObject({
       data: { budget: 'max_parallel_tool_calls', limit: 3, used: 4 },
     });
+    // Turned away, not forgotten: each proposed call is answered `aborted` with the reason,
+    // and the transcript pairs every tool_use with a tool_result.
+    expect(
+      parallel.events.filter((e) => e.type === 'tool_not_run').map((e) => e.data.reason),
+    ).toEqual(Array(4).fill('budget_exceeded:max_parallel_tool_calls'));
+    const last = parallel.transcript.at(-1);
+    expect(last?.role).toBe('user');
+    expect(last?.content.map((b) => (b.type === 'tool_result' ? b.tool_use_id : b.type))).toEqual(
+      [0, 1, 2, 3].map((i) => `toolu_scripted_0_${i}`),
+    );
+    expect(JSON.stringify(last?.content)).toContain('\\"status\\":\\"aborted\\"');
   });
 
   it('stops on cancellation', async () => {
@@ -452,7 +462,10 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
       status: 'failed',
       terminalReason: 'budget_exceeded:max_wall_time_seconds',
     });
-    expect(h.events.at(-1)?.type).toBe('budget_exceeded');
+    expect(h.events.slice(-2).map((e) => [e.type, e.data.reason])).toEqual([
+      ['budget_exceeded', undefined],
+      ['tool_not_run', 'budget_exceeded:max_wall_time_seconds'],
+    ]);
     // A caller's cancellation is not a budget: it propagates.
     const cancel = new AbortController();
     const c = harness({ turns: [{ text: 'x' }] });
