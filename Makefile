@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench bench-seccomp bench-egress clean
+.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools clean
 
 node:
 	@scripts/node-up.sh
@@ -61,6 +61,9 @@ bench-seccomp: image
 
 bench-egress: build
 	@bench/run.sh egress
+
+bench-tools: image
+	@bench/run.sh tools
 
 clean:
 	rm -rf dist dist-bench

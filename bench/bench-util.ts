@@ -1,6 +1,11 @@
-// Helpers the benches share: settings from the environment, the engine client, tables.
+// Helpers the benches share: settings from the environment, the engine client, tables,
+// the final check that a bench left no container behind.
 import Docker from 'dockerode';
 import type { CfhEnvironment } from '../src/config/env.js';
+import { LABEL_RUN_ID } from '../src/sandbox/owner.js';
+
+/** Label put on every container a bench creates itself (value: the process's tag). */
+export const BENCH_LABEL = 'cfh.bench';
 
 export function intFromEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -36,4 +41,59 @@ export function table(header: readonly string[], rows: readonly (readonly string
   console.log(line(header));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const r of rows) console.log(line(r));
+}
+
+/** What a bench created: the containers the leftover check looks for. */
+export interface BenchContainers {
+  /** The value of BENCH_LABEL on the containers the bench created itself. */
+  readonly tag: string;
+  /** Every container name the bench asked for. */
+  readonly names: ReadonlySet<string>;
+  /**
+   * The cfh runs the bench planned: containers labelled cfh.run-id with one of these (a
+   * run's sandbox or tool containers, whatever their names). Only these: cfh containers of
+   * other processes (tests running beside the bench) are neither counted nor touched.
+   */
+  readonly runIds?: ReadonlySet<string>;
+}
+
+/**
+ * Lists what a bench left behind: containers labelled BENCH_LABEL=<tag>, labelled
+ * cfh.run-id=<one of its runs>, or carrying a name it created. Prints the verdict, removes
+ * any straggler so the engine is left clean, and returns how many there were.
+ */
+export async function checkLeftovers(docker: Docker, created: BenchContainers): Promise<number> {
+  const runIds = created.runIds ?? new Set<string>();
+  const all = await docker.listContainers({ all: true });
+  const ofRuns = all.filter((c) => {
+    const id = c.Labels[LABEL_RUN_ID];
+    return id !== undefined && runIds.has(id);
+  });
+  const benchLabelled = all.filter((c) => c.Labels[BENCH_LABEL] === created.tag);
+  const byName = all.filter((c) => bareName(c.Names).some((n) => created.names.has(n)));
+
+  const left = new Map<string, string>();
+  for (const c of [...ofRuns, ...benchLabelled, ...byName]) {
+    left.set(c.Id, `${bareName(c.Names).join(',')} (${c.State})`);
+  }
+  console.log('');
+  console.log(
+    'leftover check: ' +
+      (created.runIds === undefined
+        ? ''
+        : `${ofRuns.length} labelled ${LABEL_RUN_ID}=<one of the ${runIds.size} runs planned>, `) +
+      `${benchLabelled.length} labelled ${BENCH_LABEL}=${created.tag}, ${byName.length} of the` +
+      ` ${created.names.size} names created` +
+      ` -> ${left.size === 0 ? 'none left, engine clean' : `${left.size} LEFT BEHIND`}`,
+  );
+  for (const [id, what] of left) {
+    console.log(`  left behind: ${id.slice(0, 12)} ${what}; removing`);
+    await docker
+      .getContainer(id)
+      .remove({ force: true, v: true })
+      .catch((e: unknown) => {
+        console.log(`  could not remove ${id.slice(0, 12)}: ${String(e)}`);
+      });
+  }
+  return left.size;
 }

@@ -28,13 +28,12 @@ import { executeSandboxRun, type RunDeps, type RunTimings } from '../src/engine/
 import { CancelRequest } from '../src/engine/terminal.js';
 import { loadRecipe } from '../src/image/recipe.js';
 import { createLogger } from '../src/log.js';
-import { LABEL_RUN_ID, currentOwner } from '../src/sandbox/owner.js';
+import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { DockerRuntime, toCreateOptions } from '../src/substrate/docker-runtime.js';
 import { median, round1, round3, summarize, type Summary } from './stats.js';
-import { bareName, dockerClient, intFromEnv, table } from './bench-util.js';
+import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
 
-const BENCH_LABEL = 'cfh.bench';
 const NAME_PREFIX = 'cfh-bench-';
 const TARGET_RATIO = 1.1;
 const COMMAND = ['true'] as const;
@@ -84,6 +83,7 @@ async function main(): Promise<number> {
 
   // Every container name this process asks for, and the cfh run ids, for the final check.
   const names = new Set<string>();
+  const runIds = new Set<string>();
   let seq = 0;
   const nextName = (kind: string): string => {
     const name = `${NAME_PREFIX}${kind}-${tag}-${seq++}`;
@@ -96,11 +96,6 @@ async function main(): Promise<number> {
   const specTemplate = toCreateOptions(planSandboxRun(planOptions, env, host, deps.owner).spec);
 
   const engine = await docker.version();
-  const preexisting = new Set(
-    (await docker.listContainers({ all: true, filters: { label: [LABEL_RUN_ID] } })).map(
-      (c) => c.Id,
-    ),
-  );
 
   console.log('cfh cold-path bench');
   console.log(
@@ -109,9 +104,6 @@ async function main(): Promise<number> {
   console.log(`  image ${image}, command [${COMMAND.join(' ')}], profile default (runc)`);
   console.log(`  rounds ${rounds} (+${warmup} warm-up), order per round: ${SERIES.join(', ')}`);
   console.log(`  workspace + artifact root under ${tmp}`);
-  if (preexisting.size > 0) {
-    console.log(`  note: ${preexisting.size} container(s) labelled ${LABEL_RUN_ID} existed before`);
-  }
   console.log('');
 
   async function rawRun(options: Docker.ContainerCreateOptions): Promise<RawSample> {
@@ -158,6 +150,7 @@ async function main(): Promise<number> {
     const t0 = performance.now();
     const plan = planSandboxRun(planOptions, env, host, deps.owner);
     names.add(plan.spec.name);
+    runIds.add(plan.runId);
     const t1 = performance.now();
     const outcome = await executeSandboxRun(plan, deps, {}, controller.signal);
     const t2 = performance.now();
@@ -223,7 +216,7 @@ async function main(): Promise<number> {
         ? error
         : new Error(String(error));
   } finally {
-    leftoverCount = await checkLeftovers(docker, names, preexisting, tag);
+    leftoverCount = await checkLeftovers(docker, { tag, names, runIds });
     rmSync(tmp, { recursive: true, force: true });
   }
   if (failure !== undefined) throw failure;
@@ -241,50 +234,6 @@ async function main(): Promise<number> {
     leftovers: leftoverCount,
   });
   return leftoverCount === 0 ? 0 : 1;
-}
-
-/**
- * Lists what is left: containers labelled cfh.run-id that were not there before the bench,
- * and containers carrying any name this process created. Prints the verdict, removes any
- * straggler so the engine is left clean, and returns how many there were.
- */
-async function checkLeftovers(
-  docker: Docker,
-  names: ReadonlySet<string>,
-  preexisting: ReadonlySet<string>,
-  tag: string,
-): Promise<number> {
-  const labelled = (
-    await docker.listContainers({ all: true, filters: { label: [LABEL_RUN_ID] } })
-  ).filter((c) => !preexisting.has(c.Id));
-  const benchLabelled = await docker.listContainers({
-    all: true,
-    filters: { label: [`${BENCH_LABEL}=${tag}`] },
-  });
-  const all = await docker.listContainers({ all: true });
-  const byName = all.filter((c) => bareName(c.Names).some((n) => names.has(n)));
-
-  const left = new Map<string, string>();
-  for (const c of [...labelled, ...benchLabelled, ...byName]) {
-    left.set(c.Id, `${bareName(c.Names).join(',')} (${c.State})`);
-  }
-  console.log('');
-  console.log(
-    `leftover check: ${labelled.length} new container(s) labelled ${LABEL_RUN_ID}` +
-      ` (${preexisting.size} pre-existing ignored), ${benchLabelled.length} labelled` +
-      ` ${BENCH_LABEL}=${tag}, ${byName.length} of the ${names.size} names created` +
-      ` -> ${left.size === 0 ? 'none left, engine clean' : `${left.size} LEFT BEHIND`}`,
-  );
-  for (const [id, what] of left) {
-    console.log(`  left behind: ${id.slice(0, 12)} ${what}; removing`);
-    await docker
-      .getContainer(id)
-      .remove({ force: true, v: true })
-      .catch((e: unknown) => {
-        console.log(`  could not remove ${id.slice(0, 12)}: ${String(e)}`);
-      });
-  }
-  return left.size;
 }
 
 interface Results {

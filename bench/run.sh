@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles src/ and bench/ into dist-bench/ and runs one bench:
-#   bench/run.sh [cold-path|seccomp|egress] [args...]   (default cold-path)
+#   bench/run.sh [cold-path|seccomp|egress|tools] [args...]   (default cold-path)
 # dist-bench/src/paths.js resolves the package root to dist-bench/, so the data
 # directories and package.json are linked in from the repository root.
 set -euo pipefail
@@ -11,13 +11,14 @@ case "$bench" in
   cold-path) entry=cold-path ;;
   seccomp | seccomp-overhead) entry=seccomp-overhead ;;
   egress | egress-gateway) entry=egress-gateway ;;
+  tools | tool-call) entry=tool-call ;;
   *)
-    echo "bench/run.sh: unknown bench '$bench' (cold-path, seccomp, egress)" >&2
+    echo "bench/run.sh: unknown bench '$bench' (cold-path, seccomp, egress, tools)" >&2
     exit 2
     ;;
 esac
 node_modules/.bin/tsc -p tsconfig.bench.json
-for entry_dir in profiles images seccomp package.json; do
+for entry_dir in profiles images seccomp rate-cards package.json; do
   ln -sfn "../$entry_dir" "dist-bench/$entry_dir"
 done
 exec node "dist-bench/bench/$entry.js" "$@"

@@ -45,9 +45,8 @@ import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { toCreateOptions } from '../src/substrate/docker-runtime.js';
 import { round1, round3, summarize, type Summary } from './stats.js';
-import { bareName, dockerClient, intFromEnv, table } from './bench-util.js';
+import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
 
-const BENCH_LABEL = 'cfh.bench';
 const NAME_PREFIX = 'cfh-bench-seccomp-';
 const DOCKER_DEFAULT_FILE = 'docker-default-20.10.json';
 const SYSCALLS_PER_FILE_OP = 6;
@@ -360,7 +359,7 @@ async function main(): Promise<number> {
         ? error
         : new Error(String(error));
   } finally {
-    leftoverCount = await checkLeftovers(docker, names, tag);
+    leftoverCount = await checkLeftovers(docker, { tag, names });
     rmSync(tmp, { recursive: true, force: true });
   }
   if (failure !== undefined) throw failure;
@@ -381,42 +380,6 @@ async function main(): Promise<number> {
     leftovers: leftoverCount,
   });
   return leftoverCount === 0 && checksOk ? 0 : 1;
-}
-
-/**
- * Lists containers labelled cfh.bench=<tag> or carrying a name this process created,
- * prints the verdict, removes any straggler, and returns how many there were.
- */
-async function checkLeftovers(
-  docker: Docker,
-  names: ReadonlySet<string>,
-  tag: string,
-): Promise<number> {
-  const labelled = await docker.listContainers({
-    all: true,
-    filters: { label: [`${BENCH_LABEL}=${tag}`] },
-  });
-  const all = await docker.listContainers({ all: true });
-  const byName = all.filter((c) => bareName(c.Names).some((n) => names.has(n)));
-  const left = new Map<string, string>();
-  for (const c of [...labelled, ...byName]) {
-    left.set(c.Id, `${bareName(c.Names).join(',')} (${c.State})`);
-  }
-  console.log('');
-  console.log(
-    `leftover check: ${labelled.length} labelled ${BENCH_LABEL}=${tag}, ${byName.length} of the` +
-      ` ${names.size} names created -> ${left.size === 0 ? 'none left, engine clean' : `${left.size} LEFT BEHIND`}`,
-  );
-  for (const [id, what] of left) {
-    console.log(`  left behind: ${id.slice(0, 12)} ${what}; removing`);
-    await docker
-      .getContainer(id)
-      .remove({ force: true, v: true })
-      .catch((e: unknown) => {
-        console.log(`  could not remove ${id.slice(0, 12)}: ${String(e)}`);
-      });
-  }
-  return left.size;
 }
 
 interface Results {

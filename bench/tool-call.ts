@@ -1,0 +1,1026 @@
+// The agent harness's own overhead per tool call (issue 5): the model/tool loop, argument
+// validation, the mediator, evidence writing, against the raw container execution it wraps,
+// for per-run and per-call tool containers, in one process.
+//
+// Workload (BENCH_TOOLS, comma-separated, default exec): a tool call that does almost
+// nothing, so the overhead dominates:
+//   exec       {"command": ["true"]}
+//   read_file  {"path": "/workspace/small.txt"}: the built-in python3 helper reads a 16-byte
+//              file from the temp workspace (python's start-up dominates the container side).
+// The argv and stdin every series sends are the tool's own (BUILTIN_TOOLS' command()), with
+// the `timeout -s KILL <s>` prefix ToolContainer.run adds (30 s: the tool's timeout, the
+// profile sets no cap); every series uses the container spec planSandboxRun derives from the
+// profile (BENCH_PROFILE, default untrusted-repo: it lists exec; workspace rw, no network).
+//
+// Series, for each tool lifetime:
+//   per-run   one container (`sleep infinity` under init, as ToolContainer.start creates it)
+//             serves every call of a sample; a call is one exec in it.
+//     raw        dockerode, no cfh code: createContainer + start, then per call exec create,
+//                hijacked start (stdin written when the tool has some), demux to the end of
+//                the stream, exec inspect for the exit code; remove at the end.
+//     container  cfh's container layer without the loop: ToolContainer.start, then
+//                ToolContainer.run per call (DockerRuntime's exec path: bounded collectors).
+//     harness    executeAgentRun with a scripted model: N turns proposing one call each, then
+//                a final text turn; real preflight, run directory, snapshot, event log with
+//                its fsyncs, transcript, outputs/, report, in a temp artifact root.
+//   per-call  a container per call, removed after it.
+//     raw        dockerode create + start + exec (as above) + remove (force) per call.
+//     container  ToolContainer.start + run + remove per call (what PerCallExecutor does,
+//                without its evidence events).
+//     harness    executeAgentRun as above with toolLifetime per-call (the planner's override).
+//
+// How a harness call is timed: the scripted gateway is wrapped so that every model request
+// stamps the clock. Turn k's request comes right after tool call k-1 was answered, so the
+// gap between consecutive requests is one whole loop iteration with exactly one tool call:
+// the model response handled (events, transcript, budgets), the call validated (zod),
+// mediated, executed, its outputs and tool_executed written, the next model_call_started
+// written. N calls give N samples per run; the run's set-up and teardown (plan, preflight,
+// run directory, snapshot, first request; final answer, container removal, report) fall
+// outside every gap and are reported apart as the run's fixed cost. The runtime handed to
+// executeAgentRun is wrapped too, summing the time spent inside its container calls (create,
+// start, exec, remove), so each gap splits into engine time and the harness's own time.
+// Per-run samples count calls 2..N in every series: the first call of a per-run sample
+// also creates and starts the container, and is reported apart ("first call").
+//
+// Two measures of the overhead are printed, and they answer differently to noise:
+//   harness/raw, harness − raw   across series (different containers, different moments):
+//               what the issue asks for, but on a busy engine an exec's own variance (tens
+//               of ms, hundreds for a container's life) can exceed the overhead, so the
+//               difference can come out negative.
+//   harness's own   within each harness call (the gap minus the time in the runtime): the
+//               loop, validation, mediator and evidence alone, on the same call; engine
+//               noise falls out of it.
+// Every series also records this process's CPU time (process.cpuUsage, user + system)
+// during each call: what cfh's code burns per call, which a loaded machine inflates far less
+// than it inflates wall time.
+//
+// Each round runs one sample of every series, in an order rotated by one per round, so drift
+// falls on all of them alike; warm-up rounds are run and discarded. Times are reported,
+// never asserted. The exit status is non-zero only when something failed (a call's result,
+// a run's outcome or its evidence not what the workload expects) or a container was left
+// behind: containers labelled cfh.bench=<tag>, named by the bench, or labelled with the run
+// id of a run it planned (other processes' cfh containers are left alone).
+//
+// Run: bench/run.sh tools   (BENCH_ROUNDS, default 4; BENCH_WARMUP, default 1;
+//      BENCH_PER_RUN_CALLS per per-run sample, default 10; BENCH_PER_CALL_CALLS per per-call
+//      sample, default 3; BENCH_TOOLS, default exec; BENCH_PROFILE, default untrusted-repo)
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough, type Readable } from 'node:stream';
+import type Docker from 'dockerode';
+import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
+import type { ToolLifetime } from '../src/config/profile-schema.js';
+import { executeAgentRun } from '../src/engine/agent-run.js';
+import { planSandboxRun, type RunPlan, type SandboxRunOptions } from '../src/engine/run-plan.js';
+import { CancelRequest } from '../src/engine/terminal.js';
+import { RUN_FILES } from '../src/evidence/run-directory.js';
+import { verifyEventChain } from '../src/evidence/event-log.js';
+import { createLogger } from '../src/log.js';
+import type { ModelGateway, ModelRequest, ModelResponse } from '../src/model/gateway.js';
+import { Script, ScriptedGateway } from '../src/model/scripted-gateway.js';
+import { currentOwner, type OwnerIdentity } from '../src/sandbox/owner.js';
+import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
+import type { ContainerSpec } from '../src/substrate/container-spec.js';
+import { DockerRuntime, toCreateOptions } from '../src/substrate/docker-runtime.js';
+import type {
+  AttachedOutput,
+  ContainerExit,
+  ContainerRuntime,
+  CreatedContainer,
+  EngineFacts,
+  ExecOptions,
+  ExecResult,
+  GuardSpec,
+  ImageFacts,
+  LabelledObject,
+  NetworkFacts,
+  ProgressListener,
+  StartedContainer,
+  StartedGuard,
+} from '../src/substrate/runtime.js';
+import { BUILTIN_TOOLS, type BuiltinTool } from '../src/tools/builtins.js';
+import { ToolContainer, toolContainerName } from '../src/tools/tool-container.js';
+import { median, round1, round3, summarize, type Summary } from './stats.js';
+import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
+
+const NAME_PREFIX = 'cfh-bench-tools-';
+const FILE_NAME = 'small.txt';
+const FILE_CONTENT = 'sixteen bytes..\n';
+
+const LIFETIMES = ['per-run', 'per-call'] as const satisfies readonly ToolLifetime[];
+const LAYERS = ['raw', 'container', 'harness'] as const;
+type Layer = (typeof LAYERS)[number];
+type SeriesKey = `${ToolLifetime}/${Layer}`;
+const SERIES: readonly SeriesKey[] = LIFETIMES.flatMap((l) =>
+  LAYERS.map((x) => `${l}/${x}` as const),
+);
+
+const LABELS: Record<SeriesKey, string> = {
+  'per-run/raw': 'per-run  raw exec (dockerode)',
+  'per-run/container': 'per-run  ToolContainer.run',
+  'per-run/harness': 'per-run  harness (executeAgentRun)',
+  'per-call/raw': 'per-call raw create+start+exec+remove',
+  'per-call/container': 'per-call ToolContainer start+run+remove',
+  'per-call/harness': 'per-call harness (executeAgentRun)',
+};
+
+/** One sample of one series: a container's worth (per-run) or N containers (per-call). */
+interface Sample {
+  /** The calls that count: 2..N for per-run, 1..N for per-call. */
+  readonly calls: readonly number[];
+  /** This process's CPU time (user + system) during each of those calls. */
+  readonly cpu: readonly number[];
+  /** Per-run: container create + start + the first call. Per-call: the first call. */
+  readonly firstMs: number;
+  /** Harness: time inside the runtime's container calls, per counted call. */
+  readonly engine?: readonly number[];
+  /** Harness: planSandboxRun + executeAgentRun. */
+  readonly wallMs?: number;
+  /** Harness: wall minus the N loop iterations (set-up, first request, final turn, teardown). */
+  readonly fixedMs?: number;
+}
+
+interface Workload {
+  readonly tool: BuiltinTool;
+  readonly input: unknown;
+  readonly describe: string;
+  /** Throws unless one execution's exit code and stdout are what the call must produce. */
+  check(exitCode: number, stdout: Buffer): void;
+}
+
+function workloads(names: readonly string[]): Workload[] {
+  return names.map((name) => {
+    const tool = BUILTIN_TOOLS.find((t) => t.name === name);
+    if (name === 'exec' && tool !== undefined) {
+      return {
+        tool,
+        input: { command: ['true'] },
+        describe: 'exec {"command":["true"]}',
+        check: (exitCode) => {
+          if (exitCode !== 0) throw new Error(`exec true exited ${exitCode}`);
+        },
+      };
+    }
+    if (name === 'read_file' && tool !== undefined) {
+      return {
+        tool,
+        input: { path: `/workspace/${FILE_NAME}` },
+        describe: `read_file {"path":"/workspace/${FILE_NAME}"} (${FILE_CONTENT.length} bytes)`,
+        check: (exitCode, stdout) => {
+          const reply = JSON.parse(stdout.toString('utf8')) as { content?: unknown };
+          if (exitCode !== 0 || reply.content !== FILE_CONTENT) {
+            throw new Error(`read_file: exit ${exitCode}, stdout ${stdout.toString('utf8')}`);
+          }
+        },
+      };
+    }
+    throw new Error(`BENCH_TOOLS: '${name}' is not one of exec, read_file`);
+  });
+}
+
+function cpuMs(u: NodeJS.CpuUsage): number {
+  return (u.user + u.system) / 1000;
+}
+
+/** Wall time and this process's CPU time of each call. */
+class Meter {
+  readonly #wall: number[] = [];
+  readonly #cpu: number[] = [];
+
+  async time<T>(f: () => Promise<T>): Promise<T> {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      this.#wall.push(performance.now() - t0);
+      this.#cpu.push(cpuMs(process.cpuUsage(c0)));
+    }
+  }
+
+  /** The calls after the first `skip`; the first call's time plus `startMs` apart. */
+  sample(skip: number, startMs: number): Sample {
+    return {
+      calls: this.#wall.slice(skip),
+      cpu: this.#cpu.slice(skip),
+      firstMs: startMs + (this.#wall[0] ?? Number.NaN),
+    };
+  }
+}
+
+/** Stamps the clock (and the engine time so far) at every model request. */
+class TimedGateway implements ModelGateway {
+  readonly adapter: string;
+  readonly route: Readonly<Record<string, string>>;
+  readonly #inner: ModelGateway;
+  readonly #stamp: () => void;
+
+  constructor(inner: ModelGateway, stamp: () => void) {
+    this.#inner = inner;
+    this.#stamp = stamp;
+    this.adapter = inner.adapter;
+    this.route = inner.route;
+  }
+
+  complete(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+    this.#stamp();
+    return this.#inner.complete(request, signal);
+  }
+}
+
+/** Sums the time spent inside container calls (create, start, exec, wait, kill, remove). */
+class EngineClock {
+  ms = 0;
+  async time<T>(f: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await f();
+    } finally {
+      this.ms += performance.now() - t0;
+    }
+  }
+}
+
+class TimedStarted implements StartedContainer {
+  readonly #inner: StartedContainer;
+  readonly #clock: EngineClock;
+  readonly id: string;
+  readonly name: string;
+
+  constructor(inner: StartedContainer, clock: EngineClock) {
+    this.#inner = inner;
+    this.#clock = clock;
+    this.id = inner.id;
+    this.name = inner.name;
+  }
+
+  wait(signal?: AbortSignal): Promise<ContainerExit> {
+    return this.#clock.time(() => this.#inner.wait(signal));
+  }
+
+  kill(signal?: string): Promise<void> {
+    return this.#clock.time(() => this.#inner.kill(signal));
+  }
+
+  exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
+    return this.#clock.time(() => this.#inner.exec(argv, options));
+  }
+
+  remove(): Promise<void> {
+    return this.#clock.time(() => this.#inner.remove());
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.remove();
+  }
+}
+
+class TimedCreated implements CreatedContainer {
+  readonly #inner: CreatedContainer;
+  readonly #clock: EngineClock;
+  readonly id: string;
+  readonly name: string;
+
+  constructor(inner: CreatedContainer, clock: EngineClock) {
+    this.#inner = inner;
+    this.#clock = clock;
+    this.id = inner.id;
+    this.name = inner.name;
+  }
+
+  attach(signal?: AbortSignal): Promise<AttachedOutput> {
+    return this.#clock.time(() => this.#inner.attach(signal));
+  }
+
+  async start(signal?: AbortSignal): Promise<StartedContainer> {
+    return new TimedStarted(await this.#clock.time(() => this.#inner.start(signal)), this.#clock);
+  }
+
+  remove(): Promise<void> {
+    return this.#clock.time(() => this.#inner.remove());
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.remove();
+  }
+}
+
+/** The runtime handed to executeAgentRun: DockerRuntime, with container calls timed. */
+class TimedRuntime implements ContainerRuntime {
+  readonly #inner: ContainerRuntime;
+  readonly clock = new EngineClock();
+
+  constructor(inner: ContainerRuntime) {
+    this.#inner = inner;
+  }
+
+  async createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<CreatedContainer> {
+    return new TimedCreated(
+      await this.clock.time(() => this.#inner.createContainer(spec, signal)),
+      this.clock,
+    );
+  }
+
+  ping(signal?: AbortSignal): Promise<void> {
+    return this.#inner.ping(signal);
+  }
+  createIsolatedNetwork(
+    name: string,
+    labels: Readonly<Record<string, string>>,
+    signal?: AbortSignal,
+  ): Promise<NetworkFacts> {
+    return this.#inner.createIsolatedNetwork(name, labels, signal);
+  }
+  startGuard(spec: GuardSpec, signal?: AbortSignal): Promise<StartedGuard> {
+    return this.#inner.startGuard(spec, signal);
+  }
+  facts(signal?: AbortSignal): Promise<EngineFacts> {
+    return this.#inner.facts(signal);
+  }
+  version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }> {
+    return this.#inner.version(signal);
+  }
+  inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined> {
+    return this.#inner.inspectImage(ref, signal);
+  }
+  listLabelled(label: string, signal?: AbortSignal): Promise<LabelledObject[]> {
+    return this.#inner.listLabelled(label, signal);
+  }
+  removeObject(object: LabelledObject, signal?: AbortSignal): Promise<void> {
+    return this.#inner.removeObject(object, signal);
+  }
+  importImage(
+    rootfs: Readable,
+    ref: { repo: string; tag: string },
+    changes: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return this.#inner.importImage(rootfs, ref, changes, signal);
+  }
+  pullImage(ref: string, onProgress: ProgressListener, signal?: AbortSignal): Promise<void> {
+    return this.#inner.pullImage(ref, onProgress, signal);
+  }
+  buildImage(
+    context: Readable,
+    tag: string,
+    onProgress: ProgressListener,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return this.#inner.buildImage(context, tag, onProgress, signal);
+  }
+}
+
+interface DemuxModem {
+  demuxStream(
+    raw: NodeJS.ReadableStream,
+    stdout: NodeJS.WritableStream,
+    stderr: NodeJS.WritableStream,
+  ): void;
+}
+
+/** The minimum dockerode sequence for an exec whose exit code and output a caller needs. */
+async function rawExec(
+  container: Docker.Container,
+  argv: readonly string[],
+  stdin: Buffer | undefined,
+): Promise<{ exitCode: number; stdout: Buffer }> {
+  const exec = await container.exec({
+    Cmd: [...argv],
+    AttachStdin: stdin !== undefined,
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({ hijack: true, stdin: stdin !== undefined });
+  const chunks: Buffer[] = [];
+  const out = new PassThrough();
+  const err = new PassThrough();
+  out.on('data', (c: Buffer) => chunks.push(c));
+  err.resume();
+  (container.modem as DemuxModem).demuxStream(stream, out, err);
+  const ended = new Promise<void>((resolve, reject) => {
+    stream.on('end', resolve);
+    stream.on('close', resolve);
+    stream.on('error', reject);
+  });
+  if (stdin !== undefined) {
+    stream.write(stdin);
+    stream.end();
+  }
+  await ended;
+  const info = (await exec.inspect()) as { ExitCode: number | null };
+  return { exitCode: info.ExitCode ?? -1, stdout: Buffer.concat(chunks) };
+}
+
+async function main(): Promise<number> {
+  const rounds = intFromEnv('BENCH_ROUNDS', 4, 1);
+  const warmup = intFromEnv('BENCH_WARMUP', 1, 0);
+  const perRunCalls = intFromEnv('BENCH_PER_RUN_CALLS', 10, 2);
+  const perCallCalls = intFromEnv('BENCH_PER_CALL_CALLS', 3, 1);
+  const profileName = process.env.BENCH_PROFILE ?? 'untrusted-repo';
+  const tools = workloads(
+    (process.env.BENCH_TOOLS ?? 'exec')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
+  const callsOf = (lifetime: ToolLifetime): number =>
+    lifetime === 'per-run' ? perRunCalls : perCallCalls;
+  const tag = `${process.pid}-${Date.now().toString(36)}`;
+
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'cfh-bench-tools-'));
+  const workspace = path.join(tmp, 'workspace');
+  const artifactRoot = path.join(tmp, 'runs');
+  mkdirSync(workspace);
+  writeFileSync(path.join(workspace, FILE_NAME), FILE_CONTENT, { mode: 0o644 });
+
+  const env: CfhEnvironment = { ...readEnvironment(), artifactRoot };
+  const docker = dockerClient(env);
+  const runtime = new DockerRuntime({ dockerHost: env.dockerHost });
+  const logger = createLogger('silent');
+  const owner: OwnerIdentity = currentOwner();
+  const host = currentHostIdentity();
+
+  const controller = new AbortController();
+  process.once('SIGINT', () => {
+    controller.abort(new CancelRequest('SIGINT'));
+  });
+  const signal = controller.signal;
+  const interrupted = (): boolean => signal.aborted;
+
+  // Every container name this process asks for and every cfh run it plans, for the check.
+  const names = new Set<string>();
+  const runIds = new Set<string>();
+  let seq = 0;
+  const nextName = (kind: string): string => {
+    const name = `${NAME_PREFIX}${kind}-${tag}-${seq++}`;
+    names.add(name);
+    return name;
+  };
+
+  const plan = (lifetime: ToolLifetime): RunPlan => {
+    const n = callsOf(lifetime);
+    const options: SandboxRunOptions = {
+      profile: profileName,
+      workspace,
+      artifactRoot,
+      toolLifetime: lifetime,
+      // N tool turns and the final one.
+      budgets: { maxModelTurns: String(n + 1), maxToolCalls: String(n) },
+      command: ['sleep', 'infinity'],
+    };
+    const p = planSandboxRun(options, env, host, owner);
+    runIds.add(p.runId);
+    return p;
+  };
+
+  // What every series sends per call, from the tool and a plan, as the loop derives it.
+  let reference: RunPlan;
+  let engine: Docker.DockerVersion;
+  try {
+    reference = plan('per-run');
+    for (const w of tools) {
+      if (!reference.profile.tools.includes(w.tool.name)) {
+        throw new Error(
+          `profile ${profileName} does not list the tool ${w.tool.name} (tools: ${reference.profile.tools.join(', ')})`,
+        );
+      }
+    }
+    engine = await docker.version();
+  } catch (error) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw error;
+  }
+  const image = reference.spec.image;
+  const capMs =
+    reference.profile.toolTimeoutSeconds === undefined
+      ? Number.POSITIVE_INFINITY
+      : reference.profile.toolTimeoutSeconds * 1000;
+  const callOf = (w: Workload) => {
+    const limit = Math.min(
+      w.tool.resultSizeLimitChars,
+      reference.profile.budgets.maxToolResultChars,
+    );
+    const { argv, stdin } = w.tool.command(w.input, { maxChars: limit });
+    const timeoutMs = Math.min(w.tool.timeoutMs, capMs);
+    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+    return {
+      argv,
+      stdin,
+      timeoutMs,
+      maxOutputBytes: w.tool.resultSizeLimitChars * 4,
+      wrapped: ['timeout', '-s', 'KILL', String(seconds), ...argv],
+    };
+  };
+  // The raw series' create request: the tool container's, with the bench's label instead
+  // of cfh's owner labels (so cfh reap never sees it) and a bench name.
+  const rawRequest = (): Docker.ContainerCreateOptions => ({
+    ...toCreateOptions({ ...reference.spec, command: ['sleep', 'infinity'] }),
+    name: nextName('raw'),
+    Labels: { [BENCH_LABEL]: tag },
+  });
+
+  console.log('cfh tool-call bench');
+  console.log(
+    `  node ${process.version}, engine ${engine.Version} (API ${engine.ApiVersion}), ${os.cpus().length} cpus, ${os.platform()} ${os.release()}`,
+  );
+  console.log(
+    `  image ${image}, profile ${profileName} (runtime ${reference.profile.runtime}, workspace ${reference.profile.workspace.mode}, network ${reference.profile.network.mode})`,
+  );
+  console.log(`  tools: ${tools.map((w) => w.describe).join('; ')}`);
+  for (const w of tools) {
+    const { wrapped, stdin } = callOf(w);
+    console.log(
+      `  ${w.tool.name} argv sent: ${wrapped.slice(0, 6).join(' ')}${wrapped.length > 6 ? ' …' : ''}${stdin === undefined ? '' : ' (+ JSON on stdin)'}`,
+    );
+  }
+  console.log(
+    `  rounds ${rounds} (+${warmup} warm-up) per tool; per sample ${perRunCalls} calls (per-run), ${perCallCalls} calls (per-call)`,
+  );
+  console.log(`  series order rotated by one per round: ${SERIES.join(', ')}`);
+  console.log(`  workspace + artifact root under ${tmp}`);
+  console.log('');
+
+  async function rawSample(w: Workload, lifetime: ToolLifetime): Promise<Sample> {
+    const n = callsOf(lifetime);
+    const call = callOf(w);
+    const meter = new Meter();
+    if (lifetime === 'per-run') {
+      const t0 = performance.now();
+      const container = await docker.createContainer(rawRequest());
+      try {
+        await container.start();
+        const startMs = performance.now() - t0;
+        for (let i = 0; i < n; i++) {
+          const r = await meter.time(() => rawExec(container, call.wrapped, call.stdin));
+          w.check(r.exitCode, r.stdout);
+        }
+        return meter.sample(1, startMs);
+      } finally {
+        await container.remove({ force: true, v: true });
+      }
+    }
+    for (let i = 0; i < n; i++) {
+      const r = await meter.time(async () => {
+        const container = await docker.createContainer(rawRequest());
+        try {
+          await container.start();
+          return await rawExec(container, call.wrapped, call.stdin);
+        } finally {
+          await container.remove({ force: true, v: true });
+        }
+      });
+      w.check(r.exitCode, r.stdout);
+    }
+    return meter.sample(0, 0);
+  }
+
+  async function containerSample(w: Workload, lifetime: ToolLifetime): Promise<Sample> {
+    const n = callsOf(lifetime);
+    const call = callOf(w);
+    const spec = plan(lifetime).spec;
+    const options = {
+      stdin: call.stdin,
+      timeoutMs: call.timeoutMs,
+      maxOutputBytes: call.maxOutputBytes,
+      signal,
+    };
+    const meter = new Meter();
+    if (lifetime === 'per-run') {
+      names.add(toolContainerName(spec));
+      const t0 = performance.now();
+      const container = await ToolContainer.start(runtime, spec, signal);
+      try {
+        const startMs = performance.now() - t0;
+        for (let i = 0; i < n; i++) {
+          const r = await meter.time(() => container.run(call.argv, options));
+          w.check(r.exitCode, r.stdout);
+        }
+        return meter.sample(1, startMs);
+      } finally {
+        await container.remove();
+      }
+    }
+    for (let i = 0; i < n; i++) {
+      const suffix = `-c${i + 1}`;
+      names.add(toolContainerName(spec, suffix));
+      const r = await meter.time(async () => {
+        const container = await ToolContainer.start(runtime, spec, signal, suffix);
+        try {
+          return await container.run(call.argv, options);
+        } finally {
+          await container.remove();
+        }
+      });
+      w.check(r.exitCode, r.stdout);
+    }
+    return meter.sample(0, 0);
+  }
+
+  async function harnessSample(w: Workload, lifetime: ToolLifetime): Promise<Sample> {
+    const n = callsOf(lifetime);
+    const script = Script.parse({
+      model: 'scripted',
+      turns: [
+        ...Array.from({ length: n }, () => ({
+          tool_calls: [{ name: w.tool.name, input: w.input }],
+        })),
+        { text: 'done' },
+      ],
+    });
+    const t0 = performance.now();
+    const p = plan(lifetime);
+    const timed = new TimedRuntime(runtime);
+    const stamps: { at: number; engine: number; cpu: NodeJS.CpuUsage }[] = [];
+    const gateway = new TimedGateway(new ScriptedGateway(script, 'bench/tool-call.ts'), () => {
+      stamps.push({ at: performance.now(), engine: timed.clock.ms, cpu: process.cpuUsage() });
+    });
+    const outcome = await executeAgentRun(
+      p,
+      { prompt: `call ${w.tool.name} ${n} times` },
+      { runtime: timed, logger, owner, gateway },
+      signal,
+    );
+    const wallMs = performance.now() - t0;
+    if (
+      outcome.status !== 'completed' ||
+      outcome.toolCalls?.total !== n ||
+      outcome.toolCalls.byStatus.success !== n ||
+      stamps.length !== n + 1
+    ) {
+      throw new Error(
+        `agent run ${outcome.runId}: ${outcome.status} (${outcome.terminalReason}), tool calls ${JSON.stringify(outcome.toolCalls)}, ${stamps.length} model requests`,
+      );
+    }
+    checkEvidence(outcome.artifactDir, lifetime, n);
+    const gaps: number[] = [];
+    const inEngine: number[] = [];
+    const cpu: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const a = stamps[i];
+      const b = stamps[i + 1];
+      if (a === undefined || b === undefined) throw new Error('unreachable: stamps');
+      gaps.push(b.at - a.at);
+      inEngine.push(b.engine - a.engine);
+      cpu.push(cpuMs(b.cpu) - cpuMs(a.cpu));
+    }
+    const loopMs = gaps.reduce((s, x) => s + x, 0);
+    const skip = lifetime === 'per-run' ? 1 : 0;
+    return {
+      calls: gaps.slice(skip),
+      cpu: cpu.slice(skip),
+      engine: inEngine.slice(skip),
+      firstMs: gaps[0] ?? Number.NaN,
+      wallMs,
+      fixedMs: wallMs - loopMs,
+    };
+  }
+
+  const runSeries = (w: Workload, key: SeriesKey): Promise<Sample> => {
+    const [lifetime, layer] = key.split('/') as [ToolLifetime, Layer];
+    if (layer === 'raw') return rawSample(w, lifetime);
+    if (layer === 'container') return containerSample(w, lifetime);
+    return harnessSample(w, lifetime);
+  };
+
+  const results: ToolResults[] = [];
+  let failure: Error | undefined;
+  let leftoverCount: number;
+  const started = performance.now();
+  try {
+    for (const w of tools) {
+      const samples = Object.fromEntries(SERIES.map((k) => [k, [] as Sample[]])) as Record<
+        SeriesKey,
+        Sample[]
+      >;
+      for (let round = 0; round < warmup + rounds && !interrupted(); round++) {
+        const measured = round >= warmup;
+        const order = SERIES.map((_, i) => SERIES[(i + round) % SERIES.length] as SeriesKey);
+        const parts = new Map<SeriesKey, string>();
+        for (const key of order) {
+          const s = await runSeries(w, key);
+          if (measured) samples[key].push(s);
+          parts.set(key, median(s.calls).toFixed(1));
+        }
+        const label = measured ? `round ${round - warmup + 1}/${rounds}` : `warm-up ${round + 1}`;
+        console.error(
+          `  ${w.tool.name} ${label.padEnd(13)} p50 per call, ms: ` +
+            LIFETIMES.map(
+              (l) => `${l} ${LAYERS.map((x) => `${x} ${parts.get(`${l}/${x}`) ?? '-'}`).join(' ')}`,
+            ).join(' | '),
+        );
+      }
+      if (interrupted()) throw new Error('interrupted');
+      results.push({ workload: w, samples });
+    }
+  } catch (error) {
+    failure = interrupted()
+      ? new Error('interrupted')
+      : error instanceof Error
+        ? error
+        : new Error(String(error));
+  } finally {
+    leftoverCount = await checkLeftovers(docker, { tag, names, runIds });
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  if (failure !== undefined) throw failure;
+
+  report({
+    rounds,
+    warmup,
+    perRunCalls,
+    perCallCalls,
+    profile: profileName,
+    image,
+    engine: `${engine.Version} (API ${engine.ApiVersion})`,
+    results,
+    elapsedS: (performance.now() - started) / 1000,
+    leftovers: leftoverCount,
+  });
+  return leftoverCount === 0 ? 0 : 1;
+}
+
+/** The run's evidence holds what N calls must leave: an intact chain, one record per call. */
+function checkEvidence(dir: string, lifetime: ToolLifetime, n: number): void {
+  const body = readFileSync(path.join(dir, RUN_FILES.events), 'utf8');
+  const chain = verifyEventChain(body);
+  const types = body
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => (JSON.parse(l) as { type: string }).type);
+  const count = (t: string): number => types.filter((x) => x === t).length;
+  const containers = lifetime === 'per-run' ? 1 : n;
+  const problems = [
+    chain.ok ? undefined : `event chain: ${chain.problem ?? 'broken'}`,
+    count('tool_executed') === n ? undefined : `${count('tool_executed')} tool_executed`,
+    count('permission_decision') === n
+      ? undefined
+      : `${count('permission_decision')} permission_decision`,
+    count('tool_container_started') === containers
+      ? undefined
+      : `${count('tool_container_started')} tool_container_started`,
+    count('tool_container_removed') === containers
+      ? undefined
+      : `${count('tool_container_removed')} tool_container_removed`,
+    count('run_finished') === 1 ? undefined : `${count('run_finished')} run_finished`,
+  ].filter((x) => x !== undefined);
+  if (problems.length > 0) throw new Error(`evidence of ${dir}: ${problems.join('; ')}`);
+}
+
+interface ToolResults {
+  readonly workload: Workload;
+  readonly samples: Record<SeriesKey, readonly Sample[]>;
+}
+
+interface Results {
+  readonly rounds: number;
+  readonly warmup: number;
+  readonly perRunCalls: number;
+  readonly perCallCalls: number;
+  readonly profile: string;
+  readonly image: string;
+  readonly engine: string;
+  readonly results: readonly ToolResults[];
+  readonly elapsedS: number;
+  readonly leftovers: number;
+}
+
+function byLifetime<T>(f: (l: ToolLifetime) => T): Record<ToolLifetime, T> {
+  return { 'per-run': f('per-run'), 'per-call': f('per-call') };
+}
+
+function fmt(x: number): string {
+  return Number.isFinite(x) ? x.toFixed(1) : '-';
+}
+
+function rounded(s: Summary): Record<string, number> {
+  return {
+    n: s.n,
+    p50: round1(s.p50),
+    p90: round1(s.p90),
+    mean: round1(s.mean),
+    min: round1(s.min),
+    max: round1(s.max),
+  };
+}
+
+function report(r: Results): void {
+  const json: Record<string, unknown> = {};
+  for (const { workload, samples } of r.results) {
+    const name = workload.tool.name;
+    const all = (key: SeriesKey, f: (s: Sample) => readonly number[]): number[] =>
+      samples[key].flatMap((s) => [...f(s)]);
+    const perCall = Object.fromEntries(
+      SERIES.map((k) => [k, summarize(all(k, (s) => s.calls))]),
+    ) as Record<SeriesKey, Summary>;
+    const cpu = Object.fromEntries(
+      SERIES.map((k) => [k, summarize(all(k, (s) => s.cpu))]),
+    ) as Record<SeriesKey, Summary>;
+
+    console.log('');
+    console.log(
+      `${workload.describe}: per tool call, ms (${r.rounds} rounds after ${r.warmup} warm-up;` +
+        ` per-run: calls 2..${r.perRunCalls} of each sample, per-call: all ${r.perCallCalls});` +
+        ` cpu = this process's CPU time (user + system) during the call`,
+    );
+    table(
+      [
+        'series',
+        'n',
+        'p50',
+        'p90',
+        'mean',
+        'min',
+        'max',
+        'p50/raw',
+        'mean/raw',
+        'cpu p50',
+        'cpu mean',
+      ],
+      SERIES.map((key) => {
+        const s = perCall[key];
+        const base = perCall[`${key.split('/')[0] as ToolLifetime}/raw`];
+        return [
+          LABELS[key],
+          String(s.n),
+          fmt(s.p50),
+          fmt(s.p90),
+          fmt(s.mean),
+          fmt(s.min),
+          fmt(s.max),
+          (s.p50 / base.p50).toFixed(3),
+          (s.mean / base.mean).toFixed(3),
+          fmt(cpu[key].p50),
+          fmt(cpu[key].mean),
+        ];
+      }),
+    );
+
+    // The harness's gaps split into time inside the runtime's container calls and the rest.
+    const split = byLifetime((l) => {
+      const key: SeriesKey = `${l}/harness`;
+      const gaps = all(key, (s) => s.calls);
+      const inEngine = all(key, (s) => s.engine ?? []);
+      const own = gaps.map((g, i) => g - (inEngine[i] ?? Number.NaN));
+      return { gap: summarize(gaps), engine: summarize(inEngine), own: summarize(own) };
+    });
+
+    const ratios = byLifetime((l) => {
+      const raw = perCall[`${l}/raw`];
+      const container = perCall[`${l}/container`];
+      const harness = perCall[`${l}/harness`];
+      return {
+        harnessOverRawP50: round3(harness.p50 / raw.p50),
+        harnessOverRawMean: round3(harness.mean / raw.mean),
+        containerOverRawP50: round3(container.p50 / raw.p50),
+        harnessOverContainerP50: round3(harness.p50 / container.p50),
+        addedOverRawMsP50: round1(harness.p50 - raw.p50),
+        addedOverRawMsMean: round1(harness.mean - raw.mean),
+        addedOverContainerMsP50: round1(harness.p50 - container.p50),
+        ownMsP50: round1(split[l].own.p50),
+        ownMsMean: round1(split[l].own.mean),
+        cpuAddedOverRawMsP50: round1(cpu[`${l}/harness`].p50 - cpu[`${l}/raw`].p50),
+        cpuAddedOverContainerMsP50: round1(cpu[`${l}/harness`].p50 - cpu[`${l}/container`].p50),
+      };
+    });
+
+    console.log('');
+    for (const l of LIFETIMES) {
+      const x = ratios[l];
+      console.log(
+        `${l.padEnd(8)} harness/raw p50 ${x.harnessOverRawP50.toFixed(3)}  mean ${x.harnessOverRawMean.toFixed(3)};` +
+          ` adds ${fmt(x.addedOverRawMsP50)} ms per call at p50 (${fmt(x.addedOverRawMsMean)} mean) over raw,` +
+          ` ${fmt(x.addedOverContainerMsP50)} over ToolContainer; harness's own code ${fmt(x.ownMsP50)} ms per call at p50 (${fmt(x.ownMsMean)} mean);` +
+          ` CPU +${fmt(x.cpuAddedOverRawMsP50)} ms over raw, +${fmt(x.cpuAddedOverContainerMsP50)} over ToolContainer at p50`,
+      );
+    }
+
+    console.log('');
+    console.log(
+      `${name}: inside a harness call, ms (the gap between model requests = time in the runtime's container calls + the harness's own: loop, validation, mediator, evidence)`,
+    );
+    table(
+      ['lifetime', 'part', 'p50', 'p90', 'mean', 'min', 'max'],
+      LIFETIMES.flatMap((l) => {
+        const s = split[l];
+        const row = (part: string, x: Summary): string[] => [
+          l,
+          part,
+          fmt(x.p50),
+          fmt(x.p90),
+          fmt(x.mean),
+          fmt(x.min),
+          fmt(x.max),
+        ];
+        return [
+          row('whole call (gap)', s.gap),
+          row(
+            l === 'per-run' ? 'in runtime: exec' : 'in runtime: create/start/exec/remove',
+            s.engine,
+          ),
+          row("harness's own", s.own),
+        ];
+      }),
+    );
+
+    // Per sample: the harness's fixed cost, and the first call of a per-run sample.
+    const med = (key: SeriesKey, f: (s: Sample) => number | undefined): number =>
+      median(samples[key].map((s) => f(s) ?? Number.NaN));
+    const fixed = {
+      perRunWallMs: med('per-run/harness', (s) => s.wallMs),
+      perRunFixedMs: med('per-run/harness', (s) => s.fixedMs),
+      perCallWallMs: med('per-call/harness', (s) => s.wallMs),
+      perCallFixedMs: med('per-call/harness', (s) => s.fixedMs),
+      firstCallRawMs: med('per-run/raw', (s) => s.firstMs),
+      firstCallContainerMs: med('per-run/container', (s) => s.firstMs),
+      firstCallHarnessMs: med('per-run/harness', (s) => s.firstMs),
+    };
+    console.log('');
+    console.log(`${name}: per sample, medians, ms`);
+    table(
+      ['what', 'ms', 'contains'],
+      [
+        [
+          `per-run  harness run (${r.perRunCalls} calls)`,
+          fmt(fixed.perRunWallMs),
+          'planSandboxRun + executeAgentRun',
+        ],
+        [
+          '  of which fixed',
+          fmt(fixed.perRunFixedMs),
+          'wall − the N call gaps: preflight, run dir, snapshot, final turn, container removal, report',
+        ],
+        [
+          `per-call harness run (${r.perCallCalls} calls)`,
+          fmt(fixed.perCallWallMs),
+          'planSandboxRun + executeAgentRun',
+        ],
+        ['  of which fixed', fmt(fixed.perCallFixedMs), 'as above, no container outside the calls'],
+        [
+          'per-run  first call, raw',
+          fmt(fixed.firstCallRawMs),
+          'container create + start + first exec',
+        ],
+        [
+          'per-run  first call, ToolContainer',
+          fmt(fixed.firstCallContainerMs),
+          'ToolContainer.start + first run',
+        ],
+        [
+          'per-run  first call, harness',
+          fmt(fixed.firstCallHarnessMs),
+          'first gap: container start + call + tool_container_started',
+        ],
+      ],
+    );
+
+    json[name] = {
+      input: workload.input,
+      perCall: Object.fromEntries(SERIES.map((k) => [k, rounded(perCall[k])])),
+      cpuPerCall: Object.fromEntries(SERIES.map((k) => [k, rounded(cpu[k])])),
+      ratios,
+      harnessSplit: Object.fromEntries(
+        LIFETIMES.map((l) => [
+          l,
+          {
+            gap: rounded(split[l].gap),
+            engine: rounded(split[l].engine),
+            own: rounded(split[l].own),
+          },
+        ]),
+      ),
+      perSampleMedianMs: Object.fromEntries(Object.entries(fixed).map(([k, v]) => [k, round1(v)])),
+    };
+  }
+
+  console.log('');
+  console.log(`elapsed ${r.elapsedS.toFixed(1)} s`);
+  console.log(
+    JSON.stringify({
+      bench: 'tool-call',
+      rounds: r.rounds,
+      warmup: r.warmup,
+      perRunCalls: r.perRunCalls,
+      perCallCalls: r.perCallCalls,
+      profile: r.profile,
+      image: r.image,
+      engine: r.engine,
+      node: process.version,
+      unit: 'ms',
+      tools: json,
+      leftovers: r.leftovers,
+    }),
+  );
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(
+      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    process.exitCode = 1;
+  },
+);
