@@ -5,10 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chown, cp, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  REPO_ROOT,
+  copySampleRepo,
+  ownBySandbox,
   cfh,
   containersOfRun,
   onlyRunDir,
@@ -33,21 +34,10 @@ afterAll(async () => {
   await removeDir(scratch);
 });
 
-const asRoot = process.getuid?.() === 0;
-
-/** The sandbox user (uid 4321 when cfh runs as root) must own what it writes or reads. */
-async function ownBySandbox(file: string): Promise<void> {
-  if (asRoot) await chown(file, 4321, 4321);
-}
-
 /** A fresh copy of the sample repository, writable by the sandbox user. */
 async function sampleRepo(): Promise<string> {
   n += 1;
-  const repo = path.join(scratch, `repo-${n}`);
-  await cp(path.join(REPO_ROOT, 'examples', 'sample-repo'), repo, { recursive: true });
-  await ownBySandbox(repo);
-  for (const f of await readdir(repo)) await ownBySandbox(path.join(repo, f));
-  return repo;
+  return copySampleRepo(path.join(scratch, `repo-${n}`));
 }
 
 /** The sample repository with FIFOs: opening one for reading blocks until the tool times out. */

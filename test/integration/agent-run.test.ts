@@ -2,10 +2,10 @@
 // (issue 5): tools run in the run's tool container, every call is answered and recorded,
 // budgets end the run naming the limit, SIGINT leaves nothing behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chown, cp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  REPO_ROOT,
+  copySampleRepo,
   cfh,
   containersOfRun,
   onlyRunDir,
@@ -31,13 +31,7 @@ afterAll(async () => {
 /** A fresh copy of the sample repository the sandbox user may write (rw profile). */
 async function sampleRepo(): Promise<string> {
   n += 1;
-  const repo = path.join(scratch, `repo-${n}`);
-  await cp(path.join(REPO_ROOT, 'examples', 'sample-repo'), repo, { recursive: true });
-  if (process.getuid?.() === 0) {
-    await chown(repo, 4321, 4321);
-    for (const f of await readdir(repo)) await chown(path.join(repo, f), 4321, 4321);
-  }
-  return repo;
+  return copySampleRepo(path.join(scratch, `repo-${n}`));
 }
 
 async function script(name: string, body: string): Promise<string> {

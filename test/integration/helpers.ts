@@ -2,7 +2,7 @@
 // look at the real engine to check what exists.
 import Docker from 'dockerode';
 import { execa } from 'execa';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { chown, cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +57,22 @@ export async function tempDir(prefix: string): Promise<string> {
 
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
+}
+
+/** The uid:gid the sandbox runs as when cfh runs as root: the owner of the workspace. */
+export const SANDBOX_UID = 4321;
+
+/** As root, gives `file` to the sandbox user, so the sandbox may write or read it. */
+export async function ownBySandbox(file: string): Promise<void> {
+  if (process.getuid?.() === 0) await chown(file, SANDBOX_UID, SANDBOX_UID);
+}
+
+/** A fresh copy of examples/sample-repo at `dir`, owned by the sandbox user. */
+export async function copySampleRepo(dir: string): Promise<string> {
+  await cp(path.join(REPO_ROOT, 'examples', 'sample-repo'), dir, { recursive: true });
+  await ownBySandbox(dir);
+  for (const f of await readdir(dir)) await ownBySandbox(path.join(dir, f));
+  return dir;
 }
 
 /** The single run directory under an artifact root a test owns. */

@@ -1,7 +1,7 @@
 // Issue 5 built-in tools, against the real engine: each runs inside the run's tool
 // container (same spec as any sandbox), so the kernel enforces the mounts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chown, cp, mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readEnvironment } from '../../src/config/env.js';
 import { planSandboxRun } from '../../src/engine/run-plan.js';
@@ -10,7 +10,7 @@ import { currentHostIdentity } from '../../src/sandbox/sandbox-user.js';
 import { DockerRuntime } from '../../src/substrate/docker-runtime.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../../src/tools/builtins.js';
 import { ToolContainer } from '../../src/tools/tool-container.js';
-import { REPO_ROOT, containersOfRun, removeDir, tempDir } from './helpers.js';
+import { containersOfRun, copySampleRepo, removeDir, tempDir } from './helpers.js';
 
 let scratch: string;
 let repo: string;
@@ -46,13 +46,9 @@ async function call(
 
 beforeAll(async () => {
   scratch = await tempDir('tools');
-  repo = path.join(scratch, 'repo');
-  await cp(path.join(REPO_ROOT, 'examples', 'sample-repo'), repo, { recursive: true });
+  // As root, the sandbox runs as the workspace owner: the copy gets one.
+  repo = await copySampleRepo(path.join(scratch, 'repo'));
   await mkdir(path.join(scratch, 'art'));
-  if (process.getuid?.() === 0) {
-    // As root, the sandbox runs as the workspace owner: give the copy one.
-    for (const f of ['', 'calc.py', 'test_calc.py']) await chown(path.join(repo, f), 4321, 4321);
-  }
   const runtime = new DockerRuntime();
   const env = { ...readEnvironment(), artifactRoot: path.join(scratch, 'art') };
   const rwPlan = planSandboxRun(
