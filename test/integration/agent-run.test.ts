@@ -386,4 +386,114 @@ describe('agent run through the anthropic gateway (a Messages API server on loop
       await server.close();
     }
   });
+
+  it('SIGINT during a model call cancels it; the wall-time budget ends a stalled one', async () => {
+    const { startMessagesApiServer, okText } = await import('../fixtures/messages-api-server.js');
+    const server = await startMessagesApiServer();
+    try {
+      const env = {
+        ANTHROPIC_API_KEY: 'sk-test-stall',
+        ANTHROPIC_BASE_URL: server.baseURL,
+        CFH_MODEL: 'claude-test',
+      };
+      const args = (root: string, extra: string[] = []): string[] => [
+        'sandbox',
+        'run',
+        '--workspace',
+        repo,
+        '--artifact-root',
+        root,
+        '--prompt',
+        'p',
+        ...extra,
+      ];
+      const repo = await sampleRepo();
+      // The provider takes 60 s to answer; SIGINT must not wait for it.
+      server.enqueue(okText('late', { delayMs: 60_000 }));
+      const cancelRoot = path.join(scratch, 'art-model-sigint');
+      const started = Date.now();
+      const child = startCfh(args(cancelRoot), { env });
+      const dir = await waitForEvent(cancelRoot, 'model_call_started');
+      child.kill('SIGINT');
+      expect((await child).exitCode).toBe(130);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({
+        state: 'cancelled',
+      });
+      expect((await readEvents(dir)).map((e) => e.type)).not.toContain('model_call_completed');
+
+      server.enqueue(okText('late', { delayMs: 60_000 }));
+      const wallRoot = path.join(scratch, 'art-model-wall');
+      const wallStarted = Date.now();
+      const r = await cfh(args(wallRoot, ['--max-wall-time-seconds', '2']), { env });
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(Date.now() - wallStarted).toBeLessThan(30_000);
+      expect(r.stderr).toContain('budget_exceeded:max_wall_time_seconds');
+      const wallDir = await onlyRunDir(wallRoot);
+      expect(await readJson(path.join(wallDir, 'state.json'))).toMatchObject({
+        state: 'failed',
+        terminalReason: 'budget_exceeded:max_wall_time_seconds',
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('charges the provider-reported usage, priced by the rate card, to --max-total-cost', async () => {
+    const { startMessagesApiServer, okToolUse, okText } =
+      await import('../fixtures/messages-api-server.js');
+    const server = await startMessagesApiServer();
+    try {
+      // claude-haiku-4-5: $1 in, $5 out per million. 100k in + 10k out = $0.15 a turn.
+      const usage = {
+        startUsage: { input_tokens: 100_000, output_tokens: 1 },
+        deltaUsage: { output_tokens: 10_000 },
+      };
+      server.enqueue(
+        okToolUse([{ id: 'toolu_a', name: 'list_dir', input: { path: '.' } }], {
+          model: 'claude-haiku-4-5',
+          ...usage,
+        }),
+        okToolUse([{ id: 'toolu_b', name: 'list_dir', input: { path: '.' } }], {
+          model: 'claude-haiku-4-5',
+          ...usage,
+        }),
+        okText('never', { model: 'claude-haiku-4-5', ...usage }),
+      );
+      const repo = await sampleRepo();
+      const root = path.join(scratch, 'art-anthropic-cost');
+      const r = await cfh(
+        [
+          'sandbox',
+          'run',
+          '--workspace',
+          repo,
+          '--artifact-root',
+          root,
+          '--prompt',
+          'p',
+          '--max-total-cost',
+          '0.25',
+        ],
+        {
+          env: {
+            ANTHROPIC_API_KEY: 'sk-test-cost',
+            ANTHROPIC_BASE_URL: server.baseURL,
+            CFH_MODEL: 'claude-haiku-4-5',
+          },
+        },
+      );
+      expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+      expect(r.stderr).toContain('budget_exceeded:max_total_cost');
+      const report = await readJson<Record<string, any>>(
+        path.join(await onlyRunDir(root), 'report.json'),
+      );
+      expect(report.budget).toEqual({ budget: 'max_total_cost', limit: 0.25, used: 0.3 });
+      expect(report.costEstimate.total).toBe(0.3);
+      // The first turn's call ran; the second turn's was turned away.
+      expect(report.toolCalls.total).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
 });
