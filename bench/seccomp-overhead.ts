@@ -168,9 +168,23 @@ interface DemuxModem {
 }
 
 /** The create request without what differs per container or per series. */
+/**
+ * The request without what is meant to differ between runc and runsc: the runtime, names
+ * and labels, and the filter's clone3 rule (under runsc, gVisor answers clone3 itself).
+ */
 function comparable(o: Docker.ContainerCreateOptions): unknown {
   const host: Docker.HostConfig = { ...o.HostConfig };
   delete host.Runtime;
+  host.SecurityOpt = (host.SecurityOpt ?? []).map((opt: string) => {
+    if (!opt.startsWith('seccomp=')) return opt;
+    const filter = JSON.parse(opt.slice('seccomp='.length)) as {
+      syscalls: { names: string[] }[];
+    };
+    const syscalls = filter.syscalls
+      .map((r) => ({ ...r, names: r.names.filter((n) => n !== 'clone3') }))
+      .filter((r) => r.names.length > 0);
+    return JSON.stringify({ ...filter, syscalls });
+  });
   return { ...o, name: undefined, Labels: undefined, HostConfig: host };
 }
 
