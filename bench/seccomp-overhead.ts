@@ -175,7 +175,8 @@ interface DemuxModem {
 function comparable(o: Docker.ContainerCreateOptions): unknown {
   const host: Docker.HostConfig = { ...o.HostConfig };
   delete host.Runtime;
-  host.SecurityOpt = (host.SecurityOpt ?? []).map((opt: string) => {
+  const options: string[] = (host.SecurityOpt as string[] | undefined) ?? [];
+  host.SecurityOpt = options.map((opt) => {
     if (!opt.startsWith('seccomp=')) return opt;
     const filter = JSON.parse(opt.slice('seccomp='.length)) as {
       syscalls: { names: string[] }[];
