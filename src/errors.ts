@@ -60,6 +60,13 @@ export class EngineUnavailableError extends EngineError {}
 export class ImageNotFoundError extends EngineError {}
 export class ContainerNotFoundError extends EngineError {}
 
+/** A harness invariant broke mid-run (AH-TOOL-6): the run fails, the model is not told. */
+export class HarnessInvariantError extends CfhError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+    super(code, message, { boundary: 'harness', details, exitCode: 1 });
+  }
+}
+
 export class ArtifactError extends CfhError {
   constructor(code: string, message: string, cause?: unknown) {
     super(code, message, { boundary: 'artifact-store', cause });

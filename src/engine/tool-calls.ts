@@ -3,6 +3,7 @@
 // results are recorded in the order proposed again, so the evidence is deterministic
 // whatever finished first. Every call gets exactly one observation (AH-TOOL-3/5).
 import type { BudgetTracker } from './budgets.js';
+import { HarnessInvariantError } from '../errors.js';
 import type { Mediator } from '../mediator/mediator.js';
 import type { BuiltinTool } from '../tools/builtins.js';
 import type { ToolRegistry } from '../tools/contract.js';
@@ -227,6 +228,16 @@ async function record(
   if (execution.stderr.length > 0)
     refs.push(await deps.recorder.output(`${call.callId}.stderr`, execution.stderr));
   const observation: Observation = { ...done.observation, evidence_refs: refs };
+  // The tool's declared output schema holds, or the harness is broken: the run fails and
+  // the model hears nothing of it (AH-TOOL-6).
+  const checked = call.tool.outputSchema.safeParse(observation);
+  if (!checked.success) {
+    throw new HarnessInvariantError(
+      'tool_output_invalid',
+      `${call.tool.name} produced an observation outside its output schema: ${checked.error.message}`,
+      { callId: call.callId, tool: call.tool.name },
+    );
+  }
   await deps.recorder.event('tool_executed', {
     callId: call.callId,
     toolUseId: call.use.id,

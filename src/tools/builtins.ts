@@ -5,7 +5,7 @@
 // ever reaches a shell.
 import { z } from 'zod';
 import type { ToolContract } from './contract.js';
-import { errorObservation, type Observation } from './observation.js';
+import { ObservationSchema, errorObservation, type Observation } from './observation.js';
 import type { ToolExecution } from './tool-container.js';
 
 export interface BuiltinTool extends ToolContract {
@@ -51,7 +51,7 @@ except OSError as e:
 `;
 
 const common = {
-  outputSchema: z.unknown(),
+  outputSchema: ObservationSchema,
   resourceScope: 'the run tool container: its mounts, kernel-enforced',
   permissionPolicy: 'allow' as const,
   timeoutMs: 30_000,

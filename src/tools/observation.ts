@@ -1,5 +1,6 @@
 // The structured observation every tool call returns to the model, exactly one per call
 // (issue 5; AH-TOOL-5). Bounded before exposure, with the truncation recorded.
+import { z } from 'zod';
 export type ObservationStatus =
   'success' | 'error' | 'denied' | 'approval_required' | 'timeout' | 'aborted';
 
@@ -11,6 +12,18 @@ export interface Observation {
   readonly next_valid_actions: readonly string[];
   readonly truncated?: { readonly originalChars: number; readonly keptChars: number };
 }
+
+/** Every built-in tool's output schema: what reaches the model is exactly this shape. */
+export const ObservationSchema = z.strictObject({
+  status: z.enum(['success', 'error', 'denied', 'approval_required', 'timeout', 'aborted']),
+  summary: z.string(),
+  items: z.array(z.string()),
+  evidence_refs: z.array(z.string()),
+  next_valid_actions: z.array(z.string()),
+  truncated: z
+    .strictObject({ originalChars: z.number().int(), keptChars: z.number().int() })
+    .optional(),
+});
 
 /**
  * Keeps the observation within `limitChars` of summary + items. Items are cut from the
