@@ -191,7 +191,8 @@ export async function executeAgentRun(
   const terminal = cancelled
     ? decideTerminal({ kind: 'cancelled', signal: cancelSignalOf(signal) }, -1, false)
     : failure !== undefined
-      ? { status: 'failed' as const, reason: `error:${failure.code}`, exitCode: failure.exitCode }
+      ? // The run had started: its failure is exit 1 (125 is only "could not start").
+        { status: 'failed' as const, reason: `error:${failure.code}`, exitCode: 1 }
       : loop?.status === 'completed'
         ? { status: 'completed' as const, reason: loop.terminalReason, exitCode: 0 }
         : { status: 'failed' as const, reason: loop?.terminalReason ?? 'unknown', exitCode: 1 };

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, errorMessage } from '../errors.js';
+import { CfhError, ConfigError, errorMessage } from '../errors.js';
 import { describeIssues } from '../config/zod-issues.js';
 import type {
   ContentBlock,
@@ -62,10 +62,14 @@ function reportedOnly(usage: z.infer<typeof Usage> | undefined): ReportedUsage {
   return out;
 }
 
-export class ScriptExhaustedError extends Error {
+/** The loop asked for a turn past the script's end: the run fails (exit 1), not the model. */
+export class ScriptExhaustedError extends CfhError {
   constructor(turns: number) {
-    super(`the script has ${turns} turn(s) and the loop asked for another`);
-    this.name = 'ScriptExhaustedError';
+    super('script_exhausted', `the script has ${turns} turn(s) and the loop asked for another`, {
+      boundary: 'harness',
+      details: { turns },
+      exitCode: 1,
+    });
   }
 }
 

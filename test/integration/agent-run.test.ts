@@ -289,6 +289,32 @@ describe('agent run (scripted gateway, real containers)', () => {
     await expect(readdir(root)).rejects.toThrow();
   });
 
+  it('a failure after the run started exits 1, names the error and keeps it from the model', async () => {
+    const repo = await sampleRepo();
+    // The script ends with a tool call, so the loop asks for a turn the script lacks.
+    const file = await script(
+      'short',
+      'turns:\n  - tool_calls:\n      - { name: list_dir, input: { path: . } }\n',
+    );
+    const root = path.join(scratch, 'art-exhausted');
+    const r = await cfh(agentArgs(repo, root, file));
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).toContain('error:script_exhausted');
+    const dir = await onlyRunDir(root);
+    expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({
+      state: 'failed',
+      terminalReason: 'error:script_exhausted',
+      exitCode: 1,
+    });
+    const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+    expect(report.error).toMatchObject({ code: 'script_exhausted', boundary: 'harness' });
+    // The operator detail is in the report, never in what the model was sent.
+    expect(await readFile(path.join(dir, 'transcript.jsonl'), 'utf8')).not.toContain(
+      'asked for another',
+    );
+    expect(await containersOfRun(runIdOf(dir))).toEqual([]);
+  });
+
   it('with no key and no script, replays the embedded script and says no model took part', async () => {
     const repo = await sampleRepo();
     const root = path.join(scratch, 'art-embedded');
