@@ -14,6 +14,7 @@ import {
   type ToolUse,
 } from './tool-calls.js';
 import { errorObservation, type Observation } from '../tools/observation.js';
+import { fence, fenceToolOutput } from './prompt-fence.js';
 
 export interface PromptSlots {
   /** The caller's direct command: the only slot that carries authority. */
@@ -68,12 +69,12 @@ export const SYSTEM_PROMPT = [
 
 export function firstUserMessage(slots: PromptSlots): ModelMessage {
   const blocks: ContentBlock[] = [
-    { type: 'text', text: `<direct-command>\n${slots.prompt}\n</direct-command>` },
+    { type: 'text', text: fence('direct-command', slots.prompt) },
   ];
   for (const c of slots.context ?? [])
-    blocks.push({ type: 'text', text: `<context>\n${c}\n</context>` });
+    blocks.push({ type: 'text', text: fence('context', c) });
   for (const q of slots.quoted ?? [])
-    blocks.push({ type: 'text', text: `<quoted-material>\n${q}\n</quoted-material>` });
+    blocks.push({ type: 'text', text: fence('quoted-material', q) });
   return { role: 'user', content: blocks };
 }
 
@@ -136,7 +137,7 @@ function toolResult(use: ToolUse, observation: Observation): ContentBlock {
     type: 'tool_result',
     tool_use_id: use.id,
     is_error: observation.status !== 'success',
-    content: `<untrusted-tool-output tool="${use.name}">\n${JSON.stringify(observation)}\n</untrusted-tool-output>`,
+    content: fenceToolOutput(use.name, observation),
   };
 }
 
