@@ -68,11 +68,8 @@ export const SYSTEM_PROMPT = [
 ].join('\n');
 
 export function firstUserMessage(slots: PromptSlots): ModelMessage {
-  const blocks: ContentBlock[] = [
-    { type: 'text', text: fence('direct-command', slots.prompt) },
-  ];
-  for (const c of slots.context ?? [])
-    blocks.push({ type: 'text', text: fence('context', c) });
+  const blocks: ContentBlock[] = [{ type: 'text', text: fence('direct-command', slots.prompt) }];
+  for (const c of slots.context ?? []) blocks.push({ type: 'text', text: fence('context', c) });
   for (const q of slots.quoted ?? [])
     blocks.push({ type: 'text', text: fence('quoted-material', q) });
   return { role: 'user', content: blocks };
