@@ -1,0 +1,112 @@
+// Adversarial: a model's tool calls are as contained as any sandbox (issue 5). Whatever the
+// lifetime, the calls run as a non-root user with no capabilities, no-new-privileges, the
+// run's seccomp filter and no network; an escape attempted through `exec` fails, and the
+// evidence records the attempt and its output.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  cfh,
+  containersOfRun,
+  copySampleRepo,
+  onlyRunDir,
+  readEvents,
+  readJson,
+  removeDir,
+  runIdOf,
+  tempDir,
+} from './helpers.js';
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await tempDir('agent-containment');
+});
+afterAll(async () => {
+  await removeDir(scratch);
+});
+
+const exec = (...command: string[]) => ({ name: 'exec', input: { command } });
+
+// Each probe prints one line; the test reads them back from outputs/.
+const PROBES = [
+  exec('grep', '-E', '^(CapEff|CapPrm|NoNewPrivs|Seccomp):', '/proc/self/status'),
+  exec('id', '-u'),
+  exec(
+    'python3',
+    '-c',
+    'import socket\ntry:\n  socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n  print("inet allowed")\nexcept OSError as e:\n  print("inet", e.errno)',
+  ),
+  exec(
+    'python3',
+    '-c',
+    'import ctypes,os\nlibc=ctypes.CDLL(None,use_errno=True)\nr=libc.unshare(0x10000000)\nprint("unshare", r, ctypes.get_errno())',
+  ),
+  exec(
+    'sh',
+    '-c',
+    'echo x > /etc/cfh-escape 2>/dev/null && echo rootfs writable || echo rootfs read-only',
+  ),
+  exec('cat', '/var/run/docker.sock'),
+];
+
+describe.each(['per-run', 'per-call'])('tool calls in %s containers', (lifetime) => {
+  it('run unprivileged, filtered and offline; escapes fail and are recorded', async () => {
+    const repo = await copySampleRepo(path.join(scratch, `repo-${lifetime}`));
+    const script = path.join(scratch, `probes-${lifetime}.yaml`);
+    // One call a turn, so per-call containers and outputs line up with the probes.
+    const turns = [...PROBES.map((p) => ({ tool_calls: [p] })), { text: 'done' }];
+    await writeFile(script, JSON.stringify({ turns }));
+    const root = path.join(scratch, `art-${lifetime}`);
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--profile',
+      'untrusted-repo',
+      '--workspace',
+      repo,
+      '--artifact-root',
+      root,
+      '--tool-lifetime',
+      lifetime,
+      '--prompt',
+      'probe',
+      '--script',
+      script,
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const dir = await onlyRunDir(root);
+    const out = async (n: number, stream = 'stdout'): Promise<string> =>
+      readFile(path.join(dir, 'outputs', `call-000${n}.${stream}`), 'utf8').catch(() => '');
+
+    const status = await out(1);
+    expect(status).toMatch(/^CapPrm:\s+0000000000000000$/m);
+    expect(status).toMatch(/^CapEff:\s+0000000000000000$/m);
+    expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+    expect(status).toMatch(/^Seccomp:\s+2$/m);
+    expect(Number((await out(2)).trim())).toBeGreaterThan(0);
+    // Network disabled: the filter refuses AF_INET sockets (EPERM = 1).
+    expect((await out(3)).trim()).toBe('inet 1');
+    // A new mount namespace is refused (EPERM).
+    expect((await out(4)).trim()).toBe('unshare -1 1');
+    expect((await out(5)).trim()).toBe('rootfs read-only');
+    expect(await out(6, 'stderr')).toMatch(/No such file or directory/);
+
+    const events = await readEvents(dir);
+    const executed = events.filter((e) => e.type === 'tool_executed').map((e) => e.data);
+    expect(executed).toHaveLength(PROBES.length);
+    expect(executed.map((e) => e.status)).toEqual([
+      'success',
+      'success',
+      'success',
+      'success',
+      'success',
+      'error',
+    ]);
+    // Every call ran in a container the evidence names, with the run's recorded filter.
+    const started = events.filter((e) => e.type === 'tool_container_started');
+    expect(started).toHaveLength(lifetime === 'per-call' ? PROBES.length : 1);
+    const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
+    expect(snapshot.containerSpec.seccomp.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(await containersOfRun(runIdOf(dir))).toEqual([]);
+  });
+});
