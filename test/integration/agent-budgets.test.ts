@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  agentRunArgs,
   copySampleRepo,
   ownBySandbox,
   cfh,
@@ -86,21 +87,8 @@ async function agentRun(
   n += 1;
   const root = path.join(scratch, `art-${n}`);
   const started = performance.now();
-  const result = await cfh([
-    'sandbox',
-    'run',
-    '--profile',
-    profile,
-    '--workspace',
-    repo,
-    '--artifact-root',
-    root,
-    '--prompt',
-    'do the task',
-    '--script',
-    scriptFile,
-    ...extra,
-  ]);
+  const run = { workspace: repo, artifactRoot: root, profile, script: scriptFile };
+  const result = await cfh(agentRunArgs({ ...run, prompt: 'do the task' }, extra));
   const ms = performance.now() - started;
   const dir = await onlyRunDir(root);
   return { result, ms, dir, events: await readEvents(dir) };
@@ -331,22 +319,17 @@ describe('budget flags: validation, and the profile underneath', () => {
   ])('%s %s exits 125 naming the flag, and creates no run', async (flag, value) => {
     const repo = await sampleRepo();
     const root = path.join(scratch, `art-bad-${flag.slice(2)}`);
-    const r = await cfh([
-      'sandbox',
-      'run',
-      '--profile',
-      'untrusted-repo',
-      '--workspace',
-      repo,
-      '--artifact-root',
-      root,
-      '--prompt',
-      'p',
-      '--script',
-      await script([{ text: 'fine' }]),
-      flag,
-      value,
-    ]);
+    const r = await cfh(
+      agentRunArgs(
+        {
+          workspace: repo,
+          artifactRoot: root,
+          profile: 'untrusted-repo',
+          script: await script([{ text: 'fine' }]),
+        },
+        [flag, value],
+      ),
+    );
     expect(r.exitCode).toBe(125);
     expect(r.stderr).toContain(`${flag}: '${value}'`);
     expect(await runDirs(root)).toEqual([]);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  agentRunArgs,
   cfh,
   containersOfRun,
   copySampleRepo,
@@ -57,22 +58,8 @@ describe.each(['per-run', 'per-call'])('tool calls in %s containers', (lifetime)
     const turns = [...PROBES.map((p) => ({ tool_calls: [p] })), { text: 'done' }];
     await writeFile(script, JSON.stringify({ turns }));
     const root = path.join(scratch, `art-${lifetime}`);
-    const r = await cfh([
-      'sandbox',
-      'run',
-      '--profile',
-      'untrusted-repo',
-      '--workspace',
-      repo,
-      '--artifact-root',
-      root,
-      '--tool-lifetime',
-      lifetime,
-      '--prompt',
-      'probe',
-      '--script',
-      script,
-    ]);
+    const run = { workspace: repo, artifactRoot: root, profile: 'untrusted-repo', script };
+    const r = await cfh(agentRunArgs(run, ['--tool-lifetime', lifetime]));
     expect(r.exitCode, r.stderr).toBe(0);
     const dir = await onlyRunDir(root);
     const out = async (n: number, stream = 'stdout'): Promise<string> =>

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  agentRunArgs,
   copySampleRepo,
   cfh,
   containersOfRun,
@@ -41,21 +42,8 @@ async function script(name: string, body: string): Promise<string> {
 }
 
 function agentArgs(repo: string, root: string, scriptFile: string, extra: string[] = []): string[] {
-  return [
-    'sandbox',
-    'run',
-    '--profile',
-    'untrusted-repo',
-    '--workspace',
-    repo,
-    '--artifact-root',
-    root,
-    '--prompt',
-    'fix the add function',
-    '--script',
-    scriptFile,
-    ...extra,
-  ];
+  const run = { workspace: repo, artifactRoot: root, script: scriptFile };
+  return agentRunArgs({ ...run, profile: 'untrusted-repo', prompt: 'fix the add function' }, extra);
 }
 
 describe('agent run (scripted gateway, real containers)', () => {
@@ -176,18 +164,7 @@ describe('agent run (scripted gateway, real containers)', () => {
     );
     const root = path.join(scratch, 'art-outside');
     // The default profile's tools are read-only: exec is not on its surface.
-    const r = await cfh([
-      'sandbox',
-      'run',
-      '--workspace',
-      repo,
-      '--artifact-root',
-      root,
-      '--prompt',
-      'p',
-      '--script',
-      file,
-    ]);
+    const r = await cfh(agentRunArgs({ workspace: repo, artifactRoot: root, script: file }));
     expect(r.exitCode, r.stderr).toBe(0);
     const events = await readEvents(await onlyRunDir(root));
     expect(events.find((e) => e.type === 'tool_rejected')?.data).toMatchObject({
@@ -209,20 +186,9 @@ describe('agent run (scripted gateway, real containers)', () => {
       'turns:\n  - tool_calls:\n      - { name: list_dir, input: { path: . } }\n  - text: never reached\n',
     );
     const root = path.join(scratch, 'art-budget');
-    const r = await cfh([
-      'sandbox',
-      'run',
-      '--profile',
-      profile,
-      '--workspace',
-      repo,
-      '--artifact-root',
-      root,
-      '--prompt',
-      'p',
-      '--script',
-      file,
-    ]);
+    const r = await cfh(
+      agentRunArgs({ workspace: repo, artifactRoot: root, profile, script: file }),
+    );
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain('budget_exceeded:max_model_turns');
     const dir = await onlyRunDir(root);
@@ -253,35 +219,14 @@ describe('agent run (scripted gateway, real containers)', () => {
   it('refuses --prompt together with a command, and --script with the anthropic provider, with 125', async () => {
     const repo = await sampleRepo();
     const root = path.join(scratch, 'art-refused');
-    const both = await cfh([
-      'sandbox',
-      'run',
-      '--workspace',
-      repo,
-      '--artifact-root',
-      root,
-      '--prompt',
-      'p',
-      '--',
-      'true',
-    ]);
+    const both = await cfh(agentRunArgs({ workspace: repo, artifactRoot: root }, ['--', 'true']));
     expect(both.exitCode).toBe(125);
     const file = await script('unused', 'turns:\n  - text: x\n');
     const mixed = await cfh(
-      [
-        'sandbox',
-        'run',
-        '--workspace',
-        repo,
-        '--artifact-root',
-        root,
-        '--prompt',
-        'p',
+      agentRunArgs({ workspace: repo, artifactRoot: root, script: file }, [
         '--provider',
         'anthropic',
-        '--script',
-        file,
-      ],
+      ]),
       { env: { ANTHROPIC_API_KEY: 'sk-test-not-used' } },
     );
     expect(mixed.exitCode).toBe(125);
@@ -395,16 +340,7 @@ describe('agent run through the anthropic gateway (a Messages API server on loop
       const root = path.join(scratch, 'art-anthropic');
       const key = 'sk-test-key-never-recorded-7f3a';
       const r = await cfh(
-        [
-          'sandbox',
-          'run',
-          '--workspace',
-          repo,
-          '--artifact-root',
-          root,
-          '--prompt',
-          'list the files',
-        ],
+        agentRunArgs({ workspace: repo, artifactRoot: root, prompt: 'list the files' }),
         {
           env: {
             ANTHROPIC_API_KEY: key,
@@ -460,17 +396,8 @@ describe('agent run through the anthropic gateway (a Messages API server on loop
         ANTHROPIC_BASE_URL: server.baseURL,
         CFH_MODEL: 'claude-test',
       };
-      const args = (root: string, extra: string[] = []): string[] => [
-        'sandbox',
-        'run',
-        '--workspace',
-        repo,
-        '--artifact-root',
-        root,
-        '--prompt',
-        'p',
-        ...extra,
-      ];
+      const args = (root: string, extra: string[] = []): string[] =>
+        agentRunArgs({ workspace: repo, artifactRoot: root }, extra);
       const repo = await sampleRepo();
       // The provider takes 60 s to answer; SIGINT must not wait for it.
       server.enqueue(okText('late', { delayMs: 60_000 }));
@@ -527,18 +454,7 @@ describe('agent run through the anthropic gateway (a Messages API server on loop
       const repo = await sampleRepo();
       const root = path.join(scratch, 'art-anthropic-cost');
       const r = await cfh(
-        [
-          'sandbox',
-          'run',
-          '--workspace',
-          repo,
-          '--artifact-root',
-          root,
-          '--prompt',
-          'p',
-          '--max-total-cost',
-          '0.25',
-        ],
+        agentRunArgs({ workspace: repo, artifactRoot: root }, ['--max-total-cost', '0.25']),
         {
           env: {
             ANTHROPIC_API_KEY: 'sk-test-cost',

@@ -75,6 +75,31 @@ export async function copySampleRepo(dir: string): Promise<string> {
   return dir;
 }
 
+export interface AgentRunArgs {
+  readonly workspace: string;
+  readonly artifactRoot: string;
+  readonly profile?: string;
+  readonly prompt?: string;
+  readonly script?: string;
+}
+
+/** `sandbox run [--profile P] --workspace W --artifact-root R --prompt T [--script F] [extra]`. */
+export function agentRunArgs(o: AgentRunArgs, extra: readonly string[] = []): string[] {
+  return [
+    'sandbox',
+    'run',
+    ...(o.profile === undefined ? [] : ['--profile', o.profile]),
+    '--workspace',
+    o.workspace,
+    '--artifact-root',
+    o.artifactRoot,
+    '--prompt',
+    o.prompt ?? 'p',
+    ...(o.script === undefined ? [] : ['--script', o.script]),
+    ...extra,
+  ];
+}
+
 /** The single run directory under an artifact root a test owns. */
 export async function onlyRunDir(artifactRoot: string): Promise<string> {
   const runs = (await readdir(artifactRoot)).filter((n) => /^\d{8}T\d{6}Z-[0-9a-f]{8}$/.test(n));
