@@ -31,7 +31,7 @@ import { createLogger } from '../src/log.js';
 import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { DockerRuntime, toCreateOptions } from '../src/substrate/docker-runtime.js';
-import { median, round1, round3, summarize, type Summary } from './stats.js';
+import { fmt, median, round1, round3, rounded, summarize, type Summary } from './stats.js';
 import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
 
 const NAME_PREFIX = 'cfh-bench-';
@@ -246,21 +246,6 @@ interface Results {
   readonly cfh: readonly CfhSample[];
   readonly cli: readonly number[];
   readonly leftovers: number;
-}
-
-function fmt(x: number): string {
-  return Number.isFinite(x) ? x.toFixed(1) : '-';
-}
-
-function rounded(s: Summary): Record<string, number> {
-  return {
-    n: s.n,
-    p50: round1(s.p50),
-    p90: round1(s.p90),
-    mean: round1(s.mean),
-    min: round1(s.min),
-    max: round1(s.max),
-  };
 }
 
 function report(r: Results): void {

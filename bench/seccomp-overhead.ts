@@ -44,7 +44,7 @@ import { SECCOMP_DIR } from '../src/paths.js';
 import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { toCreateOptions } from '../src/substrate/docker-runtime.js';
-import { round1, round3, summarize, type Summary } from './stats.js';
+import { fmt, round1, round3, rounded, summarize, type Summary } from './stats.js';
 import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
 
 const NAME_PREFIX = 'cfh-bench-seccomp-';
@@ -413,10 +413,6 @@ interface Results {
   readonly leftovers: number;
 }
 
-function fmt(x: number): string {
-  return Number.isFinite(x) ? x.toFixed(1) : '-';
-}
-
 /** The distinct values one field took across a series' samples, joined. */
 function seen(xs: readonly Sample[], f: (s: Sample) => unknown): string {
   return [...new Set(xs.map((s) => String(f(s))))].join('|');
@@ -548,14 +544,6 @@ function report(r: Results): boolean {
   );
   if (!checksOk) console.log('a series did not run under the filter it is named for');
 
-  const rounded = (s: Summary): Record<string, number> => ({
-    n: s.n,
-    p50: round1(s.p50),
-    p90: round1(s.p90),
-    mean: round1(s.mean),
-    min: round1(s.min),
-    max: round1(s.max),
-  });
   console.log('');
   console.log(
     JSON.stringify({

@@ -51,3 +51,20 @@ export function round1(x: number): number {
 export function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
+
+/** A number for a table cell: one decimal, `-` when there is none. */
+export function fmt(x: number): string {
+  return Number.isFinite(x) ? x.toFixed(1) : '-';
+}
+
+/** A summary with one decimal, for the JSON line. */
+export function rounded(s: Summary): Record<string, number> {
+  return {
+    n: s.n,
+    p50: round1(s.p50),
+    p90: round1(s.p90),
+    mean: round1(s.mean),
+    min: round1(s.min),
+    max: round1(s.max),
+  };
+}

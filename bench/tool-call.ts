@@ -101,7 +101,7 @@ import type {
 } from '../src/substrate/runtime.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../src/tools/builtins.js';
 import { ToolContainer, toolContainerName } from '../src/tools/tool-container.js';
-import { median, round1, round3, summarize, type Summary } from './stats.js';
+import { fmt, median, round1, round3, rounded, summarize, type Summary } from './stats.js';
 import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
 
 const NAME_PREFIX = 'cfh-bench-tools-';
@@ -787,21 +787,6 @@ interface Results {
 
 function byLifetime<T>(f: (l: ToolLifetime) => T): Record<ToolLifetime, T> {
   return { 'per-run': f('per-run'), 'per-call': f('per-call') };
-}
-
-function fmt(x: number): string {
-  return Number.isFinite(x) ? x.toFixed(1) : '-';
-}
-
-function rounded(s: Summary): Record<string, number> {
-  return {
-    n: s.n,
-    p50: round1(s.p50),
-    p90: round1(s.p90),
-    mean: round1(s.mean),
-    min: round1(s.min),
-    max: round1(s.max),
-  };
 }
 
 function report(r: Results): void {
