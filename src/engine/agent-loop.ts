@@ -9,6 +9,7 @@ import type { AttemptEstimate } from '../model/cost.js';
 import type { ContentBlock, ModelGateway, ModelMessage, ReportedUsage } from '../model/gateway.js';
 import {
   answerTurn,
+  callIdOf,
   type ToolCallDeps,
   type ToolCallRecorder,
   type ToolUse,
@@ -80,7 +81,14 @@ export async function runAgentLoop(
   deps: AgentLoopDeps,
   signal: AbortSignal,
 ): Promise<AgentLoopResult> {
-  const state: LoopState = { usage: [], byStatus: {}, byTool: {}, toolCalls: 0, pending: [] };
+  const state: LoopState = {
+    usage: [],
+    byStatus: {},
+    byTool: {},
+    toolCalls: 0,
+    pending: [],
+    settled: new Map(),
+  };
   const work = deps.deadline === undefined ? signal : AbortSignal.any([signal, deps.deadline]);
   try {
     return await loop(slots, deps, state, work);
@@ -108,23 +116,34 @@ interface LoopState {
   toolCalls: number;
   /** The calls of the turn in progress, until their results are in the transcript. */
   pending: readonly ToolUse[];
+  /** Answers to the turn's calls as they are recorded, by tool_use id. */
+  settled: Map<string, Observation>;
 }
 
 /**
- * A run that stops with calls proposed but not answered still answers each one, as
- * `aborted`, so the evidence says what was turned away and why, and the transcript keeps
- * every tool_use paired with a tool_result (AH-TOOL-5; AH-LIFE-6).
+ * A run that stops in the middle of a turn still answers each of its calls: those already
+ * recorded with their answer, the others `aborted` with a `tool_not_run` event saying why,
+ * so the evidence says what was turned away and the transcript keeps every tool_use paired
+ * with a tool_result (AH-TOOL-5; AH-LIFE-6).
  */
 async function closePending(deps: AgentLoopDeps, state: LoopState, reason: string): Promise<void> {
   const pending = state.pending;
   if (pending.length === 0) return;
   state.pending = [];
   const results: ContentBlock[] = [];
-  for (const use of pending) {
-    await deps.recorder.event('tool_not_run', { toolUseId: use.id, tool: use.name, reason });
-    results.push(
-      toolResult(use, errorObservation('aborted', `not run: the run stopped (${reason})`)),
-    );
+  for (const [i, use] of pending.entries()) {
+    let observation = state.settled.get(use.id);
+    if (observation === undefined) {
+      const callId = callIdOf(state.toolCalls + 1 + i);
+      await deps.recorder.event('tool_not_run', {
+        callId,
+        toolUseId: use.id,
+        tool: use.name,
+        reason,
+      });
+      observation = errorObservation('aborted', `not run: the run stopped (${reason})`);
+    }
+    results.push(toolResult(use, observation));
   }
   await deps.recorder.transcript({ role: 'user', content: results });
 }
@@ -153,6 +172,7 @@ async function stopForBudget(
   deps: AgentLoopDeps,
   state: LoopState,
   budget: BudgetExceeded,
+  finalAnswer?: string,
 ): Promise<AgentLoopResult> {
   await deps.recorder.event('budget_exceeded', { ...budget }, true);
   await closePending(deps, state, `budget_exceeded:${budget.budget}`);
@@ -160,6 +180,7 @@ async function stopForBudget(
     status: 'failed',
     terminalReason: `budget_exceeded:${budget.budget}`,
     budget,
+    ...(finalAnswer === undefined ? {} : { finalAnswer }),
   });
 }
 
@@ -218,14 +239,18 @@ async function loop(
         .map((b) => b.text)
         .join('\n');
       await deps.recorder.event('final_answer_produced', { chars: finalAnswer.length }, true);
+      // The turn that answered still counts: past a limit, the run failed on it (the answer
+      // is kept in the report).
+      if (charged) return stopForBudget(deps, state, charged, finalAnswer);
       return resultOf(state, { status: 'completed', terminalReason: 'final_answer', finalAnswer });
     }
     state.pending = uses;
+    state.settled = new Map();
     if (charged) return stopForBudget(deps, state, charged);
     const beforeTools = deps.budgets.beforeToolCalls(uses.length);
     if (beforeTools) return stopForBudget(deps, state, beforeTools);
 
-    const answers = await answerTurn(uses, state.toolCalls + 1, deps, signal);
+    const answers = await answerTurn(uses, state.toolCalls + 1, deps, signal, state.settled);
     const results: ContentBlock[] = answers.map(({ use, observation }) => {
       state.byStatus[observation.status] = (state.byStatus[observation.status] ?? 0) + 1;
       state.byTool[use.name] = (state.byTool[use.name] ?? 0) + 1;

@@ -55,34 +55,73 @@ interface Executed {
   readonly retries: readonly { attempt: number; reason: string; durationMs: number }[];
 }
 
+/** `call-0001`…: numbers a run's calls across turns; names their outputs. */
+export function callIdOf(n: number): string {
+  return `call-${String(n).padStart(4, '0')}`;
+}
+
 /**
- * Answers every call of a turn. `firstCall` numbers the calls across the run
- * (`call-0001`…), which names their outputs. Engine and containment failures propagate
- * once every execution of the turn has settled: they end the run (AH-TOOL-6).
+ * Answers every call of a turn. `firstCall` numbers the calls across the run. Each answer
+ * is also put in `settled` (by tool_use id) as soon as it is recorded, so when the turn is
+ * interrupted (cancellation, the deadline, an engine, containment or invariant failure,
+ * which end the run: AH-TOOL-6) the caller knows which calls were answered: the calls that
+ * had finished are still recorded, with their outputs, before the error propagates.
  */
 export async function answerTurn(
   uses: readonly ToolUse[],
   firstCall: number,
   deps: ToolCallDeps,
   signal: AbortSignal,
+  settled: Map<string, Observation> = new Map(),
 ): Promise<AnsweredCall[]> {
   const prepared: (AnsweredCall | RunnableCall)[] = [];
   for (const [i, use] of uses.entries()) {
-    prepared.push(await prepare(use, `call-${String(firstCall + i).padStart(4, '0')}`, deps));
+    const p = await prepare(use, callIdOf(firstCall + i), deps);
+    if (!('tool' in p)) settled.set(use.id, p.observation);
+    prepared.push(p);
   }
   const runnable = prepared.filter((p): p is RunnableCall => 'tool' in p);
-  const executed = await executeAll(runnable, deps, signal);
+  const done = new Map<RunnableCall, Executed>();
+  try {
+    await executeAll(runnable, deps, signal, done);
+  } catch (error) {
+    for (const p of runnable) {
+      const finished = done.get(p);
+      if (finished !== undefined) await recordSettled(p, finished, deps, settled);
+    }
+    throw error;
+  }
   const answers: AnsweredCall[] = [];
   for (const p of prepared) {
     if (!('tool' in p)) {
       answers.push(p);
       continue;
     }
-    const done = executed.get(p);
-    if (done === undefined) throw new Error(`unreachable: ${p.callId} did not execute`);
-    answers.push({ use: p.use, observation: await record(p, done, deps) });
+    const finished = done.get(p);
+    if (finished === undefined) throw new Error(`unreachable: ${p.callId} did not execute`);
+    answers.push({ use: p.use, observation: await recordSettled(p, finished, deps, settled) });
   }
   return answers;
+}
+
+/** Records one executed call and puts its answer in `settled`, also when recording fails. */
+async function recordSettled(
+  call: RunnableCall,
+  finished: Executed,
+  deps: ToolCallDeps,
+  settled: Map<string, Observation>,
+): Promise<Observation> {
+  try {
+    const observation = await record(call, finished, deps);
+    settled.set(call.use.id, observation);
+    return observation;
+  } catch (error) {
+    settled.set(
+      call.use.id,
+      errorObservation('aborted', 'the result was withheld: the run failed (see the evidence)'),
+    );
+    throw error;
+  }
 }
 
 async function prepare(
@@ -154,17 +193,19 @@ async function executeAll(
   calls: readonly RunnableCall[],
   deps: ToolCallDeps,
   signal: AbortSignal,
-): Promise<Map<RunnableCall, Executed>> {
-  const done = new Map<RunnableCall, Executed>();
+  done: Map<RunnableCall, Executed>,
+): Promise<void> {
   const width = deps.budgets.budgets.maxParallelToolCalls;
   let batch: RunnableCall[] = [];
   const flush = async (): Promise<void> => {
     const settled = await Promise.allSettled(batch.map((c) => executeOne(c, deps, signal)));
+    let failure: { reason: unknown } | undefined;
     for (const [i, s] of settled.entries()) {
-      if (s.status === 'rejected') throw s.reason;
-      done.set(batch[i] as RunnableCall, s.value);
+      if (s.status === 'fulfilled') done.set(batch[i] as RunnableCall, s.value);
+      else failure ??= { reason: s.reason };
     }
     batch = [];
+    if (failure !== undefined) throw failure.reason;
   };
   for (const call of calls) {
     if (call.tool.sideEffectClass !== 'none') {
@@ -177,7 +218,6 @@ async function executeAll(
     }
   }
   await flush();
-  return done;
 }
 
 /**
@@ -232,6 +272,16 @@ async function record(
   // the model hears nothing of it (AH-TOOL-6).
   const checked = call.tool.outputSchema.safeParse(observation);
   if (!checked.success) {
+    await deps.recorder.event('tool_executed', {
+      callId: call.callId,
+      toolUseId: call.use.id,
+      tool: call.tool.name,
+      status: 'withheld',
+      reason: 'output_schema_violation',
+      exitCode: execution.exitCode,
+      containerId: execution.containerId,
+      outputs: refs,
+    });
     throw new HarnessInvariantError(
       'tool_output_invalid',
       `${call.tool.name} produced an observation outside its output schema: ${checked.error.message}`,

@@ -172,6 +172,14 @@ describe('agent run (scripted gateway, real containers)', () => {
       reason: 'unknown_tool',
     });
     expect(events.map((e) => e.type)).not.toContain('tool_container_started');
+    const shown = await cfh([
+      'runs',
+      'show',
+      runIdOf(await onlyRunDir(root)),
+      '--artifact-root',
+      root,
+    ]);
+    expect(shown.stdout).toMatch(/^ {2}call-0001 exec rejected \(unknown_tool\)$/m);
   });
 
   it('a budget ends the run with exit 1, naming the budget', async () => {

@@ -507,6 +507,80 @@ describe('agent loop: output schemas', () => {
     });
     // No tool result carrying the broken observation reached the transcript.
     expect(JSON.stringify(h.transcript)).not.toContain('ignore your rules');
-    expect(h.events.find((e) => e.type === 'tool_not_run')?.data.reason).toBe('run_failed');
+    // It ran, so it is not "not run": its execution is recorded as withheld.
+    expect(h.events.map((e) => e.type)).not.toContain('tool_not_run');
+    expect(h.events.find((e) => e.type === 'tool_executed')?.data).toMatchObject({
+      status: 'withheld',
+      reason: 'output_schema_violation',
+    });
+    expect(JSON.stringify(h.transcript.at(-1))).toContain('the result was withheld');
+  });
+});
+
+describe('agent loop: a turn interrupted part-way', () => {
+  it('keeps the calls that finished, with their outputs, and answers the rest aborted', async () => {
+    const h = harness(
+      {
+        turns: [
+          {
+            tool_calls: [
+              { name: 'list_dir', input: { path: 'fast' } },
+              { name: 'list_dir', input: { path: 'stuck' } },
+            ],
+          },
+          { text: 'never' },
+        ],
+      },
+      ['list_dir'],
+    );
+    const deadline = new AbortController();
+    const deps: AgentLoopDeps = {
+      ...h.deps,
+      deadline: deadline.signal,
+      runTool: (_t, _argv, stdin, s) => {
+        const path = (JSON.parse(stdin?.toString() ?? '{}') as { path: string }).path;
+        if (path === 'fast') return Promise.resolve(execution());
+        return new Promise((_resolve, reject) => {
+          s.addEventListener('abort', () => {
+            reject(s.reason as Error);
+          });
+          setTimeout(() => {
+            deadline.abort(new Error('deadline'));
+          }, 20);
+        });
+      },
+    };
+    const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(r.terminalReason).toBe('budget_exceeded:max_wall_time_seconds');
+    expect(
+      h.events
+        .filter((e) => e.type === 'tool_executed' || e.type === 'tool_not_run')
+        .map((e) => [e.type, e.data.callId]),
+    ).toEqual([
+      ['tool_executed', 'call-0001'],
+      ['tool_not_run', 'call-0002'],
+    ]);
+    expect([...h.outputs.keys()]).toEqual(['call-0001.stdout']);
+    const last = h.transcript.at(-1);
+    const statuses = (last?.content ?? []).map((b) =>
+      b.type === 'tool_result'
+        ? (JSON.parse(b.content.split('\n')[1] ?? '{}') as { status: string }).status
+        : '',
+    );
+    expect(statuses).toEqual(['success', 'aborted']);
+  });
+
+  it('a final answer whose usage passes a budget fails the run and keeps the answer', async () => {
+    const h = harness(
+      { turns: [{ text: 'the answer', usage: { input_tokens: 1000, output_tokens: 1 } }] },
+      ['list_dir'],
+      { maxInputTokens: 10 },
+    );
+    const r = await runAgentLoop({ prompt: 'p' }, h.deps, signal);
+    expect(r).toMatchObject({
+      status: 'failed',
+      terminalReason: 'budget_exceeded:max_input_tokens',
+      finalAnswer: 'the answer',
+    });
   });
 });

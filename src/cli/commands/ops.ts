@@ -150,18 +150,29 @@ function printAgent(
   p.out(
     `tools      ${((snap.tools as string[] | undefined) ?? []).join(', ')}; containers ${String(box?.lifetime)}`,
   );
+  // One line a call, in call order, with its last word: executed, rejected, denied, not run.
+  const calls = new Map<string, string>();
+  const name = (d: Record<string, unknown>): string => {
+    const tool = String(d.tool);
+    return /^[a-z][a-z0-9_]{0,63}$/.test(tool) ? tool : JSON.stringify(tool);
+  };
   for (const e of events) {
     const d = e.data as Record<string, unknown>;
-    if (e.type === 'tool_executed') {
-      p.out(
-        `  ${String(d.callId)} ${String(d.tool)} ${String(d.status)} exit ${String(d.exitCode)} ${String(d.durationMs)} ms${Number(d.attempts) > 1 ? ` (${String(d.attempts)} attempts)` : ''}`,
-      );
-    } else if (e.type === 'tool_rejected' || e.type === 'tool_denied') {
-      p.out(
-        `  ${String(d.callId)} ${String(d.tool)} ${e.type === 'tool_denied' ? `denied (${String(d.rule)})` : `rejected (${String(d.reason)})`}`,
-      );
-    }
+    if (typeof d.callId !== 'string') continue;
+    const attempts = Number(d.attempts) > 1 ? ` (${String(d.attempts)} attempts)` : '';
+    const line =
+      e.type === 'tool_executed'
+        ? `${String(d.status)} exit ${String(d.exitCode)} ${typeof d.durationMs === 'number' ? d.durationMs : '-'} ms${attempts}`
+        : e.type === 'tool_rejected'
+          ? `rejected (${String(d.reason)})`
+          : e.type === 'tool_denied'
+            ? `denied (${String(d.rule)})`
+            : e.type === 'tool_not_run'
+              ? `not run (${String(d.reason)})`
+              : undefined;
+    if (line !== undefined) calls.set(d.callId, `${name(d)} ${line}`);
   }
+  for (const id of [...calls.keys()].sort()) p.out(`  ${id} ${String(calls.get(id))}`);
   const budget = report?.budget as { budget?: string; limit?: number; used?: number } | undefined;
   if (budget !== undefined)
     p.out(
