@@ -3,6 +3,7 @@
 // budgets end the run naming the limit, SIGINT leaves nothing behind.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import {
   agentRunArgs,
@@ -153,6 +154,16 @@ describe('agent run (scripted gateway, real containers)', () => {
       'write_file',
     ]);
     expect(JSON.stringify(snapshot)).not.toContain('fix the add function');
+    // AH-INV-2: the prompt slots by role, length and digest, never their text.
+    const digest = `sha256:${createHash('sha256').update('fix the add function').digest('hex')}`;
+    expect(snapshot.promptSlots).toEqual({
+      directCommand: { chars: 'fix the add function'.length, digest },
+      context: [],
+      quoted: [],
+    });
+    // AH-USAGE-2/6: the coverage is stated, and the batch result carries the same usage.
+    expect(report.usageCoverage).toEqual({ scope: 'direct-run', attempts: 4, descendants: 'none' });
+    expect(out.usage).toEqual(report.usage);
     expect(await containersOfRun(runIdOf(dir))).toEqual([]);
   });
 
