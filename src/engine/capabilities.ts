@@ -1,6 +1,8 @@
 // AH-CAP-1/2: what this cfh understands, machine-readable, without an engine or a model.
 // Advertised capability is not dependency health; `cfh doctor` checks that (AH-CAP-4).
 import { listBuiltinProfiles } from '../config/profile-loader.js';
+import { ToolLifetime } from '../config/profile-schema.js';
+import { RATE_CARD_FILE } from '../model/cost.js';
 import { CFH_VERSION } from '../version.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 
@@ -43,8 +45,10 @@ export function describeCapabilities(): Record<string, unknown> {
         'maxRetriesPerModelCall',
         'maxRetriesPerToolCall',
       ],
-      toolContainerLifetimes: ['per-run'],
-      costEstimates: false,
+      toolContainerLifetimes: [...ToolLifetime.options],
+      // AH-USAGE-4: harness estimates from the repository's rate card, never a charge.
+      costEstimates: true,
+      rateCard: RATE_CARD_FILE,
     },
     profiles: listBuiltinProfiles(),
     sandbox: {
@@ -74,7 +78,7 @@ export function describeCapabilities(): Record<string, unknown> {
         'private-pid-ipc-net',
       ],
     },
-    repeatableFields: { 'sandbox run': ['--mount', '--allow', '--deny'] },
+    repeatableFields: { 'sandbox run': ['--mount', '--allow', '--deny', '--context', '--quote'] },
     protocolFeatures: {
       json: true,
       streaming: true,
@@ -83,6 +87,14 @@ export function describeCapabilities(): Record<string, unknown> {
       delegation: false,
       resume: false,
     },
-    exitCodes: { wallTime: 124, oomKilled: 137, sigint: 130, sigterm: 143, cannotStart: 125 },
+    exitCodes: {
+      wallTime: 124,
+      oomKilled: 137,
+      sigint: 130,
+      sigterm: 143,
+      cannotStart: 125,
+      // An agent run that started, then exhausted a budget or failed.
+      agentRunFailed: 1,
+    },
   };
 }

@@ -10,7 +10,7 @@ import { Profile } from '../config/profile-schema.js';
 import { parsePositiveNumber, parseSize } from '../config/size.js';
 import { describeIssues } from '../config/zod-issues.js';
 import type { CfhEnvironment } from '../config/env.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, errorMessage } from '../errors.js';
 import { canonicalJson } from '../evidence/canonical-json.js';
 import { newRunId } from '../evidence/run-id.js';
 import { resolveImageReference } from '../image/recipe.js';
@@ -31,6 +31,8 @@ import {
   type SandboxUser,
 } from '../sandbox/sandbox-user.js';
 import type { ContainerSpec } from '../substrate/container-spec.js';
+import { BUILTIN_TOOLS } from '../tools/builtins.js';
+import { ToolRegistry } from '../tools/contract.js';
 import { CFH_VERSION } from '../version.js';
 
 export interface SandboxRunOptions {
@@ -81,8 +83,10 @@ export function planSandboxRun(
       field: 'command',
     });
   }
-  const loaded = loadProfile(options.profile ?? 'default');
+  const profileRef = options.profile ?? 'default';
+  const loaded = loadProfile(profileRef);
   const { profile, overrides } = applyOverrides(loaded.profile, options);
+  checkProfileTools(profileRef, profile);
   // Every destination is parsed now, whatever the mode, so a typo fails before any run.
   parseDestinations('network.allow', profile.network.allow);
   parseDestinations('network.deny', profile.network.deny);
@@ -135,6 +139,25 @@ export function planSandboxRun(
     spec,
     egress,
   };
+}
+
+/**
+ * The profile's `tools` allowlist, checked now by the registry the agent run will build, so
+ * an unknown name is a configuration error before any side effect, not a failure mid-run.
+ */
+export function checkProfileTools(ref: string, profile: Profile): void {
+  try {
+    new ToolRegistry(BUILTIN_TOOLS, profile.tools);
+  } catch (error) {
+    const unknown = profile.tools.find((name) => !BUILTIN_TOOLS.some((t) => t.name === name));
+    // Every name is known: the built-in tool set itself is broken, which no profile can fix.
+    if (unknown === undefined) throw error;
+    throw new ConfigError('unknown_tool', `profile ${ref}: ${errorMessage(error)}`, {
+      profile: ref,
+      field: 'tools',
+      value: unknown,
+    });
+  }
 }
 
 function applyOverrides(

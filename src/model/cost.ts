@@ -35,7 +35,12 @@ export type NoEstimateReason =
   'unsupported_pricing' | 'missing_provider_detail' | 'invalid_counters';
 
 export type AttemptEstimate =
-  | { readonly attemptId: string; readonly estimated: number }
+  | {
+      readonly attemptId: string;
+      readonly estimated: number;
+      /** The rate-card entry used, when it is not the model id the provider answered with. */
+      readonly pricedAs?: string;
+    }
   | { readonly attemptId: string; readonly omitted: NoEstimateReason };
 
 export interface CostEstimate {
@@ -47,14 +52,34 @@ export interface CostEstimate {
   readonly totalOmitted?: 'incomplete_coverage' | 'no_attempts';
 }
 
+/** A dated snapshot id (`claude-sonnet-4-5-20250929`) ends in `-YYYYMMDD`. */
+const DATED_SUFFIX = /-\d{8}$/;
+
+/**
+ * The card's entry for `model`: the exact id, else the id without a trailing `-YYYYMMDD`
+ * (the provider answers a request for `claude-sonnet-4-5` with the dated snapshot id).
+ */
+export function ratesFor(
+  card: RateCard,
+  model: string,
+): { readonly rates: RateCard['models'][string]; readonly pricedAs: string } | undefined {
+  const exact = Object.hasOwn(card.models, model) ? card.models[model] : undefined;
+  if (exact !== undefined) return { rates: exact, pricedAs: model };
+  if (!DATED_SUFFIX.test(model)) return undefined;
+  const undated = model.replace(DATED_SUFFIX, '');
+  const rates = Object.hasOwn(card.models, undated) ? card.models[undated] : undefined;
+  return rates === undefined ? undefined : { rates, pricedAs: undated };
+}
+
 export function estimateAttempt(
   card: RateCard,
   attemptId: string,
   model: string,
   usage: ReportedUsage,
 ): AttemptEstimate {
-  const rates = card.models[model];
-  if (rates === undefined) return { attemptId, omitted: 'unsupported_pricing' };
+  const priced = ratesFor(card, model);
+  if (priced === undefined) return { attemptId, omitted: 'unsupported_pricing' };
+  const { rates } = priced;
   // Input and output must be reported; cache counters count when reported. The provider
   // documents cache tokens as separate from input_tokens, so they are priced separately.
   if (usage.input_tokens === undefined || usage.output_tokens === undefined) {
@@ -74,7 +99,11 @@ export function estimateAttempt(
     usage.output_tokens * perToken(rates.output) +
     (usage.cache_read_input_tokens ?? 0) * perToken(rates.cacheRead) +
     (usage.cache_creation_input_tokens ?? 0) * perToken(rates.cacheWrite);
-  return { attemptId, estimated: Math.round(estimated * 1e8) / 1e8 };
+  return {
+    attemptId,
+    estimated: Math.round(estimated * 1e8) / 1e8,
+    ...(priced.pricedAs === model ? {} : { pricedAs: priced.pricedAs }),
+  };
 }
 
 export function estimateRun(

@@ -23,6 +23,17 @@ describe('operator commands', () => {
     expect(caps.childProfiles).toEqual([]);
     expect(caps.sandbox.networkModes.supported).toEqual(['disabled', 'allowlist', 'open']);
     expect(caps.profiles).toEqual(expect.arrayContaining(['default', 'untrusted-repo']));
+    expect(caps.agentRun.toolContainerLifetimes).toEqual(['per-run', 'per-call']);
+    expect(caps.agentRun.costEstimates).toBe(true);
+    expect(caps.agentRun.rateCard).toBe('rate-cards/anthropic.json');
+    expect(caps.repeatableFields['sandbox run']).toEqual([
+      '--mount',
+      '--allow',
+      '--deny',
+      '--context',
+      '--quote',
+    ]);
+    expect(caps.exitCodes).toMatchObject({ cannotStart: 125, agentRunFailed: 1 });
   });
 
   it('doctor reports a healthy engine, and fails when the engine is unreachable', async () => {

@@ -34,6 +34,47 @@ describe('cost estimates', () => {
     ).toEqual({ attemptId: 't', omitted: 'invalid_counters' });
   });
 
+  it('prices a dated model id by its undated rate-card entry, and says so', () => {
+    const usage = { input_tokens: 1_000_000, output_tokens: 100_000 };
+    // Exact id: priced as itself, no pricedAs.
+    expect(estimateAttempt(card, 'a', 'claude-sonnet-4-5', usage)).toEqual({
+      attemptId: 'a',
+      estimated: 3 + 1.5,
+    });
+    // The provider answers with the dated snapshot id.
+    expect(estimateAttempt(card, 'b', 'claude-sonnet-4-5-20250929', usage)).toEqual({
+      attemptId: 'b',
+      estimated: 3 + 1.5,
+      pricedAs: 'claude-sonnet-4-5',
+    });
+    expect(estimateAttempt(card, 'c', 'claude-haiku-4-5-20251001', usage)).toMatchObject({
+      pricedAs: 'claude-haiku-4-5',
+    });
+    // Unknown models stay unpriced, dated or not; only a trailing -YYYYMMDD is dropped.
+    for (const model of [
+      'claude-unknown-9-20250929',
+      'claude-sonnet-4-5-2025092',
+      'claude-sonnet-4-5-20250929-beta',
+      'claude-sonnet-4-5-latest',
+      'toString',
+    ]) {
+      expect(estimateAttempt(card, 'd', model, usage)).toEqual({
+        attemptId: 'd',
+        omitted: 'unsupported_pricing',
+      });
+    }
+    // A run of dated attempts totals, and each says what it was priced as.
+    const run = estimateRun(card, [
+      {
+        attemptId: 'e',
+        model: 'claude-haiku-4-5-20251001',
+        usage: { input_tokens: 1_000_000, output_tokens: 0 },
+      },
+    ]);
+    expect(run.total).toBe(1);
+    expect(run.perAttempt[0]).toMatchObject({ pricedAs: 'claude-haiku-4-5' });
+  });
+
   it('totals only with full coverage', () => {
     const full = estimateRun(card, [
       {

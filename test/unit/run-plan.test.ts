@@ -225,6 +225,25 @@ describe('planSandboxRun: refusals', () => {
     expect(plan({ profile: file, runtime: 'runsc' }).spec.engineRuntime).toBe('runsc-host');
   });
 
+  it('refuses an unknown tool in the profile, naming the field, the tool and the known tools', async () => {
+    const file = await profileFile('extends: default\ntools: [read_file, teleport]\n');
+    const error = expectConfigError(
+      () => plan({ profile: file, workspace: path.join(dir(), 'missing') }),
+      'unknown_tool',
+      file,
+      'tools:',
+      "'teleport'",
+      'read_file, write_file',
+    );
+    expect(error.details).toMatchObject({ field: 'tools', value: 'teleport' });
+    expect(error.message).not.toContain('\n');
+    // Every built-in tool is accepted.
+    const all = await profileFile(
+      'extends: default\ntools: [exec, read_file, write_file, edit_file, list_dir, grep]\n',
+    );
+    expect(plan({ profile: all }).profile.tools).toHaveLength(6);
+  });
+
   it('refuses a profile with an invalid outputBytes before touching the workspace', async () => {
     const file = await profileFile('extends: default\nlimits:\n  outputBytes: huge\n');
     expectConfigError(

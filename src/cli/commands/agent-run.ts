@@ -80,6 +80,15 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         { field: 'command' },
       );
     }
+    // limits.wallTimeSeconds bounds a command's container; an agent run is bounded by its
+    // budgets, so --timeout would be silently ignored here.
+    if (args.timeout !== undefined) {
+      throw new ConfigError(
+        'timeout_with_prompt',
+        '--timeout: not for agent runs; use --max-wall-time-seconds (the whole run) or --tool-timeout (each tool call)',
+        { field: '--timeout', value: args.timeout },
+      );
+    }
     const slots = {
       prompt: args.prompt ?? '',
       context: (args.context ?? []).map((f) => readSlot('--context', f)),

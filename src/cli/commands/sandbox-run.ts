@@ -32,6 +32,7 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
       ...((args.context?.length ?? 0) > 0 ? ['--context'] : []),
       ...((args.quote?.length ?? 0) > 0 ? ['--quote'] : []),
       ...(args.script === undefined ? [] : ['--script']),
+      ...(args.provider === undefined ? [] : ['--provider']),
     ];
     if (agentOnly.length > 0) {
       throw new ConfigError(

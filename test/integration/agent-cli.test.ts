@@ -1,0 +1,188 @@
+// The agent run's command line and live record, through the real CLI: state.json says
+// `running` while the run is live; flags meant for command runs (or agent runs only) are
+// refused with 125 before anything is created; a profile naming an unknown tool is a
+// configuration error, not an internal one.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  agentRunArgs,
+  cfh,
+  containersOfRun,
+  copySampleRepo,
+  onlyRunDir,
+  readEvents,
+  readJson,
+  removeDir,
+  runIdOf,
+  startCfh,
+  tempDir,
+  waitForEvent,
+} from './helpers.js';
+
+let scratch: string;
+let n = 0;
+
+beforeAll(async () => {
+  scratch = await tempDir('agent-cli');
+});
+afterAll(async () => {
+  await removeDir(scratch);
+});
+
+async function sampleRepo(): Promise<string> {
+  n += 1;
+  return copySampleRepo(path.join(scratch, `repo-${n}`));
+}
+
+async function scratchFile(name: string, body: string): Promise<string> {
+  const file = path.join(scratch, name);
+  await writeFile(file, body);
+  return file;
+}
+
+/** The artifact root exists only if something created it. */
+async function expectNothingCreated(root: string): Promise<void> {
+  await expect(readdir(root)).rejects.toThrow();
+}
+
+describe('agent run: the live record', () => {
+  it('writes state.json `running` while the run is live, and runs list shows it', async () => {
+    const repo = await sampleRepo();
+    const script = await scratchFile(
+      'slow.yaml',
+      'turns:\n  - tool_calls:\n      - { name: exec, input: { command: [sleep, "60"] } }\n  - text: never\n',
+    );
+    const root = path.join(scratch, 'art-live');
+    const child = startCfh(
+      agentRunArgs({ workspace: repo, artifactRoot: root, profile: 'untrusted-repo', script }),
+    );
+    let settled = false;
+    try {
+      const dir = await waitForEvent(root, 'tool_container_started');
+      const state = await readJson<{
+        runId: string;
+        state: string;
+        updatedAt: string;
+        lastEvent: { seq: number; hash: string };
+      }>(path.join(dir, 'state.json'));
+      expect(state).toMatchObject({ runId: runIdOf(dir), state: 'running' });
+      expect(Number.isNaN(Date.parse(state.updatedAt))).toBe(false);
+      // It cites the run_created event, as the terminal state cites run_finished.
+      const created = (await readEvents(dir)).find((e) => e.type === 'run_created') as
+        (Record<string, unknown> & { seq: number }) | undefined;
+      expect(state.lastEvent).toEqual({ seq: created?.seq, hash: created?.hash });
+
+      const list = await cfh(['runs', 'list', '--artifact-root', root, '--json']);
+      expect(list.exitCode, list.stderr).toBe(0);
+      expect(JSON.parse(list.stdout)).toEqual([
+        expect.objectContaining({ runId: runIdOf(dir), state: 'running', kind: 'agent' }),
+      ]);
+      const text = await cfh(['runs', 'list', '--artifact-root', root]);
+      expect(text.stdout).toMatch(new RegExp(`^${runIdOf(dir)}\\s+running\\s`, 'm'));
+
+      child.kill('SIGINT');
+      const result = await child;
+      settled = true;
+      expect(result.exitCode).toBe(130);
+      expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({ state: 'cancelled' });
+      expect(await containersOfRun(runIdOf(dir))).toEqual([]);
+    } finally {
+      // A failed assertion must not leave cfh (and its containers) behind: SIGINT cleans up.
+      if (!settled) {
+        child.kill('SIGINT');
+        await child;
+      }
+    }
+  });
+});
+
+describe('agent run: flags refused before anything is created', () => {
+  it('refuses --timeout with --prompt, naming the agent-run flags to use', async () => {
+    const repo = await sampleRepo();
+    const root = path.join(scratch, 'art-timeout');
+    const r = await cfh(agentRunArgs({ workspace: repo, artifactRoot: root }, ['--timeout', '5']));
+    expect(r.exitCode).toBe(125);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^cfh: --timeout: /);
+    expect(lines[0]).toContain('--max-wall-time-seconds');
+    expect(lines[0]).toContain('--tool-timeout');
+    await expectNothingCreated(root);
+
+    const json = await cfh(
+      agentRunArgs({ workspace: repo, artifactRoot: root }, ['--timeout', '5', '--json']),
+    );
+    expect(json.exitCode).toBe(125);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      status: 'failed',
+      error: { code: 'timeout_with_prompt', boundary: 'configuration' },
+    });
+    await expectNothingCreated(root);
+  });
+
+  it('refuses --provider on a command run (no --prompt)', async () => {
+    const repo = await sampleRepo();
+    const root = path.join(scratch, 'art-provider');
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--workspace',
+      repo,
+      '--artifact-root',
+      root,
+      '--provider',
+      'scripted',
+      '--',
+      'true',
+    ]);
+    expect(r.exitCode).toBe(125);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      'cfh: --provider: only for agent runs; give --prompt TEXT',
+    ]);
+    await expectNothingCreated(root);
+  });
+});
+
+describe('agent run: a profile naming an unknown tool', () => {
+  it('is a configuration error for sandbox run and profiles show --resolved', async () => {
+    const repo = await sampleRepo();
+    const profile = await scratchFile(
+      'teleport-profile.yaml',
+      'extends: default\ntools: [read_file, teleport]\n',
+    );
+    const root = path.join(scratch, 'art-teleport');
+    const r = await cfh(agentRunArgs({ workspace: repo, artifactRoot: root, profile }));
+    expect(r.exitCode).toBe(125);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toContain(`profile ${profile}: tools: 'teleport' is not a known tool`);
+    expect(lines[0]).toContain('read_file');
+    expect(r.stderr).not.toMatch(/\bat .*\.js:\d+/);
+    expect(r.stderr).not.toContain('internal_error');
+    await expectNothingCreated(root);
+
+    const json = await cfh(
+      agentRunArgs({ workspace: repo, artifactRoot: root, profile }, ['--json']),
+    );
+    expect(json.exitCode).toBe(125);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      error: { code: 'unknown_tool', boundary: 'configuration' },
+    });
+    expect(json.stderr).toBe('');
+
+    const show = await cfh(['profiles', 'show', profile, '--resolved', '--workspace', repo]);
+    expect(show.exitCode).toBe(125);
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      error: { code: 'unknown_tool', boundary: 'configuration' },
+    });
+    expect((JSON.parse(show.stdout) as { error: { message: string } }).error.message).toContain(
+      'teleport',
+    );
+    expect(show.stderr).toBe('');
+    await expectNothingCreated(root);
+    // onlyRunDir would find nothing: no run was started.
+    await expect(onlyRunDir(root)).rejects.toThrow();
+  });
+});
