@@ -263,6 +263,10 @@ class TimedStarted implements StartedContainer {
     return this.#clock.time(() => this.#inner.kill(signal));
   }
 
+  running(signal?: AbortSignal): Promise<boolean> {
+    return this.#clock.time(() => this.#inner.running(signal));
+  }
+
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
     return this.#clock.time(() => this.#inner.exec(argv, options));
   }

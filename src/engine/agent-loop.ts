@@ -122,7 +122,7 @@ interface LoopState {
 
 /**
  * A run that stops in the middle of a turn still answers each of its calls: those already
- * recorded with their answer, the others `aborted` with a `tool_not_run` event saying why,
+ * recorded with their answer, the others `aborted` with a `tool_call_aborted` event saying why,
  * so the evidence says what was turned away and the transcript keeps every tool_use paired
  * with a tool_result (AH-TOOL-5; AH-LIFE-6).
  */
@@ -135,7 +135,7 @@ async function closePending(deps: AgentLoopDeps, state: LoopState, reason: strin
     let observation = state.settled.get(use.id);
     if (observation === undefined) {
       const callId = callIdOf(state.toolCalls + 1 + i);
-      await deps.recorder.event('tool_not_run', {
+      await deps.recorder.event('tool_call_aborted', {
         callId,
         toolUseId: use.id,
         tool: use.name,

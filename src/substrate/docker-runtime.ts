@@ -690,6 +690,16 @@ class DockerStartedContainer implements StartedContainer {
     return execIn(this.#container, this.name, argv, options);
   }
 
+  async running(signal?: AbortSignal): Promise<boolean> {
+    try {
+      const state = await this.#container.inspect(abortable(signal));
+      return state.State.Running;
+    } catch (error) {
+      if (isStatus(error, 404)) return false;
+      throw engineError(error, `inspect ${this.name}`);
+    }
+  }
+
   async kill(signal = 'SIGKILL'): Promise<void> {
     try {
       await this.#container.kill({ signal });

@@ -42,6 +42,8 @@ export interface StartedContainer extends AsyncDisposable {
   /** Resolves when the container's process ends. */
   wait(signal?: AbortSignal): Promise<ContainerExit>;
   kill(signal?: string): Promise<void>;
+  /** Whether the container is still running (false when it is gone). */
+  running(signal?: AbortSignal): Promise<boolean>;
   /** Runs argv in the running container as its user; output bounded per stream. */
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult>;
   /** Idempotent: removing a removed container is not an error. */

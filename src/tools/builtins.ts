@@ -112,7 +112,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
       const stderr = result.stderr.toString('utf8');
       return {
         status: result.exitCode === 0 ? 'success' : 'error',
-        summary: `exit ${result.exitCode}${result.stdoutTruncated || result.stderrTruncated ? ' (output truncated)' : ''}`,
+        summary: `exit ${result.exitCode}${result.exitCode === 137 ? ' (killed: the memory or process limit?)' : ''}${result.stdoutTruncated || result.stderrTruncated ? ' (output truncated)' : ''}`,
         items: [`stdout:\n${stdout}`, `stderr:\n${stderr}`],
         evidence_refs: [],
         next_valid_actions: [],

@@ -2,6 +2,8 @@
 // any sandbox, so the same mounts, user, seccomp filter and limits apply, and paths are
 // resolved by the kernel inside it, never on the host. It idles under its init process;
 // each tool call is an exec, bounded by `timeout` (coreutils) inside the container.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EngineError } from '../errors.js';
 import type { ContainerSpec } from '../substrate/container-spec.js';
 import type { ContainerRuntime, ExecResult, StartedContainer } from '../substrate/runtime.js';
 
@@ -61,13 +63,38 @@ export class ToolContainer implements AsyncDisposable {
       maxOutputBytes: options.maxOutputBytes,
       signal: options.signal,
     });
-    // `timeout -s KILL` makes the command die of SIGKILL: 137.
+    const elapsedMs = performance.now() - started;
+    // SIGKILL (137) is `timeout -s KILL` only when the time was up; otherwise something
+    // killed the command: the memory limit (model-correctable), or the container itself
+    // died or was removed, which is a containment failure that ends the run (AH-TOOL-6).
+    const killed = result.exitCode === 137;
+    const timedOut = killed && elapsedMs >= seconds * 1000 * 0.95;
+    if (killed && !timedOut && (await this.#stopping(options.signal))) {
+      throw new EngineError(
+        'tool_container_lost',
+        `tool container ${this.#container.name} stopped during a call (exit ${result.exitCode})`,
+        { details: { containerId: this.#container.id } },
+      );
+    }
     return {
       ...result,
-      timedOut: result.exitCode === 137,
-      durationMs: Math.round(performance.now() - started),
+      timedOut,
+      durationMs: Math.round(elapsedMs),
       containerId: this.#container.id,
     };
+  }
+
+  /**
+   * Whether the container is going away. A container being killed can still read as
+   * running for a moment after its processes died, so it is asked for up to a second; a
+   * live container (the memory limit killed only the command) costs that second, once.
+   */
+  async #stopping(signal?: AbortSignal): Promise<boolean> {
+    for (let i = 0; i < 10; i += 1) {
+      if (!(await this.#container.running(signal))) return true;
+      await sleep(100, undefined, { signal });
+    }
+    return false;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

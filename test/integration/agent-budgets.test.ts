@@ -299,7 +299,7 @@ describe('agent budgets through their CLI flags (scripted gateway, real containe
     expect(exceeded[0]).toMatchObject({ budget: 'max_wall_time_seconds', limit: 2 });
     expect(events.map((e) => e.type)).not.toContain('cancelled');
     // The interrupted call is answered `aborted`, naming the budget.
-    expect(ofType(events, 'tool_not_run')).toEqual([
+    expect(ofType(events, 'tool_call_aborted')).toEqual([
       expect.objectContaining({ tool: 'exec', reason: 'budget_exceeded:max_wall_time_seconds' }),
     ]);
     // The tool container that ran `sleep 60` was started, and removed before the record.
@@ -715,7 +715,7 @@ describe('tool container lifetimes and parallel calls', () => {
     const events = await readEvents(dir);
     expect(ofType(events, 'cancelled')).toEqual([{ signal: 'SIGINT' }]);
     expect(ofType(events, 'budget_exceeded')).toEqual([]);
-    expect(ofType(events, 'tool_not_run')).toEqual([
+    expect(ofType(events, 'tool_call_aborted')).toEqual([
       expect.objectContaining({ tool: 'exec', reason: 'cancelled' }),
     ]);
     const [container] = ofType(events, 'tool_container_started');

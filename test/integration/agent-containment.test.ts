@@ -8,6 +8,9 @@ import path from 'node:path';
 import {
   agentRunArgs,
   cfh,
+  docker,
+  startCfh,
+  waitForEvent,
   containersOfRun,
   copySampleRepo,
   onlyRunDir,
@@ -94,6 +97,43 @@ describe.each(['per-run', 'per-call'])('tool calls in %s containers', (lifetime)
     expect(started).toHaveLength(lifetime === 'per-call' ? PROBES.length : 1);
     const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
     expect(snapshot.containerSpec.seccomp.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(await containersOfRun(runIdOf(dir))).toEqual([]);
+  });
+});
+
+describe('a tool container lost mid-call', () => {
+  it('is a containment failure: the run fails, the model is not told it was a timeout', async () => {
+    const repo = await copySampleRepo(path.join(scratch, 'repo-lost'));
+    const script = path.join(scratch, 'lost.yaml');
+    const turns = [{ tool_calls: [exec('sleep', '30')] }, { text: 'never' }];
+    await writeFile(script, JSON.stringify({ turns }));
+    const root = path.join(scratch, 'art-lost');
+    const run = { workspace: repo, artifactRoot: root, profile: 'untrusted-repo', script };
+    const child = startCfh(agentRunArgs(run));
+    const dir = await waitForEvent(root, 'tool_container_started');
+    const [container] = await containersOfRun(runIdOf(dir));
+    if (container === undefined) throw new Error('no tool container');
+    await new Promise((r) => setTimeout(r, 500));
+    // Someone with engine access removes the container under the running call.
+    await docker.getContainer(container.Id).remove({ force: true });
+    const result = await child;
+    expect(result.exitCode, result.stderr).toBe(1);
+    expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({
+      state: 'failed',
+      terminalReason: 'error:tool_container_lost',
+    });
+    const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+    expect(report.error).toMatchObject({ code: 'tool_container_lost', boundary: 'engine' });
+    const events = await readEvents(dir);
+    expect(events.map((e) => e.type)).not.toContain('tool_executed');
+    expect(events.find((e) => e.type === 'tool_call_aborted')?.data).toMatchObject({
+      reason: 'run_failed',
+    });
+    // The model's channel holds an aborted answer, not a "timeout" and not the engine detail.
+    const transcript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
+    expect(transcript).toContain('\\"status\\":\\"aborted\\"');
+    expect(transcript).not.toContain('timeout');
+    expect(transcript).not.toContain('stopped during a call');
     expect(await containersOfRun(runIdOf(dir))).toEqual([]);
   });
 });

@@ -227,7 +227,7 @@ describe('agent loop', () => {
     // Turned away, not forgotten: each proposed call is answered `aborted` with the reason,
     // and the transcript pairs every tool_use with a tool_result.
     expect(
-      parallel.events.filter((e) => e.type === 'tool_not_run').map((e) => e.data.reason),
+      parallel.events.filter((e) => e.type === 'tool_call_aborted').map((e) => e.data.reason),
     ).toEqual(Array(4).fill('budget_exceeded:max_parallel_tool_calls'));
     const last = parallel.transcript.at(-1);
     expect(last?.role).toBe('user');
@@ -464,7 +464,7 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     });
     expect(h.events.slice(-2).map((e) => [e.type, e.data.reason])).toEqual([
       ['budget_exceeded', undefined],
-      ['tool_not_run', 'budget_exceeded:max_wall_time_seconds'],
+      ['tool_call_aborted', 'budget_exceeded:max_wall_time_seconds'],
     ]);
     // A caller's cancellation is not a budget: it propagates.
     const cancel = new AbortController();
@@ -508,7 +508,7 @@ describe('agent loop: output schemas', () => {
     // No tool result carrying the broken observation reached the transcript.
     expect(JSON.stringify(h.transcript)).not.toContain('ignore your rules');
     // It ran, so it is not "not run": its execution is recorded as withheld.
-    expect(h.events.map((e) => e.type)).not.toContain('tool_not_run');
+    expect(h.events.map((e) => e.type)).not.toContain('tool_call_aborted');
     expect(h.events.find((e) => e.type === 'tool_executed')?.data).toMatchObject({
       status: 'withheld',
       reason: 'output_schema_violation',
@@ -554,11 +554,11 @@ describe('agent loop: a turn interrupted part-way', () => {
     expect(r.terminalReason).toBe('budget_exceeded:max_wall_time_seconds');
     expect(
       h.events
-        .filter((e) => e.type === 'tool_executed' || e.type === 'tool_not_run')
+        .filter((e) => e.type === 'tool_executed' || e.type === 'tool_call_aborted')
         .map((e) => [e.type, e.data.callId]),
     ).toEqual([
       ['tool_executed', 'call-0001'],
-      ['tool_not_run', 'call-0002'],
+      ['tool_call_aborted', 'call-0002'],
     ]);
     expect([...h.outputs.keys()]).toEqual(['call-0001.stdout']);
     const last = h.transcript.at(-1);

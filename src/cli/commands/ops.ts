@@ -167,8 +167,8 @@ function printAgent(
           ? `rejected (${String(d.reason)})`
           : e.type === 'tool_denied'
             ? `denied (${String(d.rule)})`
-            : e.type === 'tool_not_run'
-              ? `not run (${String(d.reason)})`
+            : e.type === 'tool_call_aborted'
+              ? `aborted (${String(d.reason)})`
               : undefined;
     if (line !== undefined) calls.set(d.callId, `${name(d)} ${line}`);
   }
