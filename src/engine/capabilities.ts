@@ -1,5 +1,6 @@
 // AH-CAP-1/2: what this cfh understands, machine-readable, without an engine or a model.
 // Advertised capability is not dependency health; `cfh doctor` checks that (AH-CAP-4).
+import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { listBuiltinProfiles } from '../config/profile-loader.js';
 import { ToolLifetime } from '../config/profile-schema.js';
 import { RATE_CARD_FILE } from '../model/cost.js';
@@ -33,18 +34,8 @@ export function describeCapabilities(): Record<string, unknown> {
     modelGateways: ['scripted', 'anthropic'],
     agentRun: {
       promptSlots: ['--prompt', '--context', '--quote'],
-      budgets: [
-        'maxModelTurns',
-        'maxToolCalls',
-        'maxParallelToolCalls',
-        'maxWallTimeSeconds',
-        'maxInputTokens',
-        'maxOutputTokens',
-        'maxTotalCost',
-        'maxToolResultChars',
-        'maxRetriesPerModelCall',
-        'maxRetriesPerToolCall',
-      ],
+      // Each budget's profile key and its flag (AH-LIFE-4).
+      budgets: BUDGET_FLAGS.map((b) => ({ budget: b.field, flag: `--${b.flag}` })),
       toolContainerLifetimes: [...ToolLifetime.options],
       // AH-USAGE-4: harness estimates from the repository's rate card, never a charge.
       costEstimates: true,

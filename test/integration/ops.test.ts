@@ -26,6 +26,11 @@ describe('operator commands', () => {
     expect(caps.agentRun.toolContainerLifetimes).toEqual(['per-run', 'per-call']);
     expect(caps.agentRun.costEstimates).toBe(true);
     expect(caps.agentRun.rateCard).toBe('rate-cards/anthropic.json');
+    expect(caps.agentRun.budgets).toHaveLength(10);
+    expect(caps.agentRun.budgets).toContainEqual({
+      budget: 'maxTotalCost',
+      flag: '--max-total-cost',
+    });
     expect(caps.repeatableFields['sandbox run']).toEqual([
       '--mount',
       '--allow',
