@@ -2,44 +2,32 @@
 // end: the built CLI, the scripted gateway, real tool containers. Every run is checked
 // through its evidence (state.json, report.json, snapshot.json, events.jsonl,
 // transcript.jsonl, outputs/) and for containers left behind.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   agentRunArgs,
-  copySampleRepo,
   ownBySandbox,
   cfh,
   containersOfRun,
   onlyRunDir,
   readEvents,
   readJson,
-  removeDir,
   runIdOf,
   startCfh,
-  tempDir,
   waitForEvent,
   type CfhResult,
   type Event,
+  useScratch,
 } from './helpers.js';
 
-let scratch: string;
+const scratch = useScratch('budgets');
 let n = 0;
 
-beforeAll(async () => {
-  scratch = await tempDir('budgets');
-});
-afterAll(async () => {
-  await removeDir(scratch);
-});
-
 /** A fresh copy of the sample repository, writable by the sandbox user. */
-async function sampleRepo(): Promise<string> {
-  n += 1;
-  return copySampleRepo(path.join(scratch, `repo-${n}`));
-}
+const sampleRepo = (): Promise<string> => scratch.sampleRepo();
 
 /** The sample repository with FIFOs: opening one for reading blocks until the tool times out. */
 async function repoWithFifos(...names: string[]): Promise<string> {
@@ -60,7 +48,7 @@ interface ScriptTurn {
 /** A scripted-gateway file; JSON is YAML, so the turns stay typed here. */
 async function script(turns: ScriptTurn[], model?: string): Promise<string> {
   n += 1;
-  const file = path.join(scratch, `script-${n}.yaml`);
+  const file = scratch.path(`script-${n}.yaml`);
   await writeFile(file, JSON.stringify(model === undefined ? { turns } : { model, turns }));
   return file;
 }
@@ -85,7 +73,7 @@ async function agentRun(
   profile = 'untrusted-repo',
 ): Promise<AgentRun> {
   n += 1;
-  const root = path.join(scratch, `art-${n}`);
+  const root = scratch.path(`art-${n}`);
   const started = performance.now();
   const run = { workspace: repo, artifactRoot: root, profile, script: scriptFile };
   const result = await cfh(agentRunArgs({ ...run, prompt: 'do the task' }, extra));
@@ -318,7 +306,7 @@ describe('budget flags: validation, and the profile underneath', () => {
     ['--max-retries-per-tool-call', '-1'],
   ])('%s %s exits 125 naming the flag, and creates no run', async (flag, value) => {
     const repo = await sampleRepo();
-    const root = path.join(scratch, `art-bad-${flag.slice(2)}`);
+    const root = scratch.path(`art-bad-${flag.slice(2)}`);
     const r = await cfh(
       agentRunArgs(
         {
@@ -341,7 +329,7 @@ describe('budget flags: validation, and the profile underneath', () => {
       ['--max-tool-calls', '3'],
       ['--tool-lifetime', 'per-call'],
     ]) {
-      const root = path.join(scratch, 'art-no-prompt');
+      const root = scratch.path('art-no-prompt');
       const r = await cfh([
         'sandbox',
         'run',
@@ -360,7 +348,7 @@ describe('budget flags: validation, and the profile underneath', () => {
   });
 
   it("the profile's budgets apply without flags; a flag overrides one and is recorded", async () => {
-    const profile = path.join(scratch, 'budgeted.yaml');
+    const profile = scratch.path('budgeted.yaml');
     await writeFile(
       profile,
       'extends: untrusted-repo\nname: budgeted\nbudgets:\n  maxToolCalls: 1\n  maxModelTurns: 7\n',
@@ -682,7 +670,7 @@ describe('tool container lifetimes and parallel calls', () => {
   it('SIGINT during a per-call exec: exit 130, cancelled, the call container removed', async () => {
     const repo = await sampleRepo();
     n += 1;
-    const root = path.join(scratch, `art-sigint-${n}`);
+    const root = scratch.path(`art-sigint-${n}`);
     const child = startCfh([
       'sandbox',
       'run',

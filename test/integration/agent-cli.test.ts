@@ -2,44 +2,28 @@
 // `running` while the run is live; flags meant for command runs (or agent runs only) are
 // refused with 125 before anything is created; a profile naming an unknown tool is a
 // configuration error, not an internal one.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readdir, writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
   agentRunArgs,
   cfh,
   containersOfRun,
-  copySampleRepo,
   onlyRunDir,
   readEvents,
   readJson,
-  removeDir,
   runIdOf,
   startCfh,
-  tempDir,
   waitForEvent,
+  useScratch,
 } from './helpers.js';
 
-let scratch: string;
-let n = 0;
+const scratch = useScratch('agent-cli');
 
-beforeAll(async () => {
-  scratch = await tempDir('agent-cli');
-});
-afterAll(async () => {
-  await removeDir(scratch);
-});
+/** A fresh copy of the sample repository, writable by the sandbox user. */
+const sampleRepo = (): Promise<string> => scratch.sampleRepo();
 
-async function sampleRepo(): Promise<string> {
-  n += 1;
-  return copySampleRepo(path.join(scratch, `repo-${n}`));
-}
-
-async function scratchFile(name: string, body: string): Promise<string> {
-  const file = path.join(scratch, name);
-  await writeFile(file, body);
-  return file;
-}
+const scratchFile = (name: string, body: string): Promise<string> => scratch.file(name, body);
 
 /** The artifact root exists only if something created it. */
 async function expectNothingCreated(root: string): Promise<void> {
@@ -53,7 +37,7 @@ describe('agent run: the live record', () => {
       'slow.yaml',
       'turns:\n  - tool_calls:\n      - { name: exec, input: { command: [sleep, "60"] } }\n  - text: never\n',
     );
-    const root = path.join(scratch, 'art-live');
+    const root = scratch.path('art-live');
     const child = startCfh(
       agentRunArgs({ workspace: repo, artifactRoot: root, profile: 'untrusted-repo', script }),
     );
@@ -100,7 +84,7 @@ describe('agent run: the live record', () => {
 describe('agent run: flags refused before anything is created', () => {
   it('refuses --timeout with --prompt, naming the agent-run flags to use', async () => {
     const repo = await sampleRepo();
-    const root = path.join(scratch, 'art-timeout');
+    const root = scratch.path('art-timeout');
     const r = await cfh(agentRunArgs({ workspace: repo, artifactRoot: root }, ['--timeout', '5']));
     expect(r.exitCode).toBe(125);
     expect(r.stdout).toBe('');
@@ -124,7 +108,7 @@ describe('agent run: flags refused before anything is created', () => {
 
   it('refuses --provider on a command run (no --prompt)', async () => {
     const repo = await sampleRepo();
-    const root = path.join(scratch, 'art-provider');
+    const root = scratch.path('art-provider');
     const r = await cfh([
       'sandbox',
       'run',
@@ -152,7 +136,7 @@ describe('agent run: a profile naming an unknown tool', () => {
       'teleport-profile.yaml',
       'extends: default\ntools: [read_file, teleport]\n',
     );
-    const root = path.join(scratch, 'art-teleport');
+    const root = scratch.path('art-teleport');
     const r = await cfh(agentRunArgs({ workspace: repo, artifactRoot: root, profile }));
     expect(r.exitCode).toBe(125);
     const lines = r.stderr.trimEnd().split('\n');

@@ -2,7 +2,7 @@
 // lifetime, the calls run as a non-root user with no capabilities, no-new-privileges, the
 // run's seccomp filter and no network; an escape attempted through `exec` fails, and the
 // evidence records the attempt and its output.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -16,18 +16,11 @@ import {
   onlyRunDir,
   readEvents,
   readJson,
-  removeDir,
   runIdOf,
-  tempDir,
+  useScratch,
 } from './helpers.js';
 
-let scratch: string;
-beforeAll(async () => {
-  scratch = await tempDir('agent-containment');
-});
-afterAll(async () => {
-  await removeDir(scratch);
-});
+const scratch = useScratch('agent-containment');
 
 const exec = (...command: string[]) => ({ name: 'exec', input: { command } });
 
@@ -55,12 +48,12 @@ const PROBES = [
 
 describe.each(['per-run', 'per-call'])('tool calls in %s containers', (lifetime) => {
   it('run unprivileged, filtered and offline; escapes fail and are recorded', async () => {
-    const repo = await copySampleRepo(path.join(scratch, `repo-${lifetime}`));
-    const script = path.join(scratch, `probes-${lifetime}.yaml`);
+    const repo = await copySampleRepo(scratch.path(`repo-${lifetime}`));
+    const script = scratch.path(`probes-${lifetime}.yaml`);
     // One call a turn, so per-call containers and outputs line up with the probes.
     const turns = [...PROBES.map((p) => ({ tool_calls: [p] })), { text: 'done' }];
     await writeFile(script, JSON.stringify({ turns }));
-    const root = path.join(scratch, `art-${lifetime}`);
+    const root = scratch.path(`art-${lifetime}`);
     const run = { workspace: repo, artifactRoot: root, profile: 'untrusted-repo', script };
     const r = await cfh(agentRunArgs(run, ['--tool-lifetime', lifetime]));
     expect(r.exitCode, r.stderr).toBe(0);
@@ -103,11 +96,11 @@ describe.each(['per-run', 'per-call'])('tool calls in %s containers', (lifetime)
 
 describe('a tool container lost mid-call', () => {
   it('is a containment failure: the run fails, the model is not told it was a timeout', async () => {
-    const repo = await copySampleRepo(path.join(scratch, 'repo-lost'));
-    const script = path.join(scratch, 'lost.yaml');
+    const repo = await copySampleRepo(scratch.path('repo-lost'));
+    const script = scratch.path('lost.yaml');
     const turns = [{ tool_calls: [exec('sleep', '30')] }, { text: 'never' }];
     await writeFile(script, JSON.stringify({ turns }));
-    const root = path.join(scratch, 'art-lost');
+    const root = scratch.path('art-lost');
     const run = { workspace: repo, artifactRoot: root, profile: 'untrusted-repo', script };
     const child = startCfh(agentRunArgs(run));
     const dir = await waitForEvent(root, 'tool_container_started');

@@ -2,7 +2,8 @@
 // look at the real engine to check what exists.
 import Docker from 'dockerode';
 import { execa } from 'execa';
-import { chown, cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { chown, cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll } from 'vitest';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,6 +99,42 @@ export function agentRunArgs(o: AgentRunArgs, extra: readonly string[] = []): st
     ...(o.script === undefined ? [] : ['--script', o.script]),
     ...extra,
   ];
+}
+
+/** A test file's scratch directory: made before its tests, removed after them. */
+export interface Scratch {
+  /** `name` inside the scratch directory. */
+  path(name: string): string;
+  /** A fresh copy of examples/sample-repo, owned by the sandbox user. */
+  sampleRepo(): Promise<string>;
+  /** Writes `body` to `name` inside the scratch directory and returns its path. */
+  file(name: string, body: string): Promise<string>;
+}
+
+export function useScratch(prefix: string): Scratch {
+  let dir: string | undefined;
+  let repos = 0;
+  beforeAll(async () => {
+    dir = await tempDir(prefix);
+  });
+  afterAll(async () => {
+    if (dir !== undefined) await removeDir(dir);
+  });
+  const at = (name: string): string => {
+    if (dir === undefined) throw new Error('scratch used outside a test');
+    return path.join(dir, name);
+  };
+  return {
+    path: at,
+    sampleRepo: () => {
+      repos += 1;
+      return copySampleRepo(at(`repo-${repos}`));
+    },
+    file: async (name, body) => {
+      await writeFile(at(name), body);
+      return at(name);
+    },
+  };
 }
 
 /** The single run directory under an artifact root a test owns. */
