@@ -40,6 +40,8 @@ export function buildSnapshot(
     caller: {
       host: owner.host,
       pid: owner.pid,
+      // With the pid, tells a live cfh from a dead one across pid reuse (`runs list`).
+      start: owner.start,
       uid: process.getuid?.(),
       gid: process.getgid?.(),
       user: userInfo,

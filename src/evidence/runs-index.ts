@@ -6,10 +6,18 @@ import { verifyEventChain, type EventRecord } from './event-log.js';
 import { RUN_FILES } from './run-directory.js';
 import { isRunId } from './run-id.js';
 
+export interface RunCaller {
+  readonly pid?: number;
+  readonly start?: string;
+  readonly host?: string;
+}
+
 export interface RunSummary {
   readonly runId: string;
   readonly kind: 'command' | 'agent';
   readonly state: string;
+  /** The cfh process that writes the run, as its snapshot names it. */
+  readonly caller?: RunCaller;
   readonly terminalReason?: string;
   readonly exitCode?: number;
   readonly profile?: string;
@@ -52,6 +60,9 @@ async function summarize(root: string, runId: string): Promise<RunSummary> {
     runId,
     kind: snapshot?.kind === 'agent' ? 'agent' : 'command',
     state: typeof state?.state === 'string' ? state.state : 'unknown',
+    ...(typeof snapshot?.caller === 'object' && snapshot.caller !== null
+      ? { caller: snapshot.caller }
+      : {}),
     ...(typeof state?.terminalReason === 'string' ? { terminalReason: state.terminalReason } : {}),
     ...(typeof state?.exitCode === 'number' ? { exitCode: state.exitCode } : {}),
     ...(profile?.name === undefined ? {} : { profile: profile.name }),

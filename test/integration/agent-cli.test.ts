@@ -60,7 +60,12 @@ describe('agent run: the live record', () => {
       const list = await cfh(['runs', 'list', '--artifact-root', root, '--json']);
       expect(list.exitCode, list.stderr).toBe(0);
       expect(JSON.parse(list.stdout)).toEqual([
-        expect.objectContaining({ runId: runIdOf(dir), state: 'running', kind: 'agent' }),
+        expect.objectContaining({
+          runId: runIdOf(dir),
+          state: 'running',
+          writer: 'alive',
+          kind: 'agent',
+        }),
       ]);
       const text = await cfh(['runs', 'list', '--artifact-root', root]);
       expect(text.stdout).toMatch(new RegExp(`^${runIdOf(dir)}\\s+running\\s`, 'm'));

@@ -81,6 +81,13 @@ describe('SIGKILL of cfh', () => {
     await child;
     const runId = runIdOf(dir);
     expect(await containersOfRun(runId)).toHaveLength(1);
+    // Its record stops at `running`; `runs list` sees the writer is gone.
+    const listed = await cfh(['runs', 'list', '--json', '--artifact-root', root]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ runId, state: 'running', writer: 'gone' }),
+    ]);
+    const text = await cfh(['runs', 'list', '--artifact-root', root]);
+    expect(text.stdout).toMatch(new RegExp(`^${runId}  abandoned `, 'm'));
 
     const dry = await cfh(['reap', '--dry-run', '--json']);
     expect(dry.exitCode).toBe(0);

@@ -2,9 +2,16 @@
 import { describeCapabilities } from '../../engine/capabilities.js';
 import { runDoctor } from '../../engine/doctor.js';
 import { reapOrphans } from '../../engine/reaper.js';
-import { listRuns, showRun } from '../../evidence/runs-index.js';
+import { listRuns, showRun, type RunCaller } from '../../evidence/runs-index.js';
 import { buildImage, type BuildMethod } from '../../image/build.js';
 import { loadRecipe } from '../../image/recipe.js';
+import {
+  LABEL_OWNER_HOST,
+  LABEL_OWNER_PID,
+  LABEL_OWNER_START,
+  ownerStatus,
+  type OwnerStatus,
+} from '../../sandbox/owner.js';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
 
@@ -56,16 +63,29 @@ export async function reapCommand(
   }
 }
 
+/** Whether the cfh a snapshot names (pid, start time, host) still runs. */
+function writerStatus(caller: RunCaller | undefined): OwnerStatus {
+  if (caller?.start === undefined) return 'gone';
+  return ownerStatus({
+    [LABEL_OWNER_PID]: String(caller.pid),
+    [LABEL_OWNER_START]: caller.start,
+    [LABEL_OWNER_HOST]: String(caller.host),
+  });
+}
+
 export async function runsListCommand(
   args: { json: boolean; artifactRoot?: string | undefined },
   deps: CliDeps,
 ): Promise<number> {
-  const runs = await listRuns(args.artifactRoot ?? deps.env.artifactRoot);
+  // A run still `running` whose cfh is gone was killed before it could finish its record.
+  const runs = (await listRuns(args.artifactRoot ?? deps.env.artifactRoot)).map((r) =>
+    r.state === 'running' ? { ...r, writer: writerStatus(r.caller) } : r,
+  );
   if (args.json) deps.printer.json(runs);
   else
     for (const r of runs)
       deps.printer.out(
-        `${r.runId}  ${r.state.padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${r.kind === 'agent' ? '[agent run]' : (r.command ?? []).join(' ')}`,
+        `${r.runId}  ${('writer' in r && r.writer === 'gone' ? 'abandoned' : r.state).padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${r.kind === 'agent' ? '[agent run]' : (r.command ?? []).join(' ')}`,
       );
   return 0;
 }
