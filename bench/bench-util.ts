@@ -97,3 +97,18 @@ export async function checkLeftovers(docker: Docker, created: BenchContainers): 
   }
   return left.size;
 }
+
+/** Runs a bench's main: its exit status is main's, or 1 with the stack when it throws. */
+export function runBench(main: () => Promise<number>): void {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      console.error(
+        `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}

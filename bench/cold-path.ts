@@ -32,7 +32,14 @@ import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { DockerRuntime, toCreateOptions } from '../src/substrate/docker-runtime.js';
 import { fmt, median, round1, round3, rounded, summarize, type Summary } from './stats.js';
-import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
+import {
+  BENCH_LABEL,
+  checkLeftovers,
+  dockerClient,
+  intFromEnv,
+  runBench,
+  table,
+} from './bench-util.js';
 
 const NAME_PREFIX = 'cfh-bench-';
 const TARGET_RATIO = 1.1;
@@ -431,14 +438,4 @@ function report(r: Results): void {
   );
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(
-      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
-    process.exitCode = 1;
-  },
-);
+runBench(main);

@@ -45,7 +45,14 @@ import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { toCreateOptions } from '../src/substrate/docker-runtime.js';
 import { fmt, round1, round3, rounded, summarize, type Summary } from './stats.js';
-import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
+import {
+  BENCH_LABEL,
+  checkLeftovers,
+  dockerClient,
+  intFromEnv,
+  runBench,
+  table,
+} from './bench-util.js';
 
 const NAME_PREFIX = 'cfh-bench-seccomp-';
 const DOCKER_DEFAULT_FILE = 'docker-default-20.10.json';
@@ -590,14 +597,4 @@ function report(r: Results): boolean {
   return checksOk;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(
-      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
-    process.exitCode = 1;
-  },
-);
+runBench(main);

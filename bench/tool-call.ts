@@ -102,7 +102,14 @@ import type {
 import { BUILTIN_TOOLS, type BuiltinTool } from '../src/tools/builtins.js';
 import { ToolContainer, toolContainerName } from '../src/tools/tool-container.js';
 import { fmt, median, round1, round3, rounded, summarize, type Summary } from './stats.js';
-import { BENCH_LABEL, checkLeftovers, dockerClient, intFromEnv, table } from './bench-util.js';
+import {
+  BENCH_LABEL,
+  checkLeftovers,
+  dockerClient,
+  intFromEnv,
+  runBench,
+  table,
+} from './bench-util.js';
 
 const NAME_PREFIX = 'cfh-bench-tools-';
 const FILE_NAME = 'small.txt';
@@ -1002,14 +1009,4 @@ function report(r: Results): void {
   );
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error(
-      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
-    process.exitCode = 1;
-  },
-);
+runBench(main);
