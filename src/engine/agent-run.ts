@@ -96,19 +96,14 @@ export async function executeAgentRun(
       timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
     },
   });
-  const created = await dir.events.append(
+  await dir.events.append(
     'run_created',
     { kind: 'agent', profile: plan.profile.name, imageId: facts.image.id },
     true,
   );
   // Live from here (AH-LIFE-2): `runs list` shows it running, and a cfh killed outright
   // leaves a record that the run had started. dir.finish replaces it with the terminal state.
-  await dir.writeState({
-    runId: plan.runId,
-    state: 'running',
-    updatedAt: new Date().toISOString(),
-    lastEvent: { seq: created.seq, hash: created.hash },
-  });
+  await dir.writeProgress('running');
   const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
   if (deps.retryHook !== undefined) {
     deps.retryHook.current = (attempt, reason) => {

@@ -106,7 +106,7 @@ async function runAccepted(
     { profile: plan.profile.name, imageId: facts.image.id },
     true,
   );
-  await writeState(dir, 'created', {});
+  await dir.writeProgress('created');
 
   const stdout = new OutputCapture({
     name: 'stdout',
@@ -153,7 +153,7 @@ async function runAccepted(
     tStart = performance.now();
     await dir.events.append('container_started', { containerId: started.id }, true);
     onStarted();
-    await writeState(dir, 'running', { containerId: started.id });
+    await dir.writeProgress('running', { containerId: started.id });
 
     const box = started;
     const stop = (next: StopCause): void => {
@@ -292,20 +292,6 @@ async function runAccepted(
     timings,
     assurance,
   };
-
-  async function writeState(
-    d: RunDirectory,
-    state: string,
-    extra: Record<string, unknown>,
-  ): Promise<void> {
-    await d.writeState({
-      runId: plan.runId,
-      state,
-      updatedAt: new Date().toISOString(),
-      lastEvent: { seq: d.events.lastSeq, hash: d.events.lastHash },
-      ...extra,
-    });
-  }
 }
 
 async function removeContainer(

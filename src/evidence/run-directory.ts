@@ -122,6 +122,17 @@ export class RunDirectory implements AsyncDisposable {
     await this.close();
   }
 
+  /** state.json for a run still in progress, citing the last event written so far. */
+  writeProgress(state: 'created' | 'running', extra: Record<string, unknown> = {}): Promise<void> {
+    return this.writeState({
+      runId: this.runId,
+      state,
+      updatedAt: new Date().toISOString(),
+      lastEvent: { seq: this.events.lastSeq, hash: this.events.lastHash },
+      ...extra,
+    });
+  }
+
   writeState(state: unknown): Promise<void> {
     return writeJsonAtomic(this.path(RUN_FILES.state), state);
   }
