@@ -1,29 +1,25 @@
 // The structured observation every tool call returns to the model, exactly one per call
 // (issue 5; AH-TOOL-5). Bounded before exposure, with the truncation recorded.
 import { z } from 'zod';
-export type ObservationStatus =
-  'success' | 'error' | 'denied' | 'approval_required' | 'timeout' | 'aborted';
-
-export interface Observation {
-  readonly status: ObservationStatus;
-  readonly summary: string;
-  readonly items: readonly string[];
-  readonly evidence_refs: readonly string[];
-  readonly next_valid_actions: readonly string[];
-  readonly truncated?: { readonly originalChars: number; readonly keptChars: number };
-}
 
 /** Every built-in tool's output schema: what reaches the model is exactly this shape. */
-export const ObservationSchema = z.strictObject({
-  status: z.enum(['success', 'error', 'denied', 'approval_required', 'timeout', 'aborted']),
-  summary: z.string(),
-  items: z.array(z.string()),
-  evidence_refs: z.array(z.string()),
-  next_valid_actions: z.array(z.string()),
-  truncated: z
-    .strictObject({ originalChars: z.number().int(), keptChars: z.number().int() })
-    .optional(),
-});
+export const ObservationSchema = z
+  .strictObject({
+    status: z.enum(['success', 'error', 'denied', 'approval_required', 'timeout', 'aborted']),
+    summary: z.string(),
+    items: z.array(z.string()).readonly(),
+    evidence_refs: z.array(z.string()).readonly(),
+    next_valid_actions: z.array(z.string()).readonly(),
+    truncated: z
+      .strictObject({ originalChars: z.number().int(), keptChars: z.number().int() })
+      .readonly()
+      .optional(),
+  })
+  .readonly();
+
+/** The observation type is the schema's: one definition, checked at run time too. */
+export type Observation = z.infer<typeof ObservationSchema>;
+export type ObservationStatus = Observation['status'];
 
 /**
  * Keeps the observation within `limitChars` of summary + items. Items are cut from the

@@ -43,6 +43,22 @@ function execution(over: Partial<ToolExecution> = {}): ToolExecution {
   };
 }
 
+/** A tool call that never ends by itself; the deadline fires after `ms` and aborts it. */
+function stuckUntilDeadline(
+  s: AbortSignal,
+  deadline: AbortController,
+  ms: number,
+): Promise<ToolExecution> {
+  return new Promise((_resolve, reject) => {
+    s.addEventListener('abort', () => {
+      reject(s.reason as Error);
+    });
+    setTimeout(() => {
+      deadline.abort(new Error('deadline'));
+    }, ms);
+  });
+}
+
 function harness(
   script: z.input<typeof Script>,
   allow: string[] = ['read_file', 'list_dir'],
@@ -447,15 +463,7 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     const deps: AgentLoopDeps = {
       ...h.deps,
       deadline: deadline.signal,
-      runTool: (_t, _a, _s, s) =>
-        new Promise((_resolve, reject) => {
-          s.addEventListener('abort', () => {
-            reject(s.reason as Error);
-          });
-          setTimeout(() => {
-            deadline.abort(new Error('deadline'));
-          }, 10);
-        }),
+      runTool: (_t, _a, _s, s) => stuckUntilDeadline(s, deadline, 10),
     };
     const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
     expect(r).toMatchObject({
@@ -540,14 +548,7 @@ describe('agent loop: a turn interrupted part-way', () => {
       runTool: (_t, _argv, stdin, s) => {
         const path = (JSON.parse(stdin?.toString() ?? '{}') as { path: string }).path;
         if (path === 'fast') return Promise.resolve(execution());
-        return new Promise((_resolve, reject) => {
-          s.addEventListener('abort', () => {
-            reject(s.reason as Error);
-          });
-          setTimeout(() => {
-            deadline.abort(new Error('deadline'));
-          }, 20);
-        });
+        return stuckUntilDeadline(s, deadline, 20);
       },
     };
     const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
