@@ -7,11 +7,7 @@ import type { CliDeps } from './deps.js';
 export function reportFailure(error: unknown, deps: CliDeps, json: boolean): number {
   if (deps.signal.aborted && !(error instanceof CfhError)) {
     // Cancelled before a run directory existed: nothing was created, nothing to record.
-    const terminal = decideTerminal(
-      { kind: 'cancelled', signal: cancelSignalOf(deps.signal) },
-      -1,
-      false,
-    );
+    const terminal = decideTerminal({ kind: 'cancelled', signal: cancelSignalOf(deps.signal) });
     deps.printer.err(`cfh: ${terminal.reason} before the run started`);
     return terminal.exitCode;
   }

@@ -1,16 +1,11 @@
-// One agent run, `cfh sandbox run --prompt` (issue 5): preflight, evidence, the run's tool
-// container (and egress, when the posture has network), the model/tool loop, and the
-// terminal record. Every container is removed before it returns (AH-LIFE-3).
+// One agent run, `cfh sandbox run --prompt` (issue 5): the work of an agent run inside its
+// run session (run-session.ts owns preflight, evidence, disposal and the terminal record):
+// the transcript, the tool containers, the egress posture, and the model/tool loop.
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { CfhError, EngineError, errorMessage } from '../errors.js';
-import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
-import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
 import { FixedPolicyMediator } from '../mediator/mediator.js';
 import type { ModelGateway } from '../model/gateway.js';
-import type { OpenEgress } from '../sandbox/egress-sandbox.js';
-import type { OwnerIdentity } from '../sandbox/owner.js';
-import type { ContainerRuntime } from '../substrate/runtime.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
 import { toolContainerName } from '../tools/tool-container.js';
@@ -18,18 +13,12 @@ import { toolExecutor } from '../tools/tool-executor.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
 import { BudgetTracker } from './budgets.js';
 import { estimateAttempt, estimateRun, loadRateCard } from '../model/cost.js';
-import { preflight } from './preflight.js';
-import { startRunEgress } from './run-egress.js';
 import type { RunPlan } from './run-plan.js';
-import { buildSnapshot } from './snapshot.js';
-import { cancelSignalOf, decideTerminal } from './terminal.js';
+import { runSession, type RunDeps, type RunSession, type RunWork } from './run-session.js';
+import type { RunEnd } from './terminal.js';
 
-export interface AgentRunDeps {
-  readonly runtime: ContainerRuntime;
-  readonly logger: Logger;
-  readonly owner: OwnerIdentity;
+export interface AgentRunDeps extends RunDeps {
   readonly gateway: ModelGateway;
-  readonly egressResolver?: string | undefined;
   /** Filled in here so the gateway's bounded retries become events (AH-LIFE-5). */
   readonly retryHook?: RetryHook | undefined;
 }
@@ -70,41 +59,81 @@ export async function executeAgentRun(
   deps: AgentRunDeps,
   signal: AbortSignal,
 ): Promise<AgentOutcome> {
-  const log = deps.logger.child({ component: 'agent-run', runId: plan.runId });
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
-  const facts = await preflight(deps.runtime, plan.spec, signal);
-  signal.throwIfAborted();
-  await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
-  await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
-  await dir.writeSnapshot({
-    ...buildSnapshot(plan, facts, deps.owner),
+  const card = loadRateCard();
+  const budgets = plan.profile.budgets;
+  const work: RunWork<AgentLoopResult> = {
     kind: 'agent',
-    // No command: the tools run commands, each recorded as a tool event.
-    command: null,
-    // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
-    model: modelRecord(deps.gateway),
-    promptSlots: {
-      directCommand: { chars: slots.prompt.length, digest: digest(slots.prompt) },
-      context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
-      quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
+    snapshot: (common) => ({
+      ...common,
+      kind: 'agent',
+      // No command: the tools run commands, each recorded as a tool event.
+      command: null,
+      // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
+      model: modelRecord(deps.gateway),
+      promptSlots: {
+        directCommand: { chars: slots.prompt.length, digest: digest(slots.prompt) },
+        context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
+        quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
+      },
+      tools: registry.modelDefinitions().map((t) => t.name),
+      budgets,
+      toolContainer: {
+        lifetime: plan.profile.toolLifetime,
+        name: toolContainerName(plan.spec),
+        timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
+      },
+    }),
+    run: (session, s) => runAgent(session, slots, deps, registry, s),
+    report: (loop) => {
+      const usage = loop?.usage ?? [];
+      return {
+        model: modelRecord(deps.gateway),
+        finalAnswer: loop?.finalAnswer ?? null,
+        usage,
+        toolCalls: loop?.toolCalls ?? null,
+        ...(loop?.budget === undefined ? {} : { budget: loop.budget }),
+        toolLifetime: plan.profile.toolLifetime,
+        // AH-USAGE-2: what the usage records cover.
+        usageCoverage: { scope: 'direct-run', attempts: usage.length, descendants: 'none' },
+        // AH-USAGE-4: the harness's estimate, never presented as a charge.
+        costEstimate: estimateRun(card, usage),
+        providerReportedCost: null,
+      };
     },
-    tools: registry.modelDefinitions().map((t) => t.name),
-    budgets: plan.profile.budgets,
-    toolContainer: {
-      lifetime: plan.profile.toolLifetime,
-      name: toolContainerName(plan.spec),
-      timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
-    },
-  });
-  await dir.events.append(
-    'run_created',
-    { kind: 'agent', profile: plan.profile.name, imageId: facts.image.id },
-    true,
-  );
+  };
+  const outcome = await runSession(plan, deps, work, signal);
+  const loop = outcome.result;
+  return {
+    runId: outcome.runId,
+    status: outcome.terminal.status,
+    exitCode: outcome.terminal.exitCode,
+    terminalReason: outcome.terminal.reason,
+    finalAnswer: loop?.finalAnswer ?? null,
+    artifactDir: outcome.artifactDir,
+    usage: loop?.usage ?? [],
+    toolCalls: loop?.toolCalls ?? null,
+  };
+}
+
+async function runAgent(
+  session: RunSession,
+  slots: PromptSlots,
+  deps: AgentRunDeps,
+  registry: ToolRegistry,
+  signal: AbortSignal,
+): Promise<{ end: RunEnd; result: AgentLoopResult }> {
+  const { plan, dir, log } = session;
+  const budgets = plan.profile.budgets;
+  const lifetime = plan.profile.toolLifetime;
   // Live from here (AH-LIFE-2): `runs list` shows it running, and a cfh killed outright
-  // leaves a record that the run had started. dir.finish replaces it with the terminal state.
+  // leaves a record that the run had started.
   await dir.writeProgress('running');
   const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
+  session.stack.defer(async () => {
+    await transcript.sync();
+    await transcript.close();
+  });
   if (deps.retryHook !== undefined) {
     deps.retryHook.current = (attempt, reason) => {
       dir.events.append('model_retry', { attempt, reason }, true).catch((e: unknown) => {
@@ -112,13 +141,6 @@ export async function executeAgentRun(
       });
     };
   }
-
-  let egress: OpenEgress | undefined;
-  let loop: AgentLoopResult | undefined;
-  let failure: CfhError | undefined;
-  let cancelled = false;
-  const budgets = plan.profile.budgets;
-  const lifetime = plan.profile.toolLifetime;
   const capMs =
     plan.profile.toolTimeoutSeconds === undefined
       ? Number.POSITIVE_INFINITY
@@ -127,107 +149,58 @@ export async function executeAgentRun(
   const tracker = new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost });
   // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted.
   const deadline = AbortSignal.timeout(budgets.maxWallTimeSeconds * 1000);
-  const executor = toolExecutor(lifetime, deps.runtime, plan.spec, {
-    started: async (containerId) => {
-      await dir.events.append('tool_container_started', { containerId, lifetime }, true);
-    },
-    removed: async (containerId) => {
-      await dir.events.append('tool_container_removed', { containerId, lifetime }, true);
-    },
-    removalFailed: (containerId, err) => {
-      log.error({ containerId, err }, 'tool container removal failed; cfh reap will retry');
-    },
-  });
-  try {
-    if (plan.egress !== undefined)
-      egress = await startRunEgress(plan, plan.egress, deps, dir, log, signal);
-    loop = await runAgentLoop(
-      slots,
-      {
-        gateway: deps.gateway,
-        registry,
-        builtin: (name) => BUILTIN_TOOLS.find((t) => t.name === name),
-        mediator: new FixedPolicyMediator(),
-        budgets: tracker,
-        runTool: (tool, argv, stdin, s) =>
-          executor.run(argv, {
-            stdin,
-            timeoutMs: Math.min(tool.timeoutMs, capMs),
-            maxOutputBytes: tool.resultSizeLimitChars * 4,
-            signal: s,
-          }),
-        recorder: {
-          event: async (type, data, durable) => {
-            await dir.events.append(type, data, durable ?? false);
-          },
-          transcript: async (message) => {
-            await transcript.appendFile(`${JSON.stringify(message)}\n`);
-          },
-          output: (name, data) => dir.writeOutput(name, data),
-        },
-        maxOutputTokens: Math.min(8192, budgets.maxOutputTokens),
-        estimate: (attemptId, model, usage) => estimateAttempt(card, attemptId, model, usage),
-        deadline,
+  await session.openEgress(signal);
+  // After the egress posture on the stack: tool containers are removed before it closes.
+  // Disposal waits for starts and calls still in flight: nothing is left behind.
+  const executor = session.stack.use(
+    toolExecutor(lifetime, deps.runtime, plan.spec, {
+      started: async (containerId) => {
+        await dir.events.append('tool_container_started', { containerId, lifetime }, true);
       },
-      signal,
-    );
-  } catch (error) {
-    if (signal.aborted) cancelled = true;
-    else {
-      // AH-TOOL-6: operator detail stays here, in the evidence, never in the model channel.
-      failure =
-        error instanceof CfhError
-          ? error
-          : new EngineError('agent_run_failed', errorMessage(error), { cause: error });
-      log.error({ err: failure.message }, 'agent run failed');
-    }
-  }
-  // Starts and calls still in flight are waited for and removed: nothing is left behind.
-  await executor[Symbol.asyncDispose]();
-  if (egress !== undefined) {
-    await egress.close();
-    await dir.events.append('egress_closed', { network: egress.network.name }, true);
-  }
-  await transcript.sync();
-  await transcript.close();
-
-  const terminal = cancelled
-    ? decideTerminal({ kind: 'cancelled', signal: cancelSignalOf(signal) }, -1, false)
-    : failure !== undefined
-      ? // The run had started: its failure is exit 1 (125 is only "could not start").
-        { status: 'failed' as const, reason: `error:${failure.code}`, exitCode: 1 }
-      : loop?.status === 'completed'
-        ? { status: 'completed' as const, reason: loop.terminalReason, exitCode: 0 }
-        : { status: 'failed' as const, reason: loop?.terminalReason ?? 'unknown', exitCode: 1 };
-  if (cancelled) await dir.events.append('cancelled', { signal: cancelSignalOf(signal) }, true);
-  const outcome: AgentOutcome = {
-    runId: plan.runId,
-    status: terminal.status,
-    exitCode: terminal.exitCode,
-    terminalReason: terminal.reason,
-    finalAnswer: loop?.finalAnswer ?? null,
-    artifactDir: dir.dir,
-    usage: loop?.usage ?? [],
-    toolCalls: loop?.toolCalls ?? null,
-  };
-  await dir.finish(terminal, {
-    kind: 'agent',
-    model: modelRecord(deps.gateway),
-    finalAnswer: outcome.finalAnswer,
-    artifactDir: outcome.artifactDir,
-    usage: outcome.usage,
-    toolCalls: outcome.toolCalls,
-    ...(loop?.budget === undefined ? {} : { budget: loop.budget }),
-    toolLifetime: lifetime,
-    // AH-USAGE-2: what the usage records cover.
-    usageCoverage: { scope: 'direct-run', attempts: outcome.usage.length, descendants: 'none' },
-    // AH-USAGE-4: the harness's estimate, never presented as a charge; the provider reports none here.
-    costEstimate: estimateRun(card, outcome.usage),
-    providerReportedCost: null,
-    error:
-      failure === undefined
-        ? null
-        : { code: failure.code, boundary: failure.boundary, message: failure.message },
-  });
-  return outcome;
+      removed: async (containerId) => {
+        await dir.events.append('tool_container_removed', { containerId, lifetime }, true);
+      },
+      removalFailed: (containerId, err) => {
+        log.error({ containerId, err }, 'tool container removal failed; cfh reap will retry');
+      },
+    }),
+  );
+  // The first model request is the start of the work (AH-INV-4: everything before it that
+  // fails is a failure to start).
+  session.markStarted();
+  const loop = await runAgentLoop(
+    slots,
+    {
+      gateway: deps.gateway,
+      registry,
+      builtin: (name) => BUILTIN_TOOLS.find((t) => t.name === name),
+      mediator: new FixedPolicyMediator(),
+      budgets: tracker,
+      runTool: (tool, argv, stdin, s) =>
+        executor.run(argv, {
+          stdin,
+          timeoutMs: Math.min(tool.timeoutMs, capMs),
+          maxOutputBytes: tool.resultSizeLimitChars * 4,
+          signal: s,
+        }),
+      recorder: {
+        event: async (type, data, durable) => {
+          await dir.events.append(type, data, durable ?? false);
+        },
+        transcript: async (message) => {
+          await transcript.appendFile(`${JSON.stringify(message)}\n`);
+        },
+        output: (name, data) => dir.writeOutput(name, data),
+      },
+      maxOutputTokens: Math.min(8192, budgets.maxOutputTokens),
+      estimate: (attemptId, model, usage) => estimateAttempt(card, attemptId, model, usage),
+      deadline,
+    },
+    signal,
+  );
+  const end: RunEnd =
+    loop.status === 'completed'
+      ? { kind: 'answered' }
+      : { kind: 'budget', budget: loop.budget?.budget ?? loop.terminalReason };
+  return { end, result: loop };
 }

@@ -2,20 +2,15 @@
 // network, guard and gateway, sends the gateway's events into the run's log, and records
 // the gateway's identity (egress_ready) before the workload exists.
 import { errorMessage } from '../errors.js';
-import type { RunDirectory } from '../evidence/run-directory.js';
-import type { Logger } from '../log.js';
 import { openEgress, type EgressNames, type OpenEgress } from '../sandbox/egress-sandbox.js';
-import type { RunPlan } from './run-plan.js';
-import type { RunDeps } from './sandbox-run.js';
+import type { RunSession } from './run-session.js';
 
-export async function startRunEgress(
-  plan: RunPlan,
+export async function openRunEgress(
+  session: RunSession,
   names: EgressNames,
-  deps: RunDeps,
-  dir: RunDirectory,
-  log: Logger,
   signal: AbortSignal,
 ): Promise<OpenEgress> {
+  const { plan, dir, log, deps } = session;
   const egress = await openEgress({
     runtime: deps.runtime,
     names,

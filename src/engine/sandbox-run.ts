@@ -1,32 +1,29 @@
-// One `cfh sandbox run -- CMD`: preflight, evidence, container lifecycle, limits,
-// cancellation and the terminal record. Every engine object it creates is removed before
-// it returns, whatever happened (AH-LIFE-3).
+// One `cfh sandbox run -- CMD`: the work of a command run inside its run session
+// (run-session.ts owns preflight, evidence, disposal and the terminal record). The work is
+// one container: created, attached before start (no output lost), started, waited for,
+// stopped by the wall-time limit or a cancellation, and removed on every path.
 import { finished } from 'node:stream/promises';
 import type { Logger } from '../log.js';
 import { CfhError, EngineError, errorMessage } from '../errors.js';
-import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
 import { OutputCapture, type CaptureResult } from '../evidence/output-capture.js';
-import type { ContainerRuntime, CreatedContainer, StartedContainer } from '../substrate/runtime.js';
-import type { OwnerIdentity } from '../sandbox/owner.js';
-import { preflight } from './preflight.js';
+import type { RunDirectory } from '../evidence/run-directory.js';
+import type { CreatedContainer } from '../substrate/runtime.js';
 import type { RunPlan } from './run-plan.js';
-import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
-import { cancelSignalOf, decideTerminal, type StopCause, type TerminalStatus } from './terminal.js';
-import { reapOrphans } from './reaper.js';
-import type { OpenEgress } from '../sandbox/egress-sandbox.js';
-import { startRunEgress } from './run-egress.js';
+import type { Assurance } from './snapshot.js';
+import {
+  runSession,
+  type RunDeps,
+  type RunSession,
+  type RunWork,
+  type SessionTimes,
+} from './run-session.js';
+import { cancelSignalOf, type RunEnd, type TerminalStatus } from './terminal.js';
+
+export type { RunDeps } from './run-session.js';
 
 /** How long to wait for output streams to drain after the container exited. */
 const OUTPUT_DRAIN_MS = 5_000;
 const JSON_OUTPUT_BYTES = 1024 * 1024;
-
-export interface RunDeps {
-  readonly runtime: ContainerRuntime;
-  readonly logger: Logger;
-  readonly owner: OwnerIdentity;
-  /** DNS server the egress gateway asks (CFH_EGRESS_RESOLVER); unset: the host's resolver. */
-  readonly egressResolver?: string | undefined;
-}
 
 export interface RunIo {
   /** Live destinations; undefined captures only (--json). */
@@ -57,253 +54,213 @@ export interface RunOutcome {
   readonly assurance: Assurance;
 }
 
+/** What the command's container did, for the report. */
+interface CommandResult {
+  readonly containerId: string | null;
+  readonly removed: boolean;
+  readonly commandExitCode: number | null;
+  readonly oomKilled: boolean;
+  readonly outputs: { stdout: CaptureResult; stderr: CaptureResult };
+  readonly createMs: number;
+  readonly startMs: number;
+  readonly runMs: number;
+}
+
 export async function executeSandboxRun(
   plan: RunPlan,
   deps: RunDeps,
   io: RunIo,
   signal: AbortSignal,
 ): Promise<RunOutcome> {
-  const t0 = performance.now();
-  const log: Logger = deps.logger.child({ component: 'sandbox-run', runId: plan.runId });
-  // Leftovers of a cfh that was SIGKILLed are swept by the next run (issue 2, section 6).
-  // Off the cold path: the sweep starts once this run's container is running, overlaps the
-  // command, and is awaited before the run returns.
-  let sweep: Promise<void> | undefined;
-  const startSweep = (): void => {
-    sweep ??= reapOrphans(deps.runtime, { dryRun: false, logger: log }).then(
-      () => undefined,
-      (e: unknown) => {
-        log.warn({ err: errorMessage(e) }, 'orphan sweep failed; continuing');
-      },
-    );
+  const captures: { stdout?: OutputCapture; stderr?: OutputCapture } = {};
+  let last: CommandResult | undefined;
+  const work: RunWork<CommandResult> = {
+    kind: 'command',
+    snapshot: (common) => common,
+    run: async (session, s) => {
+      const r = await runCommand(session, io, s, captures, (partial) => {
+        last = partial;
+      });
+      last = r.result;
+      return r;
+    },
+    report: (result, _terminal, times) => {
+      const r = result ?? last;
+      return {
+        commandExitCode: r?.commandExitCode ?? null,
+        oomKilled: r?.oomKilled ?? false,
+        container: {
+          id: r?.containerId ?? null,
+          name: plan.spec.name,
+          removed: r?.removed ?? false,
+        },
+        outputs: relativeOutputs(captures),
+        timings: timingsOf(r, times),
+      };
+    },
   };
-  try {
-    return await runAccepted(plan, deps, io, signal, log, t0, startSweep);
-  } finally {
-    await sweep;
-  }
+  const outcome = await runSession(plan, deps, work, signal);
+  const r = outcome.result ?? last;
+  captures.stdout?.destroy();
+  captures.stderr?.destroy();
+  return {
+    runId: outcome.runId,
+    status: outcome.terminal.status,
+    exitCode: outcome.terminal.exitCode,
+    commandExitCode: r?.commandExitCode ?? null,
+    oomKilled: r?.oomKilled ?? false,
+    terminalReason: outcome.terminal.reason,
+    artifactDir: outcome.artifactDir,
+    stdout: captures.stdout?.text() ?? { text: '', truncated: false },
+    stderr: captures.stderr?.text() ?? { text: '', truncated: false },
+    timings: timingsOf(r, outcome.times),
+    assurance: outcome.assurance,
+  };
 }
 
-async function runAccepted(
-  plan: RunPlan,
-  deps: RunDeps,
+async function runCommand(
+  session: RunSession,
   io: RunIo,
   signal: AbortSignal,
-  log: Logger,
-  t0: number,
-  onStarted: () => void,
-): Promise<RunOutcome> {
-  const facts = await preflight(deps.runtime, plan.spec, signal);
-  signal.throwIfAborted();
-  const tPreflight = performance.now();
-
-  await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
-  // The exact filter the engine receives, so an operator can read what the container ran under.
-  await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
-  await dir.writeSnapshot(buildSnapshot(plan, facts, deps.owner));
-  await dir.events.append(
-    'run_created',
-    { profile: plan.profile.name, imageId: facts.image.id },
-    true,
-  );
-  await dir.writeProgress('created');
-
-  const stdout = new OutputCapture({
-    name: 'stdout',
-    file: dir.outputPath('stdout'),
-    limitBytes: plan.outputBytes,
-    live: io.stdout,
-    memoryLimitBytes: io.stdout === undefined ? JSON_OUTPUT_BYTES : 0,
-  });
-  const stderr = new OutputCapture({
-    name: 'stderr',
-    file: dir.outputPath('stderr'),
-    limitBytes: plan.outputBytes,
-    live: io.stderr,
-    memoryLimitBytes: io.stderr === undefined ? JSON_OUTPUT_BYTES : 0,
-  });
-
-  let created: CreatedContainer | undefined;
-  let egress: OpenEgress | undefined;
-  let started: StartedContainer | undefined;
-  let cause: StopCause = { kind: 'exited' };
-  let commandExitCode: number | null = null;
-  let oomKilled = false;
-  let failure: CfhError | undefined;
-  let tCreate = performance.now();
-  let tStart = tCreate;
-  let tExit: number;
-
-  try {
-    if (plan.egress !== undefined) {
-      egress = await startRunEgress(plan, plan.egress, deps, dir, log, signal);
-    }
-    created = await deps.runtime.createContainer(plan.spec);
-    tCreate = performance.now();
-    await dir.events.append(
-      'container_created',
-      { containerId: created.id, name: created.name, seccompSha256: plan.spec.seccomp.sha256 },
-      true,
-    );
-    const output = await created.attach();
-    output.stdout.pipe(stdout);
-    output.stderr.pipe(stderr);
-    if (signal.aborted) throw signal.reason;
-    started = await created.start();
-    tStart = performance.now();
-    await dir.events.append('container_started', { containerId: started.id }, true);
-    onStarted();
-    await dir.writeProgress('running', { containerId: started.id });
-
-    const box = started;
-    const stop = (next: StopCause): void => {
-      if (cause.kind !== 'exited') return;
-      cause = next;
-      log.info({ cause: next.kind }, 'stopping container');
-      box.kill('SIGKILL').catch((e: unknown) => {
-        log.error({ err: errorMessage(e) }, 'kill failed');
-      });
-    };
-    const timer = setTimeout(() => {
-      stop({ kind: 'wall_time', limitMs: plan.wallTimeMs });
-    }, plan.wallTimeMs);
-    const onAbort = (): void => {
-      stop({ kind: 'cancelled', signal: cancelSignalOf(signal) });
-    };
-    // The signal may have fired during start(); TypeScript narrowed it before that await.
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      const exit = await started.wait();
-      commandExitCode = exit.exitCode;
-      oomKilled = exit.oomKilled;
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    }
-    tExit = performance.now();
-    await drain([stdout, stderr], log);
-    await dir.events.append(
-      'container_exited',
-      {
-        containerId: started.id,
-        exitCode: commandExitCode,
-        oomKilled,
-        signal: commandExitCode > 128 ? commandExitCode - 128 : null,
-        stdout: stdout.result(),
-        stderr: stderr.result(),
-      },
-      true,
-    );
-    const stopped = cause as StopCause;
-    if (stopped.kind === 'wall_time') {
-      await dir.events.append(
-        'limit_reached',
-        { limit: 'wall_time', limitMs: stopped.limitMs },
-        true,
-      );
-    } else if (oomKilled) {
-      await dir.events.append(
-        'limit_reached',
-        { limit: 'memory', memoryBytes: plan.spec.limits.memoryBytes },
-        true,
-      );
-    }
-    for (const r of [stdout.result(), stderr.result()]) {
-      if (r.truncated)
-        await dir.events.append(
-          'limit_reached',
-          { limit: 'output_bytes', stream: r.name, bytesSeen: r.bytesSeen, bytesKept: r.bytesKept },
-          true,
-        );
-    }
-  } catch (error) {
-    if (signal.aborted && !(error instanceof CfhError)) {
-      cause = { kind: 'cancelled', signal: cancelSignalOf(signal) };
-    } else {
-      failure =
-        error instanceof CfhError
-          ? error
-          : new EngineError('run_failed', errorMessage(error), { cause: error });
-      log.error({ err: failure.message, code: failure.code }, 'run failed');
-    }
-    tExit = performance.now();
-  }
-
-  const cleanup = performance.now();
-  const removal = await removeContainer(created, dir, log);
-  if (egress !== undefined) {
-    // After the workload is gone: the gateway closes, the guard and network are removed.
-    await egress.close();
-    await dir.events.append(
-      'egress_closed',
-      { network: egress.network.name, guardId: egress.guardId },
-      true,
-    );
-  }
-  stdout.destroy();
-  stderr.destroy();
-  if (removal !== undefined && failure === undefined) failure = removal;
-  const stoppedCause = cause as StopCause;
-  if (stoppedCause.kind === 'cancelled') {
-    await dir.events.append('cancelled', { signal: stoppedCause.signal }, true);
-  }
-
-  const terminal =
-    failure !== undefined && stoppedCause.kind !== 'cancelled'
-      ? { status: 'failed' as const, reason: `error:${failure.code}`, exitCode: failure.exitCode }
-      : decideTerminal(stoppedCause, commandExitCode ?? -1, oomKilled);
-  const tEnd = performance.now();
-  const timings: RunTimings = {
-    preflightMs: round(tPreflight - t0),
-    createMs: round(tCreate - tPreflight),
+  captures: { stdout?: OutputCapture; stderr?: OutputCapture },
+  progress: (partial: CommandResult) => void,
+): Promise<{ end: RunEnd; result: CommandResult }> {
+  const { plan, dir, deps, log } = session;
+  const stdout = capture('stdout', dir, plan, io.stdout);
+  const stderr = capture('stderr', dir, plan, io.stderr);
+  captures.stdout = stdout;
+  captures.stderr = stderr;
+  const t0 = performance.now();
+  await session.openEgress(signal);
+  const created = await deps.runtime.createContainer(plan.spec, signal);
+  const state = { removed: false };
+  // Removed on every path; a failed removal is recorded and fails the run (`cfh reap` retries).
+  session.stack.defer(() => removeContainer(created, dir, log, state));
+  const tCreate = performance.now();
+  const partial = (exit: number | null, oom: boolean, tStart: number, tExit: number) => ({
+    containerId: created.id,
+    get removed() {
+      return state.removed;
+    },
+    commandExitCode: exit,
+    oomKilled: oom,
+    outputs: { stdout: stdout.result(), stderr: stderr.result() },
+    createMs: round(tCreate - t0),
     startMs: round(tStart - tCreate),
     runMs: round(tExit - tStart),
-    cleanupMs: round(tEnd - cleanup),
-    totalMs: round(tEnd - t0),
-  };
-  const outputs = { stdout: stdout.result(), stderr: stderr.result() };
-  const assurance = assuranceOf(facts);
-  await dir.finish(terminal, {
-    commandExitCode,
-    oomKilled,
-    error:
-      failure === undefined
-        ? null
-        : { code: failure.code, boundary: failure.boundary, message: failure.message },
-    container: { id: created?.id ?? null, name: plan.spec.name, removed: removal === undefined },
-    image: { ref: plan.spec.image, id: facts.image.id },
-    outputs: relativeOutputs(outputs),
-    timings,
-    assurance,
   });
+  progress(partial(null, false, tCreate, tCreate));
+  await dir.events.append(
+    'container_created',
+    { containerId: created.id, name: created.name, seccompSha256: plan.spec.seccomp.sha256 },
+    true,
+  );
+  const output = await created.attach(signal);
+  output.stdout.pipe(stdout);
+  output.stderr.pipe(stderr);
+  signal.throwIfAborted();
+  const started = await created.start(signal);
+  const tStart = performance.now();
+  session.markStarted();
+  await dir.events.append('container_started', { containerId: started.id }, true);
+  await dir.writeProgress('running', { containerId: started.id });
+  progress(partial(null, false, tStart, tStart));
 
-  return {
-    runId: plan.runId,
-    status: terminal.status,
-    exitCode: terminal.exitCode,
-    commandExitCode,
-    oomKilled,
-    terminalReason: terminal.reason,
-    artifactDir: dir.dir,
-    stdout: stdout.text(),
-    stderr: stderr.text(),
-    timings,
-    assurance,
+  let stop: 'wall_time' | 'cancelled' | undefined;
+  const kill = (why: 'wall_time' | 'cancelled'): void => {
+    if (stop !== undefined) return;
+    stop = why;
+    log.info({ cause: why }, 'stopping container');
+    started.kill('SIGKILL').catch((e: unknown) => {
+      log.error({ err: errorMessage(e) }, 'kill failed');
+    });
   };
+  const timer = setTimeout(() => {
+    kill('wall_time');
+  }, plan.wallTimeMs);
+  const onAbort = (): void => {
+    kill('cancelled');
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  let exit: { exitCode: number; oomKilled: boolean };
+  try {
+    // Not aborted by the signal: a cancellation kills the container, and wait returns then.
+    exit = await started.wait();
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  }
+  const tExit = performance.now();
+  await drain([stdout, stderr], log);
+  await dir.events.append(
+    'container_exited',
+    {
+      containerId: started.id,
+      exitCode: exit.exitCode,
+      oomKilled: exit.oomKilled,
+      signal: exit.exitCode > 128 ? exit.exitCode - 128 : null,
+      stdout: stdout.result(),
+      stderr: stderr.result(),
+    },
+    true,
+  );
+  const stopped = stop;
+  if (stopped === 'wall_time') {
+    await dir.events.append(
+      'limit_reached',
+      { limit: 'wall_time', limitMs: plan.wallTimeMs },
+      true,
+    );
+  } else if (exit.oomKilled) {
+    await dir.events.append(
+      'limit_reached',
+      { limit: 'memory', memoryBytes: plan.spec.limits.memoryBytes },
+      true,
+    );
+  }
+  for (const r of [stdout.result(), stderr.result()]) {
+    if (r.truncated)
+      await dir.events.append(
+        'limit_reached',
+        { limit: 'output_bytes', stream: r.name, bytesSeen: r.bytesSeen, bytesKept: r.bytesKept },
+        true,
+      );
+  }
+  const end: RunEnd =
+    stopped === 'cancelled'
+      ? { kind: 'cancelled', signal: cancelSignalOf(signal) }
+      : stopped === 'wall_time'
+        ? { kind: 'wall_time' }
+        : exit.oomKilled
+          ? { kind: 'memory' }
+          : { kind: 'exited', exitCode: exit.exitCode };
+  return { end, result: partial(exit.exitCode, exit.oomKilled, tStart, tExit) };
+}
+
+function capture(
+  name: 'stdout' | 'stderr',
+  dir: RunDirectory,
+  plan: RunPlan,
+  live: NodeJS.WritableStream | undefined,
+): OutputCapture {
+  return new OutputCapture({
+    name,
+    file: dir.outputPath(name),
+    limitBytes: plan.outputBytes,
+    live,
+    memoryLimitBytes: live === undefined ? JSON_OUTPUT_BYTES : 0,
+  });
 }
 
 async function removeContainer(
-  created: CreatedContainer | undefined,
+  created: CreatedContainer,
   dir: RunDirectory,
   log: Logger,
-): Promise<CfhError | undefined> {
-  if (created === undefined) return undefined;
+  state: { removed: boolean },
+): Promise<void> {
   try {
     await created.remove();
-    await dir.events.append('container_removed', { containerId: created.id }, true);
-    return undefined;
   } catch (error) {
     const failure =
       error instanceof CfhError ? error : new EngineError('remove_failed', errorMessage(error));
@@ -313,8 +270,10 @@ async function removeContainer(
       { containerId: created.id, error: failure.message },
       true,
     );
-    return failure;
+    throw failure;
   }
+  state.removed = true;
+  await dir.events.append('container_removed', { containerId: created.id }, true);
 }
 
 async function drain(captures: readonly OutputCapture[], log: Logger): Promise<void> {
@@ -326,18 +285,35 @@ async function drain(captures: readonly OutputCapture[], log: Logger): Promise<v
   }
 }
 
-function relativeOutputs(outputs: Record<string, CaptureResult>): Record<string, unknown> {
+function relativeOutputs(captures: {
+  stdout?: OutputCapture;
+  stderr?: OutputCapture;
+}): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(outputs).map(([k, r]) => [
-      k,
-      {
-        file: `outputs/${r.name}`,
-        bytesSeen: r.bytesSeen,
-        bytesKept: r.bytesKept,
-        truncated: r.truncated,
-      },
-    ]),
+    Object.values(captures).map((c) => {
+      const r = c.result();
+      return [
+        r.name,
+        {
+          file: `outputs/${r.name}`,
+          bytesSeen: r.bytesSeen,
+          bytesKept: r.bytesKept,
+          truncated: r.truncated,
+        },
+      ];
+    }),
   );
+}
+
+function timingsOf(r: CommandResult | undefined, times: SessionTimes): RunTimings {
+  return {
+    preflightMs: times.preflightMs,
+    createMs: r?.createMs ?? 0,
+    startMs: r?.startMs ?? 0,
+    runMs: r?.runMs ?? 0,
+    cleanupMs: times.disposeMs,
+    totalMs: times.totalMs,
+  };
 }
 
 function round(ms: number): number {

@@ -1,16 +1,36 @@
-// How a run ends: the terminal state (AH-LIFE-1), the reason naming any limit reached
-// (AH-LIFE-4), and the exit status the CLI contract gives it.
+// How a run ends, for both kinds of run (AH-LIFE-1, AH-LIFE-4): one terminal state, a
+// reason naming any limit reached, and the exit status the CLI gives it. This table is the
+// one exit-status policy of cfh (docs/operators.md, "Exit status"):
+//
+//   the command exited N                         completed  N
+//   the agent answered                           completed  0
+//   wall time (--timeout, max_wall_time_seconds) failed     124
+//   memory (the command was OOM-killed)          failed     137
+//   another budget of an agent run               failed     1
+//   SIGINT / SIGTERM                             cancelled  130 / 143
+//   an error before the work started             failed     125   (nothing ran)
+//   an error after the work started              failed     1
+import { EXIT_CANNOT_START, type CfhError } from '../errors.js';
+
 export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
 
 export const EXIT_WALL_TIME = 124;
 export const EXIT_OOM = 137;
 export const EXIT_SIGINT = 130;
 export const EXIT_SIGTERM = 143;
+export const EXIT_FAILED_AFTER_START = 1;
 
-export type StopCause =
-  | { readonly kind: 'exited' }
-  | { readonly kind: 'wall_time'; readonly limitMs: number }
-  | { readonly kind: 'cancelled'; readonly signal: 'SIGINT' | 'SIGTERM' | 'abort' };
+export type CancelSignal = 'SIGINT' | 'SIGTERM' | 'abort';
+
+/** What the work of a run determined, before the terminal record is written. */
+export type RunEnd =
+  | { readonly kind: 'exited'; readonly exitCode: number }
+  | { readonly kind: 'answered' }
+  | { readonly kind: 'wall_time' }
+  | { readonly kind: 'memory' }
+  | { readonly kind: 'budget'; readonly budget: string }
+  | { readonly kind: 'cancelled'; readonly signal: CancelSignal }
+  | { readonly kind: 'error'; readonly error: CfhError; readonly started: boolean };
 
 export interface Terminal {
   readonly status: TerminalStatus;
@@ -18,27 +38,39 @@ export interface Terminal {
   readonly exitCode: number;
 }
 
-export function decideTerminal(
-  cause: StopCause,
-  commandExit: number,
-  oomKilled: boolean,
-): Terminal {
-  if (cause.kind === 'cancelled') {
-    return {
-      status: 'cancelled',
-      reason: `cancelled:${cause.signal}`,
-      exitCode: cause.signal === 'SIGTERM' ? EXIT_SIGTERM : EXIT_SIGINT,
-    };
+export function decideTerminal(end: RunEnd): Terminal {
+  switch (end.kind) {
+    case 'exited':
+      return {
+        status: 'completed',
+        reason: end.exitCode === 0 ? 'exited' : 'exited_nonzero',
+        exitCode: end.exitCode,
+      };
+    case 'answered':
+      return { status: 'completed', reason: 'final_answer', exitCode: 0 };
+    case 'wall_time':
+      return { status: 'failed', reason: 'limit_reached:wall_time', exitCode: EXIT_WALL_TIME };
+    case 'memory':
+      return { status: 'failed', reason: 'limit_reached:memory', exitCode: EXIT_OOM };
+    case 'budget':
+      return {
+        status: 'failed',
+        reason: `budget_exceeded:${end.budget}`,
+        exitCode: end.budget === 'max_wall_time_seconds' ? EXIT_WALL_TIME : EXIT_FAILED_AFTER_START,
+      };
+    case 'cancelled':
+      return {
+        status: 'cancelled',
+        reason: `cancelled:${end.signal}`,
+        exitCode: end.signal === 'SIGTERM' ? EXIT_SIGTERM : EXIT_SIGINT,
+      };
+    case 'error':
+      return {
+        status: 'failed',
+        reason: `error:${end.error.code}`,
+        exitCode: end.started ? EXIT_FAILED_AFTER_START : EXIT_CANNOT_START,
+      };
   }
-  if (cause.kind === 'wall_time') {
-    return { status: 'failed', reason: 'limit_reached:wall_time', exitCode: EXIT_WALL_TIME };
-  }
-  if (oomKilled) return { status: 'failed', reason: 'limit_reached:memory', exitCode: EXIT_OOM };
-  return {
-    status: 'completed',
-    reason: commandExit === 0 ? 'exited' : 'exited_nonzero',
-    exitCode: commandExit,
-  };
 }
 
 /** A cancellation reason carried on an AbortSignal by the CLI's signal handler. */
@@ -50,7 +82,7 @@ export class CancelRequest extends Error {
   }
 }
 
-export function cancelSignalOf(signal: AbortSignal): 'SIGINT' | 'SIGTERM' | 'abort' {
+export function cancelSignalOf(signal: AbortSignal): CancelSignal {
   const reason: unknown = signal.reason;
   return reason instanceof CancelRequest ? reason.signal : 'abort';
 }

@@ -271,7 +271,7 @@ describe('agent budgets through their CLI flags (scripted gateway, real containe
       await script([{ tool_calls: [exec('sleep', '60')] }, { text: 'never reached' }]),
       ['--max-wall-time-seconds', '2'],
     );
-    expect(result.exitCode, result.stderr).toBe(1);
+    expect(result.exitCode, result.stderr).toBe(124);
     expect(ms).toBeLessThan(20_000);
     expect(result.stderr).toContain('budget_exceeded:max_wall_time_seconds');
     expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({

@@ -419,7 +419,7 @@ describe('agent run through the anthropic gateway (a Messages API server on loop
       const wallRoot = scratch.path('art-model-wall');
       const wallStarted = Date.now();
       const r = await cfh(args(wallRoot, ['--max-wall-time-seconds', '2']), { env });
-      expect(r.exitCode, r.stderr).toBe(1);
+      expect(r.exitCode, r.stderr).toBe(124);
       expect(Date.now() - wallStarted).toBeLessThan(30_000);
       expect(r.stderr).toContain('budget_exceeded:max_wall_time_seconds');
       const wallDir = await onlyRunDir(wallRoot);

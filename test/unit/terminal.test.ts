@@ -1,6 +1,10 @@
+// The one exit-status policy of both run kinds (src/engine/terminal.ts): every row of its
+// table, so a change to any of them is a visible decision (AH-LIFE-1, AH-LIFE-4).
 import { describe, expect, it } from 'vitest';
+import { ConfigError, EngineError } from '../../src/errors.js';
 import {
   CancelRequest,
+  EXIT_FAILED_AFTER_START,
   EXIT_OOM,
   EXIT_SIGINT,
   EXIT_SIGTERM,
@@ -11,7 +15,7 @@ import {
 
 describe('decideTerminal', () => {
   it('exit 0 completes as exited with status 0', () => {
-    expect(decideTerminal({ kind: 'exited' }, 0, false)).toEqual({
+    expect(decideTerminal({ kind: 'exited', exitCode: 0 })).toEqual({
       status: 'completed',
       reason: 'exited',
       exitCode: 0,
@@ -19,15 +23,23 @@ describe('decideTerminal', () => {
   });
 
   it('a non-zero exit still completes, passing the status through', () => {
-    expect(decideTerminal({ kind: 'exited' }, 3, false)).toEqual({
+    expect(decideTerminal({ kind: 'exited', exitCode: 3 })).toEqual({
       status: 'completed',
       reason: 'exited_nonzero',
       exitCode: 3,
     });
   });
 
+  it('an agent answer completes with 0', () => {
+    expect(decideTerminal({ kind: 'answered' })).toEqual({
+      status: 'completed',
+      reason: 'final_answer',
+      exitCode: 0,
+    });
+  });
+
   it('wall time fails with limit_reached:wall_time and 124', () => {
-    expect(decideTerminal({ kind: 'wall_time', limitMs: 1000 }, 137, false)).toEqual({
+    expect(decideTerminal({ kind: 'wall_time' })).toEqual({
       status: 'failed',
       reason: 'limit_reached:wall_time',
       exitCode: 124,
@@ -35,47 +47,57 @@ describe('decideTerminal', () => {
     expect(EXIT_WALL_TIME).toBe(124);
   });
 
-  it('wall time wins over an OOM kill seen while stopping', () => {
-    expect(decideTerminal({ kind: 'wall_time', limitMs: 1000 }, 137, true).reason).toBe(
-      'limit_reached:wall_time',
-    );
+  it("an agent's wall-time budget is the same failure: 124", () => {
+    expect(decideTerminal({ kind: 'budget', budget: 'max_wall_time_seconds' })).toEqual({
+      status: 'failed',
+      reason: 'budget_exceeded:max_wall_time_seconds',
+      exitCode: 124,
+    });
   });
 
-  it('an OOM kill fails with limit_reached:memory and 137, whatever the command exit', () => {
-    for (const exit of [137, 0, 1]) {
-      expect(decideTerminal({ kind: 'exited' }, exit, true)).toEqual({
-        status: 'failed',
-        reason: 'limit_reached:memory',
-        exitCode: 137,
-      });
-    }
+  it('any other budget fails with 1, naming the budget', () => {
+    expect(decideTerminal({ kind: 'budget', budget: 'max_model_turns' })).toEqual({
+      status: 'failed',
+      reason: 'budget_exceeded:max_model_turns',
+      exitCode: EXIT_FAILED_AFTER_START,
+    });
+  });
+
+  it('an OOM kill fails with limit_reached:memory and 137', () => {
+    expect(decideTerminal({ kind: 'memory' })).toEqual({
+      status: 'failed',
+      reason: 'limit_reached:memory',
+      exitCode: 137,
+    });
     expect(EXIT_OOM).toBe(137);
   });
 
-  it('SIGINT cancels with 130', () => {
-    expect(decideTerminal({ kind: 'cancelled', signal: 'SIGINT' }, 0, false)).toEqual({
+  it('an error before the work started is 125; after it, 1', () => {
+    const error = new EngineError('create_failed', 'x');
+    expect(decideTerminal({ kind: 'error', error, started: false })).toEqual({
+      status: 'failed',
+      reason: 'error:create_failed',
+      exitCode: 125,
+    });
+    expect(
+      decideTerminal({ kind: 'error', error: new ConfigError('c', 'x'), started: true }),
+    ).toEqual({ status: 'failed', reason: 'error:c', exitCode: 1 });
+  });
+
+  it('SIGINT cancels with 130, SIGTERM with 143, a plain abort with 130', () => {
+    expect(decideTerminal({ kind: 'cancelled', signal: 'SIGINT' })).toEqual({
       status: 'cancelled',
       reason: 'cancelled:SIGINT',
       exitCode: 130,
     });
     expect(EXIT_SIGINT).toBe(130);
-  });
-
-  it('SIGTERM cancels with 143', () => {
-    expect(decideTerminal({ kind: 'cancelled', signal: 'SIGTERM' }, 0, true)).toEqual({
+    expect(decideTerminal({ kind: 'cancelled', signal: 'SIGTERM' })).toEqual({
       status: 'cancelled',
       reason: 'cancelled:SIGTERM',
       exitCode: 143,
     });
     expect(EXIT_SIGTERM).toBe(143);
-  });
-
-  it('a plain abort cancels with 130', () => {
-    expect(decideTerminal({ kind: 'cancelled', signal: 'abort' }, 1, false)).toEqual({
-      status: 'cancelled',
-      reason: 'cancelled:abort',
-      exitCode: 130,
-    });
+    expect(decideTerminal({ kind: 'cancelled', signal: 'abort' }).exitCode).toBe(130);
   });
 });
 

@@ -14,7 +14,7 @@ import type { RetryHook } from '../../engine/agent-run.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
-import type { SandboxRunArgs } from './sandbox-run.js';
+import type { SandboxRunArgs } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
 
 function readSlot(flag: string, file: string): string {

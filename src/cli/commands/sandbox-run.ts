@@ -2,21 +2,15 @@
 import { agentRunCommand } from './agent-run.js';
 import { reportFailure } from '../report-failure.js';
 import { executeSandboxRun } from '../../engine/sandbox-run.js';
-import { planSandboxRun, type SandboxRunOptions } from '../../engine/run-plan.js';
+import { planSandboxRun } from '../../engine/run-plan.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
 import { BUDGET_FLAGS } from '../../config/budget-flags.js';
 import { ConfigError } from '../../errors.js';
+import type { SandboxRunArgs } from './run-args.js';
 
-export interface SandboxRunArgs extends SandboxRunOptions {
-  readonly json: boolean;
-  readonly prompt?: string | undefined;
-  readonly context?: readonly string[] | undefined;
-  readonly quote?: readonly string[] | undefined;
-  readonly script?: string | undefined;
-  readonly provider?: string | undefined;
-}
+export type { SandboxRunArgs } from './run-args.js';
 
 export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Promise<number> {
   const { printer } = deps;

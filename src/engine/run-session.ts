@@ -1,0 +1,235 @@
+// One run session: what every kind of run shares, owned in one place (AH-LIFE-1..3,
+// AH-INV-1/2). Preflight, the run directory and its lock, the seccomp filter and snapshot,
+// the egress posture, the disposal of everything the work opened (reverse order, errors
+// aggregated, never masked), the terminal decision and the terminal record. A command run
+// and an agent run supply only their own work (sandbox-run.ts, agent-run.ts).
+import type { Logger } from '../log.js';
+import { CfhError, EngineError, errorMessage } from '../errors.js';
+import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
+import type { OwnerIdentity } from '../sandbox/owner.js';
+import type { OpenEgress } from '../sandbox/egress-sandbox.js';
+import type { ContainerRuntime } from '../substrate/runtime.js';
+import { preflight, type PreflightFacts } from './preflight.js';
+import type { RunPlan } from './run-plan.js';
+import { openRunEgress } from './run-egress.js';
+import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
+import { cancelSignalOf, decideTerminal, type RunEnd, type Terminal } from './terminal.js';
+import { reapOrphans } from './reaper.js';
+
+export interface RunDeps {
+  readonly runtime: ContainerRuntime;
+  readonly logger: Logger;
+  readonly owner: OwnerIdentity;
+  /** DNS server the egress gateway asks (CFH_EGRESS_RESOLVER); unset: the host's resolver. */
+  readonly egressResolver?: string | undefined;
+}
+
+/** What a kind of run supplies: its snapshot fields, its work, its report fields. */
+export interface RunWork<R> {
+  readonly kind: 'command' | 'agent';
+  /** Fields added to (or replacing) the common snapshot. */
+  snapshot(common: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * The work itself. Everything it opens goes on `session.stack`; it returns how the run
+   * ended and its result, or throws (an error before `session.markStarted()` is a failure
+   * to start, exit 125; after it, a failed run, exit 1).
+   */
+  run(session: RunSession, signal: AbortSignal): Promise<{ end: RunEnd; result: R }>;
+  /** Fields of report.json for this kind; `result` is undefined when the work threw. */
+  report(result: R | undefined, terminal: Terminal, times: SessionTimes): Record<string, unknown>;
+}
+
+/** Where the session's own time went (ms): preflight before the work, disposal after it. */
+export interface SessionTimes {
+  readonly preflightMs: number;
+  readonly disposeMs: number;
+  readonly totalMs: number;
+}
+
+export interface SessionOutcome<R> {
+  readonly runId: string;
+  readonly terminal: Terminal;
+  readonly result: R | undefined;
+  readonly error: CfhError | undefined;
+  readonly artifactDir: string;
+  readonly assurance: Assurance;
+  readonly times: SessionTimes;
+}
+
+/** What the work sees of its session. */
+export class RunSession {
+  readonly plan: RunPlan;
+  readonly deps: RunDeps;
+  readonly dir: RunDirectory;
+  readonly facts: PreflightFacts;
+  readonly log: Logger;
+  /** Disposed in reverse order when the work is done, whatever happened. */
+  readonly stack = new AsyncDisposableStack();
+  #started = false;
+  /** The orphan sweep, started with the workload (off the cold path), awaited at the end. */
+  sweep: Promise<void> | undefined;
+
+  constructor(plan: RunPlan, deps: RunDeps, dir: RunDirectory, facts: PreflightFacts, log: Logger) {
+    this.plan = plan;
+    this.deps = deps;
+    this.dir = dir;
+    this.facts = facts;
+    this.log = log;
+  }
+
+  get started(): boolean {
+    return this.#started;
+  }
+
+  /** The workload began (a container passed its start, or the first model request): from
+   * here a failure is a failed run (exit 1), no longer "could not start" (125). */
+  markStarted(): void {
+    this.#started = true;
+    // Leftovers of a cfh that was SIGKILLed are swept by the next run, beside its workload.
+    this.sweep ??= reapOrphans(this.deps.runtime, { dryRun: false, logger: this.log }).then(
+      () => undefined,
+      (e: unknown) => {
+        this.log.warn({ err: errorMessage(e) }, 'orphan sweep failed; continuing');
+      },
+    );
+  }
+
+  /**
+   * The run's egress posture (`allowlist`/`open`): network, guard and gateway, recorded
+   * before any workload exists, closed after everything opened later (the stack is LIFO).
+   */
+  async openEgress(signal: AbortSignal): Promise<OpenEgress | undefined> {
+    if (this.plan.egress === undefined) return undefined;
+    const egress = await openRunEgress(this, this.plan.egress, signal);
+    this.stack.defer(async () => {
+      await egress.close();
+      await this.dir.events.append(
+        'egress_closed',
+        { network: egress.network.name, guardId: egress.guardId },
+        true,
+      );
+    });
+    return egress;
+  }
+}
+
+export async function runSession<R>(
+  plan: RunPlan,
+  deps: RunDeps,
+  work: RunWork<R>,
+  signal: AbortSignal,
+): Promise<SessionOutcome<R>> {
+  const t0 = performance.now();
+  const log = deps.logger.child({ component: `${work.kind}-run`, runId: plan.runId });
+  let session: RunSession | undefined;
+  try {
+    const facts = await preflight(deps.runtime, plan.spec, signal);
+    signal.throwIfAborted();
+    const preflightMs = performance.now() - t0;
+    await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
+    // The exact filter the engine receives, so an operator can read what the container ran under.
+    await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
+    await dir.writeSnapshot(work.snapshot(buildSnapshot(plan, facts, deps.owner)));
+    await dir.events.append(
+      'run_created',
+      { kind: work.kind, profile: plan.profile.name, imageId: facts.image.id },
+      true,
+    );
+    await dir.writeProgress('created');
+    session = new RunSession(plan, deps, dir, facts, log);
+    const { end, result, error, disposeMs } = await perform(session, work, signal);
+    const terminal = decideTerminal(end);
+    if (end.kind === 'cancelled')
+      await dir.events.append('cancelled', { signal: end.signal }, true);
+    const assurance = assuranceOf(facts);
+    const times: SessionTimes = {
+      preflightMs: round(preflightMs),
+      disposeMs: round(disposeMs),
+      totalMs: round(performance.now() - t0),
+    };
+    await dir.finish(terminal, {
+      kind: work.kind,
+      image: { ref: plan.spec.image, id: facts.image.id },
+      ...work.report(result, terminal, times),
+      error:
+        error === undefined
+          ? null
+          : { code: error.code, boundary: error.boundary, message: error.message },
+      assurance,
+    });
+    return {
+      runId: plan.runId,
+      terminal,
+      result,
+      error,
+      artifactDir: dir.dir,
+      assurance,
+      times,
+    };
+  } finally {
+    await session?.sweep;
+  }
+}
+
+/** Runs the work, then disposes what it opened; a disposal failure never masks the end. */
+async function perform<R>(
+  session: RunSession,
+  work: RunWork<R>,
+  signal: AbortSignal,
+): Promise<{ end: RunEnd; result: R | undefined; error: CfhError | undefined; disposeMs: number }> {
+  let end: RunEnd;
+  let result: R | undefined;
+  let error: CfhError | undefined;
+  try {
+    ({ end, result } = await work.run(session, signal));
+  } catch (thrown) {
+    if (signal.aborted && !(thrown instanceof CfhError)) {
+      end = { kind: 'cancelled', signal: cancelSignalOf(signal) };
+    } else {
+      error = asCfhError(thrown);
+      end = { kind: 'error', error, started: session.started };
+      session.log.error({ err: error.message, code: error.code }, 'run failed');
+    }
+  }
+  const tDispose = performance.now();
+  const disposal = await disposeAll(session);
+  const disposeMs = performance.now() - tDispose;
+  if (disposal.length > 0) {
+    for (const e of disposal) session.log.error({ err: e.message }, 'clean-up step failed');
+    // A run that otherwise succeeded still failed if cleaning up failed (AH-LIFE-3): the
+    // first clean-up error names it; the others are in the log and the events.
+    if (error === undefined && end.kind !== 'cancelled') {
+      error = disposal[0];
+      if (error !== undefined) end = { kind: 'error', error, started: session.started };
+    }
+  }
+  return { end, result, error, disposeMs };
+}
+
+/** Disposes the session's stack, returning every error (SuppressedError chains unrolled). */
+async function disposeAll(session: RunSession): Promise<CfhError[]> {
+  try {
+    await session.stack.disposeAsync();
+    return [];
+  } catch (thrown) {
+    const errors: CfhError[] = [];
+    let e: unknown = thrown;
+    while (e instanceof SuppressedError) {
+      errors.push(asCfhError(e.error));
+      e = e.suppressed;
+    }
+    errors.push(asCfhError(e));
+    // SuppressedError nests the latest first; report them in the order they happened.
+    return errors.reverse();
+  }
+}
+
+function asCfhError(error: unknown): CfhError {
+  return error instanceof CfhError
+    ? error
+    : new EngineError('run_failed', errorMessage(error), { cause: error });
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
