@@ -60,6 +60,17 @@ export class EngineUnavailableError extends EngineError {}
 export class ImageNotFoundError extends EngineError {}
 export class ContainerNotFoundError extends EngineError {}
 
+/**
+ * The containment boundary did not hold as checked (AH-TOOL-6, AH-DIAG-1): what the engine
+ * mounted is not what cfh checked, a mount source changed, a tool container vanished. The
+ * run fails (boundary `sandbox`); the model is never told.
+ */
+export class ContainmentError extends CfhError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+    super(code, message, { boundary: 'sandbox', details });
+  }
+}
+
 /** A harness invariant broke mid-run (AH-TOOL-6): the run fails, the model is not told. */
 export class HarnessInvariantError extends CfhError {
   constructor(code: string, message: string, details: Record<string, unknown> = {}) {

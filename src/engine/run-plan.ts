@@ -24,6 +24,12 @@ import {
   type MountRequest,
 } from '../sandbox/mount-policy.js';
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
+import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
+import {
+  checkEngineSockets,
+  engineSockets,
+  type SocketCheck,
+} from '../sandbox/engine-sockets.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
 import {
   resolveSandboxUser,
@@ -70,6 +76,11 @@ export interface RunPlan {
   readonly spec: ContainerSpec;
   /** Names of the egress network, guard and config, when the posture has network. */
   readonly egress: EgressNames | undefined;
+  /** What planning found about the mounts: who else could replace a source, socket search. */
+  readonly mountChecks: {
+    readonly swappable: ReturnType<typeof checkSwappable>;
+    readonly engineSockets: SocketCheck;
+  };
 }
 
 export function planSandboxRun(
@@ -82,6 +93,14 @@ export function planSandboxRun(
     throw new ConfigError('command_missing', 'command: nothing to run (write it after --)', {
       field: 'command',
     });
+  }
+  // The start gate hands the command to `env -i`, which would read NAME=VALUE as a variable.
+  if (options.command[0]?.includes('=') === true) {
+    throw new ConfigError(
+      'command_name_invalid',
+      `command: '${options.command[0]}' contains '='; give the program's path`,
+      { field: 'command', value: options.command[0] },
+    );
   }
   const profileRef = options.profile ?? 'default';
   const loaded = loadProfile(profileRef);
@@ -105,11 +124,15 @@ export function planSandboxRun(
     ...(options.mounts ?? []).map((m, i) => parseMountFlag(m, i)),
   ];
   const mounts = resolveMounts(requests);
+  // Mount exactly what was checked, in every container of the run (AH-CONT-1).
+  checkNotInsideWritableMount(mounts);
+  const swappable = checkSwappable(mounts, profile.runtime, host.uid);
 
   const artifactRoot = resolveArtifactRoot(options.artifactRoot ?? env.artifactRoot);
   checkArtifactRoot(artifactRoot, mounts);
 
   const sandboxUser = resolveSandboxUser(profile.user, workspace, host);
+  const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));
   const runId = newRunId();
   const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);
   const spec = deriveContainerSpec({
@@ -138,6 +161,7 @@ export function planSandboxRun(
     outputBytes,
     spec,
     egress,
+    mountChecks: { swappable, engineSockets: sockets },
   };
 }
 

@@ -4,7 +4,7 @@
 // aggregated, never masked), the terminal decision and the terminal record. A command run
 // and an agent run supply only their own work (sandbox-run.ts, agent-run.ts).
 import type { Logger } from '../log.js';
-import { CfhError, EngineError, errorMessage } from '../errors.js';
+import { CfhError, ContainmentError, EngineError, errorMessage } from '../errors.js';
 import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import type { OpenEgress } from '../sandbox/egress-sandbox.js';
@@ -189,6 +189,14 @@ async function perform<R>(
       error = asCfhError(thrown);
       end = { kind: 'error', error, started: session.started };
       session.log.error({ err: error.message, code: error.code }, 'run failed');
+      if (error instanceof ContainmentError) {
+        // The attempt itself is evidence (what was mounted, what changed), not only its end.
+        await session.dir.events.append(
+          'containment_failure',
+          { code: error.code, message: error.message, details: error.details },
+          true,
+        );
+      }
     }
   }
   const tDispose = performance.now();

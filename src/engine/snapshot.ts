@@ -91,6 +91,12 @@ export function buildSnapshot(
     },
     limits: { ...plan.spec.limits, wallTimeMs: plan.wallTimeMs, outputBytes: plan.outputBytes },
     containerSpec: withEnforcement(describeSpec(plan.spec), facts.seccompEnforcement),
+    // AH-CONT-1: how every container is held to the checked mounts, and what planning found.
+    mountChecks: {
+      method: plan.spec.mountCheck,
+      swappable: plan.mountChecks.swappable,
+      engineSockets: plan.mountChecks.engineSockets,
+    },
     seccomp: {
       file: 'seccomp.json',
       sha256: plan.spec.seccomp.sha256,

@@ -63,6 +63,7 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     privileged: false,
     networkMode: inputs.egress === undefined ? 'none' : { join: inputs.egress.guard },
     seccomp: deriveSeccomp(profile.seccomp, profile.network.mode, profile.runtime),
+    mountCheck: profile.runtime === 'runc' ? 'gate' : 'recheck',
     limits: {
       memoryBytes,
       // Equal to memory: no swap, so the memory limit is a hard limit (OOM → 137).

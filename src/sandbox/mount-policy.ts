@@ -4,7 +4,7 @@ import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { MountMode } from '../config/profile-schema.js';
-import type { SpecMount } from '../substrate/container-spec.js';
+import type { MountIdentity, SpecMount } from '../substrate/container-spec.js';
 
 /** Host trees that never enter a sandbox, directly or through a symlink. */
 export const FORBIDDEN_HOST_TREES: readonly string[] = [
@@ -89,8 +89,22 @@ function resolveSource(request: MountRequest): string {
   return real;
 }
 
+/** Device and inode of a checked source, as every later container must find them. */
+export function identityOf(source: string): MountIdentity {
+  const s = statSync(source, { bigint: true });
+  return { dev: String(s.dev), ino: String(s.ino) };
+}
+
 function checkTarget(request: MountRequest): string {
   const target = request.target;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(target)) {
+    throw new ConfigError(
+      'mount_target_invalid',
+      `${request.origin}: target ${JSON.stringify(target)} contains a control character`,
+      { field: request.origin, value: target },
+    );
+  }
   if (!path.isAbsolute(target)) {
     throw new ConfigError(
       'mount_target_relative',
@@ -156,9 +170,15 @@ export function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
         );
       }
     }
-    resolved.push({ source, target, mode: request.mode, origin: request.origin });
+    resolved.push({
+      source,
+      target,
+      mode: request.mode,
+      identity: identityOf(source),
+      origin: request.origin,
+    });
   }
-  return resolved.map(({ source, target, mode }) => ({ source, target, mode }));
+  return resolved.map(({ source, target, mode, identity }) => ({ source, target, mode, identity }));
 }
 
 /**

@@ -7,6 +7,17 @@ export interface SpecMount {
   readonly source: string;
   readonly target: string;
   readonly mode: MountMode;
+  /**
+   * Device and inode of the object cfh checked (decimal). Every container of the run
+   * mounts exactly this object or is refused: the source is re-checked before each create,
+   * and under runc the start gate compares what the engine mounted (AH-CONT-1).
+   */
+  readonly identity?: MountIdentity | undefined;
+}
+
+export interface MountIdentity {
+  readonly dev: string;
+  readonly ino: string;
 }
 
 /** A container's seccomp filter, as derived by src/seccomp from its profile. */
@@ -50,6 +61,13 @@ export interface ContainerSpec {
   /** `none`: only lo. `join`: share the network namespace of the egress guard container. */
   readonly networkMode: 'none' | { readonly join: string };
   readonly seccomp: SeccompFilter;
+  /**
+   * How every container of the run is held to the mounts cfh checked: `gate` (runc: the
+   * start gate compares device and inode inside the container before the workload runs)
+   * or `recheck` (runsc, whose sandbox shows virtual inodes: the sources are re-checked
+   * before each create, and planning refused any source another user could replace).
+   */
+  readonly mountCheck: 'gate' | 'recheck';
   readonly limits: {
     readonly memoryBytes: number;
     readonly memorySwapBytes: number;

@@ -5,23 +5,25 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ContainerSpec } from './container-spec.js';
 import { engineError, isStatus } from './docker-errors.js';
+import { DockerCreatedContainer } from './docker-container.js';
+import { execIn } from './docker-exec.js';
+import { Demultiplexer } from './demux.js';
+import { toCreateOptions } from './docker-request.js';
+import { recheckSources } from './mount-gate.js';
 import type {
-  AttachedOutput,
-  ContainerExit,
   ContainerRuntime,
   CreatedContainer,
   EngineFacts,
-  ExecOptions,
-  ExecResult,
   ImageFacts,
   GuardSpec,
   LabelledObject,
   NetworkFacts,
   ProgressListener,
   StartedGuard,
-  StartedContainer,
 } from './runtime.js';
 import { EngineError } from '../errors.js';
+
+export { toCreateOptions } from './docker-request.js';
 
 /** The engine sends null where the typings promise a value (labels, tags, volume lists). */
 function orEmpty<T>(value: T | null | undefined, empty: T): T {
@@ -235,13 +237,18 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   async createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<CreatedContainer> {
+    // The object cfh checked, or no container (mount-gate.ts).
+    recheckSources(spec);
     try {
       const container = await this.#docker.createContainer({
         ...toCreateOptions(spec),
         ...abortable(signal),
       });
-      return new DockerCreatedContainer(container, spec.name);
+      return new DockerCreatedContainer(container, spec);
     } catch (error) {
+      // A source replaced since the check makes the engine refuse (a missing bind source):
+      // that is a containment failure, and says so.
+      recheckSources(spec);
       throw engineError(error, `create container ${spec.name}`);
     }
   }
@@ -379,57 +386,6 @@ export class DockerRuntime implements ContainerRuntime {
   }
 }
 
-/** The engine request for a spec. Exported for the spec tests: what we ask is what we record. */
-export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOptions {
-  return {
-    name: spec.name,
-    Image: spec.image,
-    Cmd: [...spec.command],
-    Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
-    User: spec.user,
-    WorkingDir: spec.workingDir,
-    Labels: { ...spec.labels },
-    AttachStdin: false,
-    AttachStdout: true,
-    AttachStderr: true,
-    OpenStdin: false,
-    Tty: false,
-    NetworkDisabled: spec.networkMode === 'none',
-    HostConfig: {
-      Runtime: spec.engineRuntime,
-      Mounts: spec.mounts.map((m) => ({
-        Type: 'bind' as const,
-        Source: m.source,
-        Target: m.target,
-        ReadOnly: m.mode === 'ro',
-        BindOptions: { Propagation: 'rprivate' as const },
-      })),
-      Tmpfs: { ...spec.tmpfs },
-      ReadonlyRootfs: spec.readOnlyRootfs,
-      CapDrop: [...spec.capDrop],
-      CapAdd: [],
-      SecurityOpt: ['no-new-privileges:true', `seccomp=${spec.seccomp.json}`],
-      Init: spec.init,
-      Privileged: spec.privileged,
-      NetworkMode: spec.networkMode === 'none' ? 'none' : `container:${spec.networkMode.join}`,
-      IpcMode: 'private',
-      PidMode: '',
-      UsernsMode: '',
-      PublishAllPorts: false,
-      PortBindings: {},
-      Memory: spec.limits.memoryBytes,
-      MemorySwap: spec.limits.memorySwapBytes,
-      NanoCpus: spec.limits.nanoCpus,
-      PidsLimit: spec.limits.pidsLimit,
-      OomKillDisable: false,
-      AutoRemove: false,
-      RestartPolicy: { Name: 'no' },
-      // Output reaches cfh by attach; the engine keeps no log file a flood could fill.
-      LogConfig: { Type: 'none', Config: {} },
-    },
-  };
-}
-
 class DockerGuard implements StartedGuard {
   readonly #container: Docker.Container;
   readonly id: string;
@@ -472,8 +428,7 @@ class DockerGuard implements StartedGuard {
       const stdout = new PassThrough();
       const stderr = new PassThrough();
       stderr.resume();
-      (this.#container.modem as DemuxModem).demuxStream(stream, stdout, stderr);
-      stream.on('end', () => stdout.end());
+      stream.pipe(new Demultiplexer(stdout, stderr));
       stream.on('error', () => stdout.end());
       return {
         stdin: stream,
@@ -503,218 +458,3 @@ class DockerGuard implements StartedGuard {
 }
 
 /** Runs argv in a running container; output bounded per stream; stdin optional. */
-async function execIn(
-  container: Docker.Container,
-  name: string,
-  argv: readonly string[],
-  options: ExecOptions & { readonly user?: string },
-): Promise<ExecResult> {
-  options.signal?.throwIfAborted();
-  try {
-    const exec = await container.exec({
-      Cmd: [...argv],
-      AttachStdin: options.stdin !== undefined,
-      AttachStdout: true,
-      AttachStderr: true,
-      ...(options.user === undefined ? {} : { User: options.user }),
-    });
-    const stream = (await exec.start({
-      hijack: true,
-      stdin: options.stdin !== undefined,
-    })) as NodeJS.ReadWriteStream & {
-      destroy(): void;
-    };
-    const out = boundedCollector(options.maxOutputBytes);
-    const err = boundedCollector(options.maxOutputBytes);
-    (container.modem as DemuxModem).demuxStream(stream, out.sink, err.sink);
-    const ended = new Promise<void>((resolve, reject) => {
-      stream.on('end', resolve);
-      stream.on('close', resolve);
-      stream.on('error', reject);
-    });
-    const onAbort = (): void => {
-      stream.destroy();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      if (options.stdin !== undefined) {
-        stream.write(options.stdin);
-        stream.end();
-      }
-      await ended;
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
-    }
-    options.signal?.throwIfAborted();
-    const info = (await exec.inspect()) as { ExitCode: number | null };
-    return {
-      exitCode: info.ExitCode ?? -1,
-      stdout: out.bytes(),
-      stderr: err.bytes(),
-      stdoutTruncated: out.truncated(),
-      stderrTruncated: err.truncated(),
-    };
-  } catch (error) {
-    if (options.signal?.aborted === true) throw options.signal.reason;
-    throw engineError(error, `exec in ${name}`);
-  }
-}
-
-/** Keeps the first `limit` bytes written to it and whether more came. */
-function boundedCollector(limit: number): {
-  sink: PassThrough;
-  bytes(): Buffer;
-  truncated(): boolean;
-} {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  let seen = 0;
-  const sink = new PassThrough();
-  sink.on('data', (c: Buffer) => {
-    seen += c.length;
-    if (kept < limit) {
-      const part = c.subarray(0, limit - kept);
-      chunks.push(part);
-      kept += part.length;
-    }
-  });
-  return { sink, bytes: () => Buffer.concat(chunks), truncated: () => seen > kept };
-}
-
-interface DemuxModem {
-  demuxStream(
-    raw: NodeJS.ReadableStream,
-    stdout: NodeJS.WritableStream,
-    stderr: NodeJS.WritableStream,
-  ): void;
-}
-
-class DockerCreatedContainer implements CreatedContainer {
-  readonly #container: Docker.Container;
-  readonly id: string;
-  readonly name: string;
-  #removed = false;
-
-  constructor(container: Docker.Container, name: string) {
-    this.#container = container;
-    this.id = container.id;
-    this.name = name;
-  }
-
-  async attach(signal?: AbortSignal): Promise<AttachedOutput> {
-    try {
-      const raw = (await this.#container.attach({
-        stream: true,
-        stdout: true,
-        stderr: true,
-        logs: false,
-        ...abortable(signal),
-      })) as NodeJS.ReadableStream;
-      const stdout = new PassThrough();
-      const stderr = new PassThrough();
-      (this.#container.modem as DemuxModem).demuxStream(raw, stdout, stderr);
-      const end = (): void => {
-        stdout.end();
-        stderr.end();
-      };
-      raw.on('end', end);
-      raw.on('close', end);
-      raw.on('error', end);
-      return { stdout, stderr };
-    } catch (error) {
-      throw engineError(error, `attach ${this.name}`);
-    }
-  }
-
-  async start(signal?: AbortSignal): Promise<StartedContainer> {
-    try {
-      await this.#container.start({ ...abortable(signal) });
-      return new DockerStartedContainer(this.#container, this.name, () => this.remove());
-    } catch (error) {
-      throw engineError(error, `start ${this.name}`);
-    }
-  }
-
-  async remove(): Promise<void> {
-    if (this.#removed) return;
-    try {
-      await this.#container.remove({ force: true, v: true });
-      this.#removed = true;
-    } catch (error) {
-      if (isStatus(error, 404)) {
-        this.#removed = true;
-        return;
-      }
-      // 409: removal already in progress elsewhere; that is the outcome we want.
-      if (isStatus(error, 409)) return;
-      throw engineError(error, `remove ${this.name}`);
-    }
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.remove();
-  }
-}
-
-class DockerStartedContainer implements StartedContainer {
-  readonly #container: Docker.Container;
-  readonly #remove: () => Promise<void>;
-  readonly id: string;
-  readonly name: string;
-
-  constructor(container: Docker.Container, name: string, remove: () => Promise<void>) {
-    this.#container = container;
-    this.#remove = remove;
-    this.id = container.id;
-    this.name = name;
-  }
-
-  async wait(signal?: AbortSignal): Promise<ContainerExit> {
-    try {
-      const result = (await this.#container.wait({
-        condition: 'not-running',
-        ...abortable(signal),
-      })) as unknown as { StatusCode: number; Error?: { Message?: string } | null };
-      const state = await this.#container.inspect();
-      return {
-        exitCode: result.StatusCode,
-        oomKilled: state.State.OOMKilled,
-        error: result.Error?.Message ?? state.State.Error,
-      };
-    } catch (error) {
-      throw engineError(error, `wait ${this.name}`);
-    }
-  }
-
-  exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
-    return execIn(this.#container, this.name, argv, options);
-  }
-
-  async running(signal?: AbortSignal): Promise<boolean> {
-    try {
-      const state = await this.#container.inspect(abortable(signal));
-      return state.State.Running;
-    } catch (error) {
-      if (isStatus(error, 404)) return false;
-      throw engineError(error, `inspect ${this.name}`);
-    }
-  }
-
-  async kill(signal = 'SIGKILL'): Promise<void> {
-    try {
-      await this.#container.kill({ signal });
-    } catch (error) {
-      // 409: not running; 404: gone. Either way it is no longer running.
-      if (isStatus(error, 404, 409)) return;
-      throw engineError(error, `kill ${this.name}`);
-    }
-  }
-
-  remove(): Promise<void> {
-    return this.#remove();
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.#remove();
-  }
-}

@@ -51,7 +51,7 @@ import {
   cfh,
   containersOfRun,
   docker,
-  engineObjectIds,
+  objectsOwnedBy,
   onlyRunDir,
   readJson,
   removeDir,
@@ -245,29 +245,6 @@ async function unconfinedControl(image: string): Promise<Map<string, ProbeResult
   } finally {
     await container.remove({ force: true });
   }
-}
-
-/**
- * Engine objects that appeared since `before` (helpers.ts engineObjectIds) and may be this
- * file's. On a quiet engine that is every new object. A container that mounts neither this
- * file's scratch directory nor its probe is someone else's (a bench or another suite
- * running against the same engine) and is left out, with a note.
- */
-async function objectsCreatedSince(before: Set<string>): Promise<string[]> {
-  const fresh = [...(await engineObjectIds())].filter((id) => !before.has(id));
-  const mine: string[] = [];
-  for (const id of fresh) {
-    if (id.startsWith('c:')) {
-      const [info] = await docker.listContainers({ all: true, filters: { id: [id.slice(2)] } });
-      const sources = (info?.Mounts ?? []).map((m) => m.Source);
-      if (info !== undefined && !sources.some((s) => s.startsWith(scratch) || s === probeDir)) {
-        console.log(`ignoring ${id} (${info.Image}, not this file's): created concurrently`);
-        continue;
-      }
-    }
-    mine.push(id);
-  }
-  return mine;
 }
 
 function table(title: string, results: Map<string, ProbeResult>): void {
@@ -560,7 +537,6 @@ describe('seccomp configuration errors: 125 before any engine object exists', ()
   it.each(cases)('%s', async (name, body, message) => {
     const file = await profile(`bad-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`, body);
     const artifactRoot = path.join(scratch, `bad-art-${n++}`);
-    const before = await engineObjectIds();
     const r = await cfh([
       'sandbox',
       'run',
@@ -579,7 +555,7 @@ describe('seccomp configuration errors: 125 before any engine object exists', ()
     expect(r.exitCode).toBe(125);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');
-    expect(await objectsCreatedSince(before)).toEqual([]);
+    expect(await objectsOwnedBy(r.pid)).toEqual([]);
     expect(existsSync(artifactRoot) ? await readdir(artifactRoot) : []).toEqual([]);
   });
 });

@@ -10,12 +10,23 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CFH_MAIN = path.join(REPO_ROOT, 'dist', 'cli', 'main.js');
-export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+/** The engine the tests talk to: DOCKER_HOST as cfh reads it, else the default socket. */
+export function dockerFromEnv(host: string | undefined = process.env.DOCKER_HOST): Docker {
+  if (host === undefined || host === '') return new Docker({ socketPath: '/var/run/docker.sock' });
+  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
+  if (host.startsWith('/')) return new Docker({ socketPath: host });
+  const url = new URL(host.replace(/^tcp:/, 'http:'));
+  return new Docker({ host: url.hostname, port: Number(url.port || 2375) });
+}
+
+export const docker = dockerFromEnv();
 
 export interface CfhResult {
   readonly exitCode: number;
   readonly stdout: string;
   readonly stderr: string;
+  /** The cfh process's pid: every engine object it creates carries it (cfh.owner-pid). */
+  readonly pid: number;
 }
 
 export interface CfhOptions {
@@ -44,11 +55,13 @@ export function startCfh(args: readonly string[], options: CfhOptions = {}) {
 }
 
 export async function cfh(args: readonly string[], options: CfhOptions = {}): Promise<CfhResult> {
-  const result = await startCfh(args, options);
+  const child = startCfh(args, options);
+  const result = await child;
   return {
     exitCode: result.exitCode ?? -1,
     stdout: result.stdout,
     stderr: result.stderr,
+    pid: child.pid ?? -1,
   };
 }
 
@@ -187,18 +200,23 @@ export async function containersOfRun(runId: string): Promise<Docker.ContainerIn
   return docker.listContainers({ all: true, filters: { label: [`cfh.run-id=${runId}`] } });
 }
 
-/** Every container, network and volume id on the engine, to prove nothing was created. */
-export async function engineObjectIds(): Promise<Set<string>> {
+/**
+ * Every container, network and volume a cfh process created (cfh labels each with its
+ * pid and host), to prove a refused run created nothing. Only the test's own process is
+ * looked at: other objects on the engine are none of its business.
+ */
+export async function objectsOwnedBy(pid: number): Promise<string[]> {
+  const filters = { label: [`cfh.owner-pid=${pid}`, `cfh.owner-host=${os.hostname()}`] };
   const [containers, networks, volumes] = await Promise.all([
-    docker.listContainers({ all: true }),
-    docker.listNetworks(),
-    docker.listVolumes(),
+    docker.listContainers({ all: true, filters }),
+    docker.listNetworks({ filters }),
+    docker.listVolumes({ filters }),
   ]);
-  return new Set([
+  return [
     ...containers.map((c) => `c:${c.Id}`),
     ...networks.map((n) => `n:${n.Id}`),
     ...((volumes.Volumes as Docker.VolumeInspectInfo[] | null) ?? []).map((v) => `v:${v.Name}`),
-  ]);
+  ];
 }
 
 export function runIdOf(runDir: string): string {

@@ -269,7 +269,7 @@ describe('evidence', () => {
       workingDir: '/workspace',
     });
     expect(snapshot.containerSpec.seccomp.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(snapshot.containerSpec.mounts).toEqual([
+    expect(snapshot.containerSpec.mounts).toMatchObject([
       { source: workspace, target: '/workspace', mode: 'ro' },
     ]);
     expect(snapshot.containerSpec.envNames).toEqual(['HOME', 'LANG', 'PATH']);

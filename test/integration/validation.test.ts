@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { cfh, engineObjectIds, removeDir, tempDir } from './helpers.js';
+import { cfh, objectsOwnedBy, removeDir, tempDir } from './helpers.js';
 
 let scratch: string;
 let workspace: string;
@@ -156,7 +156,6 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
 
 describe('invalid configuration', () => {
   it.each(cases)('%s: exit 125, one line, nothing created', async (_name, args, message, env) => {
-    const before = await engineObjectIds();
     const r = await cfh(
       [
         'sandbox',
@@ -175,7 +174,7 @@ describe('invalid configuration', () => {
     expect(r.stderr).toMatch(message);
     if (!/--runtime/.test(message.source)) expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stdout).toBe('');
-    expect(await engineObjectIds()).toEqual(before);
+    expect(await objectsOwnedBy(r.pid)).toEqual([]);
     // No run directory either: nothing was accepted.
     expect(existsSync(artifactRoot) ? await readdir(artifactRoot) : []).toEqual([]);
   });

@@ -225,17 +225,41 @@ describe('toCreateOptions', () => {
     ]);
   });
 
-  it('runs as the spec user in the workspace, with the spec command and env only', () => {
-    const { options } = create();
+  it('runs as the spec user in the workspace; under runc the gate hands the command its env', () => {
+    const { options, spec } = create();
+    expect(spec.mountCheck).toBe('gate');
     expect(options.User).toBe('1000:1000');
     expect(options.WorkingDir).toBe('/workspace');
+    // The gate (mount-gate.ts): the image's env only for the gate itself, the spec's env
+    // handed to the command by `env -i`, the command last; stdin for cfh's word.
+    expect(options.Env).toEqual([]);
+    expect(options.OpenStdin).toBe(true);
+    expect(options.StdinOnce).toBe(true);
+    const cmd = must(options.Cmd);
+    expect(cmd.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    expect(cmd[2]).toContain('exec env -i "$@"');
+    expect(cmd.slice(-3)).toEqual(['python3', '-c', 'print(1)']);
+    const envArgs = cmd.filter((a) => /^[A-Z_]+=/.test(a)).sort();
+    expect(envArgs).toEqual(
+      Object.entries(BASE_ENV)
+        .map(([k, v]) => `${k}=${v}`)
+        .sort(),
+    );
+    expect(cmd.some((e) => e.startsWith(`${CANARY}=`))).toBe(false);
+  });
+
+  it('under runsc (no gate) the command and env go to the engine as they are', () => {
+    const { options, spec } = create(
+      deriveContainerSpec(inputs({ ...defaultProfile(), runtime: 'runsc' })),
+    );
+    expect(spec.mountCheck).toBe('recheck');
     expect(options.Cmd).toEqual(['python3', '-c', 'print(1)']);
+    expect(options.OpenStdin).toBe(false);
     expect([...must(options.Env)].sort()).toEqual(
       Object.entries(BASE_ENV)
         .map(([k, v]) => `${k}=${v}`)
         .sort(),
     );
-    expect(must(options.Env).some((e) => e.startsWith(`${CANARY}=`))).toBe(false);
   });
 
   it('maps limits, tmpfs, runtime and labels', () => {

@@ -71,7 +71,8 @@ describe('planSandboxRun: a valid plan', () => {
     expect(p.outputBytes).toBe(8 * 1024 ** 2);
     expect(p.spec.name).toBe(`cfh-${p.runId}`);
     expect(p.spec.command).toEqual(['echo', 'hi']);
-    expect(p.spec.mounts).toEqual([{ source: ws, target: '/workspace', mode: 'ro' }]);
+    expect(p.spec.mounts).toMatchObject([{ source: ws, target: '/workspace', mode: 'ro' }]);
+    expect(p.spec.mounts[0]?.identity?.ino).toMatch(/^\d+$/);
     expect(p.spec.labels['cfh.run-id']).toBe(p.runId);
     expect(p.spec.labels['cfh.owner-pid']).toBe('4242');
     expect(p.spec.labels['cfh.owner-host']).toBe('test-host');
@@ -109,7 +110,7 @@ describe('planSandboxRun: a valid plan', () => {
     const data = path.join(dir(), 'data');
     await mkdir(data);
     const p = plan({ mounts: [`${data}:/data:rw`] });
-    expect(p.spec.mounts).toEqual([
+    expect(p.spec.mounts).toMatchObject([
       { source: ws, target: '/workspace', mode: 'ro' },
       { source: data, target: '/data', mode: 'rw' },
     ]);

@@ -1,0 +1,295 @@
+// A sandbox container through the engine API: created, attached (before start, so no
+// output is lost), started behind the mount gate where the spec asks for one
+// (mount-gate.ts), waited for, exec'd into, killed, removed (idempotent).
+import type Docker from 'dockerode';
+import { PassThrough, Transform, type TransformCallback } from 'node:stream';
+import type { ContainerSpec } from './container-spec.js';
+import { engineError, isStatus } from './docker-errors.js';
+import { execIn } from './docker-exec.js';
+import { Demultiplexer } from './demux.js';
+import {
+  GATE_END,
+  GATE_REPORT_MAX_BYTES,
+  GATE_TIMEOUT_MS,
+  GATE_WORD,
+  recheckSources,
+  verifyGateReport,
+} from './mount-gate.js';
+import type {
+  AttachedOutput,
+  ContainerExit,
+  CreatedContainer,
+  ExecOptions,
+  ExecResult,
+  StartedContainer,
+} from './runtime.js';
+import { ContainmentError } from '../errors.js';
+
+function abortable(signal: AbortSignal | undefined): { abortSignal?: AbortSignal } {
+  return signal === undefined ? {} : { abortSignal: signal };
+}
+
+interface AttachedIo extends AttachedOutput {
+  /** The gate's report lines, once it has printed them (gated containers only). */
+  readonly report: Promise<string[]> | undefined;
+  readonly stdin: NodeJS.WritableStream | undefined;
+}
+
+export class DockerCreatedContainer implements CreatedContainer {
+  readonly #container: Docker.Container;
+  readonly #spec: ContainerSpec;
+  readonly id: string;
+  readonly name: string;
+  #io: AttachedIo | undefined;
+  #removed = false;
+
+  constructor(container: Docker.Container, spec: ContainerSpec) {
+    this.#container = container;
+    this.#spec = spec;
+    this.id = container.id;
+    this.name = spec.name;
+  }
+
+  get #gated(): boolean {
+    return this.#spec.mountCheck === 'gate';
+  }
+
+  async attach(signal?: AbortSignal): Promise<AttachedOutput> {
+    const io = await this.#attach(signal);
+    return { stdout: io.stdout, stderr: io.stderr };
+  }
+
+  async #attach(signal: AbortSignal | undefined): Promise<AttachedIo> {
+    if (this.#io !== undefined) return this.#io;
+    const gated = this.#gated;
+    try {
+      const raw = (await this.#container.attach({
+        stream: true,
+        stdout: true,
+        stderr: true,
+        logs: false,
+        ...(gated ? { stdin: true, hijack: true } : {}),
+        ...abortable(signal),
+      })) as NodeJS.ReadWriteStream & NodeJS.ReadableStream;
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      const gate = gated ? new GateReport() : undefined;
+      const demux = new Demultiplexer(gate ?? stdout, stderr);
+      if (gate !== undefined) gate.pipe(stdout);
+      raw.pipe(demux);
+      // A stream that errors or closes without ending still ends both outputs.
+      const end = (): void => {
+        if (!demux.writableEnded) demux.end();
+      };
+      raw.on('close', end);
+      raw.on('error', end);
+      this.#io = { stdout, stderr, report: gate?.report, stdin: gated ? raw : undefined };
+      return this.#io;
+    } catch (error) {
+      throw engineError(error, `attach ${this.name}`);
+    }
+  }
+
+  async start(signal?: AbortSignal): Promise<StartedContainer> {
+    let io = this.#io;
+    if (this.#gated && io === undefined) {
+      // Nobody reads this container's output (a tool container): drain it after the gate.
+      io = await this.#attach(signal);
+      io.stdout.resume();
+      io.stderr.resume();
+    }
+    try {
+      await this.#container.start({ ...abortable(signal) });
+    } catch (error) {
+      recheckSources(this.#spec);
+      throw engineError(error, `start ${this.name}`);
+    }
+    if (io?.report !== undefined) await this.#passGate(io, signal);
+    return new DockerStartedContainer(this.#container, this.#spec, () => this.remove());
+  }
+
+  /** Waits for the gate's report, compares it, and lets the workload run, or stops it. */
+  async #passGate(io: AttachedIo, signal: AbortSignal | undefined): Promise<void> {
+    const timeout = AbortSignal.timeout(GATE_TIMEOUT_MS);
+    const stop = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    try {
+      const lines = await abortablePromise(io.report ?? Promise.resolve([]), stop);
+      verifyGateReport(this.#spec, lines);
+    } catch (error) {
+      await this.#container.kill({ signal: 'SIGKILL' }).catch(() => undefined);
+      if (signal?.aborted === true) throw signal.reason;
+      if (error instanceof ContainmentError) throw error;
+      throw new ContainmentError(
+        'mount_gate_failed',
+        `the start gate of ${this.name} did not report what is mounted: ${error instanceof Error ? error.message : String(error)}`,
+        {},
+      );
+    }
+    io.stdin?.write(GATE_WORD);
+    io.stdin?.end();
+  }
+
+  async remove(): Promise<void> {
+    if (this.#removed) return;
+    try {
+      await this.#container.remove({ force: true, v: true });
+      this.#removed = true;
+    } catch (error) {
+      if (isStatus(error, 404)) {
+        this.#removed = true;
+        return;
+      }
+      // 409: removal already in progress elsewhere; that is the outcome we want.
+      if (isStatus(error, 409)) return;
+      throw engineError(error, `remove ${this.name}`);
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.remove();
+  }
+}
+
+/**
+ * The first lines of a gated container's stdout are the gate's report, up to GATE_END;
+ * they are taken off the stream (the workload has not run yet, so nothing of its output
+ * is lost) and everything after passes through.
+ */
+class GateReport extends Transform {
+  readonly report: Promise<string[]>;
+  #resolve!: (lines: string[]) => void;
+  #reject!: (error: Error) => void;
+  #head: Buffer = Buffer.alloc(0);
+  #done = false;
+
+  constructor() {
+    super();
+    this.report = new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    // Settled by the gate or by the end of the stream; unobserved rejections are fine.
+    this.report.catch(() => undefined);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    if (this.#done) {
+      done(null, chunk);
+      return;
+    }
+    this.#head = Buffer.concat([this.#head, chunk]);
+    const marker = this.#head.indexOf(`${GATE_END}\n`);
+    if (marker < 0) {
+      if (this.#head.length > GATE_REPORT_MAX_BYTES) {
+        this.#done = true;
+        this.#reject(new Error('the gate report is too long'));
+      }
+      done();
+      return;
+    }
+    this.#done = true;
+    const lines = this.#head.subarray(0, marker).toString('utf8').split('\n');
+    this.#resolve(lines.filter((l) => l !== ''));
+    const rest = this.#head.subarray(marker + GATE_END.length + 1);
+    this.#head = Buffer.alloc(0);
+    done(null, rest.length > 0 ? rest : undefined);
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (!this.#done) this.#reject(new Error('the container ended before its gate reported'));
+    done();
+  }
+}
+
+function abortablePromise<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+class DockerStartedContainer implements StartedContainer {
+  readonly #container: Docker.Container;
+  readonly #spec: ContainerSpec;
+  readonly #remove: () => Promise<void>;
+  readonly id: string;
+  readonly name: string;
+
+  constructor(container: Docker.Container, spec: ContainerSpec, remove: () => Promise<void>) {
+    this.#container = container;
+    this.#spec = spec;
+    this.#remove = remove;
+    this.id = container.id;
+    this.name = spec.name;
+  }
+
+  async wait(signal?: AbortSignal): Promise<ContainerExit> {
+    try {
+      const result = (await this.#container.wait({
+        condition: 'not-running',
+        ...abortable(signal),
+      })) as unknown as { StatusCode: number; Error?: { Message?: string } | null };
+      const state = await this.#container.inspect();
+      return {
+        exitCode: result.StatusCode,
+        oomKilled: state.State.OOMKilled,
+        error: result.Error?.Message ?? state.State.Error,
+      };
+    } catch (error) {
+      throw engineError(error, `wait ${this.name}`);
+    }
+  }
+
+  exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
+    // A gated container's own env is the image's (the gate hands the spec's env to the
+    // workload only), so every exec carries the spec's env itself.
+    return execIn(this.#container, this.name, argv, {
+      ...options,
+      ...(this.#spec.mountCheck === 'gate' ? { env: this.#spec.env } : {}),
+    });
+  }
+
+  async running(signal?: AbortSignal): Promise<boolean> {
+    try {
+      const state = await this.#container.inspect(abortable(signal));
+      return state.State.Running;
+    } catch (error) {
+      if (isStatus(error, 404)) return false;
+      throw engineError(error, `inspect ${this.name}`);
+    }
+  }
+
+  async kill(signal = 'SIGKILL'): Promise<void> {
+    try {
+      await this.#container.kill({ signal });
+    } catch (error) {
+      // 409: not running; 404: gone. Either way it is no longer running.
+      if (isStatus(error, 404, 409)) return;
+      throw engineError(error, `kill ${this.name}`);
+    }
+  }
+
+  remove(): Promise<void> {
+    return this.#remove();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#remove();
+  }
+}

@@ -1,0 +1,61 @@
+// The engine request for a ContainerSpec: everything the spec says, nothing it does not.
+// Exported for the spec tests and `profiles show --resolved`: what we ask is what we record.
+import type Docker from 'dockerode';
+import type { ContainerSpec } from './container-spec.js';
+import { gatedCommand } from './mount-gate.js';
+
+export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOptions {
+  const gated = spec.mountCheck === 'gate';
+  return {
+    name: spec.name,
+    Image: spec.image,
+    // Gated: the gate runs first, with the image's env only, and hands the workload the
+    // spec's env (mount-gate.ts); it reads cfh's word on stdin.
+    Cmd: gated ? gatedCommand(spec) : [...spec.command],
+    Env: gated ? [] : Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
+    User: spec.user,
+    WorkingDir: spec.workingDir,
+    Labels: { ...spec.labels },
+    AttachStdin: gated,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: gated,
+    StdinOnce: gated,
+    Tty: false,
+    NetworkDisabled: spec.networkMode === 'none',
+    HostConfig: {
+      Runtime: spec.engineRuntime,
+      Mounts: spec.mounts.map((m) => ({
+        Type: 'bind' as const,
+        Source: m.source,
+        Target: m.target,
+        ReadOnly: m.mode === 'ro',
+        // Non-recursive: mounts below a source (a bind of the engine socket, say) stay out.
+        BindOptions: { Propagation: 'rprivate' as const, NonRecursive: true },
+      })),
+      Tmpfs: { ...spec.tmpfs },
+      ReadonlyRootfs: spec.readOnlyRootfs,
+      CapDrop: [...spec.capDrop],
+      CapAdd: [],
+      SecurityOpt: ['no-new-privileges:true', `seccomp=${spec.seccomp.json}`],
+      Init: spec.init,
+      Privileged: spec.privileged,
+      NetworkMode: spec.networkMode === 'none' ? 'none' : `container:${spec.networkMode.join}`,
+      IpcMode: 'private',
+      PidMode: '',
+      UsernsMode: '',
+      PublishAllPorts: false,
+      PortBindings: {},
+      Memory: spec.limits.memoryBytes,
+      MemorySwap: spec.limits.memorySwapBytes,
+      NanoCpus: spec.limits.nanoCpus,
+      PidsLimit: spec.limits.pidsLimit,
+      OomKillDisable: false,
+      AutoRemove: false,
+      RestartPolicy: { Name: 'no' },
+      // Output reaches cfh by attach; the engine keeps no log file a flood could fill.
+      LogConfig: { Type: 'none', Config: {} },
+    },
+  };
+}
+
