@@ -25,11 +25,7 @@ import {
 } from '../sandbox/mount-policy.js';
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
 import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
-import {
-  checkEngineSockets,
-  engineSockets,
-  type SocketCheck,
-} from '../sandbox/engine-sockets.js';
+import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
 import {
   resolveSandboxUser,

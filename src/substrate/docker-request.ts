@@ -58,4 +58,3 @@ export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOpti
     },
   };
 }
-

@@ -61,7 +61,8 @@ export function verifyGateReport(spec: ContainerSpec, lines: readonly string[]):
   mounts.forEach((m, i) => {
     const want = `${m.identity?.dev}:${m.identity?.ino}`;
     const got = seen[i];
-    if (got !== want) problems.push(`${m.target}: expected ${want} (${m.source}), found ${got ?? 'nothing'}`);
+    if (got !== want)
+      problems.push(`${m.target}: expected ${want} (${m.source}), found ${got ?? 'nothing'}`);
   });
   if (seen.length !== mounts.length && problems.length === 0)
     problems.push(`the gate reported ${seen.length} mounts, ${mounts.length} expected`);
