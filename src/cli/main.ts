@@ -10,6 +10,9 @@ import { EXIT_CANNOT_START } from '../errors.js';
 import { buildProgram } from './program.js';
 import { processPrinter } from './print.js';
 
+let done = false;
+let finalCode: number | undefined;
+
 async function main(argv: string[]): Promise<number> {
   const env = readEnvironment();
   const logger = createLogger(env.logLevel);
@@ -18,10 +21,18 @@ async function main(argv: string[]): Promise<number> {
   let signals = 0;
   const onSignal = (sig: 'SIGINT' | 'SIGTERM'): void => {
     signals += 1;
-    // First signal: cancel and clean up. A third: the user insists; leave now (reap later).
-    if (signals >= 3) process.exit(sig === 'SIGINT' ? 130 : 143);
+    // After the command is done (cfh only waits for its stdout to drain), or at the third
+    // signal (the user insists; `cfh reap` cleans up later): leave now.
+    if (done || signals >= 3) process.exit(done ? (finalCode ?? 0) : sig === 'SIGINT' ? 130 : 143);
+    // First signal: cancel and clean up.
     if (!controller.signal.aborted) controller.abort(new CancelRequest(sig));
   };
+  // A reader that went away (`cfh … | head`) is not an error of cfh's; output to it stops.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE') throw e;
+    });
+  }
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
@@ -54,6 +65,10 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
+    // The work is done and recorded; cfh may still wait for a slow reader of its stdout,
+    // and a signal now ends that wait (see onSignal).
+    done = true;
+    finalCode = code;
     process.exitCode = code;
   },
   (error: unknown) => {

@@ -226,6 +226,8 @@ async function runCommand(
         { limit: 'output_bytes', stream: r.name, bytesSeen: r.bytesSeen, bytesKept: r.bytesKept },
         true,
       );
+    if (r.liveDropped > 0)
+      await dir.events.append('live_output_dropped', { stream: r.name, bytes: r.liveDropped });
   }
   const end: RunEnd =
     stopped === 'cancelled'
@@ -299,6 +301,7 @@ function relativeOutputs(captures: {
           bytesSeen: r.bytesSeen,
           bytesKept: r.bytesKept,
           truncated: r.truncated,
+          liveDropped: r.liveDropped,
         },
       ];
     }),

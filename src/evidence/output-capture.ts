@@ -1,6 +1,10 @@
 // One stream of the command's output: written to outputs/<name> up to the profile's
 // output limit, teed live to cfh's own stream, and kept (bounded) for --json. Beyond the
-// limit bytes are counted and dropped, and the truncation is recorded.
+// limit bytes are counted and dropped, and the truncation is recorded. cfh's memory stays
+// bounded whatever its consumers do: the evidence copy is written at disk speed, and the
+// live copy is best effort: while cfh's own stdout/stderr holds more than LIVE_BUFFER_BYTES
+// unwritten (a pipe nobody drains, a stalled terminal), live bytes are dropped, counted and
+// reported (`liveDropped`), never queued, and the container is never slowed by it.
 import { open, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 
@@ -10,7 +14,12 @@ export interface CaptureResult {
   readonly bytesSeen: number;
   readonly bytesKept: number;
   readonly truncated: boolean;
+  /** Bytes kept in the evidence but not shown live: cfh's own output was not draining. */
+  readonly liveDropped: number;
 }
+
+/** How much cfh lets queue on its own stdout/stderr before live output is dropped. */
+export const LIVE_BUFFER_BYTES = 1024 * 1024;
 
 export class OutputCapture extends Writable {
   readonly #name: string;
@@ -23,6 +32,7 @@ export class OutputCapture extends Writable {
   #handle: FileHandle | undefined;
   #seen = 0;
   #kept = 0;
+  #liveDropped = 0;
 
   constructor(options: {
     name: string;
@@ -74,19 +84,28 @@ export class OutputCapture extends Writable {
       callback(new Error('output file not open'));
       return;
     }
-    const live = this.#live;
+    this.#tee(slice);
     handle.write(slice).then(
       () => {
-        if (live === undefined || live.write(slice)) callback();
-        else
-          live.once('drain', () => {
-            callback();
-          });
+        callback();
       },
       (e: unknown) => {
         callback(e as Error);
       },
     );
+  }
+
+  #tee(slice: Buffer): void {
+    const live = this.#live;
+    if (live === undefined) return;
+    const stream = live as Partial<Writable>;
+    const queued = stream.writableLength ?? 0;
+    // A reader that went away, or one that is not keeping up: the evidence keeps it all.
+    if (stream.destroyed === true || queued > LIVE_BUFFER_BYTES) {
+      this.#liveDropped += slice.length;
+      return;
+    }
+    live.write(slice);
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -133,6 +152,7 @@ export class OutputCapture extends Writable {
       bytesSeen: this.#seen,
       bytesKept: this.#kept,
       truncated: this.#seen > this.#kept,
+      liveDropped: this.#liveDropped,
     };
   }
 
