@@ -133,6 +133,7 @@ async function runAgent(
   session.stack.defer(async () => {
     await transcript.sync();
     await transcript.close();
+    await dir.seal('transcript.jsonl');
   });
   if (deps.retryHook !== undefined) {
     deps.retryHook.current = (attempt, reason) => {

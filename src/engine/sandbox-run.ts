@@ -130,6 +130,16 @@ async function runCommand(
   const stderr = capture('stderr', dir, plan, io.stderr);
   captures.stdout = stdout;
   captures.stderr = stderr;
+  // Last of all (the stack is LIFO): once the container is gone and its streams ended, the
+  // output files' digests enter the chain.
+  let attached = false;
+  session.stack.defer(async () => {
+    // Never attached (the container was refused or never created): nothing will end them.
+    if (!attached) for (const c of [stdout, stderr]) c.end();
+    await drain([stdout, stderr], log);
+    await dir.seal('outputs/stdout');
+    await dir.seal('outputs/stderr');
+  });
   const t0 = performance.now();
   await session.openEgress(signal);
   const created = await deps.runtime.createContainer(plan.spec, signal);
@@ -158,6 +168,7 @@ async function runCommand(
   const output = await created.attach(signal);
   output.stdout.pipe(stdout);
   output.stderr.pipe(stderr);
+  attached = true;
   signal.throwIfAborted();
   const started = await created.start(signal);
   const tStart = performance.now();

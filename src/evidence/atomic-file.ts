@@ -3,9 +3,10 @@
 // previous complete document or the next, never a partial one.
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
-export async function writeFileAtomic(target: string, contents: string): Promise<void> {
+/** Writes `contents` atomically; returns the sha256 of the bytes written. */
+export async function writeFileAtomic(target: string, contents: string): Promise<string> {
   const dir = path.dirname(target);
   const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', 0o640);
@@ -22,10 +23,11 @@ export async function writeFileAtomic(target: string, contents: string): Promise
     throw error;
   }
   await syncDirectory(dir);
+  return createHash('sha256').update(contents).digest('hex');
 }
 
-export async function writeJsonAtomic(target: string, value: unknown): Promise<void> {
-  await writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
+export async function writeJsonAtomic(target: string, value: unknown): Promise<string> {
+  return writeFileAtomic(target, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 export async function syncDirectory(dir: string): Promise<void> {

@@ -1,5 +1,7 @@
 // One run's evidence directory, `<artifact-root>/<run-id>/`, held under a lock while cfh
 // writes it. Owns the file layout; nothing else writes there.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -73,12 +75,22 @@ export class RunDirectory implements AsyncDisposable {
     return path.join(this.dir, RUN_FILES.outputs, name);
   }
 
-  writeSnapshot(snapshot: unknown): Promise<void> {
-    return writeJsonAtomic(this.path(RUN_FILES.snapshot), snapshot);
+  /**
+   * Every file of the run's evidence enters the hash chain with its digest when it is
+   * written (an `artifact_written` event), so an edit, removal or addition of any of them
+   * is seen (docs/operators.md, "Checking a run"). state.json and report.json are derived
+   * from the terminal event and checked against it instead.
+   */
+  async writeSnapshot(snapshot: unknown): Promise<string> {
+    const sha256 = await writeJsonAtomic(this.path(RUN_FILES.snapshot), snapshot);
+    await this.#recorded(RUN_FILES.snapshot, sha256);
+    return sha256;
   }
 
-  writeFile(file: string, contents: string): Promise<void> {
-    return writeFileAtomic(this.path(file), contents);
+  async writeFile(file: string, contents: string): Promise<string> {
+    const sha256 = await writeFileAtomic(this.path(file), contents);
+    await this.#recorded(file, sha256, Buffer.byteLength(contents));
+    return sha256;
   }
 
   /**
@@ -89,7 +101,30 @@ export class RunDirectory implements AsyncDisposable {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name))
       throw new ArtifactError('invalid_output_name', `output name '${name}' is malformed`);
     await writeFile(this.outputPath(name), data, { flag: 'wx', mode: 0o640 });
-    return `${RUN_FILES.outputs}/${name}`;
+    const ref = `${RUN_FILES.outputs}/${name}`;
+    await this.#recorded(ref, createHash('sha256').update(data).digest('hex'), data.length);
+    return ref;
+  }
+
+  /** A file written in pieces (streamed output, the transcript): its final digest. */
+  async seal(file: string): Promise<string> {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    for await (const chunk of createReadStream(this.path(file)) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      bytes += chunk.length;
+    }
+    const sha256 = hash.digest('hex');
+    await this.#recorded(file, sha256, bytes);
+    return sha256;
+  }
+
+  async #recorded(file: string, sha256: string, bytes?: number): Promise<void> {
+    await this.events.append('artifact_written', {
+      file,
+      sha256,
+      ...(bytes === undefined ? {} : { bytes }),
+    });
   }
 
   /**
@@ -133,12 +168,12 @@ export class RunDirectory implements AsyncDisposable {
     });
   }
 
-  writeState(state: unknown): Promise<void> {
-    return writeJsonAtomic(this.path(RUN_FILES.state), state);
+  async writeState(state: unknown): Promise<void> {
+    await writeJsonAtomic(this.path(RUN_FILES.state), state);
   }
 
-  writeReport(report: unknown): Promise<void> {
-    return writeJsonAtomic(this.path(RUN_FILES.report), report);
+  async writeReport(report: unknown): Promise<void> {
+    await writeJsonAtomic(this.path(RUN_FILES.report), report);
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { verifyEventChain, type EventRecord } from './event-log.js';
+import { verifyRunDirectory, type RunVerification } from './verify-run.js';
 import { RUN_FILES } from './run-directory.js';
 import { isRunId } from './run-id.js';
 
@@ -79,6 +80,8 @@ export interface RunDetail {
   readonly report: Record<string, unknown> | undefined;
   readonly events: readonly EventRecord[];
   readonly chain: ReturnType<typeof verifyEventChain>;
+  /** What the evidence proves of itself, and what it cannot (verify-run.ts). */
+  readonly verification: RunVerification;
 }
 
 export async function showRun(root: string, runId: string): Promise<RunDetail> {
@@ -112,6 +115,7 @@ export async function showRun(root: string, runId: string): Promise<RunDetail> {
       break; // verifyEventChain says where the log is damaged
     }
   }
+  const verification = await verifyRunDirectory(dir, body, events, state, report);
   return {
     runId,
     dir,
@@ -119,37 +123,7 @@ export async function showRun(root: string, runId: string): Promise<RunDetail> {
     snapshot,
     report,
     events,
-    chain: checkTail(verifyEventChain(body), events, state),
+    chain: verifyEventChain(body),
+    verification,
   };
-}
-
-/**
- * The chain cannot show a removed tail by itself; state.json records the last event it
- * accepted, so a log that ends before that event has lost lines.
- */
-function checkTail(
-  chain: ReturnType<typeof verifyEventChain>,
-  events: readonly EventRecord[],
-  state: Record<string, unknown> | undefined,
-): ReturnType<typeof verifyEventChain> {
-  if (!chain.ok) return chain;
-  const recorded = state?.lastEvent as { seq?: unknown; hash?: unknown } | undefined;
-  if (typeof recorded?.seq !== 'number') return chain;
-  const last = events.at(-1);
-  if (last === undefined || last.seq < recorded.seq) {
-    return {
-      ok: false,
-      events: chain.events,
-      problem: `log ends at seq ${last?.seq ?? 0}; state.json recorded seq ${recorded.seq}`,
-    };
-  }
-  const atSeq = events.find((e) => e.seq === recorded.seq);
-  if (atSeq?.hash !== recorded.hash) {
-    return {
-      ok: false,
-      events: chain.events,
-      problem: `event ${recorded.seq} differs from the one state.json recorded`,
-    };
-  }
-  return chain;
 }

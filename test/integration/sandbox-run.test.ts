@@ -278,12 +278,17 @@ describe('evidence', () => {
     const body = await readFile(path.join(dir, 'events.jsonl'), 'utf8');
     expect(verifyEventChain(body)).toMatchObject({ ok: true });
     const types = (await readEvents(dir)).map((e) => e.type);
+    // The evidence files enter the chain as they are written (artifact_written).
     expect(types).toEqual([
+      'artifact_written',
+      'artifact_written',
       'run_created',
       'container_created',
       'container_started',
       'container_exited',
       'container_removed',
+      'artifact_written',
+      'artifact_written',
       'run_finished',
     ]);
 
@@ -326,7 +331,7 @@ describe('evidence', () => {
     ]);
     const show = await cfh(['runs', 'show', runIdOf(dir), '--artifact-root', r.artifactRoot]);
     expect(show.exitCode).toBe(0);
-    expect(show.stdout).toContain('chain intact');
+    expect(show.stdout).toMatch(/evidence\s+verified/);
     expect(show.stdout).toContain('container_exited');
     const missing = await cfh(['runs', 'show', '../etc', '--artifact-root', r.artifactRoot]);
     expect(missing.exitCode).not.toBe(0);
@@ -346,12 +351,12 @@ describe('tamper evidence', () => {
     await writeFile(events, `${lines.slice(0, -2).join('\n')}\n`);
     const truncated = await cfh(['runs', 'show', runId, '--artifact-root', r.artifactRoot]);
     expect(truncated.exitCode).toBe(1);
-    expect(truncated.stdout).toMatch(/BROKEN: log ends at seq \d+; state\.json recorded seq \d+/);
+    expect(truncated.stdout).toMatch(/BROKEN\s+state\.json says completed but the log has no run_finished/);
 
     // Edit a recorded exit code in place.
     await writeFile(events, original.replace('"exitCode":0', '"exitCode":1'));
     const edited = await cfh(['runs', 'show', runId, '--artifact-root', r.artifactRoot]);
     expect(edited.exitCode).toBe(1);
-    expect(edited.stdout).toMatch(/BROKEN: seq \d+: hash mismatch/);
+    expect(edited.stdout).toMatch(/BROKEN\s+event chain broken: seq \d+: hash mismatch/);
   });
 });

@@ -121,9 +121,11 @@ export async function runsShowCommand(
     p.out(`image      ${String(image?.ref)} ${String(image?.id)}`);
     p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
     for (const m of spec?.mounts ?? []) p.out(`mount      ${m.source} -> ${m.target} (${m.mode})`);
-    p.out(
-      `events     ${run.events.length}, chain ${run.chain.ok ? 'intact' : `BROKEN: ${run.chain.problem ?? ''}`}`,
-    );
+    const v = run.verification;
+    p.out(`evidence   ${v.ok ? 'verified' : 'BROKEN'} (${run.events.length} events)`);
+    for (const line of v.problems) p.out(`  BROKEN       ${line}`);
+    for (const line of v.verified) p.out(`  verified     ${line}`);
+    for (const line of v.notVerified) p.out(`  not verified ${line}`);
     const network = snap.network as
       { mode?: string; allow?: string[]; deny?: string[] } | undefined;
     p.out(
@@ -146,7 +148,7 @@ export async function runsShowCommand(
       }
     }
     for (const e of run.events) p.out(`  ${String(e.seq).padStart(3)} ${e.ts} ${e.type}`);
-    return run.chain.ok ? 0 : 1;
+    return run.verification.ok ? 0 : 1;
   } catch (error) {
     return reportFailure(error, deps, args.json);
   }
