@@ -163,7 +163,8 @@ describe('cfh runs show verifies the whole run directory', () => {
         let prev = '0'.repeat(64);
         const out: string[] = [];
         for (const e of events) {
-          const { hash: _h, ...rest } = e;
+          const rest: Record<string, any> = { ...e };
+          delete rest.hash;
           if (e.type === 'container_exited')
             rest.data = { ...rest.data, exitCode: 0, forged: true };
           rest.prevHash = prev;

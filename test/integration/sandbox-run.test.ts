@@ -351,7 +351,9 @@ describe('tamper evidence', () => {
     await writeFile(events, `${lines.slice(0, -2).join('\n')}\n`);
     const truncated = await cfh(['runs', 'show', runId, '--artifact-root', r.artifactRoot]);
     expect(truncated.exitCode).toBe(1);
-    expect(truncated.stdout).toMatch(/BROKEN\s+state\.json says completed but the log has no run_finished/);
+    expect(truncated.stdout).toMatch(
+      /BROKEN\s+state\.json says completed but the log has no run_finished/,
+    );
 
     // Edit a recorded exit code in place.
     await writeFile(events, original.replace('"exitCode":0', '"exitCode":1'));
