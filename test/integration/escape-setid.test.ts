@@ -13,10 +13,11 @@
 // Before the fix the default filter let 40 of the probe's routes plant set-id files
 // (x86_64 and i386 alike; seen with this battery's probe on the unfixed build).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cfh, onlyRunDir, ownBySandbox, removeDir, tempDir } from './helpers.js';
 import { buildProbe, removeProbe, type ProbeResult } from './probe.js';
+import { sweepSetid } from '../../src/sandbox/setid-sweep.js';
 import {
   ABIS,
   acceptedAbis,
@@ -352,6 +353,43 @@ describe('ordinary tools', () => {
   it('runsc: the same', async (ctx) => {
     if (!runsc) ctx.skip('runsc not registered with the engine');
     await toolsRun('runsc');
+  });
+});
+
+describe('what no filter can see: S_ISGID inherited from a set-gid directory', () => {
+  it('a directory made in a set-gid directory gets S_ISGID; the host-side sweep strips it', async () => {
+    const ws = await workspace('inherit');
+    const shared = path.join(ws, 'shared');
+    await mkdir(shared);
+    await ownBySandbox(shared);
+    await chmod(shared, 0o2775); // the owner's own set-gid directory, from before the run
+    const since = new Date();
+    n += 1;
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--profile',
+      'untrusted-repo',
+      '--workspace',
+      ws,
+      '--artifact-root',
+      path.join(scratch, `art-${n}`),
+      '--',
+      'bash',
+      '-c',
+      'mkdir /workspace/shared/new && touch /workspace/shared/new/file',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    // mkdir takes no set-id bit from its mode; the kernel copies the parent's S_ISGID.
+    expect(await setidEntries(ws)).toEqual({ shared: '2775', 'shared/new': '2755' });
+    const swept = await sweepSetid({ roots: [ws], since, signal: new AbortController().signal });
+    expect(swept.stripped.map((s) => [s.path, s.type, s.modeBefore, s.modeAfter])).toEqual([
+      ['shared/new', 'directory', 0o2755, 0o755],
+    ]);
+    // The owner's directory from before the run is left as it was, though its ctime moved
+    // when the run made an entry in it (directories are judged by their birth time).
+    expect(swept.stats).toMatchObject({ complete: true, setidBeforeRun: 1, entries: 3 });
+    expect(await setidEntries(ws)).toEqual({ shared: '2775' });
   });
 });
 
