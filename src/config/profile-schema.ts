@@ -41,6 +41,9 @@ export const SeccompGrantsSchema = z.strictObject({
   allowPtrace: z.boolean().optional(),
   allowIoUring: z.boolean().optional(),
   allowUserNamespaces: z.boolean().optional(),
+  // The i386 and x32 ABIs (32-bit programs). Without it a syscall through either kills
+  // the calling thread (SIGSYS); refused with network disabled and under runsc.
+  allow32BitAbis: z.boolean().optional(),
   allow: z.array(z.string().min(1)).default([]),
 });
 

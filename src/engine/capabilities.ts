@@ -54,7 +54,7 @@ export function describeCapabilities(): Record<string, unknown> {
       seccomp: {
         mode: 'derived-default-deny',
         derivedPerProfile: true,
-        grants: ['allowPtrace', 'allowIoUring', 'allowUserNamespaces', 'allow'],
+        grants: ['allowPtrace', 'allowIoUring', 'allowUserNamespaces', 'allow32BitAbis', 'allow'],
         enforcement: ['kernel-seccomp', 'gvisor-oci-seccomp', 'not-applied-gvisor'],
       },
       limits: ['memory', 'cpus', 'pids', 'wallTimeSeconds', 'outputBytes', 'tmpfs'],

@@ -32,7 +32,11 @@ export interface SeccompFilter {
     readonly allowPtrace: boolean;
     readonly allowIoUring: boolean;
     readonly allowUserNamespaces: boolean;
+    readonly allow32BitAbis: boolean;
     readonly allow: readonly string[];
+    /** The ABIs the filter covers (`x86_64`, with the grant also `i386`, `x32`); a syscall
+     * through any other kills the calling thread (SIGSYS). */
+    readonly abis: readonly string[];
     readonly socketFamilies: 'unix-netlink-only' | 'all';
   };
 }

@@ -1,6 +1,8 @@
-// The seccomp escape battery (issue 4): a static probe (test/fixtures/probe/probe.c) tries
-// every syscall on the deny list and a handful of escape scenarios inside real sandboxes,
-// all cases of a profile in ONE container, and reports one errno per case.
+// The seccomp escape battery (issue 4, AH-CONT-1): a static probe
+// (test/fixtures/probe/probe.c) tries every syscall on the deny list and a handful of
+// escape scenarios inside real sandboxes, through each x86 ABI (x86_64, i386 `int $0x80`,
+// x32), all cases of a profile in ONE container, and reports one errno per case.
+// Set-id files are escape-setid.test.ts.
 //
 // How an EPERM is proven to come from the filter: the probe's arguments make each call
 // fail with something other than EPERM once the kernel sees it (EBADF, EFAULT, EINVAL,
@@ -42,101 +44,53 @@
 // (This kernel is built without modules and kexec, hence ENOSYS; on a kernel with them
 // those calls are capability-gated: the control then says EPERM and the battery treats
 // them as CAPABILITY_GATED automatically, because it reads the control, not this table.)
+//
+// The 32-bit ABIs. This kernel (6.18) has IA32 emulation and no x32 (CONFIG_X86_X32_ABI
+// off): unconfined, every i386 call answers exactly as its x86_64 twin (which also checks
+// the probe's i386 numbers) and every x32 call ENOSYS. The filter lists SCMP_ARCH_X86_64
+// alone unless a profile says `allow32BitAbis: true`; libseccomp's bad-architecture
+// action, which runc leaves at its default, then kills the calling thread with SIGSYS for
+// any syscall through i386 or x32. Before that change the filter listed SCMP_ARCH_X86 and
+// SCMP_ARCH_X32 and allowed socketcall, so `socketcall_inet@i386` made an AF_INET socket
+// with the network disabled (seen: ok). gVisor (runsc, ptrace platform) does not implement
+// the i386 ABI: an `int $0x80` runs as the x86_64 syscall of that number, under the same
+// filter (`getpid@i386` is writev there: EBADF), and x32 numbers meet the filter's EPERM.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { cfh, containersOfRun, objectsOwnedBy, removeDir, runIdOf, tempDir } from './helpers.js';
+import { buildProbe, removeProbe, type ProbeResult } from './probe.js';
 import {
-  cfh,
-  containersOfRun,
-  docker,
-  objectsOwnedBy,
-  onlyRunDir,
-  readJson,
-  removeDir,
-  runIdOf,
-  tempDir,
-} from './helpers.js';
-import { buildProbe, parseProbe, removeProbe, type ProbeResult } from './probe.js';
-import { MUST_DENY, NOT_A_SYSCALL_ON_X86_64 } from '../fixtures/must-deny.js';
-
-/** Every syscall the derived filter refuses unless the profile grants it. */
-const DENY_LIST = MUST_DENY.filter((n) => !NOT_A_SYSCALL_ON_X86_64.includes(n));
-
-/** Granted by a profile flag rather than by name in this battery. */
-const FLAG_GROUPS = {
-  allowPtrace: ['ptrace'],
-  allowIoUring: ['io_uring_setup', 'io_uring_enter', 'io_uring_register'],
-  allowUserNamespaces: ['unshare'],
-} as const;
-const FLAG_GRANTED: readonly string[] = Object.values(FLAG_GROUPS).flat();
-/** The deny list less the flag groups: what the `allow: [...]` profile grants by name. */
-const BY_NAME = DENY_LIST.filter((n) => !FLAG_GRANTED.includes(n));
-
-const CONDITIONAL = [
-  'personality_default',
-  'personality_other',
-  'clone_newns',
-  'clone_newuser',
-  'clone_plain',
-  'clone3',
-] as const;
-const SOCKETS = [
-  'socket_inet',
-  'socket_inet6',
-  'socket_packet',
-  'socket_unix',
-  'socket_netlink',
-] as const;
-const SCENARIOS = [
-  'unshare_user',
-  'mount_tmpfs',
-  'ptrace_sibling',
-  'load_module',
-  'read_kcore',
-  'write_proc_sys',
-  'open_block_device',
-] as const;
-const ALL_CASES: readonly string[] = [
-  ...DENY_LIST,
-  ...CONDITIONAL,
-  ...SOCKETS,
-  ...SCENARIOS,
-  'getpid',
-];
-
-/**
- * Cases the kernel itself may refuse with EPERM for a missing capability before it looks
- * at the probe's arguments (all capabilities are dropped in every sandbox):
- * fsopen/fsmount/fspick/move_mount/pivot_root (CAP_SYS_ADMIN over the mount namespace,
- * may_mount), kexec_* (CAP_SYS_BOOT), *_module and load_module (CAP_SYS_MODULE; ENOSYS on
- * a kernel without modules, as here), acct (CAP_SYS_PACCT), swapoff (CAP_SYS_ADMIN),
- * reboot (CAP_SYS_BOOT), syslog (CAP_SYSLOG: with kernel.dmesg_restrict=1, a host setting
- * no container can change, every action needs it, even an invalid one), clone_newns and
- * mount_tmpfs (CAP_SYS_ADMIN), socket_packet (CAP_NET_RAW). Every other case must reach
- * the kernel with a non-EPERM answer in the unconfined control, or the probe is wrong.
- */
-const CAPABILITY_GATED = new Set([
-  'fsopen',
-  'fsmount',
-  'fspick',
-  'move_mount',
-  'pivot_root',
-  'kexec_load',
-  'kexec_file_load',
-  'init_module',
-  'finit_module',
-  'delete_module',
-  'load_module',
-  'acct',
-  'swapoff',
-  'reboot',
-  'syslog',
-  'clone_newns',
-  'mount_tmpfs',
-  'socket_packet',
-]);
+  ABIS,
+  COMPAT_ABIS,
+  acceptedAbis,
+  describeAbis,
+  describeResult,
+  removeLeftControls,
+  resultOf,
+  runBattery,
+  runscRegistered as isRunscRegistered,
+  unconfinedControl,
+  via,
+  type Abi,
+  type BatteryRun,
+} from './escape-support.js';
+import {
+  ALL_CASES,
+  BY_NAME,
+  CAPABILITY_GATED,
+  COMPAT_CASES,
+  DENY_LIST,
+  FLAG_GRANTED,
+  FLAG_GROUPS,
+  NETWORK_SOCKETS,
+  X86_64_CASES,
+  baseName,
+  casesOf,
+  denyListOf,
+} from './escape-cases.js';
 
 let scratch: string;
 let workspace: string;
@@ -144,32 +98,15 @@ let probeDir: string;
 let runscRegistered = false;
 let n = 0;
 
-interface BatteryRun {
-  readonly exitCode: number;
-  readonly stderr: string;
-  readonly results: Map<string, ProbeResult>;
-  readonly runDir: string;
-  readonly snapshot: Record<string, any>;
-}
-
 /** The default profile, one granting the deny list by name, one granting by flags. */
 let byDefault: BatteryRun;
 let byName: BatteryRun;
 let byFlags: BatteryRun;
+/** The 32-bit ABIs granted (network open: the grant is refused with it disabled). */
+let with32Bit: BatteryRun;
 /** What the kernel answers without any filter, on this machine. */
 let control: Map<string, ProbeResult>;
-
-function describeResult(r: ProbeResult | undefined): string {
-  if (r === undefined) return 'missing';
-  return r.ok ? 'ok' : r.err;
-}
-
-/** A probe line for `name`, or a test failure that says which case was missing. */
-function resultOf(results: Map<string, ProbeResult>, name: string): ProbeResult {
-  const r = results.get(name);
-  if (r === undefined) throw new Error(`the probe printed no line for case '${name}'`);
-  return r;
-}
+let accepted: Record<Abi, boolean>;
 
 /** One profile file `extends: default` with the given extra YAML. */
 async function profile(name: string, body: string): Promise<string> {
@@ -178,82 +115,29 @@ async function profile(name: string, body: string): Promise<string> {
   return file;
 }
 
-/** All cases in one sandbox under `args` (profile, runtime); stdout parsed per case. */
-async function battery(args: readonly string[]): Promise<BatteryRun> {
+function battery(args: readonly string[]): Promise<BatteryRun> {
   n += 1;
-  const artifactRoot = path.join(scratch, `art-${n}`);
-  const r = await cfh([
-    'sandbox',
-    'run',
-    '--workspace',
+  return runBattery({
+    artifactRoot: path.join(scratch, `art-${n}`),
     workspace,
-    '--artifact-root',
-    artifactRoot,
-    '--mount',
-    `${probeDir}:/probe`,
-    ...args,
-    '--',
-    '/probe/probe',
-    ...ALL_CASES,
-  ]);
-  const runDir = await onlyRunDir(artifactRoot);
-  const snapshot = await readJson<Record<string, any>>(path.join(runDir, 'snapshot.json'));
-  return {
-    exitCode: r.exitCode,
-    stderr: r.stderr,
-    results: parseProbe(r.stdout),
-    runDir,
-    snapshot,
-  };
-}
-
-/** Not a TTY: the engine frames the log stream (8-byte header: stream, 0, 0, 0, size). */
-function demuxStdout(logs: Buffer): string {
-  const parts: Buffer[] = [];
-  for (let at = 0; at + 8 <= logs.length;) {
-    const size = logs.readUInt32BE(at + 4);
-    if (logs[at] === 1) parts.push(logs.subarray(at + 8, at + 8 + size));
-    at += 8 + size;
-  }
-  return Buffer.concat(parts).toString('utf8');
-}
-
-/** The control: a sandbox-like container through the engine API, seccomp unconfined. */
-async function unconfinedControl(image: string): Promise<Map<string, ProbeResult>> {
-  const container = await docker.createContainer({
-    Image: image,
-    User: '65534:65534',
-    Cmd: ['/probe/probe', ...ALL_CASES],
-    Labels: { 'cfh-test': 'escape-battery-control' },
-    NetworkDisabled: true,
-    HostConfig: {
-      CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges', 'seccomp=unconfined'],
-      NetworkMode: 'none',
-      ReadonlyRootfs: true,
-      Tmpfs: { '/tmp': 'rw,size=16m' },
-      Init: true,
-      Binds: [`${probeDir}:/probe:ro`],
-    },
+    probeDir,
+    args,
+    cases: ALL_CASES,
   });
-  try {
-    await container.start();
-    const exit = (await container.wait()) as { StatusCode: number };
-    const logs = await container.logs({ stdout: true, stderr: false, follow: false });
-    expect(exit.StatusCode).toBe(0);
-    return parseProbe(demuxStdout(logs));
-  } finally {
-    await container.remove({ force: true });
-  }
 }
 
+/** One row per call: the control's and the run's answer through each ABI. */
 function table(title: string, results: Map<string, ProbeResult>): void {
-  const rows = ALL_CASES.map(
+  const cell = (m: Map<string, ProbeResult>, c: string, abi: Abi): string =>
+    (ALL_CASES.includes(via(c, abi)) ? describeResult(m.get(via(c, abi))) : '-').padEnd(13);
+  const names = [...new Set(ALL_CASES.map(baseName))];
+  const rows = names.map(
     (c) =>
-      `  ${c.padEnd(20)} ${describeResult(resultOf(control, c)).padEnd(11)} ${describeResult(results.get(c))}`,
+      `  ${c.padEnd(20)} ${ABIS.map((a) => cell(control, c, a)).join('')}| ${ABIS.map((a) => cell(results, c, a)).join('')}`,
   );
+  const heads = ABIS.map((a) => a.padEnd(13)).join('');
   console.log(
-    `${title}\n  ${'case'.padEnd(20)} ${'unconfined'.padEnd(11)} result\n${rows.join('\n')}`,
+    `${title}\n  ${''.padEnd(20)} ${'unconfined'.padEnd(39)}| result\n  ${'case'.padEnd(20)} ${heads}| ${heads}\n${rows.join('\n')}`,
   );
 }
 
@@ -262,11 +146,15 @@ beforeAll(async () => {
   workspace = path.join(scratch, 'ws');
   await mkdir(workspace);
   probeDir = await buildProbe();
-  const info = (await docker.info()) as { Runtimes?: Record<string, unknown> };
-  runscRegistered = Object.keys(info.Runtimes ?? {}).includes('runsc');
+  runscRegistered = await isRunscRegistered();
 
   byDefault = await battery([]);
-  control = await unconfinedControl(byDefault.snapshot.image.ref as string);
+  control = await unconfinedControl({
+    image: byDefault.snapshot.image.ref as string,
+    probeDir,
+    cases: ALL_CASES,
+  });
+  accepted = acceptedAbis(control);
   byName = await battery([
     '--profile',
     await profile(
@@ -281,21 +169,21 @@ beforeAll(async () => {
       'seccomp:\n  allowPtrace: true\n  allowIoUring: true\n  allowUserNamespaces: true\n',
     ),
   ]);
+  with32Bit = await battery([
+    '--profile',
+    await profile('grant-32-bit', 'network:\n  mode: open\nseccomp:\n  allow32BitAbis: true\n'),
+  ]);
 });
 afterAll(async () => {
   // The control is removed in its own finally; this catches one left by an interrupted run.
-  const left = await docker.listContainers({
-    all: true,
-    filters: { label: ['cfh-test=escape-battery-control'] },
-  });
-  await Promise.all(left.map((c) => docker.getContainer(c.Id).remove({ force: true })));
+  await removeLeftControls();
   await removeDir(scratch);
   await removeProbe();
 });
 
 describe('the probe and its control', () => {
   it('prints one line per case in every run, and the sandboxes are gone', async () => {
-    for (const run of [byDefault, byName, byFlags]) {
+    for (const run of [byDefault, byName, byFlags, with32Bit]) {
       expect(run.exitCode, run.stderr).toBe(0);
       expect([...run.results.keys()]).toEqual(ALL_CASES);
       expect(await containersOfRun(runIdOf(run.runDir))).toEqual([]);
@@ -307,10 +195,32 @@ describe('the probe and its control', () => {
   it('reaches the kernel with a non-EPERM answer in every case that needs no capability', () => {
     // Guards the probe's argument choices: if one of these said EPERM unconfined, the
     // battery could not tell the filter's EPERM from the kernel's.
-    for (const c of ALL_CASES) {
+    for (const c of X86_64_CASES) {
       if (CAPABILITY_GATED.has(c)) continue;
       expect(describeResult(control.get(c)), c).not.toBe('EPERM');
     }
+  });
+
+  it('says which ABIs this kernel accepts without a filter; an accepted one answers as x86_64', () => {
+    console.log(`ABIs accepted without a filter (runc, this kernel): ${describeAbis(control)}`);
+    expect(accepted.x86_64).toBe(true);
+    for (const abi of COMPAT_ABIS) {
+      const calls = casesOf(abi).filter((c) => X86_64_CASES.includes(baseName(c)));
+      const got = Object.fromEntries(calls.map((c) => [c, describeResult(control.get(c))]));
+      // Accepted: the same kernel answer as the x86_64 call (this checks the probe's
+      // syscall numbers for the ABI too). Not accepted: the kernel refuses every call alike.
+      const want = Object.fromEntries(
+        calls.map((c) => [
+          c,
+          accepted[abi]
+            ? describeResult(control.get(baseName(c)))
+            : describeResult(control.get(via('getpid', abi))),
+        ]),
+      );
+      expect(got, abi).toEqual(want);
+    }
+    // The route the review found: socketcall makes an AF_INET socket when nothing filters.
+    if (accepted.i386) expect(describeResult(control.get('socketcall_inet@i386'))).toBe('ok');
   });
 });
 
@@ -377,7 +287,7 @@ describe('the default profile (runc, kernel seccomp)', () => {
     }
   });
 
-  it('records the exact filter: seccomp.json hashes to the snapshot sha256, default deny', async () => {
+  it('records the exact filter: seccomp.json hashes to the snapshot sha256, default deny, x86_64 only', async () => {
     const bytes = await readFile(path.join(byDefault.runDir, 'seccomp.json'));
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const spec = byDefault.snapshot.containerSpec.seccomp;
@@ -387,6 +297,7 @@ describe('the default profile (runc, kernel seccomp)', () => {
     expect(filter.defaultAction).toBe('SCMP_ACT_ERRNO');
     // EPERM (1), or no errnoRet at all, which the engine turns into EPERM.
     expect([1, undefined]).toContain(filter.defaultErrnoRet);
+    expect(filter.architectures).toEqual(['SCMP_ARCH_X86_64']);
     // No deny-list syscall is allowed anywhere in the default filter.
     const allowed = new Set<string>(
       (filter.syscalls as { names: string[]; action: string }[])
@@ -396,14 +307,16 @@ describe('the default profile (runc, kernel seccomp)', () => {
     expect(DENY_LIST.filter((c) => allowed.has(c))).toEqual([]);
   });
 
-  it('the snapshot containerSpec.seccomp records sha256, grants and enforcement', () => {
+  it('the snapshot containerSpec.seccomp records sha256, grants, ABIs and enforcement', () => {
     const spec = byDefault.snapshot.containerSpec.seccomp;
     expect(spec.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(spec.grants).toMatchObject({
       allowPtrace: false,
       allowIoUring: false,
       allowUserNamespaces: false,
+      allow32BitAbis: false,
       allow: [],
+      abis: ['x86_64'],
     });
     // Where docs/operators.md says it is recorded (snapshot.seccomp), and inside the
     // container spec's seccomp record beside sha256 and grants, as issue 4 asks.
@@ -426,6 +339,56 @@ describe('the default profile (runc, kernel seccomp)', () => {
     expect(await readFile(out)).toEqual(
       await readFile(path.join(byDefault.runDir, 'seccomp.json')),
     );
+  });
+});
+
+describe('the 32-bit ABIs (i386 int $0x80, x32)', () => {
+  it('without the grant, every call through i386 or x32 is killed (SIGSYS), grants or not', () => {
+    // libseccomp's bad-architecture action: the ABI is not in the filter at all. Unconfined
+    // the i386 calls reach the kernel (previous test), so the kill is the filter's.
+    for (const run of [byDefault, byName, byFlags]) {
+      const got = Object.fromEntries(
+        COMPAT_CASES.map((c) => [c, describeResult(run.results.get(c))]),
+      );
+      expect(got).toEqual(Object.fromEntries(COMPAT_CASES.map((c) => [c, 'SIGSYS'])));
+    }
+  });
+
+  it('network disabled: no AF_INET, AF_INET6 or AF_PACKET socket through any ABI', () => {
+    // socket() through each ABI and i386's socketcall(); a success is a failure here.
+    for (const run of [byDefault, byName, byFlags])
+      for (const c of NETWORK_SOCKETS) expect(resultOf(run.results, c).ok, c).toBe(false);
+  });
+
+  it('with allow32BitAbis every rule holds through i386 and x32 as through x86_64', () => {
+    const r = (c: string) => describeResult(with32Bit.results.get(c));
+    for (const abi of COMPAT_ABIS) {
+      const deny = denyListOf(abi).map((c) => via(c, abi));
+      expect(Object.fromEntries(deny.map((c) => [c, r(c)])), abi).toEqual(
+        Object.fromEntries(deny.map((c) => [c, 'EPERM'])),
+      );
+      // The argument rules: the same refusals as x86_64 (clone3 as absent).
+      for (const c of ['personality_other', 'clone_newns', 'clone_newuser'])
+        expect(r(via(c, abi)), via(c, abi)).toBe('EPERM');
+      expect(r(via('clone3', abi))).toBe('ENOSYS');
+      // What the filter lets through gets the kernel's own answer: ok through i386 here,
+      // ENOSYS through x32 on this kernel (no x32): allowed calls reach it, denied do not.
+      for (const c of ['getpid', 'clone_plain', 'personality_default', 'socket_unix'])
+        expect(r(via(c, abi)), via(c, abi)).toBe(describeResult(control.get(via(c, abi))));
+    }
+    // Filter-proven where the kernel would have answered otherwise through i386.
+    const proven = denyListOf('i386').filter(
+      (c) => describeResult(control.get(via(c, 'i386'))) !== 'EPERM',
+    );
+    console.log(`filter-proven through i386 with allow32BitAbis: ${proven.join(' ')}`);
+    if (accepted.i386)
+      expect(
+        denyListOf('i386').filter((c) => !CAPABILITY_GATED.has(c) && !proven.includes(c)),
+      ).toEqual([]);
+    // x86_64 is unchanged by the grant.
+    for (const c of DENY_LIST) expect(r(c), c).toBe('EPERM');
+    const spec = with32Bit.snapshot.containerSpec.seccomp;
+    expect(spec.grants).toMatchObject({ allow32BitAbis: true, abis: ['x86_64', 'i386', 'x32'] });
   });
 });
 
@@ -497,6 +460,7 @@ describe('grants prove the EPERM came from the filter', () => {
       allowPtrace: true,
       allowIoUring: true,
       allowUserNamespaces: true,
+      allow32BitAbis: false,
       allow: [],
     });
     expect(byFlags.snapshot.containerSpec.seccomp.sha256).not.toBe(
@@ -506,35 +470,58 @@ describe('grants prove the EPERM came from the filter', () => {
 });
 
 describe('seccomp configuration errors: 125 before any engine object exists', () => {
-  const cases: [string, string, RegExp][] = [
+  const cases: [string, string, RegExp, readonly string[]][] = [
     [
       'an unknown syscall name',
       'seccomp:\n  allow: [not_a_syscall]\n',
       /seccomp\.allow.*not_a_syscall/,
+      [],
     ],
     [
       'allow: [ptrace] with allowPtrace: false',
       'seccomp:\n  allowPtrace: false\n  allow: [ptrace]\n',
       /seccomp\.allow.*ptrace.*allowPtrace|allowPtrace.*ptrace/,
+      [],
     ],
     [
       'allow: [io_uring_setup] with allowIoUring: false',
       'seccomp:\n  allowIoUring: false\n  allow: [io_uring_setup]\n',
       /seccomp\.allow.*io_uring_setup.*allowIoUring|allowIoUring.*io_uring_setup/,
+      [],
     ],
     [
       'allow: [unshare] with allowUserNamespaces: false',
       'seccomp:\n  allowUserNamespaces: false\n  allow: [unshare]\n',
       /seccomp\.allow.*unshare.*allowUserNamespaces|allowUserNamespaces.*unshare/,
+      [],
     ],
     [
       'allow: [socket] with network disabled',
       'seccomp:\n  allow: [socket]\n',
       /seccomp\.allow.*socket.*network|network.*socket/,
+      [],
+    ],
+    [
+      'allow32BitAbis with network disabled (socketcall hides the family)',
+      'seccomp:\n  allow32BitAbis: true\n',
+      /allow32BitAbis.*network\.mode: disabled.*socketcall/,
+      [],
+    ],
+    [
+      'allow32BitAbis under runsc (gVisor has no i386 ABI)',
+      'network:\n  mode: open\nseccomp:\n  allow32BitAbis: true\n',
+      /allow32BitAbis.*runsc/,
+      ['--runtime', 'runsc'],
+    ],
+    [
+      'allow: [chmod, openat] (set-id bits are never granted)',
+      'seccomp:\n  allow: [chmod, openat]\n',
+      /seccomp\.allow: 'chmod', 'openat' cannot be granted whole.*S_ISUID/,
+      [],
     ],
   ];
 
-  it.each(cases)('%s', async (name, body, message) => {
+  it.each(cases)('%s', async (name, body, message, extra) => {
     const file = await profile(`bad-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`, body);
     const artifactRoot = path.join(scratch, `bad-art-${n++}`);
     const r = await cfh([
@@ -548,6 +535,7 @@ describe('seccomp configuration errors: 125 before any engine object exists', ()
       `${probeDir}:/probe`,
       '--profile',
       file,
+      ...extra,
       '--',
       '/probe/probe',
       'getpid',
@@ -607,5 +595,26 @@ describe('runtime runsc (gVisor)', () => {
     const expected = oci ? 'gvisor-oci-seccomp' : 'not-applied-gvisor';
     expect(run.snapshot.seccomp.enforcement).toBe(expected);
     expect(recorded.enforcement, 'snapshot.containerSpec.seccomp.enforcement').toBe(expected);
+
+    // The 32-bit ABIs under gVisor. Unconfined under runsc, which ABIs does it accept?
+    const gvisor = await unconfinedControl({
+      image: run.snapshot.image.ref as string,
+      probeDir,
+      cases: ALL_CASES,
+      runtime: 'runsc',
+    });
+    console.log(`ABIs accepted without a filter under runsc: ${describeAbis(gvisor)}`);
+    // ptrace platform: an int $0x80 runs as the x86_64 syscall of the same number, so it
+    // is not the i386 ABI (getpid@i386 is writev: EBADF), and the x86_64 filter applies.
+    expect(acceptedAbis(gvisor)).toMatchObject({ x86_64: true, i386: false, x32: false });
+    for (const abi of COMPAT_ABIS)
+      expect(resultOf(run.results, via('getpid', abi)).ok, abi).toBe(false);
+    // Whatever ran instead, no socket the disabled network refuses came of it.
+    for (const c of NETWORK_SOCKETS) expect(resultOf(run.results, c).ok, c).toBe(false);
+    // x32 numbers match no rule: the filter's default EPERM (gVisor itself: ENOSYS).
+    const x32 = casesOf('x32');
+    expect(Object.fromEntries(x32.map((c) => [c, describeResult(run.results.get(c))]))).toEqual(
+      Object.fromEntries(x32.map((c) => [c, oci ? 'EPERM' : 'ENOSYS'])),
+    );
   });
 });

@@ -109,7 +109,7 @@ describe('deriveContainerSpec (default profile)', () => {
     expect(a.seccomp.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(a.seccomp.sha256).toBe(b.seccomp.sha256);
     expect(a.seccomp.sha256).toBe(createHash('sha256').update(a.seccomp.json).digest('hex'));
-    expect(a.seccomp.source).toBe('derived:cfh.seccomp-base/1');
+    expect(a.seccomp.source).toBe('derived:cfh.seccomp-base/2');
     const filter = JSON.parse(a.seccomp.json) as { defaultAction: string; syscalls: unknown[] };
     expect(filter.defaultAction).toBe('SCMP_ACT_ERRNO');
     expect(filter.syscalls.length).toBeGreaterThan(0);

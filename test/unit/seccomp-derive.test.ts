@@ -10,7 +10,8 @@ import { deriveSeccomp, type SeccompGrants } from '../../src/seccomp/derive.js';
 import { seccompData } from '../../src/seccomp/seccomp-data.js';
 import { seccompEnforcementOf } from '../../src/engine/preflight.js';
 import { ConfigError } from '../../src/errors.js';
-import { MUST_DENY } from '../fixtures/must-deny.js';
+import { ARGUMENT_RULED } from '../../src/seccomp/argument-rules.js';
+import { MUST_DENY, MUST_REFUSE_SETID_MODE } from '../fixtures/must-deny.js';
 
 const GOLDEN = fileURLToPath(new URL('../fixtures/golden/', import.meta.url));
 
@@ -74,11 +75,38 @@ describe('derived seccomp filter', () => {
     golden('seccomp-grants-open', d.json, d.sha256);
   });
 
-  it('denies by default with EPERM, x86 architectures only', () => {
+  it('matches the golden file for the 32-bit ABIs granted with open network', () => {
+    const d = deriveSeccomp({ allow32BitAbis: true, allow: [] }, 'open');
+    golden('seccomp-32bit-open', d.json, d.sha256);
+  });
+
+  it('denies by default with EPERM, x86_64 only: no other ABI is in the filter', () => {
     const f = parse(deriveSeccomp(none, 'disabled').json);
     expect(f.defaultAction).toBe('SCMP_ACT_ERRNO');
     expect(f.defaultErrnoRet).toBe(1);
-    expect(f.architectures).toEqual(['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32']);
+    expect(f.architectures).toEqual(['SCMP_ARCH_X86_64']);
+    for (const grants of [
+      { allowPtrace: true, allowIoUring: true, allowUserNamespaces: true, allow: ['bpf'] },
+      { allow32BitAbis: false, allow: [] },
+    ])
+      expect(
+        parse(deriveSeccomp(grants, 'open').json).architectures,
+        JSON.stringify(grants),
+      ).toEqual(['SCMP_ARCH_X86_64']);
+  });
+
+  it('adds i386 and x32 only with allow32BitAbis, and records the ABIs', () => {
+    const d = deriveSeccomp({ allow32BitAbis: true, allow: [] }, 'allowlist');
+    expect(parse(d.json).architectures).toEqual([
+      'SCMP_ARCH_X86_64',
+      'SCMP_ARCH_X86',
+      'SCMP_ARCH_X32',
+    ]);
+    expect(d.grants).toMatchObject({ allow32BitAbis: true, abis: ['x86_64', 'i386', 'x32'] });
+    expect(deriveSeccomp(none, 'open').grants).toMatchObject({
+      allow32BitAbis: false,
+      abis: ['x86_64'],
+    });
   });
 
   it('allows none of the denied syscalls without a grant', () => {
@@ -149,7 +177,9 @@ describe('derived seccomp filter', () => {
       allowPtrace: true,
       allowIoUring: false,
       allowUserNamespaces: false,
+      allow32BitAbis: false,
       allow: ['kcmp'],
+      abis: ['x86_64'],
       socketFamilies: 'unix-netlink-only',
     });
   });
@@ -199,6 +229,21 @@ describe('derived seccomp filter', () => {
       'seccomp_contradiction',
       /'clone' is always allowed without namespace flags/,
     ],
+    [
+      { allow32BitAbis: true, allow: [] },
+      'disabled',
+      'seccomp_contradiction',
+      /allow32BitAbis contradicts network\.mode: disabled: .*socketcall/,
+    ],
+    ...[...Object.keys(MUST_REFUSE_SETID_MODE), 'openat2'].map(
+      (name) =>
+        [
+          { allow: [name] },
+          'open',
+          'seccomp_contradiction',
+          new RegExp(`'${name}' cannot be granted whole: .*S_ISUID/S_ISGID`),
+        ] as const,
+    ),
   ] as const)('refuses %j under %s', (grants, mode, code, message) => {
     let caught: unknown;
     try {
@@ -211,11 +256,152 @@ describe('derived seccomp filter', () => {
     expect((caught as ConfigError).message).toMatch(message);
   });
 
-  it('keeps the base data consistent: no denied name in the base allowlist', () => {
+  it('refuses allow32BitAbis under runsc: gVisor has no i386 ABI', () => {
+    expect(() => deriveSeccomp({ allow32BitAbis: true, allow: [] }, 'open', 'runsc')).toThrow(
+      /allow32BitAbis contradicts runtime: runsc/,
+    );
+    expect(() => deriveSeccomp({ allow32BitAbis: true, allow: [] }, 'open', 'runc')).not.toThrow();
+  });
+
+  it('keeps the base data consistent: no denied or argument-ruled name in the base allowlist', () => {
     const data = seccompData();
-    for (const name of Object.values(data.groups).flat())
+    for (const name of [...Object.values(data.groups).flat(), ...data.conditional])
       expect(data.allow.has(name), name).toBe(false);
     for (const name of DENIED) expect(data.known.has(name), name).toBe(true);
+    // seccomp/denied.json describes exactly the calls src/seccomp/argument-rules.ts rules.
+    expect([...data.conditional].sort()).toEqual([...ARGUMENT_RULED].sort());
+  });
+
+  it('gives every argument-ruled name rules of one action and never a plain allow', () => {
+    const f = parse(deriveSeccomp(none, 'disabled').json);
+    for (const name of ARGUMENT_RULED) {
+      const rules = rulesFor(f, name);
+      expect(rules.length, name).toBeGreaterThan(0);
+      expect(plainAllow(f).has(name), name).toBe(false);
+    }
+    // One action per name in every filter, so no rule order can change a decision.
+    for (const grants of [none, { allowUserNamespaces: true, allow: [] }])
+      for (const mode of ['disabled', 'open'] as const) {
+        const g = parse(deriveSeccomp(grants, mode).json);
+        const actions = new Map<string, Set<string>>();
+        for (const r of g.syscalls)
+          for (const name of r.names)
+            actions.set(name, (actions.get(name) ?? new Set()).add(r.action));
+        const mixed = [...actions].filter(([, a]) => a.size > 1).map(([name]) => name);
+        expect(mixed, `${JSON.stringify(grants)} ${mode}`).toEqual([]);
+      }
+  });
+});
+
+/**
+ * What libseccomp decides for one call, read from the filter's JSON: the model used here
+ * (rules of one name are alternatives, a rule's args must all hold, an ABI the filter does
+ * not list meets the bad-architecture action, a kill). i386 arguments are 32-bit.
+ */
+type Abi = 'x86_64' | 'i386' | 'x32';
+const ARCH_OF: Record<Abi, string> = {
+  x86_64: 'SCMP_ARCH_X86_64',
+  i386: 'SCMP_ARCH_X86',
+  x32: 'SCMP_ARCH_X32',
+};
+function decide(f: Filter, abi: Abi, name: string, args: readonly bigint[]): string {
+  if (!f.architectures.includes(ARCH_OF[abi])) return 'kill';
+  for (const r of rulesFor(f, name)) {
+    const holds = (r.args ?? []).every((a) => {
+      const raw = args[a.index] ?? 0n;
+      const v = abi === 'i386' ? raw & 0xffffffffn : raw;
+      if (a.op === 'SCMP_CMP_EQ') return v === BigInt(a.value);
+      if (a.op === 'SCMP_CMP_MASKED_EQ') return (v & BigInt(a.value)) === BigInt(a.valueTwo);
+      throw new Error(`operator ${a.op} is not modelled`);
+    });
+    if (holds) return r.action === 'SCMP_ACT_ALLOW' ? 'allow' : `errno ${r.errnoRet ?? 1}`;
+  }
+  return `errno ${f.defaultErrnoRet}`;
+}
+
+const O_WRONLY = 0o1n;
+const O_CREAT = 0o100n;
+const O_EXCL = 0o200n;
+const O_TMPFILE = 0o20200000n;
+const S_IFREG = 0o100000n;
+
+describe('set-id bits (S_ISUID, S_ISGID) through every mode-setting call and ABI', () => {
+  const filters = {
+    'default (network disabled)': parse(deriveSeccomp(none, 'disabled').json),
+    'allow32BitAbis (network open)': parse(
+      deriveSeccomp({ allow32BitAbis: true, allow: [] }, 'open').json,
+    ),
+  };
+  /** The call's arguments with `mode` at its mode index (and `flags` before it for open). */
+  function call(
+    name: keyof typeof MUST_REFUSE_SETID_MODE,
+    mode: bigint,
+    flags = O_CREAT | O_WRONLY,
+  ): bigint[] {
+    const index = MUST_REFUSE_SETID_MODE[name];
+    const args = [0n, 0n, 0n, 0n, 0n, 0n];
+    args[index] = mode;
+    if (name === 'open' || name === 'openat') args[index - 1] = flags;
+    return args;
+  }
+  const names = Object.keys(MUST_REFUSE_SETID_MODE) as (keyof typeof MUST_REFUSE_SETID_MODE)[];
+
+  for (const [label, f] of Object.entries(filters)) {
+    const abis = (['x86_64', 'i386', 'x32'] as const).filter((a) =>
+      f.architectures.includes(ARCH_OF[a]),
+    );
+    it(`${label}: refuses S_ISUID and S_ISGID in every call's mode, through ${abis.join(', ')}`, () => {
+      for (const abi of abis)
+        for (const name of names)
+          for (const mode of [
+            0o4755n,
+            0o2755n,
+            0o6755n,
+            0o4000n,
+            S_IFREG | 0o4755n,
+            0x1_0000_0000n | 0o2711n,
+          ])
+            expect(
+              decide(f, abi, name, call(name, mode)),
+              `${abi} ${name} ${mode.toString(8)}`,
+            ).toBe('errno 1');
+    });
+
+    it(`${label}: allows every other mode, and open without O_CREAT whatever its mode`, () => {
+      for (const abi of abis) {
+        for (const name of names)
+          for (const mode of [0o755n, 0o644n, 0o1777n, 0o777n, S_IFREG | 0o644n])
+            expect(
+              decide(f, abi, name, call(name, mode)),
+              `${abi} ${name} ${mode.toString(8)}`,
+            ).toBe('allow');
+        // The kernel ignores open's mode without O_CREAT or O_TMPFILE.
+        for (const name of ['open', 'openat'] as const) {
+          expect(decide(f, abi, name, call(name, 0o6755n, 0n)), `${abi} ${name} O_RDONLY`).toBe(
+            'allow',
+          );
+          expect(
+            decide(f, abi, name, call(name, 0o4755n, O_TMPFILE | O_WRONLY)),
+            `${abi} ${name} O_TMPFILE`,
+          ).toBe('errno 1');
+          expect(
+            decide(f, abi, name, call(name, 0o2755n, O_CREAT | O_EXCL | O_WRONLY)),
+            `${abi} ${name} O_EXCL`,
+          ).toBe('errno 1');
+        }
+        // openat2's mode is in memory: absent, so libc falls back to openat.
+        expect(decide(f, abi, 'openat2', [0n, 0n, 0n, 24n]), abi).toBe('errno 38');
+      }
+    });
+  }
+
+  it('kills a call through an ABI the filter does not list, whatever it is', () => {
+    const f = filters['default (network disabled)'];
+    for (const abi of ['i386', 'x32'] as const) {
+      expect(decide(f, abi, 'getpid', [])).toBe('kill');
+      expect(decide(f, abi, 'socketcall', [1n])).toBe('kill');
+      expect(decide(f, abi, 'chmod', call('chmod', 0o4755n))).toBe('kill');
+    }
   });
 });
 

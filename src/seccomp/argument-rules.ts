@@ -1,0 +1,115 @@
+// The filter's argument rules: syscalls allowed only for some argument values. A rule lists
+// syscalls by name, so libseccomp applies it to every ABI the filter lists, at the same
+// argument index; every index below is the same for x86_64, i386 and x32 (checked against
+// arch/x86/entry/syscalls/syscall_{32,64}.tbl). Which names are ruled is data
+// (seccomp/denied.json `conditional`); the unit tests check the two agree.
+
+// Linux constants (include/uapi/linux/sched.h, socket.h, personality.h, stat.h, fcntl.h).
+const CLONE_NAMESPACE_FLAGS = 0x7e020000; // NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
+const AF_UNIX = 1;
+const AF_NETLINK = 16;
+const ENOSYS = 38;
+const DEFAULT_PERSONALITIES = [0x0, 0x8, 0x20000, 0x20008, 0xffffffff];
+const S_ISUID_S_ISGID = 0o6000;
+const O_CREAT = 0o100;
+const O_TMPFILE_BIT = 0o20000000; // __O_TMPFILE: O_TMPFILE is this bit with O_DIRECTORY
+
+export interface RuleArg {
+  readonly index: number;
+  /** The mask for SCMP_CMP_MASKED_EQ (libseccomp's first datum), else the value. */
+  readonly value: number;
+  readonly valueTwo: number;
+  readonly op: 'SCMP_CMP_EQ' | 'SCMP_CMP_MASKED_EQ';
+}
+
+export interface Rule {
+  readonly names: string[];
+  readonly action: 'SCMP_ACT_ALLOW' | 'SCMP_ACT_ERRNO';
+  readonly errnoRet?: number;
+  /** All must hold (one rule); several rules for one name are alternatives. */
+  readonly args?: RuleArg[];
+}
+
+/** `(argument & mask) == 0`. */
+function noBits(index: number, mask: number): RuleArg {
+  return { index, value: mask, valueTwo: 0, op: 'SCMP_CMP_MASKED_EQ' };
+}
+
+function allowWhen(name: string, ...args: RuleArg[]): Rule {
+  return { names: [name], action: 'SCMP_ACT_ALLOW', args };
+}
+
+/** Answered as if absent, so libc falls back to a call whose arguments a filter can read. */
+function absent(name: string): Rule {
+  return { names: [name], action: 'SCMP_ACT_ERRNO', errnoRet: ENOSYS };
+}
+
+/** clone only without CLONE_NEW* flags (its flags are argument 0 on every ABI). */
+export function cloneRules(): Rule[] {
+  return [allowWhen('clone', noBits(0, CLONE_NAMESPACE_FLAGS))];
+}
+
+/** clone3 passes its flags in memory a filter cannot read. */
+export function clone3Rules(): Rule[] {
+  return [absent('clone3')];
+}
+
+export function personalityRules(): Rule[] {
+  return DEFAULT_PERSONALITIES.map((value) =>
+    allowWhen('personality', { index: 0, value, valueTwo: 0, op: 'SCMP_CMP_EQ' }),
+  );
+}
+
+/** Network disabled: socket(2) only for AF_UNIX and AF_NETLINK. */
+export function socketRules(): Rule[] {
+  return [AF_UNIX, AF_NETLINK].map((family) =>
+    allowWhen('socket', { index: 0, value: family, valueTwo: 0, op: 'SCMP_CMP_EQ' }),
+  );
+}
+
+/** Where each mode-taking call has its mode (and, for open, its flags). */
+const MODE_ARGUMENT: readonly { name: string; mode: number; flags?: number }[] = [
+  { name: 'chmod', mode: 1 },
+  { name: 'fchmod', mode: 1 },
+  { name: 'fchmodat', mode: 2 },
+  { name: 'fchmodat2', mode: 2 },
+  { name: 'creat', mode: 1 },
+  { name: 'mknod', mode: 1 },
+  { name: 'mknodat', mode: 2 },
+  { name: 'open', flags: 1, mode: 2 },
+  { name: 'openat', flags: 2, mode: 3 },
+];
+
+/**
+ * No S_ISUID or S_ISGID through any call that sets a mode: a set-id file left in an rw
+ * mount keeps its bits on the host, where another user who runs it gets the workspace
+ * owner's uid or gid. The kernel ignores open's mode without O_CREAT or O_TMPFILE, so an
+ * open without those is allowed whatever its mode argument holds. openat2 takes its mode
+ * in memory: absent, so libc falls back to openat. mkdir needs no rule: the kernel masks
+ * S_ISUID/S_ISGID out of its mode (a directory gets S_ISGID only from a set-gid parent,
+ * which the host-side sweep reports).
+ */
+export function setidRules(): Rule[] {
+  const rules: Rule[] = [absent('openat2')];
+  for (const { name, mode, flags } of MODE_ARGUMENT) {
+    rules.push(allowWhen(name, noBits(mode, S_ISUID_S_ISGID)));
+    if (flags !== undefined) rules.push(allowWhen(name, noBits(flags, O_CREAT | O_TMPFILE_BIT)));
+  }
+  return rules;
+}
+
+/** Every name some argument rule above decides (for the data's consistency check). */
+export const ARGUMENT_RULED: readonly string[] = [
+  'clone',
+  'clone3',
+  'personality',
+  'socket',
+  'openat2',
+  ...MODE_ARGUMENT.map((m) => m.name),
+];
+
+/** Names a profile may not grant whole: each would undo its rule's purpose. */
+export const NEVER_GRANTED_WHOLE: readonly string[] = [
+  'openat2',
+  ...MODE_ARGUMENT.map((m) => m.name),
+];
