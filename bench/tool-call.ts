@@ -100,7 +100,12 @@ import type {
   StartedGuard,
 } from '../src/substrate/runtime.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../src/tools/builtins.js';
-import { ToolContainer, toolContainerName } from '../src/tools/tool-container.js';
+import {
+  TIMEOUT_BINARY,
+  ToolContainer,
+  toolContainerName,
+  toolContainerSpec,
+} from '../src/tools/tool-container.js';
 import { fmt, median, round1, round3, rounded, summarize, type Summary } from './stats.js';
 import {
   BENCH_LABEL,
@@ -395,9 +400,11 @@ async function rawExec(
   container: Docker.Container,
   argv: readonly string[],
   stdin: Buffer | undefined,
+  workingDir: string,
 ): Promise<{ exitCode: number; stdout: Buffer }> {
   const exec = await container.exec({
     Cmd: [...argv],
+    WorkingDir: workingDir,
     AttachStdin: stdin !== undefined,
     AttachStdout: true,
     AttachStderr: true,
@@ -520,13 +527,16 @@ async function main(): Promise<number> {
       stdin,
       timeoutMs,
       maxOutputBytes: w.tool.resultSizeLimitChars * 4,
-      wrapped: ['timeout', '-s', 'KILL', String(seconds), ...argv],
+      wrapped: [TIMEOUT_BINARY, '-s', 'KILL', String(seconds), ...argv],
+      // The container the tool runs in (the workload's for exec, the file-tool one for the
+      // file tools) and where its exec starts, as ToolContainer derives them.
+      spec: toolContainerSpec(reference.spec, w.tool.runsIn),
     };
   };
   // The raw series' create request: the tool container's, with the bench's label instead
   // of cfh's owner labels (so cfh reap never sees it) and a bench name.
-  const rawRequest = (): Docker.ContainerCreateOptions => ({
-    ...toCreateOptions({ ...reference.spec, command: ['sleep', 'infinity'] }),
+  const rawRequest = (spec: ContainerSpec): Docker.ContainerCreateOptions => ({
+    ...toCreateOptions(spec),
     name: nextName('raw'),
     Labels: { [BENCH_LABEL]: tag },
   });
@@ -558,12 +568,14 @@ async function main(): Promise<number> {
     const meter = new Meter();
     if (lifetime === 'per-run') {
       const t0 = performance.now();
-      const container = await docker.createContainer(rawRequest());
+      const container = await docker.createContainer(rawRequest(call.spec));
       try {
         await container.start();
         const startMs = performance.now() - t0;
         for (let i = 0; i < n; i++) {
-          const r = await meter.time(() => rawExec(container, call.wrapped, call.stdin));
+          const r = await meter.time(() =>
+            rawExec(container, call.wrapped, call.stdin, call.spec.workingDir),
+          );
           w.check(r.exitCode, r.stdout);
         }
         return meter.sample(1, startMs);
@@ -573,10 +585,10 @@ async function main(): Promise<number> {
     }
     for (let i = 0; i < n; i++) {
       const r = await meter.time(async () => {
-        const container = await docker.createContainer(rawRequest());
+        const container = await docker.createContainer(rawRequest(call.spec));
         try {
           await container.start();
-          return await rawExec(container, call.wrapped, call.stdin);
+          return await rawExec(container, call.wrapped, call.stdin, call.spec.workingDir);
         } finally {
           await container.remove({ force: true, v: true });
         }
@@ -598,9 +610,9 @@ async function main(): Promise<number> {
     };
     const meter = new Meter();
     if (lifetime === 'per-run') {
-      names.add(toolContainerName(spec));
+      names.add(toolContainerName(spec, w.tool.runsIn));
       const t0 = performance.now();
-      const container = await ToolContainer.start(runtime, spec, signal);
+      const container = await ToolContainer.start(runtime, spec, w.tool.runsIn, signal);
       try {
         const startMs = performance.now() - t0;
         for (let i = 0; i < n; i++) {
@@ -614,9 +626,9 @@ async function main(): Promise<number> {
     }
     for (let i = 0; i < n; i++) {
       const suffix = `-c${i + 1}`;
-      names.add(toolContainerName(spec, suffix));
+      names.add(toolContainerName(spec, w.tool.runsIn, suffix));
       const r = await meter.time(async () => {
-        const container = await ToolContainer.start(runtime, spec, signal, suffix);
+        const container = await ToolContainer.start(runtime, spec, w.tool.runsIn, signal, suffix);
         try {
           return await container.run(call.argv, options);
         } finally {

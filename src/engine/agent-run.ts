@@ -92,7 +92,8 @@ export async function executeAgentRun(
     budgets: plan.profile.budgets,
     toolContainer: {
       lifetime: plan.profile.toolLifetime,
-      name: toolContainerName(plan.spec),
+      name: toolContainerName(plan.spec, 'workload'),
+      fileToolName: toolContainerName(plan.spec, 'file-tool'),
       timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
     },
   });
@@ -128,14 +129,14 @@ export async function executeAgentRun(
   // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted.
   const deadline = AbortSignal.timeout(budgets.maxWallTimeSeconds * 1000);
   const executor = toolExecutor(lifetime, deps.runtime, plan.spec, {
-    started: async (containerId) => {
-      await dir.events.append('tool_container_started', { containerId, lifetime }, true);
+    started: async (container) => {
+      await dir.events.append('tool_container_started', { ...container }, true);
     },
-    removed: async (containerId) => {
-      await dir.events.append('tool_container_removed', { containerId, lifetime }, true);
+    removed: async (container) => {
+      await dir.events.append('tool_container_removed', { ...container }, true);
     },
-    removalFailed: (containerId, err) => {
-      log.error({ containerId, err }, 'tool container removal failed; cfh reap will retry');
+    removalFailed: (container, err) => {
+      log.error({ ...container, err }, 'tool container removal failed; cfh reap will retry');
     },
   });
   try {
@@ -151,6 +152,7 @@ export async function executeAgentRun(
         budgets: tracker,
         runTool: (tool, argv, stdin, s) =>
           executor.run(argv, {
+            runsIn: tool.runsIn,
             stdin,
             timeoutMs: Math.min(tool.timeoutMs, capMs),
             maxOutputBytes: tool.resultSizeLimitChars * 4,

@@ -445,6 +445,7 @@ class DockerGuard implements StartedGuard {
     signal?: AbortSignal,
   ): Promise<{ exitCode: number; output: string }> {
     const r = await execIn(this.#container, 'guard', command, {
+      workingDir: '/',
       maxOutputBytes: 1024 * 1024,
       signal,
       user: '0:0',
@@ -513,6 +514,7 @@ async function execIn(
   try {
     const exec = await container.exec({
       Cmd: [...argv],
+      WorkingDir: options.workingDir,
       AttachStdin: options.stdin !== undefined,
       AttachStdout: true,
       AttachStderr: true,
