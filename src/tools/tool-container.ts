@@ -30,6 +30,13 @@ export const TIMEOUT_BINARY = '/usr/bin/timeout';
 const SLEEP_BINARY = '/usr/bin/sleep';
 
 /**
+ * How long past its own bound a call may go before cfh stops waiting for it. The bound is
+ * enforced inside the container by timeout, which in the workload runs with the profile's
+ * env (a LD_PRELOAD there could disarm it); this backstop holds whatever runs inside.
+ */
+const BACKSTOP_GRACE_MS = 5_000;
+
+/**
  * The file-tool container's whole environment. Nothing here names a place the sandbox can
  * write; the helpers need no more (python3 runs isolated, ignoring its environment anyway).
  */
@@ -125,15 +132,33 @@ export class ToolContainer implements AsyncDisposable {
   ): Promise<ToolExecution> {
     const started = performance.now();
     const seconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
-    const result = await this.#container.exec(
-      [TIMEOUT_BINARY, '-s', 'KILL', String(seconds), ...argv],
-      {
-        workingDir: this.#workingDir,
-        stdin: options.stdin,
-        maxOutputBytes: options.maxOutputBytes,
-        signal: options.signal,
-      },
-    );
+    const backstop = AbortSignal.timeout(seconds * 1000 + BACKSTOP_GRACE_MS);
+    let result: ExecResult;
+    try {
+      result = await this.#container.exec(
+        [TIMEOUT_BINARY, '-s', 'KILL', String(seconds), ...argv],
+        {
+          workingDir: this.#workingDir,
+          stdin: options.stdin,
+          maxOutputBytes: options.maxOutputBytes,
+          signal:
+            options.signal === undefined ? backstop : AbortSignal.any([options.signal, backstop]),
+        },
+      );
+    } catch (error) {
+      if (options.signal?.aborted === true || !backstop.aborted) throw error;
+      // The call outlived its bound: cfh stops waiting (what it printed is not kept).
+      return {
+        exitCode: 137,
+        stdout: Buffer.alloc(0),
+        stderr: Buffer.alloc(0),
+        stdoutTruncated: false,
+        stderrTruncated: false,
+        timedOut: true,
+        durationMs: Math.round(performance.now() - started),
+        containerId: this.#container.id,
+      };
+    }
     const elapsedMs = performance.now() - started;
     // SIGKILL (137) is `timeout -s KILL` only when the time was up; otherwise something
     // killed the command: the memory limit (model-correctable), or the container itself

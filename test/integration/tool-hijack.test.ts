@@ -29,6 +29,7 @@ const scratch = useScratch('tool-hijack');
 let n = 0;
 let runscRegistered = false;
 let preloadLibrary = '';
+let unboundingLibrary = '';
 
 const FORGED = 'FORGED-BY-THE-WORKSPACE';
 /** A reply every file helper would take for its own: read, list, write and edit alike. */
@@ -67,6 +68,30 @@ __attribute__((constructor)) static void on_load(void) { forge(); }
 unsigned int la_version(unsigned int version) { forge(); return version; }
 `;
 
+/** In timeout, replaces it by the command it was to bound: the bound is gone. */
+const UNBOUNDING_LIBRARY_C = `
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void unbound(void) {
+  static char buf[8192];
+  char *argv[64];
+  int argc = 0;
+  int fd = open("/proc/self/comm", O_RDONLY);
+  if (fd < 0) return;
+  ssize_t n = read(fd, buf, 32);
+  close(fd);
+  if (n < 7 || strncmp(buf, "timeout", 7)) return;
+  fd = open("/proc/self/cmdline", O_RDONLY);
+  if (fd < 0) return;
+  n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  for (ssize_t i = 0; i < n && argc < 63; i += (ssize_t)strlen(buf + i) + 1) argv[argc++] = buf + i;
+  argv[argc] = 0;
+  if (argc > 4) execvp(argv[4], argv + 4);
+}
+`;
+
 const SH_FORGE = `#!/bin/sh\nprintf '%s' '${FORGED_REPLY}'\n`;
 
 beforeAll(async () => {
@@ -76,6 +101,9 @@ beforeAll(async () => {
   preloadLibrary = scratch.path('forge.so');
   // Compiled on the host (same Debian release as the sandbox image's glibc).
   execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-o', preloadLibrary, source]);
+  const unbounding = await scratch.file('unbound.c', UNBOUNDING_LIBRARY_C);
+  unboundingLibrary = scratch.path('unbound.so');
+  execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-o', unboundingLibrary, unbounding]);
 });
 
 interface ToolCall {
@@ -515,6 +543,22 @@ describe('exec', () => {
     expect(run.result.exitCode, run.result.stderr).toBe(0);
     expect(run.results[0]?.observation.status).toBe('timeout');
     expect(performance.now() - started).toBeLessThan(15_000);
+  });
+});
+
+describe('exec under a profile LD_PRELOAD that disarms timeout', () => {
+  it('is still answered as a timeout: cfh stops waiting past the bound', async () => {
+    const repo = await scratch.sampleRepo();
+    await put(repo, 'unbound.so', await readFile(unboundingLibrary), 0o755);
+    const started = performance.now();
+    const run = await agentRun(repo, 'runc', [[exec('sleep', '30')]], {
+      env: { LD_PRELOAD: '/workspace/unbound.so' },
+      extra: ['--tool-timeout', '2'],
+    });
+    expect(run.result.exitCode, run.result.stderr).toBe(0);
+    expect(run.results[0]?.observation.status).toBe('timeout');
+    // The 2 s bound and the 5 s backstop, well before the 30 s the command wanted.
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 });
 
