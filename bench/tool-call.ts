@@ -2,19 +2,26 @@
 // validation, the mediator, evidence writing, against the raw container execution it wraps,
 // for per-run and per-call tool containers, in one process.
 //
-// Workload (BENCH_TOOLS, comma-separated, default exec): a tool call that does almost
-// nothing, so the overhead dominates:
-//   exec       {"command": ["true"]}
+// Workload (BENCH_TOOLS, comma-separated, default exec): tool calls that do almost nothing,
+// so the overhead dominates:
+//   exec       {"command": ["true"]}, in the workload tool container
 //   read_file  {"path": "/workspace/small.txt"}: the built-in python3 helper reads a 16-byte
-//              file from the temp workspace (python's start-up dominates the container side).
+//              file from the temp workspace, in the file-tool container (python's start-up
+//              dominates the container side)
+//   mixed      exec and read_file in turn: a per-run sample needs both containers, the
+//              second started at its first use (call 2), as the executor does
 // The argv and stdin every series sends are the tool's own (BUILTIN_TOOLS' command()), with
-// the `timeout -s KILL <s>` prefix ToolContainer.run adds (30 s: the tool's timeout, the
-// profile sets no cap); every series uses the container spec planSandboxRun derives from the
-// profile (BENCH_PROFILE, default untrusted-repo: it lists exec; workspace rw, no network).
+// the `/usr/bin/timeout -s KILL <s>` prefix ToolContainer.run adds (30 s: the tool's
+// timeout, the profile sets no cap); every series uses the container spec of the tool's kind
+// (toolContainerSpec) derived from the one planSandboxRun derives from the profile
+// (BENCH_PROFILE, default untrusted-repo: it lists exec; workspace rw, no network), and
+// starts each exec where ToolContainer does (/workspace for exec, / for the file helper).
 //
 // Series, for each tool lifetime:
-//   per-run   one container (`sleep infinity` under init, as ToolContainer.start creates it)
-//             serves every call of a sample; a call is one exec in it.
+//   per-run   one container of each kind the sample uses (`/usr/bin/sleep infinity` under
+//             init, as ToolContainer.start creates it), started at its first call (that
+//             call's time includes the start), serves every call of that kind; a call is
+//             one exec in it.
 //     raw        dockerode, no cfh code: createContainer + start, then per call exec create,
 //                hijacked start (stdin written when the tool has some), demux to the end of
 //                the stream, exec inspect for the exit code; remove at the end.
@@ -40,7 +47,8 @@
 // executeAgentRun is wrapped too, summing the time spent inside its container calls (create,
 // start, exec, remove), so each gap splits into engine time and the harness's own time.
 // Per-run samples count calls 2..N in every series: the first call of a per-run sample
-// also creates and starts the container, and is reported apart ("first call").
+// also creates and starts the container, and is reported apart ("first call"); in a mixed
+// sample call 2 starts the second container, in every series alike.
 //
 // Two measures of the overhead are printed, and they answer differently to noise:
 //   harness/raw, harness − raw   across series (different containers, different moments):
@@ -63,7 +71,8 @@
 //
 // Run: bench/run.sh tools   (BENCH_ROUNDS, default 4; BENCH_WARMUP, default 1;
 //      BENCH_PER_RUN_CALLS per per-run sample, default 10; BENCH_PER_CALL_CALLS per per-call
-//      sample, default 3; BENCH_TOOLS, default exec; BENCH_PROFILE, default untrusted-repo)
+//      sample, default 3; BENCH_TOOLS (exec, read_file, mixed), default exec; BENCH_PROFILE,
+//      default untrusted-repo)
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -100,7 +109,12 @@ import type {
   StartedGuard,
 } from '../src/substrate/runtime.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../src/tools/builtins.js';
-import { ToolContainer, toolContainerName } from '../src/tools/tool-container.js';
+import {
+  TIMEOUT_BINARY,
+  ToolContainer,
+  toolContainerName,
+  toolContainerSpec,
+} from '../src/tools/tool-container.js';
 import { fmt, median, round1, round3, rounded, summarize, type Summary } from './stats.js';
 import {
   BENCH_LABEL,
@@ -148,7 +162,8 @@ interface Sample {
   readonly fixedMs?: number;
 }
 
-interface Workload {
+/** One tool call of a workload. */
+interface BenchCall {
   readonly tool: BuiltinTool;
   readonly input: unknown;
   readonly describe: string;
@@ -156,34 +171,60 @@ interface Workload {
   check(exitCode: number, stdout: Buffer): void;
 }
 
+interface Workload {
+  readonly name: string;
+  readonly describe: string;
+  /** Call i of a sample is calls[i % calls.length]. */
+  readonly calls: readonly BenchCall[];
+}
+
+function builtin(name: string): BuiltinTool {
+  const tool = BUILTIN_TOOLS.find((t) => t.name === name);
+  if (tool === undefined) throw new Error(`no built-in tool ${name}`);
+  return tool;
+}
+
+const EXEC_TRUE: BenchCall = {
+  tool: builtin('exec'),
+  input: { command: ['true'] },
+  describe: 'exec {"command":["true"]}',
+  check: (exitCode) => {
+    if (exitCode !== 0) throw new Error(`exec true exited ${exitCode}`);
+  },
+};
+
+const READ_SMALL: BenchCall = {
+  tool: builtin('read_file'),
+  input: { path: `/workspace/${FILE_NAME}` },
+  describe: `read_file {"path":"/workspace/${FILE_NAME}"} (${FILE_CONTENT.length} bytes)`,
+  check: (exitCode, stdout) => {
+    const reply = JSON.parse(stdout.toString('utf8')) as { content?: unknown };
+    if (exitCode !== 0 || reply.content !== FILE_CONTENT) {
+      throw new Error(`read_file: exit ${exitCode}, stdout ${stdout.toString('utf8')}`);
+    }
+  },
+};
+
 function workloads(names: readonly string[]): Workload[] {
   return names.map((name) => {
-    const tool = BUILTIN_TOOLS.find((t) => t.name === name);
-    if (name === 'exec' && tool !== undefined) {
+    if (name === 'exec') return { name, describe: EXEC_TRUE.describe, calls: [EXEC_TRUE] };
+    if (name === 'read_file') return { name, describe: READ_SMALL.describe, calls: [READ_SMALL] };
+    if (name === 'mixed') {
       return {
-        tool,
-        input: { command: ['true'] },
-        describe: 'exec {"command":["true"]}',
-        check: (exitCode) => {
-          if (exitCode !== 0) throw new Error(`exec true exited ${exitCode}`);
-        },
+        name,
+        describe: `mixed: ${EXEC_TRUE.describe} and ${READ_SMALL.describe} in turn`,
+        calls: [EXEC_TRUE, READ_SMALL],
       };
     }
-    if (name === 'read_file' && tool !== undefined) {
-      return {
-        tool,
-        input: { path: `/workspace/${FILE_NAME}` },
-        describe: `read_file {"path":"/workspace/${FILE_NAME}"} (${FILE_CONTENT.length} bytes)`,
-        check: (exitCode, stdout) => {
-          const reply = JSON.parse(stdout.toString('utf8')) as { content?: unknown };
-          if (exitCode !== 0 || reply.content !== FILE_CONTENT) {
-            throw new Error(`read_file: exit ${exitCode}, stdout ${stdout.toString('utf8')}`);
-          }
-        },
-      };
-    }
-    throw new Error(`BENCH_TOOLS: '${name}' is not one of exec, read_file`);
+    throw new Error(`BENCH_TOOLS: '${name}' is not one of exec, read_file, mixed`);
   });
+}
+
+/** Call i of a workload's sample. */
+function nth<T>(calls: readonly T[], i: number): T {
+  const call = calls[i % calls.length];
+  if (call === undefined) throw new Error('unreachable: a workload without calls');
+  return call;
 }
 
 function cpuMs(u: NodeJS.CpuUsage): number {
@@ -395,9 +436,11 @@ async function rawExec(
   container: Docker.Container,
   argv: readonly string[],
   stdin: Buffer | undefined,
+  workingDir: string,
 ): Promise<{ exitCode: number; stdout: Buffer }> {
   const exec = await container.exec({
     Cmd: [...argv],
+    WorkingDir: workingDir,
     AttachStdin: stdin !== undefined,
     AttachStdout: true,
     AttachStderr: true,
@@ -490,10 +533,10 @@ async function main(): Promise<number> {
   let engine: Docker.DockerVersion;
   try {
     reference = plan('per-run');
-    for (const w of tools) {
-      if (!reference.profile.tools.includes(w.tool.name)) {
+    for (const c of tools.flatMap((w) => w.calls)) {
+      if (!reference.profile.tools.includes(c.tool.name)) {
         throw new Error(
-          `profile ${profileName} does not list the tool ${w.tool.name} (tools: ${reference.profile.tools.join(', ')})`,
+          `profile ${profileName} does not list the tool ${c.tool.name} (tools: ${reference.profile.tools.join(', ')})`,
         );
       }
     }
@@ -507,26 +550,31 @@ async function main(): Promise<number> {
     reference.profile.toolTimeoutSeconds === undefined
       ? Number.POSITIVE_INFINITY
       : reference.profile.toolTimeoutSeconds * 1000;
-  const callOf = (w: Workload) => {
+  const callOf = (c: BenchCall) => {
     const limit = Math.min(
-      w.tool.resultSizeLimitChars,
+      c.tool.resultSizeLimitChars,
       reference.profile.budgets.maxToolResultChars,
     );
-    const { argv, stdin } = w.tool.command(w.input, { maxChars: limit });
-    const timeoutMs = Math.min(w.tool.timeoutMs, capMs);
+    const { argv, stdin } = c.tool.command(c.input, { maxChars: limit });
+    const timeoutMs = Math.min(c.tool.timeoutMs, capMs);
     const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
     return {
+      call: c,
+      kind: c.tool.runsIn,
       argv,
       stdin,
       timeoutMs,
-      maxOutputBytes: w.tool.resultSizeLimitChars * 4,
-      wrapped: ['timeout', '-s', 'KILL', String(seconds), ...argv],
+      maxOutputBytes: c.tool.resultSizeLimitChars * 4,
+      wrapped: [TIMEOUT_BINARY, '-s', 'KILL', String(seconds), ...argv],
+      // The container the tool runs in (the workload's for exec, the file-tool one for the
+      // file tools) and where its exec starts, as ToolContainer derives them.
+      spec: toolContainerSpec(reference.spec, c.tool.runsIn),
     };
   };
   // The raw series' create request: the tool container's, with the bench's label instead
   // of cfh's owner labels (so cfh reap never sees it) and a bench name.
-  const rawRequest = (): Docker.ContainerCreateOptions => ({
-    ...toCreateOptions({ ...reference.spec, command: ['sleep', 'infinity'] }),
+  const rawRequest = (spec: ContainerSpec): Docker.ContainerCreateOptions => ({
+    ...toCreateOptions(spec),
     name: nextName('raw'),
     Labels: { [BENCH_LABEL]: tag },
   });
@@ -539,10 +587,10 @@ async function main(): Promise<number> {
     `  image ${image}, profile ${profileName} (runtime ${reference.profile.runtime}, workspace ${reference.profile.workspace.mode}, network ${reference.profile.network.mode})`,
   );
   console.log(`  tools: ${tools.map((w) => w.describe).join('; ')}`);
-  for (const w of tools) {
-    const { wrapped, stdin } = callOf(w);
+  for (const c of new Set(tools.flatMap((w) => w.calls))) {
+    const { wrapped, stdin, kind } = callOf(c);
     console.log(
-      `  ${w.tool.name} argv sent: ${wrapped.slice(0, 6).join(' ')}${wrapped.length > 6 ? ' …' : ''}${stdin === undefined ? '' : ' (+ JSON on stdin)'}`,
+      `  ${c.tool.name} argv sent (${kind} container): ${wrapped.slice(0, 6).join(' ')}${wrapped.length > 6 ? ' …' : ''}${stdin === undefined ? '' : ' (+ JSON on stdin)'}`,
     );
   }
   console.log(
@@ -554,76 +602,91 @@ async function main(): Promise<number> {
 
   async function rawSample(w: Workload, lifetime: ToolLifetime): Promise<Sample> {
     const n = callsOf(lifetime);
-    const call = callOf(w);
+    const calls = w.calls.map(callOf);
     const meter = new Meter();
     if (lifetime === 'per-run') {
-      const t0 = performance.now();
-      const container = await docker.createContainer(rawRequest());
+      // One container per kind, started at its first call, as the per-run executor does.
+      const containers = new Map<string, Docker.Container>();
       try {
-        await container.start();
-        const startMs = performance.now() - t0;
         for (let i = 0; i < n; i++) {
-          const r = await meter.time(() => rawExec(container, call.wrapped, call.stdin));
-          w.check(r.exitCode, r.stdout);
+          const call = nth(calls, i);
+          const r = await meter.time(async () => {
+            let container = containers.get(call.kind);
+            if (container === undefined) {
+              container = await docker.createContainer(rawRequest(call.spec));
+              containers.set(call.kind, container);
+              await container.start();
+            }
+            return rawExec(container, call.wrapped, call.stdin, call.spec.workingDir);
+          });
+          call.call.check(r.exitCode, r.stdout);
         }
-        return meter.sample(1, startMs);
+        return meter.sample(1, 0);
       } finally {
-        await container.remove({ force: true, v: true });
+        for (const c of containers.values()) await c.remove({ force: true, v: true });
       }
     }
     for (let i = 0; i < n; i++) {
+      const call = nth(calls, i);
       const r = await meter.time(async () => {
-        const container = await docker.createContainer(rawRequest());
+        const container = await docker.createContainer(rawRequest(call.spec));
         try {
           await container.start();
-          return await rawExec(container, call.wrapped, call.stdin);
+          return await rawExec(container, call.wrapped, call.stdin, call.spec.workingDir);
         } finally {
           await container.remove({ force: true, v: true });
         }
       });
-      w.check(r.exitCode, r.stdout);
+      call.call.check(r.exitCode, r.stdout);
     }
     return meter.sample(0, 0);
   }
 
   async function containerSample(w: Workload, lifetime: ToolLifetime): Promise<Sample> {
     const n = callsOf(lifetime);
-    const call = callOf(w);
+    const calls = w.calls.map(callOf);
     const spec = plan(lifetime).spec;
-    const options = {
+    const optionsOf = (call: (typeof calls)[number]) => ({
       stdin: call.stdin,
       timeoutMs: call.timeoutMs,
       maxOutputBytes: call.maxOutputBytes,
       signal,
-    };
+    });
     const meter = new Meter();
     if (lifetime === 'per-run') {
-      names.add(toolContainerName(spec));
-      const t0 = performance.now();
-      const container = await ToolContainer.start(runtime, spec, signal);
+      const containers = new Map<string, ToolContainer>();
       try {
-        const startMs = performance.now() - t0;
         for (let i = 0; i < n; i++) {
-          const r = await meter.time(() => container.run(call.argv, options));
-          w.check(r.exitCode, r.stdout);
+          const call = nth(calls, i);
+          const r = await meter.time(async () => {
+            let container = containers.get(call.kind);
+            if (container === undefined) {
+              names.add(toolContainerName(spec, call.kind));
+              container = await ToolContainer.start(runtime, spec, call.kind, signal);
+              containers.set(call.kind, container);
+            }
+            return container.run(call.argv, optionsOf(call));
+          });
+          call.call.check(r.exitCode, r.stdout);
         }
-        return meter.sample(1, startMs);
+        return meter.sample(1, 0);
       } finally {
-        await container.remove();
+        for (const c of containers.values()) await c.remove();
       }
     }
     for (let i = 0; i < n; i++) {
+      const call = nth(calls, i);
       const suffix = `-c${i + 1}`;
-      names.add(toolContainerName(spec, suffix));
+      names.add(toolContainerName(spec, call.kind, suffix));
       const r = await meter.time(async () => {
-        const container = await ToolContainer.start(runtime, spec, signal, suffix);
+        const container = await ToolContainer.start(runtime, spec, call.kind, signal, suffix);
         try {
-          return await container.run(call.argv, options);
+          return await container.run(call.argv, optionsOf(call));
         } finally {
           await container.remove();
         }
       });
-      w.check(r.exitCode, r.stdout);
+      call.call.check(r.exitCode, r.stdout);
     }
     return meter.sample(0, 0);
   }
@@ -633,9 +696,10 @@ async function main(): Promise<number> {
     const script = Script.parse({
       model: 'scripted',
       turns: [
-        ...Array.from({ length: n }, () => ({
-          tool_calls: [{ name: w.tool.name, input: w.input }],
-        })),
+        ...Array.from({ length: n }, (_, i) => {
+          const call = nth(w.calls, i);
+          return { tool_calls: [{ name: call.tool.name, input: call.input }] };
+        }),
         { text: 'done' },
       ],
     });
@@ -648,7 +712,7 @@ async function main(): Promise<number> {
     });
     const outcome = await executeAgentRun(
       p,
-      { prompt: `call ${w.tool.name} ${n} times` },
+      { prompt: `make ${n} calls: ${w.name}` },
       { runtime: timed, logger, owner, gateway },
       signal,
     );
@@ -663,7 +727,8 @@ async function main(): Promise<number> {
         `agent run ${outcome.runId}: ${outcome.status} (${outcome.terminalReason}), tool calls ${JSON.stringify(outcome.toolCalls)}, ${stamps.length} model requests`,
       );
     }
-    checkEvidence(outcome.artifactDir, lifetime, n);
+    const kinds = new Set(Array.from({ length: n }, (_, i) => nth(w.calls, i).tool.runsIn)).size;
+    checkEvidence(outcome.artifactDir, lifetime === 'per-run' ? kinds : n, n);
     const gaps: number[] = [];
     const inEngine: number[] = [];
     const cpu: number[] = [];
@@ -715,7 +780,7 @@ async function main(): Promise<number> {
         }
         const label = measured ? `round ${round - warmup + 1}/${rounds}` : `warm-up ${round + 1}`;
         console.error(
-          `  ${w.tool.name} ${label.padEnd(13)} p50 per call, ms: ` +
+          `  ${w.name} ${label.padEnd(13)} p50 per call, ms: ` +
             LIFETIMES.map(
               (l) => `${l} ${LAYERS.map((x) => `${x} ${parts.get(`${l}/${x}`) ?? '-'}`).join(' ')}`,
             ).join(' | '),
@@ -752,7 +817,7 @@ async function main(): Promise<number> {
 }
 
 /** The run's evidence holds what N calls must leave: an intact chain, one record per call. */
-function checkEvidence(dir: string, lifetime: ToolLifetime, n: number): void {
+function checkEvidence(dir: string, containers: number, n: number): void {
   const body = readFileSync(path.join(dir, RUN_FILES.events), 'utf8');
   const chain = verifyEventChain(body);
   const types = body
@@ -760,7 +825,6 @@ function checkEvidence(dir: string, lifetime: ToolLifetime, n: number): void {
     .filter((l) => l !== '')
     .map((l) => (JSON.parse(l) as { type: string }).type);
   const count = (t: string): number => types.filter((x) => x === t).length;
-  const containers = lifetime === 'per-run' ? 1 : n;
   const problems = [
     chain.ok ? undefined : `event chain: ${chain.problem ?? 'broken'}`,
     count('tool_executed') === n ? undefined : `${count('tool_executed')} tool_executed`,
@@ -803,7 +867,7 @@ function byLifetime<T>(f: (l: ToolLifetime) => T): Record<ToolLifetime, T> {
 function report(r: Results): void {
   const json: Record<string, unknown> = {};
   for (const { workload, samples } of r.results) {
-    const name = workload.tool.name;
+    const name = workload.name;
     const all = (key: SeriesKey, f: (s: Sample) => readonly number[]): number[] =>
       samples[key].flatMap((s) => [...f(s)]);
     const perCall = Object.fromEntries(
@@ -971,7 +1035,7 @@ function report(r: Results): void {
     );
 
     json[name] = {
-      input: workload.input,
+      input: workload.calls.map((c) => c.input),
       perCall: Object.fromEntries(SERIES.map((k) => [k, rounded(perCall[k])])),
       cpuPerCall: Object.fromEntries(SERIES.map((k) => [k, rounded(cpu[k])])),
       ratios,

@@ -80,7 +80,8 @@ export async function executeAgentRun(
       budgets,
       toolContainer: {
         lifetime: plan.profile.toolLifetime,
-        name: toolContainerName(plan.spec),
+        name: toolContainerName(plan.spec, 'workload'),
+        fileToolName: toolContainerName(plan.spec, 'file-tool'),
         timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
       },
     }),
@@ -155,14 +156,14 @@ async function runAgent(
   // Disposal waits for starts and calls still in flight: nothing is left behind.
   const executor = session.stack.use(
     toolExecutor(lifetime, deps.runtime, plan.spec, {
-      started: async (containerId) => {
-        await dir.events.append('tool_container_started', { containerId, lifetime }, true);
+      started: async (container) => {
+        await dir.events.append('tool_container_started', { ...container }, true);
       },
-      removed: async (containerId) => {
-        await dir.events.append('tool_container_removed', { containerId, lifetime }, true);
+      removed: async (container) => {
+        await dir.events.append('tool_container_removed', { ...container }, true);
       },
-      removalFailed: (containerId, err) => {
-        log.error({ containerId, err }, 'tool container removal failed; cfh reap will retry');
+      removalFailed: (container, err) => {
+        log.error({ ...container, err }, 'tool container removal failed; cfh reap will retry');
       },
     }),
   );
@@ -179,6 +180,7 @@ async function runAgent(
       budgets: tracker,
       runTool: (tool, argv, stdin, s) =>
         executor.run(argv, {
+          runsIn: tool.runsIn,
           stdin,
           timeoutMs: Math.min(tool.timeoutMs, capMs),
           maxOutputBytes: tool.resultSizeLimitChars * 4,

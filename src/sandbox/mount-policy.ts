@@ -24,8 +24,26 @@ export const ENGINE_SOCKETS: readonly string[] = [
   '/run/containerd/containerd.sock',
 ];
 
-/** Paths inside the container that cfh owns. */
-const RESERVED_TARGETS: readonly string[] = ['/', '/tmp', '/proc', '/sys', '/dev', '/etc'];
+/**
+ * Paths inside the container that cfh owns. The image's system directories are among them:
+ * the built-in tools run their binaries, interpreter, libraries and loader from there, by
+ * absolute path, so no mount may replace that code (AH-CONT-1; tools/tool-container.ts).
+ */
+const RESERVED_TARGETS: readonly string[] = [
+  '/',
+  '/tmp',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/etc',
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+];
 
 export const WORKSPACE_TARGET = '/workspace';
 

@@ -22,6 +22,7 @@ export async function execIn(
   try {
     const exec = await container.exec({
       Cmd: [...argv],
+      WorkingDir: options.workingDir,
       AttachStdin: options.stdin !== undefined,
       AttachStdout: true,
       AttachStderr: true,

@@ -401,6 +401,7 @@ class DockerGuard implements StartedGuard {
     signal?: AbortSignal,
   ): Promise<{ exitCode: number; output: string }> {
     const r = await execIn(this.#container, 'guard', command, {
+      workingDir: '/',
       maxOutputBytes: 1024 * 1024,
       signal,
       user: '0:0',

@@ -51,6 +51,8 @@ export interface StartedContainer extends AsyncDisposable {
 }
 
 export interface ExecOptions {
+  /** The process's working directory (Docker exec `WorkingDir`): every exec names its own. */
+  readonly workingDir: string;
   readonly stdin?: Buffer | undefined;
   readonly maxOutputBytes: number;
   readonly signal?: AbortSignal | undefined;

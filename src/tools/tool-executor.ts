@@ -1,25 +1,38 @@
-// Where a run's tool calls execute (issue 5): a `per-run` container (created at the first
-// call that passes validation and the mediator, reused, removed at the end) or a
-// `per-call` container (created for one call and removed after it). Disposal waits for
-// starts and calls still in flight, so no container outlives the run (AH-LIFE-3).
+// Where a run's tool calls execute (issue 5). Each call names its container kind: `exec` the
+// workload container, the file tools the file-tool container (tool-container.ts says why
+// they are apart). Both kinds follow the profile's `toolLifetime`: `per-run` (each kind
+// created at the first call of that kind that passes validation and the mediator, reused,
+// removed at the end) or `per-call` (created for one call and removed after it). Disposal
+// waits for starts and calls still in flight, and nothing starts after it, so no container
+// outlives the run (AH-LIFE-3).
 import type { ToolLifetime } from '../config/profile-schema.js';
-import { errorMessage } from '../errors.js';
+import { HarnessInvariantError, errorMessage } from '../errors.js';
 import type { ContainerSpec } from '../substrate/container-spec.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
-import { ToolContainer, type ToolExecution } from './tool-container.js';
+import { ToolContainer, type ToolContainerKind, type ToolExecution } from './tool-container.js';
 
 export interface ToolRunOptions {
+  /** The container kind the tool runs in (its BuiltinTool `runsIn`). */
+  readonly runsIn: ToolContainerKind;
   readonly stdin?: Buffer | undefined;
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   readonly signal?: AbortSignal | undefined;
 }
 
+/** One tool container, as the evidence names it. */
+export interface ToolContainerRecord {
+  readonly containerId: string;
+  readonly name: string;
+  readonly kind: ToolContainerKind;
+  readonly lifetime: ToolLifetime;
+}
+
 export interface ToolContainerEvents {
-  started(containerId: string, lifetime: ToolLifetime): Promise<void>;
-  removed(containerId: string, lifetime: ToolLifetime): Promise<void>;
+  started(container: ToolContainerRecord): Promise<void>;
+  removed(container: ToolContainerRecord): Promise<void>;
   /** A removal that failed; `cfh reap` removes the container later. */
-  removalFailed(containerId: string, error: string): void;
+  removalFailed(container: ToolContainerRecord, error: string): void;
 }
 
 export interface ToolExecutor extends AsyncDisposable {
@@ -38,18 +51,54 @@ export function toolExecutor(
     : new PerCallExecutor(runtime, spec, events);
 }
 
+function recordOf(container: ToolContainer, lifetime: ToolLifetime): ToolContainerRecord {
+  return { containerId: container.id, name: container.name, kind: container.kind, lifetime };
+}
+
+async function startRecorded(
+  runtime: ContainerRuntime,
+  spec: ContainerSpec,
+  options: ToolRunOptions,
+  lifetime: ToolLifetime,
+  events: ToolContainerEvents,
+  suffix = '',
+): Promise<ToolContainer> {
+  const container = await ToolContainer.start(
+    runtime,
+    spec,
+    options.runsIn,
+    options.signal,
+    suffix,
+  );
+  try {
+    await events.started(recordOf(container, lifetime));
+  } catch (error) {
+    await removeRecorded(container, lifetime, events);
+    throw error;
+  }
+  return container;
+}
+
 async function removeRecorded(
   container: ToolContainer,
   lifetime: ToolLifetime,
   events: ToolContainerEvents,
 ): Promise<void> {
+  const record = recordOf(container, lifetime);
   try {
     await container.remove();
   } catch (error) {
-    events.removalFailed(container.id, errorMessage(error));
+    events.removalFailed(record, errorMessage(error));
     return;
   }
-  await events.removed(container.id, lifetime);
+  await events.removed(record);
+}
+
+function closed(): HarnessInvariantError {
+  return new HarnessInvariantError(
+    'tool_executor_closed',
+    'a tool call was started after the run disposed of its tool containers',
+  );
 }
 
 class PerRunExecutor implements ToolExecutor {
@@ -57,7 +106,8 @@ class PerRunExecutor implements ToolExecutor {
   readonly #runtime: ContainerRuntime;
   readonly #spec: ContainerSpec;
   readonly #events: ToolContainerEvents;
-  #starting: Promise<ToolContainer> | undefined;
+  readonly #starting = new Map<ToolContainerKind, Promise<ToolContainer>>();
+  #closed = false;
 
   constructor(runtime: ContainerRuntime, spec: ContainerSpec, events: ToolContainerEvents) {
     this.#runtime = runtime;
@@ -66,20 +116,25 @@ class PerRunExecutor implements ToolExecutor {
   }
 
   async run(argv: readonly string[], options: ToolRunOptions): Promise<ToolExecution> {
-    this.#starting ??= ToolContainer.start(this.#runtime, this.#spec, options.signal).then(
-      async (c) => {
-        await this.#events.started(c.id, this.lifetime);
-        return c;
-      },
-    );
-    const container = await this.#starting;
+    if (this.#closed) throw closed();
+    let starting = this.#starting.get(options.runsIn);
+    if (starting === undefined) {
+      starting = startRecorded(this.#runtime, this.#spec, options, this.lifetime, this.#events);
+      this.#starting.set(options.runsIn, starting);
+    }
+    const container = await starting;
     return container.run(argv, options);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
+    this.#closed = true;
     // A start still in flight is waited for, so nothing is left behind.
-    const container = await this.#starting?.catch(() => undefined);
-    if (container !== undefined) await removeRecorded(container, this.lifetime, this.#events);
+    await Promise.all(
+      [...this.#starting.values()].map(async (starting) => {
+        const container = await starting.catch(() => undefined);
+        if (container !== undefined) await removeRecorded(container, this.lifetime, this.#events);
+      }),
+    );
   }
 }
 
@@ -90,6 +145,7 @@ class PerCallExecutor implements ToolExecutor {
   readonly #events: ToolContainerEvents;
   readonly #inFlight = new Set<Promise<unknown>>();
   #calls = 0;
+  #closed = false;
 
   constructor(runtime: ContainerRuntime, spec: ContainerSpec, events: ToolContainerEvents) {
     this.#runtime = runtime;
@@ -98,6 +154,7 @@ class PerCallExecutor implements ToolExecutor {
   }
 
   run(argv: readonly string[], options: ToolRunOptions): Promise<ToolExecution> {
+    if (this.#closed) return Promise.reject(closed());
     this.#calls += 1;
     const call = this.#runOnce(argv, options, `-c${this.#calls}`);
     const tracked = call.catch(() => undefined);
@@ -111,9 +168,15 @@ class PerCallExecutor implements ToolExecutor {
     options: ToolRunOptions,
     suffix: string,
   ): Promise<ToolExecution> {
-    const container = await ToolContainer.start(this.#runtime, this.#spec, options.signal, suffix);
+    const container = await startRecorded(
+      this.#runtime,
+      this.#spec,
+      options,
+      this.lifetime,
+      this.#events,
+      suffix,
+    );
     try {
-      await this.#events.started(container.id, this.lifetime);
       return await container.run(argv, options);
     } finally {
       await removeRecorded(container, this.lifetime, this.#events);
@@ -121,6 +184,7 @@ class PerCallExecutor implements ToolExecutor {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
+    this.#closed = true;
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
   }
 }

@@ -20,6 +20,7 @@ import {
   waitForEvent,
   type CfhResult,
   type Event,
+  toolResults,
   useScratch,
 } from './helpers.js';
 
@@ -84,44 +85,6 @@ async function agentRun(
 
 const ofType = (events: Event[], type: string) =>
   events.filter((e) => e.type === type).map((e) => e.data);
-
-interface Observation {
-  status: string;
-  summary: string;
-  items: string[];
-  evidence_refs: string[];
-  truncated?: { originalChars: number; keptChars: number };
-}
-
-interface ToolResultBlock {
-  type: 'tool_result';
-  tool_use_id: string;
-  is_error: boolean;
-  content: string;
-  observation: Observation;
-}
-
-/** Every tool_result the model was sent, in order, with its observation parsed. */
-async function toolResults(dir: string): Promise<ToolResultBlock[]> {
-  const lines = (await readFile(path.join(dir, 'transcript.jsonl'), 'utf8')).trim().split('\n');
-  const out: ToolResultBlock[] = [];
-  for (const line of lines) {
-    const message = JSON.parse(line) as { role: string; content: Record<string, any>[] };
-    for (const block of message.content) {
-      if (block.type !== 'tool_result') continue;
-      const m =
-        /^<untrusted-tool-output tool="[a-z_]+">\n([\s\S]*)\n<\/untrusted-tool-output>$/.exec(
-          block.content as string,
-        );
-      if (m === null) throw new Error(`tool_result not wrapped: ${String(block.content)}`);
-      out.push({
-        ...(block as ToolResultBlock),
-        observation: JSON.parse(m[1] ?? '') as Observation,
-      });
-    }
-  }
-  return out;
-}
 
 async function expectNothingLeft(dir: string): Promise<void> {
   expect(await containersOfRun(runIdOf(dir))).toEqual([]);
@@ -293,7 +256,12 @@ describe('agent budgets through their CLI flags (scripted gateway, real containe
     // The tool container that ran `sleep 60` was started, and removed before the record.
     const [started] = ofType(events, 'tool_container_started');
     expect(ofType(events, 'tool_container_removed')).toEqual([
-      { containerId: started?.containerId, lifetime: 'per-run' },
+      {
+        containerId: started?.containerId,
+        name: `cfh-tools-${runIdOf(dir)}`,
+        kind: 'workload',
+        lifetime: 'per-run',
+      },
     ]);
     await expectNothingLeft(dir);
   });
@@ -579,15 +547,32 @@ describe('tool container lifetimes and parallel calls', () => {
     await expectNothingLeft(dir);
   });
 
-  it('per-run (the default): one container for every call, removed once at the end', async () => {
+  it('per-run (the default): one container of each kind for every call, removed once at the end', async () => {
     const { dir, events } = await fixRun([]);
+    const runId = runIdOf(dir);
     const started = ofType(events, 'tool_container_started');
-    expect(started).toEqual([{ containerId: expect.any(String), lifetime: 'per-run' }]);
-    const id = started[0]?.containerId;
-    expect(ofType(events, 'tool_container_removed')).toEqual([
-      { containerId: id, lifetime: 'per-run' },
+    // exec's workload container, then the file-tool container at edit_file, its first use.
+    expect(started).toEqual([
+      {
+        containerId: expect.any(String),
+        name: `cfh-tools-${runId}`,
+        kind: 'workload',
+        lifetime: 'per-run',
+      },
+      {
+        containerId: expect.any(String),
+        name: `cfh-files-${runId}`,
+        kind: 'file-tool',
+        lifetime: 'per-run',
+      },
     ]);
-    expect(ofType(events, 'tool_executed').map((e) => e.containerId)).toEqual([id, id, id]);
+    const [workload, files] = started.map((s) => s.containerId);
+    expect(new Set(ofType(events, 'tool_container_removed'))).toEqual(new Set(started));
+    expect(ofType(events, 'tool_executed').map((e) => e.containerId)).toEqual([
+      workload,
+      files,
+      workload,
+    ]);
     const seqOf = (type: string) => events.find((e) => e.type === type)?.seq ?? -1;
     expect(seqOf('tool_container_removed')).toBeGreaterThan(seqOf('final_answer_produced'));
     const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
@@ -708,7 +693,12 @@ describe('tool container lifetimes and parallel calls', () => {
     ]);
     const [container] = ofType(events, 'tool_container_started');
     expect(ofType(events, 'tool_container_removed')).toEqual([
-      { containerId: container?.containerId, lifetime: 'per-call' },
+      {
+        containerId: container?.containerId,
+        name: `cfh-tools-${runIdOf(dir)}-c1`,
+        kind: 'workload',
+        lifetime: 'per-call',
+      },
     ]);
     await expectNothingLeft(dir);
   });

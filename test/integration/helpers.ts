@@ -222,3 +222,42 @@ export async function objectsOwnedBy(pid: number): Promise<string[]> {
 export function runIdOf(runDir: string): string {
   return path.basename(runDir);
 }
+
+/** What the model was shown of one tool call: the observation inside its fence. */
+export interface ToolObservation {
+  status: string;
+  summary: string;
+  items: string[];
+  evidence_refs: string[];
+  truncated?: { originalChars: number; keptChars: number };
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  is_error: boolean;
+  content: string;
+  observation: ToolObservation;
+}
+
+/** Every tool_result the model was sent (transcript.jsonl), in order, observation parsed. */
+export async function toolResults(dir: string): Promise<ToolResultBlock[]> {
+  const lines = (await readFile(path.join(dir, 'transcript.jsonl'), 'utf8')).trim().split('\n');
+  const out: ToolResultBlock[] = [];
+  for (const line of lines) {
+    const message = JSON.parse(line) as { role: string; content: Record<string, any>[] };
+    for (const block of message.content) {
+      if (block.type !== 'tool_result') continue;
+      const m =
+        /^<untrusted-tool-output tool="[a-z_]+">\n([\s\S]*)\n<\/untrusted-tool-output>$/.exec(
+          block.content as string,
+        );
+      if (m === null) throw new Error(`tool_result not wrapped: ${String(block.content)}`);
+      out.push({
+        ...(block as ToolResultBlock),
+        observation: JSON.parse(m[1] ?? '') as ToolObservation,
+      });
+    }
+  }
+  return out;
+}

@@ -1,5 +1,6 @@
-// Issue 5 built-in tools, against the real engine: each runs inside the run's tool
-// container (same spec as any sandbox), so the kernel enforces the mounts.
+// Issue 5 built-in tools, against the real engine: each runs inside one of the run's tool
+// containers (exec the workload's, the file tools the file-tool one; both the same spec as
+// any sandbox), so the kernel enforces the mounts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,13 +10,25 @@ import { currentOwner } from '../../src/sandbox/owner.js';
 import { currentHostIdentity } from '../../src/sandbox/sandbox-user.js';
 import { DockerRuntime } from '../../src/substrate/docker-runtime.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../../src/tools/builtins.js';
-import { ToolContainer } from '../../src/tools/tool-container.js';
+import type { ContainerSpec } from '../../src/substrate/container-spec.js';
+import type { ContainerRuntime } from '../../src/substrate/runtime.js';
+import { ToolContainer, type ToolContainerKind } from '../../src/tools/tool-container.js';
 import { containersOfRun, copySampleRepo, removeDir, tempDir } from './helpers.js';
 
 let scratch: string;
 let repo: string;
-let rw: ToolContainer;
-let ro: ToolContainer;
+/** A run's two tool containers, by kind. */
+type Containers = Readonly<Record<ToolContainerKind, ToolContainer>>;
+let rw: Containers;
+let ro: Containers;
+
+async function startBoth(runtime: ContainerRuntime, spec: ContainerSpec): Promise<Containers> {
+  const [workload, fileTool] = await Promise.all([
+    ToolContainer.start(runtime, spec, 'workload'),
+    ToolContainer.start(runtime, spec, 'file-tool'),
+  ]);
+  return { workload, 'file-tool': fileTool };
+}
 let rwRunId: string;
 let roRunId: string;
 
@@ -26,7 +39,7 @@ function toolNamed(name: string): BuiltinTool {
 }
 
 async function call(
-  container: ToolContainer,
+  containers: Containers,
   name: string,
   input: unknown,
   options: { timeoutMs?: number; maxChars?: number } = {},
@@ -36,7 +49,7 @@ async function call(
   const { argv, stdin } = tool.command(parsed, {
     maxChars: options.maxChars ?? tool.resultSizeLimitChars,
   });
-  const result = await container.run(argv, {
+  const result = await containers[tool.runsIn].run(argv, {
     stdin,
     timeoutMs: options.timeoutMs ?? tool.timeoutMs,
     maxOutputBytes: 64 * 1024,
@@ -65,13 +78,12 @@ beforeAll(async () => {
   );
   rwRunId = rwPlan.runId;
   roRunId = roPlan.runId;
-  rw = await ToolContainer.start(runtime, rwPlan.spec);
-  ro = await ToolContainer.start(runtime, roPlan.spec);
+  rw = await startBoth(runtime, rwPlan.spec);
+  ro = await startBoth(runtime, roPlan.spec);
 });
 
 afterAll(async () => {
-  await rw.remove();
-  await ro.remove();
+  for (const c of [rw, ro].flatMap((both) => Object.values(both))) await c.remove();
   expect(await containersOfRun(rwRunId)).toEqual([]);
   expect(await containersOfRun(roRunId)).toEqual([]);
   await removeDir(scratch);

@@ -255,6 +255,13 @@ describe('resolveMounts: targets', () => {
     '/dev/shm',
     '/etc',
     '/etc/ssl',
+    '/usr',
+    '/usr/local/bin',
+    '/usr/lib/python3.11',
+    '/bin',
+    '/sbin',
+    '/lib',
+    '/lib64',
   ])('refuses the reserved target %s', async (target) => {
     const src = await subdir('a');
     expectConfigError(() => resolveMounts([req(src, target)]), 'mount_target_reserved', target);
