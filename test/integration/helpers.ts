@@ -10,7 +10,16 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CFH_MAIN = path.join(REPO_ROOT, 'dist', 'cli', 'main.js');
-export const docker = new Docker({ socketPath: '/var/run/docker.sock' });
+/** The engine cfh itself uses: DOCKER_HOST when set (as src/config/env.ts reads it). */
+export const docker = engineClient(process.env.DOCKER_HOST);
+
+function engineClient(host: string | undefined): Docker {
+  if (host === undefined || host === '') return new Docker({ socketPath: '/var/run/docker.sock' });
+  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
+  if (host.startsWith('/')) return new Docker({ socketPath: host });
+  const url = new URL(host.replace(/^tcp:/, 'http:'));
+  return new Docker({ host: url.hostname, port: Number(url.port || 2375) });
+}
 
 export interface CfhResult {
   readonly exitCode: number;
@@ -29,6 +38,8 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/root',
     CFH_LOG_LEVEL: 'error',
+    // The child talks to the same engine as the test's own client.
+    ...(process.env.DOCKER_HOST === undefined ? {} : { DOCKER_HOST: process.env.DOCKER_HOST }),
     ...extra,
   };
 }

@@ -13,6 +13,17 @@ import {
   RCODE_NOERROR,
   RCODE_NXDOMAIN,
 } from '../../src/network/dns-wire.js';
+import { interfaceIpv4 } from '../../src/network/host-addresses.js';
+
+/**
+ * The host's docker0 address, from the kernel as the product reads host addresses (never
+ * the engine's record of the default bridge, which a fresh engine leaves without a gateway).
+ */
+export function dockerBridgeAddress(): string {
+  const address = interfaceIpv4('docker0')[0];
+  if (address === undefined) throw new Error('the kernel shows no IPv4 address on docker0');
+  return address;
+}
 
 export interface Closable {
   close(): Promise<void>;

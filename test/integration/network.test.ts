@@ -28,6 +28,7 @@ import {
   type Event,
 } from './helpers.js';
 import {
+  dockerBridgeAddress,
   startDnsServer,
   startHttpTarget,
   startTcpTarget,
@@ -169,12 +170,7 @@ beforeAll(async () => {
   workspace = path.join(scratch, 'ws');
   await mkdir(workspace);
   await writeFile(path.join(workspace, 'probe.py'), PROBE_PY, { mode: 0o644 });
-  const bridge = (await docker.getNetwork('bridge').inspect()) as {
-    IPAM?: { Config?: { Gateway?: string }[] };
-  };
-  const gateway = bridge.IPAM?.Config?.[0]?.Gateway;
-  if (gateway === undefined) throw new Error('the bridge network has no gateway address');
-  hostIp = gateway;
+  hostIp = dockerBridgeAddress();
   web = await startHttpTarget('web');
   other = await startHttpTarget('other');
   rawDenied = await startTcpTarget();
