@@ -9,7 +9,8 @@
 // Content-Lengths, obs-fold, a bare LF, a method not in upper case). A request carrying
 // Upgrade, or a CONNECT, may switch the connection to opaque bytes, only as the first
 // request and only once the upstream answers 101 (Upgrade) or 2xx (CONNECT): until then the
-// client's further bytes are held, and a refused switch resumes framing.
+// client's further bytes are held, and a refused switch resumes framing. An upgrade to h2c
+// is refused: HTTP/2 would carry requests naming any host, unframed.
 //
 // Untrusted input; pure (bytes in, bytes to forward and a verdict out).
 import { splitHostPort } from './client-hello.js';
@@ -253,7 +254,12 @@ export class RequestFraming {
       if (key === 'host') hosts.push(header.value);
       else if (key === 'content-length') lengths.push(header.value);
       else if (key === 'transfer-encoding') codings.push(header.value);
-      else if (key === 'upgrade') upgrade = true;
+      else if (key === 'upgrade') {
+        // An upgrade to another HTTP (h2c) would carry requests with an :authority each.
+        if (/(^|,)\s*(h2c|http\/)/i.test(header.value))
+          return bad('an upgrade to another version of HTTP');
+        upgrade = true;
+      }
     }
     const stated = hosts.map((h) => hostName(h));
     if (stated.some((h) => h === undefined)) return bad('a malformed Host header');

@@ -102,6 +102,13 @@ function cases(): Record<string, { files: string[]; target: 'raw' | 'up' }> {
       ],
       target: 'up',
     },
+    h2c: {
+      files: [
+        get('/h2c', apiUp, 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n'),
+        'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n',
+      ],
+      target: 'up',
+    },
     declined: {
       files: [
         get('/ud', api, 'Connection: Upgrade\r\nUpgrade: cfh-test\r\n'),
@@ -214,7 +221,7 @@ describe.each(['runc', 'runsc'] as const)('requests on one connection under %s',
     const text = rawText();
     for (const never of ['smuggled.cfh.test', 'folded.cfh.test', 'barelf.cfh.test', 'get /m2'])
       expect(text, never).not.toContain(never);
-    expect(refusals().filter((e) => e.reason === 'bad-request').length).toBeGreaterThanOrEqual(4);
+    expect(refusals().filter((e) => e.reason === 'bad-request').length).toBeGreaterThanOrEqual(5);
   });
 
   it('passes a body that looks like a request, and checks the request after it', (ctx) => {
@@ -234,6 +241,9 @@ describe.each(['runc', 'runsc'] as const)('requests on one connection under %s',
     guard(ctx);
     expect(marker(run, 'upgraded').statuses).toBe('101');
     expect(upText()).toContain('opaque-after-101');
+    // Not to h2c: HTTP/2 streams would each name a host, unframed.
+    expect(marker(run, 'h2c').statuses).toBe('-');
+    expect(upText()).not.toContain('/h2c');
     expect(marker(run, 'declined').statuses).toBe('200');
     refused('conflicting-host', 'declined.cfh.test');
     expect(rawText()).not.toContain('declined.cfh.test');

@@ -172,6 +172,15 @@ describe('RequestFraming', () => {
     expect(after.refusal).toMatchObject({ reason: 'conflicting-host', name: 'b.test' });
   });
 
+  it('refuses an upgrade to h2c, whose streams would name hosts unframed', () => {
+    for (const value of ['h2c', 'websocket, h2c', 'HTTP/2.0'])
+      expect(
+        feed(get('/', 'a.test', `Connection: Upgrade, HTTP2-Settings\r\nUpgrade: ${value}\r\n`)).fed
+          .refusal,
+        value,
+      ).toMatchObject({ reason: 'bad-request' });
+  });
+
   it('switches a CONNECT on 2xx only', () => {
     const connect = 'CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n';
     const ok = new RequestFraming();
