@@ -1,8 +1,11 @@
 // Servers the network tests start on this machine, and nothing else: every destination a
 // sandbox is pointed at is one of these (issue 3, "local servers only"). An HTTP server
 // that names itself and records what reached it, a raw TCP listener that records
-// connections, a DNS server on 127.0.0.1 answering from a fixed map (the egress gateway's
-// upstream, via CFH_EGRESS_RESOLVER), and a UDP "rogue resolver" that records any packet.
+// connections, a lenient raw HTTP upstream that records every byte, a DNS server on
+// 127.0.0.1 answering from a fixed map (the egress gateway's upstream, via
+// CFH_EGRESS_RESOLVER), a UDP "rogue resolver" that records any packet, and a "far" network
+// namespace the test creates (addresses on this machine that are neither private nor the
+// host's). The host's docker0 address comes from the kernel.
 import { execa } from 'execa';
 import { randomBytes, randomInt } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
