@@ -1,10 +1,9 @@
 // Removes engine objects labelled by cfh whose owning process is gone (AH-LIFE-3): the
 // containers of a cfh that was SIGKILLed, networks and volumes left by a crash. Objects of
 // a live owner, or of another host sharing the engine, are left alone.
-import { rm } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { isRunId } from '../evidence/run-id.js';
-import { egressNames } from '../sandbox/egress-sandbox.js';
+import { LABEL_EGRESS_CONFIG, removeEgressConfig } from '../sandbox/egress-config.js';
 import { errorMessage } from '../errors.js';
 import { LABEL_RUN_ID, ownerStatus, type OwnerStatus } from '../sandbox/owner.js';
 import type { ContainerRuntime, LabelledObject } from '../substrate/runtime.js';
@@ -51,9 +50,11 @@ export async function reapOrphans(
       await runtime.removeObject(object, options.signal);
       options.logger.info({ kind: object.kind, name: object.name }, 'reaped orphan');
       entries.push({ ...base, action: 'removed' });
-      // The egress network's host-side config (resolv.conf) goes with it.
-      if (object.kind === 'network' && isRunId(base.runId)) {
-        await rm(egressNames(base.runId).configDir, { recursive: true, force: true });
+      // The egress network's host-side config (resolv.conf) goes with it: the directory
+      // its label names, if it has the shape cfh gives it and this user owns it.
+      const configDir = object.labels[LABEL_EGRESS_CONFIG];
+      if (object.kind === 'network' && isRunId(base.runId) && configDir !== undefined) {
+        await removeEgressConfig(configDir, base.runId);
       }
     } catch (error) {
       entries.push({ ...base, action: 'failed', error: errorMessage(error) });

@@ -1,24 +1,18 @@
-// Reads the destination name a client states in its first bytes: the TLS server name
-// (SNI) of a ClientHello, or the Host header of an HTTP/1 request. Untrusted input:
-// every length is bounds-checked; anything unexpected is "no name".
+// Reads what a client states in its first bytes: the TLS server name (SNI) of a
+// ClientHello, or that they open an HTTP/1 request (whose Host, and every later request's,
+// http-framing.ts reads). Untrusted input: every length is bounds-checked; anything
+// unexpected is "no name".
 export type FirstBytes =
   | { readonly protocol: 'tls'; readonly name: string | undefined }
-  | {
-      readonly protocol: 'http';
-      readonly name: string | undefined;
-      readonly port: number | undefined;
-    }
+  | { readonly protocol: 'http' }
   | { readonly protocol: 'other' };
 
 export function inspectFirstBytes(data: Buffer): FirstBytes {
   if (data[0] === 0x16 && data[1] === 0x03) return { protocol: 'tls', name: serverName(data) };
-  const text = data.subarray(0, 8192).toString('latin1');
-  if (/^[A-Z]{3,10} \S+ HTTP\/1\.[01]\r?\n/.test(text)) {
-    const host = /\r?\nhost:[ \t]*([^\r\n]+)/i.exec(text)?.[1]?.trim();
-    if (host === undefined) return { protocol: 'http', name: undefined, port: undefined };
-    const { name, port } = splitHostPort(host);
-    return { protocol: 'http', name, port };
-  }
+  // Loose on purpose (any case, bare LF): what looks like HTTP is framed strictly, and
+  // refused when malformed, rather than relayed as opaque bytes.
+  if (/^[A-Za-z-]{3,20} \S+ HTTP\/1\.[01]\r?\n/.test(data.subarray(0, 8192).toString('latin1')))
+    return { protocol: 'http' };
   return { protocol: 'other' };
 }
 

@@ -12,6 +12,26 @@ export interface DnsQuestion {
 
 export const DNS_TYPE_A = 1;
 export const DNS_TYPE_AAAA = 28;
+const TYPE_NAMES: Readonly<Record<number, string>> = {
+  1: 'A',
+  2: 'NS',
+  5: 'CNAME',
+  6: 'SOA',
+  12: 'PTR',
+  15: 'MX',
+  16: 'TXT',
+  28: 'AAAA',
+  33: 'SRV',
+  64: 'SVCB',
+  65: 'HTTPS',
+  255: 'ANY',
+};
+
+/** A question type as the evidence names it: `A`, `TXT`, ... or `TYPE<n>`. */
+export function typeName(type: number): string {
+  return TYPE_NAMES[type] ?? `TYPE${type}`;
+}
+
 export const RCODE_NOERROR = 0;
 export const RCODE_SERVFAIL = 2;
 export const RCODE_NXDOMAIN = 3;

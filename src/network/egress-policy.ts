@@ -2,7 +2,9 @@
 // this module, and records its reason code. Pure: names, addresses and ports in, a decision
 // out. Deny wins over allow; in every mode loopback, link-local (the metadata address
 // included), private, multicast and the host's own addresses are refused unless an allow
-// entry names that address explicitly (AH-CONT-4).
+// entry names that address explicitly (AH-CONT-4). A name entry allows the name, and an
+// address only as one resolved for it; a `*.domain` entry allows names of bounded shape
+// below the domain (what an unbounded one would forward upstream is a channel out).
 import { BlockList, isIP } from 'node:net';
 import type { Destination } from './destination.js';
 
@@ -21,14 +23,27 @@ export type EgressReason =
   | 'host-address'
   | 'multicast-address'
   | 'unspecified-address'
-  | 'no-destination';
+  | 'no-destination'
+  | 'address-not-resolved-for-name'
+  | 'name-too-deep'
+  | 'name-too-long';
 
 export interface EgressDecision {
   readonly allowed: boolean;
   readonly reason: EgressReason;
   /** The allow or deny entry that decided, as written. */
   readonly rule?: string;
+  /** Allowed by a `*.domain` entry: each new name costs the run's name budget. */
+  readonly bySuffix?: true;
 }
+
+/**
+ * The shape of a name a `*.domain` entry allows, below the domain: at most this many labels
+ * and characters (dots included). Real service names fit (`bucket.s3.region` under
+ * `*.amazonaws.com` is 3 labels, about 30 characters); a DNS tunnel's labels do not.
+ */
+export const MAX_LABELS_BELOW_SUFFIX = 4;
+export const MAX_CHARS_BELOW_SUFFIX = 100;
 
 export interface EgressPolicyConfig {
   readonly mode: EgressMode;
@@ -79,6 +94,10 @@ function portMatches(entry: Destination, port: number): boolean {
   return entry.port === undefined || entry.port === port;
 }
 
+function normalize(name: string): string {
+  return name.toLowerCase().replace(/\.$/, '');
+}
+
 export function nameMatches(entry: Destination, name: string): boolean {
   if (entry.kind === 'name') return entry.name === name;
   if (entry.kind === 'suffix') return name.endsWith(`.${entry.domain}`);
@@ -102,32 +121,30 @@ export class EgressPolicy {
 
   /** May this name be resolved at all? (The filtering resolver's question.) */
   decideName(rawName: string, port?: number): EgressDecision {
-    const name = rawName.toLowerCase().replace(/\.$/, '');
+    const name = normalize(rawName);
     const deny = this.config.deny.find(
       (d) => nameMatches(d, name) && (port === undefined || portMatches(d, port)),
     );
     if (deny) return { allowed: false, reason: 'denylisted', rule: deny.text };
     if (this.config.mode === 'open') return { allowed: true, reason: 'open' };
-    const allow = this.config.allow.find(
-      (a) => nameMatches(a, name) && (port === undefined || portMatches(a, port)),
-    );
-    return allow
-      ? { allowed: true, reason: 'allowlisted', rule: allow.text }
-      : { allowed: false, reason: 'dns-refused' };
+    return this.#allowByName(name, port) ?? { allowed: false, reason: 'dns-refused' };
   }
 
   /**
    * May a connection go to `address:port`, reached by `name` if the client gave one (Host
-   * header, TLS server name, CONNECT, DNS)? The address is the one the gateway resolved and
-   * will connect to: no window between the check and the connection.
+   * header, TLS server name, CONNECT, DNS)? The address is the one the gateway will connect
+   * to. With a name, `resolvedForName` says whether the gateway resolved that address for
+   * that name during the run (its resolver's answers or its own lookup): a name entry
+   * allows no other address, else a client could pair an allowed name with any address.
    */
-  decideConnection(request: {
-    name?: string | undefined;
-    address: string;
-    port: number;
-  }): EgressDecision {
+  decideConnection(
+    request:
+      | { name?: undefined; address: string; port: number }
+      | { name: string; address: string; port: number; resolvedForName: boolean },
+  ): EgressDecision {
     const address = canonicalAddress(request.address);
-    const name = request.name?.toLowerCase().replace(/\.$/, '');
+    const name = request.name === undefined ? undefined : normalize(request.name);
+    const resolvedForName = request.name !== undefined && request.resolvedForName;
     const deny = this.config.deny.find(
       (d) =>
         portMatches(d, request.port) &&
@@ -145,16 +162,44 @@ export class EgressPolicy {
         ? { allowed: true, reason: 'allowlisted', rule: explicit.text }
         : { allowed: true, reason: 'open' };
     if (name !== undefined) {
-      const byName = this.config.allow.find(
-        (a) => nameMatches(a, name) && portMatches(a, request.port),
-      );
-      if (byName) return { allowed: true, reason: 'allowlisted', rule: byName.text };
+      const byName = this.#allowByName(name, request.port);
       // A name was given and is not allowed: an allowed address does not launder it.
-      return { allowed: false, reason: 'not-allowlisted' };
+      if (byName === undefined) return { allowed: false, reason: 'not-allowlisted' };
+      if (!byName.allowed) return byName;
+      // The name is allowed; the address must be its own (or listed in its own right).
+      if (!resolvedForName && explicit === undefined)
+        return {
+          allowed: false,
+          reason: 'address-not-resolved-for-name',
+          ...(byName.rule === undefined ? {} : { rule: byName.rule }),
+        };
+      return byName;
     }
     return explicit
       ? { allowed: true, reason: 'allowlisted', rule: explicit.text }
       : { allowed: false, reason: 'not-allowlisted' };
+  }
+
+  /**
+   * The allow entry for `name` (on `port` when given): an exact name first, else the
+   * `*.domain` entry closest to the name, whose bounds the name must keep. Undefined: none.
+   */
+  #allowByName(name: string, port: number | undefined): EgressDecision | undefined {
+    const matching = this.config.allow.filter(
+      (a) => nameMatches(a, name) && (port === undefined || portMatches(a, port)),
+    );
+    const exact = matching.find((a) => a.kind === 'name');
+    if (exact) return { allowed: true, reason: 'allowlisted', rule: exact.text };
+    const suffix = matching
+      .filter((a): a is Extract<Destination, { kind: 'suffix' }> => a.kind === 'suffix')
+      .sort((a, b) => b.domain.length - a.domain.length)[0];
+    if (suffix === undefined) return undefined;
+    const below = name.slice(0, name.length - suffix.domain.length - 1);
+    if (below.split('.').length > MAX_LABELS_BELOW_SUFFIX)
+      return { allowed: false, reason: 'name-too-deep', rule: suffix.text };
+    if (below.length > MAX_CHARS_BELOW_SUFFIX)
+      return { allowed: false, reason: 'name-too-long', rule: suffix.text };
+    return { allowed: true, reason: 'allowlisted', rule: suffix.text, bySuffix: true };
   }
 
   #classify(address: string): EgressReason | undefined {

@@ -3,7 +3,22 @@
 // egress gateway on the host side of the sandbox's own internal network; everything else,
 // UDP (QUIC included) and IPv6 too, is dropped. The workload never holds NET_ADMIN, so it
 // cannot change them. Pure: endpoints in, a shell script out (the guard image has iptables).
+//
+// The engine's embedded resolver. On a user-defined network Docker serves DNS at
+// 127.0.0.11 in the namespace (its DOCKER_OUTPUT chain DNATs 127.0.0.11:53 to random ports
+// dockerd listens on there). It answers container names and PTRs naming the guard, so the
+// run id, and cfh's filter never sees it. Loopback is otherwise the sandbox's own, so
+// these rules take 127.0.0.11 alone, first, whatever the port: UDP goes to the filtering
+// resolver, which answers and records it; TCP to the catch-all, which records a refused
+// loopback destination (the conntrack reader still sees 127.0.0.11 as the original
+// destination). Measured under runc and runsc-host (passthrough): a DNAT from a loopback
+// source needs route_localnet in the namespace (GUARD_SYSCTLS, set at the guard's creation)
+// and a masquerade to the guard's address on the way out. Dropping instead (or flushing
+// Docker's chains) would also silence it, but leave no record of the attempt. A last DROP
+// for 127.0.0.11 catches any protocol the DNATs do not.
 import type { GatewayEndpoints } from './egress-gateway.js';
+
+export const ENGINE_RESOLVER = '127.0.0.11';
 
 export function guardRules(endpoints: GatewayEndpoints): string {
   const gw = endpoints.address;
@@ -11,7 +26,9 @@ export function guardRules(endpoints: GatewayEndpoints): string {
   const nat = [
     '-N CFH_EGRESS',
     '-I OUTPUT 1 -j CFH_EGRESS',
-    // Loopback stays loopback (the engine's embedded resolver answers only for this network).
+    `-A CFH_EGRESS -d ${ENGINE_RESOLVER} -p udp ${to(endpoints.dns)}`,
+    `-A CFH_EGRESS -d ${ENGINE_RESOLVER} -p tcp ${to(endpoints.catchAll)}`,
+    // The rest of loopback stays the sandbox's own.
     '-A CFH_EGRESS -d 127.0.0.0/8 -j RETURN',
     // Every DNS query, to whatever resolver, reaches the filtering resolver.
     `-A CFH_EGRESS -p udp --dport 53 ${to(endpoints.dns)}`,
@@ -22,6 +39,8 @@ export function guardRules(endpoints: GatewayEndpoints): string {
       ([port, listen]) => `-A CFH_EGRESS -p tcp --dport ${port} ${to(listen)}`,
     ),
     `-A CFH_EGRESS -p tcp ${to(endpoints.catchAll)}`,
+    // A loopback source redirected off loopback leaves as the guard's own address.
+    '-I POSTROUTING 1 -s 127.0.0.0/8 ! -o lo -j MASQUERADE',
   ];
   const listenPorts = [
     endpoints.catchAll,
@@ -30,6 +49,7 @@ export function guardRules(endpoints: GatewayEndpoints): string {
     ...endpoints.pinned.map((p) => p.listen),
   ];
   const filter = [
+    `-A OUTPUT -d ${ENGINE_RESOLVER} -j DROP`,
     '-A OUTPUT -o lo -j ACCEPT',
     ...listenPorts.map((port) => `-A OUTPUT -d ${gw} -p tcp --dport ${port} -j ACCEPT`),
     `-A OUTPUT -d ${gw} -p udp --dport ${endpoints.dns} -j ACCEPT`,

@@ -5,37 +5,54 @@
 import { createInterface } from 'node:readline';
 import type { StartedGuard } from '../substrate/runtime.js';
 
+/** By the connection as the gateway sees it: the peer's address and port, and its own port. */
 export type OriginalDestinationLookup = (
-  sourceAddress: string,
-  sourcePort: number,
+  peerAddress: string,
+  peerPort: number,
+  localPort: number,
 ) => Promise<{ address: string; port: number } | undefined>;
 
-/** Python, because the guard image has python3 and no Node. Reads /proc/net/nf_conntrack. */
+/**
+ * Python, because the guard image has python3 and no Node. Reads /proc/net/nf_conntrack and
+ * matches the connection's reply direction (gateway → peer), which is unique and is what
+ * the gateway sees: the original direction's source may have been rewritten (a loopback
+ * source masqueraded on its way out, see guard-rules.ts).
+ */
 export const CONNTRACK_READER = `
 import sys
-def find(src, sport):
+def tuples(fields):
+    out, i = [{}, {}], 0
+    for item in fields:
+        if '=' not in item:
+            continue
+        k, v = item.split('=', 1)
+        if k not in ('src', 'dst', 'sport', 'dport'):
+            continue
+        if k in out[i]:
+            if i == 1:
+                break
+            i = 1
+        out[i][k] = v
+    return out
+def find(peer, peer_port, local_port):
     try:
         with open('/proc/net/nf_conntrack') as f:
             for line in f:
                 fields = line.split()
                 if len(fields) < 4 or fields[2] != 'tcp':
                     continue
-                seen = {}
-                for item in fields:
-                    if '=' in item:
-                        k, v = item.split('=', 1)
-                        if k in ('src', 'dst', 'sport', 'dport') and k not in seen:
-                            seen[k] = v
-                if seen.get('src') == src and seen.get('sport') == sport:
-                    return seen.get('dst'), seen.get('dport')
+                orig, reply = tuples(fields)
+                if (reply.get('dst') == peer and reply.get('dport') == peer_port
+                        and reply.get('sport') == local_port):
+                    return orig.get('dst'), orig.get('dport')
     except OSError:
         pass
     return None
 for line in sys.stdin:
     parts = line.split()
-    if len(parts) != 3:
+    if len(parts) != 4:
         continue
-    found = find(parts[1], parts[2])
+    found = find(parts[1], parts[2], parts[3])
     sys.stdout.write(parts[0] + (' %s %s\\n' % found if found else ' -\\n'))
     sys.stdout.flush()
 `;
@@ -60,7 +77,7 @@ export async function conntrackLookup(
         : undefined,
     );
   });
-  const lookup: OriginalDestinationLookup = (sourceAddress, sourcePort) =>
+  const lookup: OriginalDestinationLookup = (peerAddress, peerPort, localPort) =>
     new Promise((resolve) => {
       const id = next++;
       const timer = setTimeout(() => {
@@ -71,7 +88,7 @@ export async function conntrackLookup(
         clearTimeout(timer);
         resolve(r);
       });
-      reader.stdin.write(`${id} ${sourceAddress.replace(/^::ffff:/, '')} ${sourcePort}\n`);
+      reader.stdin.write(`${id} ${peerAddress.replace(/^::ffff:/, '')} ${peerPort} ${localPort}\n`);
     });
   return {
     lookup,

@@ -3,9 +3,7 @@
 // netfilter rules, and the egress gateway in cfh's process on the host side of that
 // network. The workload joins the guard's namespace after the rules are in place. Torn
 // down in reverse; a failed set-up removes what it created and rethrows.
-import os from 'node:os';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { promises as dns } from 'node:dns';
 import { CfhError, EngineError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -20,11 +18,12 @@ import {
 } from '../network/original-destination.js';
 import type { NetworkPosture } from '../config/profile-schema.js';
 import type { ContainerRuntime, NetworkFacts, StartedGuard } from '../substrate/runtime.js';
+import { createEgressConfig, egressConfigDir, LABEL_EGRESS_CONFIG } from './egress-config.js';
 
 export interface EgressNames {
   readonly network: string;
   readonly guard: string;
-  /** Host directory holding the sandbox's resolv.conf (mounted read-only). */
+  /** Host directory holding the sandbox's resolv.conf (mounted read-only): egress-config.ts. */
   readonly configDir: string;
 }
 
@@ -32,9 +31,22 @@ export function egressNames(runId: string): EgressNames {
   return {
     network: `cfh-net-${runId}`,
     guard: `cfh-guard-${runId}`,
-    configDir: path.join(os.tmpdir(), `cfh-egress-${runId}`),
+    configDir: egressConfigDir(runId),
   };
 }
+
+/**
+ * Created with the guard, where /proc/sys is read-only: loopback-sourced packets may be
+ * routed out of the namespace (and their replies back in). The guard's rules DNAT
+ * everything sent to the engine's embedded resolver (127.0.0.11) to the gateway, which
+ * the kernel refuses for a loopback source without it (EINVAL on UDP, a silent drop on
+ * TCP, measured under runc and runsc-host alike); the rules then masquerade such packets
+ * to the guard's own address. Inbound, the namespace's only peer is the host (an internal
+ * network of its own, inter-container traffic off), which is trusted.
+ */
+export const GUARD_SYSCTLS: Readonly<Record<string, string>> = {
+  'net.ipv4.conf.all.route_localnet': '1',
+};
 
 /** Ports intercepted by name when no entry names one: HTTP and HTTPS. */
 const DEFAULT_PORTS = [80, 443];
@@ -103,19 +115,15 @@ export async function openEgress(options: {
   try {
     const allow = parseDestinations('network.allow', posture.allow);
     const deny = parseDestinations('network.deny', posture.deny);
-    await mkdir(names.configDir, { recursive: true, mode: 0o755 });
-    undo.push(() => rm(names.configDir, { recursive: true, force: true }));
-    const network = await runtime.createIsolatedNetwork(
-      names.network,
-      options.labels,
-      options.signal,
-    );
+    // Labelled with the config directory so `cfh reap` finds it after a crash.
+    const labels = { ...options.labels, [LABEL_EGRESS_CONFIG]: names.configDir };
+    const network = await runtime.createIsolatedNetwork(names.network, labels, options.signal);
     undo.push(() =>
       runtime.removeObject({
         kind: 'network',
         id: network.id,
         name: network.name,
-        labels: options.labels,
+        labels,
       }),
     );
     const policy = new EgressPolicy({
@@ -134,17 +142,20 @@ export async function openEgress(options: {
       pinned: pinnedAddresses(allow),
       resolve: resolverFor(options.upstreamResolver),
       onEvent: options.onEvent,
-      originalDestination: (address, port) =>
-        lookup.current?.(address, port) ?? Promise.resolve(undefined),
+      originalDestination: (address, port, localPort) =>
+        lookup.current?.(address, port, localPort) ?? Promise.resolve(undefined),
     });
     undo.push(() => gateway.close());
-    await writeFile(
-      path.join(names.configDir, 'resolv.conf'),
-      `nameserver ${network.gateway}\noptions ndots:0 timeout:2 attempts:1\n`,
-      { mode: 0o644 },
-    );
+    await createEgressConfig(names.configDir, network.gateway);
+    undo.push(() => rm(names.configDir, { recursive: true, force: true }));
     const guard: StartedGuard = await runtime.startGuard(
-      { name: names.guard, image: options.image, network: names.network, labels: options.labels },
+      {
+        name: names.guard,
+        image: options.image,
+        network: names.network,
+        labels,
+        sysctls: GUARD_SYSCTLS,
+      },
       options.signal,
     );
     undo.push(() => guard.remove());

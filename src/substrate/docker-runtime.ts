@@ -149,6 +149,7 @@ export class DockerRuntime implements ContainerRuntime {
         NetworkDisabled: false,
         HostConfig: {
           NetworkMode: spec.network,
+          Sysctls: { ...spec.sysctls },
           // Only what installing netfilter rules needs; the workload never gets these.
           CapDrop: ['ALL'],
           CapAdd: ['NET_ADMIN', 'NET_RAW'],

@@ -98,6 +98,8 @@ export interface GuardSpec {
   readonly image: string;
   readonly network: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** Namespaced sysctls set at creation (/proc/sys is read-only inside). */
+  readonly sysctls: Readonly<Record<string, string>>;
 }
 
 export interface StartedGuard extends AsyncDisposable {

@@ -40,6 +40,8 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/root',
     CFH_LOG_LEVEL: 'error',
+    // The child talks to the same engine as the test's own client.
+    ...(process.env.DOCKER_HOST === undefined ? {} : { DOCKER_HOST: process.env.DOCKER_HOST }),
     ...extra,
   };
 }

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { cfh, docker, onlyRunDir, readEvents, removeDir, tempDir } from './helpers.js';
+import { cfh, onlyRunDir, readEvents, removeDir, tempDir } from './helpers.js';
+import { dockerBridgeAddress } from './local-servers.js';
 
 let scratch: string;
 let server: Server;
@@ -16,10 +17,7 @@ let hostIp = '';
 beforeAll(async () => {
   scratch = await tempDir('tamper');
   await mkdir(path.join(scratch, 'ws'));
-  const bridge = (await docker.getNetwork('bridge').inspect()) as {
-    IPAM: { Config: { Gateway: string }[] };
-  };
-  hostIp = bridge.IPAM.Config[0]?.Gateway ?? '172.17.0.1';
+  hostIp = dockerBridgeAddress();
   server = createServer((s) => {
     connections += 1;
     s.end('HTTP/1.0 200 OK\r\n\r\nreached');

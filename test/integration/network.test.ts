@@ -9,25 +9,20 @@
 // under `.test`. Several checks share one sandbox command that prints `@@ label k=v` lines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { lstat, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   cfh,
   containersOfRun,
   docker,
-  onlyRunDir,
   readEvents,
   readJson,
-  removeDir,
   runIdOf,
   startCfh,
-  tempDir,
   waitForEvent,
-  type CfhResult,
-  type Event,
 } from './helpers.js';
 import {
+  dockerBridgeAddress,
   startDnsServer,
   startHttpTarget,
   startTcpTarget,
@@ -38,26 +33,21 @@ import {
   type TcpTarget,
   type UdpRecorder,
 } from './local-servers.js';
-
-type Egress = Record<string, unknown>;
-type Markers = Map<string, Record<string, string>>;
-
-interface NetRun {
-  readonly result: CfhResult;
-  readonly dir: string;
-  readonly runId: string;
-  readonly events: Event[];
-  readonly egress: Egress[];
-  readonly markers: Markers;
-}
+import {
+  egressConfigDirs,
+  engineRuntimes,
+  failed,
+  hostsSeen,
+  marker,
+  networksOfRun,
+  RAW_PAYLOAD,
+  useNetHarness,
+  type NetRun,
+} from './network-harness.js';
 
 const META_IF = 'cfhtestmeta0';
 const META_ADDR = '169.254.169.254';
-const RAW_PAYLOAD = 'cfh-raw-ping';
 
-let scratch: string;
-let workspace: string;
-let n = 0;
 /** The host's docker0 address: a host address, refused unless a run lists it. */
 let hostIp: string;
 let web: HttpTarget;
@@ -72,109 +62,13 @@ let rogueHigh: UdpRecorder;
 const servers: Closable[] = [];
 let runtimes: string[] = [];
 
-// A probe run inside the sandbox: raw TCP, DNS over UDP to a given address, and a TLS
-// ClientHello with a chosen server name. Prints one `@@ label k=v ...` line.
-const PROBE_PY = String.raw`
-import socket, ssl, struct, sys
-
-def out(label, **kv):
-    print('@@ ' + label + ' ' + ' '.join(k + '=' + str(v) for k, v in kv.items()), flush=True)
-
-def err(e):
-    no = getattr(e, 'errno', None)
-    return 'err:' + (str(no) if no else type(e).__name__)
-
-def dns_query(name):
-    q = struct.pack('>HHHHHH', 0x4321, 0x0100, 1, 0, 0, 0)
-    for part in name.split('.'):
-        q += bytes([len(part)]) + part.encode()
-    return q + b'\x00' + struct.pack('>HH', 1, 1)
-
-def dns_reply(msg):
-    rcode = msg[3] & 0xf
-    count = struct.unpack('>H', msg[6:8])[0]
-    i = 12
-    while msg[i] != 0:
-        i += msg[i] + 1
-    i += 5
-    addrs = []
-    for _ in range(count):
-        typ, _c, _t, ln = struct.unpack('>HHIH', msg[i + 2:i + 12])
-        if typ == 1 and ln == 4:
-            addrs.append('.'.join(str(b) for b in msg[i + 12:i + 16]))
-        i += 12 + ln
-    return 'rcode:%d,addrs:%s' % (rcode, '+'.join(addrs) or '-')
-
-mode, label, host, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-if mode == 'tcp':
-    s = socket.socket()
-    s.settimeout(6)
-    try:
-        s.connect((host, port))
-    except OSError as e:
-        out(label, connect=err(e))
-        sys.exit()
-    try:
-        s.sendall(b'${RAW_PAYLOAD}\n')
-        out(label, connect='ok', recv=len(s.recv(100)))
-    except OSError as e:
-        out(label, connect='ok', recv=err(e))
-elif mode == 'udp':
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.settimeout(4)
-    try:
-        s.sendto(dns_query(sys.argv[5]), (host, port))
-    except OSError as e:
-        out(label, send=err(e))
-        sys.exit()
-    try:
-        data, peer = s.recvfrom(512)
-        out(label, send='ok', reply=dns_reply(data), peer='%s:%d' % peer)
-    except OSError as e:
-        out(label, send='ok', reply=err(e))
-elif mode == 'http':
-    import http.client
-    try:
-        c = http.client.HTTPConnection(host, port, timeout=6)
-        c.request('GET', '/')
-        r = c.getresponse()
-        body = r.read(80).decode('latin1').replace(' ', '_').replace('\n', '_')
-        out(label, status=r.status, body=body)
-    except Exception as e:
-        out(label, status=err(e))
-elif mode == 'tls':
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    try:
-        raw = socket.create_connection((host, port), timeout=6)
-        with ctx.wrap_socket(raw, server_hostname=sys.argv[5]):
-            out(label, handshake='ok')
-    except Exception as e:
-        out(label, handshake=err(e))
-`;
-
-// Shell prelude: `probe LABEL CURL-ARGS...` prints rc, HTTP code and the body's start.
-const PRELUDE = [
-  'probe() { l=$1; shift; c=$(curl -s -o /tmp/b -w "%{http_code}" --max-time 8 "$@"); r=$?;',
-  '  b=$(head -c 80 /tmp/b 2>/dev/null | tr " \\n" "__"); rm -f /tmp/b;',
-  '  echo "@@ $l rc=$r code=$c body=$b"; }',
-  'py() { python3 /workspace/probe.py "$@"; }',
-  "GW=$(awk '/^nameserver/ {print $2; exit}' /etc/resolv.conf)",
-  'echo "@@ gw addr=$GW"',
-].join('\n');
+const cfhEnv = (): Record<string, string> => ({
+  CFH_EGRESS_RESOLVER: `${dns.address}:${dns.port}`,
+});
+const net = useNetHarness('net', cfhEnv);
 
 beforeAll(async () => {
-  scratch = await tempDir('net');
-  workspace = path.join(scratch, 'ws');
-  await mkdir(workspace);
-  await writeFile(path.join(workspace, 'probe.py'), PROBE_PY, { mode: 0o644 });
-  const bridge = (await docker.getNetwork('bridge').inspect()) as {
-    IPAM?: { Config?: { Gateway?: string }[] };
-  };
-  const gateway = bridge.IPAM?.Config?.[0]?.Gateway;
-  if (gateway === undefined) throw new Error('the bridge network has no gateway address');
-  hostIp = gateway;
+  hostIp = dockerBridgeAddress();
   web = await startHttpTarget('web');
   other = await startHttpTarget('other');
   rawDenied = await startTcpTarget();
@@ -196,108 +90,12 @@ beforeAll(async () => {
     rogue53Skip = `cannot bind ${hostIp}:53 (${String(error)})`;
     console.log(`rogue resolver on port 53 skipped: ${rogue53Skip}`);
   }
-  const info = (await docker.info()) as { Runtimes?: Record<string, unknown> };
-  runtimes = Object.keys(info.Runtimes ?? {});
+  runtimes = await engineRuntimes();
 });
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
-  await removeDir(scratch);
 });
-
-function parseMarkers(stdout: string): Markers {
-  const markers: Markers = new Map();
-  for (const line of stdout.split('\n')) {
-    const m = /^@@ (\S+)(.*)$/.exec(line);
-    if (m?.[1] === undefined) continue;
-    const fields: Record<string, string> = {};
-    for (const kv of (m[2] ?? '').trim().split(/\s+/)) {
-      const i = kv.indexOf('=');
-      if (i > 0) fields[kv.slice(0, i)] = kv.slice(i + 1);
-    }
-    markers.set(m[1], fields);
-  }
-  return markers;
-}
-
-function marker(run: NetRun, label: string): Record<string, string> {
-  const m = run.markers.get(label);
-  if (m === undefined)
-    throw new Error(`no @@ ${label} line in stdout:\n${run.result.stdout}\n${run.result.stderr}`);
-  return m;
-}
-
-function egressOf(events: readonly Event[]): Egress[] {
-  return events.filter((e) => e.type === 'egress').map((e) => e.data);
-}
-
-function baseArgs(root: string, options: NetOptions): string[] {
-  return [
-    'sandbox',
-    'run',
-    '--workspace',
-    workspace,
-    '--artifact-root',
-    root,
-    '--timeout',
-    '90',
-    ...(options.runtime === undefined ? [] : ['--runtime', options.runtime]),
-    '--network',
-    options.mode,
-    ...(options.allow ?? []).flatMap((a) => ['--allow', a]),
-    ...(options.deny ?? []).flatMap((d) => ['--deny', d]),
-  ];
-}
-
-interface NetOptions {
-  readonly mode: 'disabled' | 'allowlist' | 'open';
-  readonly runtime?: string | undefined;
-  readonly allow?: readonly string[];
-  readonly deny?: readonly string[];
-}
-
-const cfhEnv = (): Record<string, string> => ({
-  CFH_EGRESS_RESOLVER: `${dns.address}:${dns.port}`,
-});
-
-function newRoot(): string {
-  n += 1;
-  return path.join(scratch, `art-${n}`);
-}
-
-async function netRun(options: NetOptions & { script: string }): Promise<NetRun> {
-  const root = newRoot();
-  const result = await cfh(
-    [...baseArgs(root, options), '--', 'sh', '-c', `${PRELUDE}\n${options.script}`],
-    { env: cfhEnv() },
-  );
-  const dir = await onlyRunDir(root);
-  const events = await readEvents(dir);
-  return {
-    result,
-    dir,
-    runId: runIdOf(dir),
-    events,
-    egress: egressOf(events),
-    markers: parseMarkers(result.stdout),
-  };
-}
-
-async function networksOfRun(runId: string): Promise<unknown[]> {
-  return docker.listNetworks({ filters: { label: [`cfh.run-id=${runId}`] } });
-}
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
-}
-
-/** A curl probe that got no answer from the server (refused, reset, or a gateway error). */
-const failed = (m: Record<string, string>): boolean =>
-  m.code !== '200' && !(m.body ?? '').startsWith('hello_from');
-const hostsSeen = (t: HttpTarget): string[] => t.requests.map((r) => r.host ?? '');
 
 /** The allow and deny cases, in one sandbox command per runtime. */
 describe.each(['runc', 'runsc'] as const)('allowlist under %s', (runtime) => {
@@ -317,7 +115,7 @@ describe.each(['runc', 'runsc'] as const)('allowlist under %s', (runtime) => {
     otherBefore = other.connections;
     tlsBefore = tlsUpstream.connections.length;
     const proxy = `http://${hostIp}:${web.port}`;
-    run = await netRun({
+    run = await net.run({
       mode: 'allowlist',
       runtime,
       allow: [
@@ -665,7 +463,7 @@ describe.each(['runc', 'runsc'] as const)('allowlist under %s', (runtime) => {
     guard(ctx);
     expect(await containersOfRun(run.runId)).toEqual([]);
     expect(await networksOfRun(run.runId)).toEqual([]);
-    expect(await exists(path.join(os.tmpdir(), `cfh-egress-${run.runId}`))).toBe(false);
+    expect(await egressConfigDirs(run.runId)).toEqual([]);
     const snapshot = await readJson<Record<string, any>>(path.join(run.dir, 'snapshot.json'));
     expect(snapshot.network).toMatchObject({
       mode: 'allowlist',
@@ -700,7 +498,7 @@ describe.each(['runc', 'runsc'] as const)('allowlist under %s', (runtime) => {
     }
     const show = await cfh(['runs', 'show', run.runId, '--artifact-root', path.dirname(run.dir)]);
     expect(show.exitCode, show.stderr).toBe(0);
-    expect(show.stdout).toMatch(/chain intact/);
+    expect(show.stdout).toMatch(/evidence\s+verified/);
     expect(show.stdout).toMatch(/^egress\s+\d+ attempt\(s\): \d+ allowed, \d+ denied$/m);
   });
 });
@@ -741,7 +539,7 @@ describe('host listeners are unreachable in every mode', () => {
 
   it('disabled: no interface but lo, and the host listener is unreachable', async () => {
     const before = other.connections;
-    const run = await netRun({
+    const run = await net.run({
       mode: 'disabled',
       script: [
         `probe host http://${hostIp}:${other.port}/`,
@@ -772,7 +570,7 @@ describe('host listeners are unreachable in every mode', () => {
         return;
       }
       otherBefore = other.connections;
-      run = await netRun({
+      run = await net.run({
         mode: 'open',
         runtime,
         allow: [`${hostIp}:${web.port}`],
@@ -885,7 +683,7 @@ describe('destinations listed by address without a port', () => {
     '%s: an address listed without a port is reachable on any of its ports',
     async (mode) => {
       const before = web.requests.length;
-      const run = await netRun({
+      const run = await net.run({
         mode,
         allow: [hostIp],
         script: `probe any http://${hostIp}:${web.port}/`,
@@ -934,10 +732,10 @@ async function execIn(containerId: string, cmd: string[]): Promise<ExecResult> {
 
 describe('fail closed, cancellation and reaping', () => {
   it('killing cfh (and its gateway) leaves the sandbox with no egress; reap removes everything', async () => {
-    const root = newRoot();
+    const root = net.newRoot();
     const child = startCfh(
       [
-        ...baseArgs(root, { mode: 'allowlist', allow: [`${hostIp}:${web.port}`] }),
+        ...net.baseArgs(root, { mode: 'allowlist', allow: [`${hostIp}:${web.port}`] }),
         '--',
         'sleep',
         '60',
@@ -970,6 +768,15 @@ describe('fail closed, cancellation and reaping', () => {
       expect(resolve.exitCode).not.toBe(0);
       expect(web.requests.length).toBe(before);
 
+      // The resolv.conf the sandbox mounts lives in a private directory whose name nobody
+      // can predict from the run id (another local user could have pre-created that one).
+      const configDirs = await egressConfigDirs(runId);
+      expect(configDirs).toHaveLength(1);
+      const configDir = configDirs[0] ?? '';
+      expect(path.basename(configDir)).toMatch(new RegExp(`^cfh-egress-${runId}-[0-9a-f]{32}$`));
+      expect((await lstat(configDir)).mode & 0o777).toBe(0o700);
+      expect((await lstat(path.join(configDir, 'resolv.conf'))).isFile()).toBe(true);
+
       const reap = await cfh(['reap', '--json']);
       expect(reap.exitCode, reap.stderr).toBe(0);
       const entries = (JSON.parse(reap.stdout) as Record<string, unknown>[]).filter(
@@ -988,7 +795,7 @@ describe('fail closed, cancellation and reaping', () => {
       );
       expect(await containersOfRun(runId)).toEqual([]);
       expect(await networksOfRun(runId)).toEqual([]);
-      expect(await exists(path.join(os.tmpdir(), `cfh-egress-${runId}`))).toBe(false);
+      expect(await egressConfigDirs(runId)).toEqual([]);
     } finally {
       child.kill('SIGKILL');
       await child;
@@ -996,10 +803,10 @@ describe('fail closed, cancellation and reaping', () => {
   });
 
   it('a cancelled allowlist run (SIGINT) leaves no container or network, with full evidence', async () => {
-    const root = newRoot();
+    const root = net.newRoot();
     const child = startCfh(
       [
-        ...baseArgs(root, { mode: 'allowlist', allow: [`api.cfh.test:${web.port}`] }),
+        ...net.baseArgs(root, { mode: 'allowlist', allow: [`api.cfh.test:${web.port}`] }),
         '--',
         'sleep',
         '60',
@@ -1014,7 +821,7 @@ describe('fail closed, cancellation and reaping', () => {
     expect(result.exitCode).toBe(130);
     expect(await containersOfRun(runId)).toEqual([]);
     expect(await networksOfRun(runId)).toEqual([]);
-    expect(await exists(path.join(os.tmpdir(), `cfh-egress-${runId}`))).toBe(false);
+    expect(await egressConfigDirs(runId)).toEqual([]);
     const state = await readJson(path.join(dir, 'state.json'));
     expect(state).toMatchObject({ state: 'cancelled' });
     const types = (await readEvents(dir)).map((e) => e.type);

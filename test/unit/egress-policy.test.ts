@@ -78,6 +78,52 @@ describe('EgressPolicy.decideName (the filtering resolver)', () => {
     expect(p.decideName('other.test')).toEqual({ allowed: false, reason: 'dns-refused' });
   });
 
+  it('bounds the names a *.domain entry allows below its domain, exact entries first', () => {
+    const p = policy('allowlist', ['*.svc.test', '*.deep.svc.test', 'a.b.c.d.e.svc.test']);
+    expect(p.decideName('a.b.c.d.svc.test')).toEqual({
+      allowed: true,
+      reason: 'allowlisted',
+      rule: '*.svc.test',
+      bySuffix: true,
+    });
+    expect(p.decideName('a.b.c.d.x.svc.test')).toEqual({
+      allowed: false,
+      reason: 'name-too-deep',
+      rule: '*.svc.test',
+    });
+    // The closest entry decides the depth; an exact entry needs no bound and costs nothing.
+    expect(p.decideName('a.b.c.d.deep.svc.test')).toMatchObject({
+      allowed: true,
+      rule: '*.deep.svc.test',
+    });
+    expect(p.decideName('a.b.c.d.e.svc.test')).toEqual({
+      allowed: true,
+      reason: 'allowlisted',
+      rule: 'a.b.c.d.e.svc.test',
+    });
+    const longest = `${'x'.repeat(50)}.${'y'.repeat(49)}`;
+    expect(p.decideName(`${longest}.svc.test`)).toMatchObject({ allowed: true });
+    expect(p.decideName(`${longest}z.svc.test`)).toEqual({
+      allowed: false,
+      reason: 'name-too-long',
+      rule: '*.svc.test',
+    });
+    // The same bound holds for a name reached by a connection (TLS server name, Host).
+    expect(
+      p.decideConnection({
+        name: 'a.b.c.d.x.svc.test',
+        address: '192.0.2.1',
+        port: 443,
+        resolvedForName: true,
+      }),
+    ).toMatchObject({ allowed: false, reason: 'name-too-deep' });
+    // open mode forwards any name: there is nothing a tunnel would add to open egress.
+    expect(policy('open', []).decideName('a.b.c.d.e.f.open.test')).toEqual({
+      allowed: true,
+      reason: 'open',
+    });
+  });
+
   it('lets deny win over allow, in both modes', () => {
     expect(
       policy('allowlist', ['*.svc.test'], ['bad.svc.test']).decideName('bad.svc.test'),
@@ -97,10 +143,20 @@ describe('EgressPolicy.decideConnection', () => {
   it('allows a listed name at a public address, on a listed port only', () => {
     const p = policy('allowlist', ['api.example.test:443']);
     expect(
-      p.decideConnection({ name: 'api.example.test', address: '192.0.2.10', port: 443 }),
+      p.decideConnection({
+        name: 'api.example.test',
+        address: '192.0.2.10',
+        port: 443,
+        resolvedForName: true,
+      }),
     ).toMatchObject({ allowed: true, reason: 'allowlisted' });
     expect(
-      p.decideConnection({ name: 'api.example.test', address: '192.0.2.10', port: 80 }),
+      p.decideConnection({
+        name: 'api.example.test',
+        address: '192.0.2.10',
+        port: 80,
+        resolvedForName: true,
+      }),
     ).toMatchObject({ allowed: false, reason: 'not-allowlisted' });
   });
 
@@ -122,15 +178,70 @@ describe('EgressPolicy.decideConnection', () => {
       ['fd12::1', 'private-address'],
     ];
     for (const [address, reason] of cases) {
-      expect(p.decideConnection({ name: 'internal.test', address, port: 80 }), address).toEqual({
+      expect(
+        p.decideConnection({ name: 'internal.test', address, port: 80, resolvedForName: true }),
+        address,
+      ).toEqual({
         allowed: false,
         reason,
       });
     }
     const listed = policy('allowlist', ['internal.test', '172.20.0.0/16']);
     expect(
-      listed.decideConnection({ name: 'internal.test', address: '172.20.0.5', port: 80 }),
+      listed.decideConnection({
+        name: 'internal.test',
+        address: '172.20.0.5',
+        port: 80,
+        resolvedForName: true,
+      }),
     ).toMatchObject({ allowed: true, rule: 'internal.test' });
+  });
+
+  it('allows a name entry only at an address resolved for that name, unless the address is listed', () => {
+    const p = policy('allowlist', ['good.test', '198.51.100.7:8080']);
+    // The catch-all's case: the client chose the address and stated an allowed name.
+    expect(
+      p.decideConnection({
+        name: 'good.test',
+        address: '192.0.2.10',
+        port: 8443,
+        resolvedForName: false,
+      }),
+    ).toEqual({ allowed: false, reason: 'address-not-resolved-for-name', rule: 'good.test' });
+    expect(
+      p.decideConnection({
+        name: 'good.test',
+        address: '192.0.2.10',
+        port: 8443,
+        resolvedForName: true,
+      }),
+    ).toMatchObject({ allowed: true, rule: 'good.test' });
+    // An address listed in its own right needs no resolution; a name not allowed still fails.
+    expect(
+      p.decideConnection({
+        name: 'good.test',
+        address: '198.51.100.7',
+        port: 8080,
+        resolvedForName: false,
+      }),
+    ).toMatchObject({ allowed: true, rule: 'good.test' });
+    expect(
+      p.decideConnection({
+        name: 'other.test',
+        address: '192.0.2.10',
+        port: 8443,
+        resolvedForName: true,
+      }),
+    ).toEqual({ allowed: false, reason: 'not-allowlisted' });
+    // Special addresses keep their own reason, resolved or not.
+    expect(
+      p.decideConnection({
+        name: 'good.test',
+        address: '10.0.0.1',
+        port: 80,
+        resolvedForName: false,
+      }),
+    ).toEqual({ allowed: false, reason: 'private-address' });
   });
 
   it('allows a listed IP reached without a name, and refuses an unlisted raw IP', () => {
@@ -152,19 +263,41 @@ describe('EgressPolicy.decideConnection', () => {
   it('refuses an allowed address carrying a name that is not allowed (Host header or TLS server name)', () => {
     const p = policy('allowlist', ['198.51.100.7', 'good.test'], ['bad.test']);
     expect(
-      p.decideConnection({ name: 'bad.test', address: '198.51.100.7', port: 443 }),
+      p.decideConnection({
+        name: 'bad.test',
+        address: '198.51.100.7',
+        port: 443,
+        resolvedForName: true,
+      }),
     ).toMatchObject({ allowed: false, reason: 'denylisted' });
     expect(
-      p.decideConnection({ name: 'unlisted.test', address: '198.51.100.7', port: 443 }),
+      p.decideConnection({
+        name: 'unlisted.test',
+        address: '198.51.100.7',
+        port: 443,
+        resolvedForName: true,
+      }),
     ).toEqual({ allowed: false, reason: 'not-allowlisted' });
     expect(
-      p.decideConnection({ name: 'good.test', address: '198.51.100.7', port: 443 }),
+      p.decideConnection({
+        name: 'good.test',
+        address: '198.51.100.7',
+        port: 443,
+        resolvedForName: true,
+      }),
     ).toMatchObject({ allowed: true });
   });
 
   it('open mode allows public addresses and still refuses host, metadata and private ones', () => {
     const p = policy('open', [], ['203.0.113.0/24']);
-    expect(p.decideConnection({ name: 'x.test', address: '192.0.2.1', port: 443 })).toEqual({
+    expect(
+      p.decideConnection({
+        name: 'x.test',
+        address: '192.0.2.1',
+        port: 443,
+        resolvedForName: true,
+      }),
+    ).toEqual({
       allowed: true,
       reason: 'open',
     });

@@ -1,5 +1,6 @@
 // The parsers the egress gateway applies to untrusted bytes: DNS questions, TLS
-// ClientHello server names, HTTP Host headers.
+// ClientHello server names, whether the first bytes open an HTTP request (http-framing.test.ts
+// reads its Host).
 import { describe, expect, it } from 'vitest';
 import { connect as tlsConnect } from 'node:tls';
 import { createServer } from 'node:net';
@@ -95,26 +96,14 @@ describe('first bytes', () => {
     }
   });
 
-  it('reads the Host header of an HTTP/1 request, with and without port', () => {
-    expect(
-      inspectFirstBytes(Buffer.from('GET / HTTP/1.1\r\nHost: api.cfh.test:8080\r\n\r\n')),
-    ).toEqual({
-      protocol: 'http',
-      name: 'api.cfh.test',
-      port: 8080,
-    });
-    expect(
-      inspectFirstBytes(Buffer.from('POST /x HTTP/1.0\r\nhost: [2001:db8::1]\r\n\r\n')),
-    ).toEqual({
-      protocol: 'http',
-      name: '2001:db8::1',
-      port: undefined,
-    });
-    expect(inspectFirstBytes(Buffer.from('GET / HTTP/1.1\r\n\r\n'))).toEqual({
-      protocol: 'http',
-      name: undefined,
-      port: undefined,
-    });
+  it('calls an HTTP/1 request line http, odd spellings too (framing then refuses them)', () => {
+    for (const head of [
+      'GET / HTTP/1.1\r\nHost: api.cfh.test:8080\r\n\r\n',
+      'POST /x HTTP/1.0\r\nhost: [2001:db8::1]\r\n\r\n',
+      'get / HTTP/1.1\r\n\r\n',
+      'GET / HTTP/1.1\nHost: a.test\n\n',
+    ])
+      expect(inspectFirstBytes(Buffer.from(head)), head).toEqual({ protocol: 'http' });
   });
 
   it('calls anything else other', () => {

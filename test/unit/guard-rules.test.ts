@@ -1,4 +1,5 @@
-// The guard's netfilter script (issue 3): everything leaves only towards the gateway.
+// The guard's netfilter script (issue 3): everything leaves only towards the gateway, the
+// engine's embedded resolver included.
 import { describe, expect, it } from 'vitest';
 import { guardRules } from '../../src/network/guard-rules.js';
 
@@ -26,6 +27,8 @@ describe('guardRules', () => {
   it('sends DNS to the filtering resolver and TCP to the gateway, pinned before ports before catch-all', () => {
     const nat = lines.filter((l) => l.includes('-t nat -A CFH_EGRESS'));
     expect(nat).toEqual([
+      'iptables -w -t nat -A CFH_EGRESS -d 127.0.0.11 -p udp -j DNAT --to-destination 172.20.0.1:40053',
+      'iptables -w -t nat -A CFH_EGRESS -d 127.0.0.11 -p tcp -j DNAT --to-destination 172.20.0.1:40101',
       'iptables -w -t nat -A CFH_EGRESS -d 127.0.0.0/8 -j RETURN',
       'iptables -w -t nat -A CFH_EGRESS -p udp --dport 53 -j DNAT --to-destination 172.20.0.1:40053',
       'iptables -w -t nat -A CFH_EGRESS -p tcp -d 198.51.100.7 --dport 8080 -j DNAT --to-destination 172.20.0.1:40200',
@@ -35,6 +38,17 @@ describe('guardRules', () => {
     ]);
   });
 
+  it("takes the engine's embedded resolver out of loopback: redirected, masqueraded, else dropped", () => {
+    // Before Docker's own DOCKER_OUTPUT jump: CFH_EGRESS is inserted first in OUTPUT.
+    expect(lines).toContain('iptables -w -t nat -I OUTPUT 1 -j CFH_EGRESS');
+    expect(lines).toContain(
+      'iptables -w -t nat -I POSTROUTING 1 -s 127.0.0.0/8 ! -o lo -j MASQUERADE',
+    );
+    const filter = lines.filter((l) => /^iptables -w -A OUTPUT/.test(l));
+    expect(filter[0]).toBe('iptables -w -A OUTPUT -d 127.0.0.11 -j DROP');
+    expect(filter[1]).toBe('iptables -w -A OUTPUT -o lo -j ACCEPT');
+  });
+
   it('drops everything else, IPv6 included, accepting only loopback and the gateway listeners', () => {
     const filter = lines.filter((l) => /^ip6?tables -w (-A|-P) OUTPUT/.test(l));
     expect(filter).toContain('iptables -w -P OUTPUT DROP');
@@ -42,6 +56,9 @@ describe('guardRules', () => {
     const accepted = filter.filter((l) => l.endsWith('-j ACCEPT'));
     for (const rule of accepted)
       expect(rule).toMatch(/-o lo -j ACCEPT$|-d 172\.20\.0\.1 -p (tcp|udp) --dport \d+ -j ACCEPT$/);
+    expect(filter.filter((l) => l.endsWith('-j DROP'))).toEqual([
+      'iptables -w -A OUTPUT -d 127.0.0.11 -j DROP',
+    ]);
     const ports = accepted
       .map((l) => /--dport (\d+)/.exec(l)?.[1])
       .filter(Boolean)

@@ -1,0 +1,37 @@
+// What every part of the egress gateway shares for one run: the policy, the resolver, the
+// run's resolutions and name budget, and where events go. `lookUp` is the one way a name
+// reaches the upstream resolver, for the sandbox's queries and the gateway's own needs
+// alike, so the name budget and the record of answers cannot be bypassed by either path.
+import type { EgressEvent, GatewayReason } from './egress-event.js';
+import type { EgressDecision, EgressPolicy } from './egress-policy.js';
+import type { RunResolutions } from './run-resolutions.js';
+
+export type Resolve = (name: string) => Promise<string[]>;
+
+export interface GatewayContext {
+  readonly policy: EgressPolicy;
+  readonly resolve: Resolve;
+  readonly resolutions: RunResolutions;
+  readonly onEvent: (event: EgressEvent) => void;
+}
+
+/** Resolves an allowed name upstream, within the run's name budget, and records the answer. */
+export async function lookUp(
+  name: string,
+  decision: EgressDecision,
+  ctx: GatewayContext,
+): Promise<
+  | { addresses: string[] }
+  | { refusal: Extract<GatewayReason, 'name-rate-exceeded' | 'resolve-failed'> }
+> {
+  if (decision.bySuffix === true && !ctx.resolutions.admit(name))
+    return { refusal: 'name-rate-exceeded' };
+  let addresses: string[];
+  try {
+    addresses = await ctx.resolve(name);
+  } catch {
+    return { refusal: 'resolve-failed' };
+  }
+  ctx.resolutions.record(name, addresses);
+  return { addresses };
+}

@@ -1,0 +1,172 @@
+// A name entry allows a name, not whatever address a client pairs with it (issue 3,
+// AH-CONT-4). With `--allow bind.cfh.test` (no port) a connection on a port nobody
+// intercepts reaches the catch-all, which learns the address the client targeted from
+// conntrack and the name from the Host header or TLS server name. It may go on only to an
+// address the gateway itself resolved for that name during the run (its filtering
+// resolver's answers to the sandbox, or its own lookup), never to one the client chose.
+//
+// Local servers only: the "far" addresses are held by a network namespace this file
+// creates (a veth pair, 198.51.100.0/24 TEST-NET-2, routed on-link over the veth), so they
+// are on this machine but neither private nor the host's; the DNS server is on 127.0.0.1.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startDnsServer,
+  startFarNamespace,
+  type DnsServer,
+  type FarNamespace,
+} from './local-servers.js';
+import {
+  engineRuntimes,
+  failed,
+  marker,
+  RUNSC_HOST_MISSING,
+  useNetHarness,
+  type NetRun,
+} from './network-harness.js';
+
+let far: FarNamespace | undefined;
+let farSkip = '';
+let dns: DnsServer;
+let runtimes: string[] = [];
+const net = useNetHarness('net-names', () => ({
+  CFH_EGRESS_RESOLVER: `${dns.address}:${dns.port}`,
+}));
+
+beforeAll(async () => {
+  const made = await startFarNamespace();
+  if ('skip' in made) {
+    farSkip = made.skip;
+    console.log(`far namespace skipped: ${farSkip}`);
+  } else far = made;
+  const [resolved = '', unresolved = ''] = far?.addresses ?? [];
+  // bind.cfh.test resolves to the first far address; twin.cfh.test, also allowed, to the
+  // second: an address resolved for one allowed name does not serve another.
+  dns = await startDnsServer({ 'bind.cfh.test': resolved, 'twin.cfh.test': unresolved });
+  runtimes = await engineRuntimes();
+});
+
+afterAll(async () => {
+  await dns.close();
+  await far?.close();
+});
+
+describe.each(['runc', 'runsc'] as const)('a name entry under %s', (runtime) => {
+  let run: NetRun;
+  let skip = '';
+  let resolved = '';
+  let unresolved = '';
+  let port = 0;
+  let farBefore = 0;
+
+  beforeAll(async () => {
+    if (far === undefined) {
+      skip = farSkip;
+      return;
+    }
+    if (runtime === 'runsc' && !runtimes.includes('runsc-host')) {
+      skip = RUNSC_HOST_MISSING;
+      return;
+    }
+    [resolved, unresolved] = far.addresses;
+    port = far.port;
+    farBefore = far.connections.length;
+    const url = (address: string): string => `http://${address}:${port}/`;
+    run = await net.run({
+      mode: 'allowlist',
+      runtime,
+      allow: ['bind.cfh.test', 'twin.cfh.test'],
+      script: [
+        // The sandbox asks the filtering resolver: it answers the first far address.
+        'getent hosts bind.cfh.test; echo "@@ getent-bind rc=$?"',
+        `probe resolved -H 'Host: bind.cfh.test' ${url(resolved)}`,
+        `probe unresolved -H 'Host: bind.cfh.test' ${url(unresolved)}`,
+        `py tls sni-unresolved ${unresolved} ${port} bind.cfh.test`,
+        // Never asked by the sandbox: the gateway resolves twin.cfh.test itself.
+        `probe gateway-resolved -H 'Host: twin.cfh.test' ${url(unresolved)}`,
+        // The second address now stands for twin.cfh.test, not for bind.cfh.test.
+        `probe crossname -H 'Host: bind.cfh.test:${port}' ${url(unresolved)}`,
+        'echo "@@ done"',
+      ].join('\n'),
+    });
+  });
+
+  const guard = (ctx: { skip: (note?: string) => void }): void => {
+    if (skip !== '') ctx.skip(skip);
+  };
+  const farHeads = (address: string): string[] =>
+    (far?.connections ?? [])
+      .slice(farBefore)
+      .filter((c) => c.local === address)
+      .map((c) => c.head);
+
+  it('reaches the address the gateway resolved for the name (control)', (ctx) => {
+    guard(ctx);
+    expect(run.result.exitCode, run.result.stderr).toBe(0);
+    expect(marker(run, 'getent-bind').rc).toBe('0');
+    expect(marker(run, 'resolved')).toMatchObject({ code: '200' });
+    expect(marker(run, 'resolved').body).toContain(`hello_from_far_${resolved}`);
+    expect(run.egress).toContainEqual(
+      expect.objectContaining({
+        protocol: 'http',
+        name: 'bind.cfh.test',
+        address: resolved,
+        port,
+        allowed: true,
+        reason: 'allowlisted',
+        rule: 'bind.cfh.test',
+      }),
+    );
+  });
+
+  it('refuses an address the client paired with an allowed Host header, with the reason', (ctx) => {
+    guard(ctx);
+    expect(failed(marker(run, 'unresolved'))).toBe(true);
+    expect(failed(marker(run, 'crossname'))).toBe(true);
+    const refused = run.egress.filter(
+      (e) =>
+        e.protocol === 'http' &&
+        e.name === 'bind.cfh.test' &&
+        e.address === unresolved &&
+        e.port === port,
+    );
+    expect(refused).toHaveLength(2);
+    for (const e of refused)
+      expect(e).toMatchObject({
+        allowed: false,
+        reason: 'address-not-resolved-for-name',
+        rule: 'bind.cfh.test',
+      });
+    expect(farHeads(unresolved).filter((h) => /host: bind\.cfh\.test/i.test(h))).toEqual([]);
+  });
+
+  it('refuses an address the client paired with an allowed TLS server name', (ctx) => {
+    guard(ctx);
+    expect(marker(run, 'sni-unresolved').handshake).not.toBe('ok');
+    expect(run.egress).toContainEqual(
+      expect.objectContaining({
+        protocol: 'tls',
+        name: 'bind.cfh.test',
+        address: unresolved,
+        port,
+        allowed: false,
+        reason: 'address-not-resolved-for-name',
+      }),
+    );
+    expect(farHeads(unresolved).filter((h) => h.includes('bind.cfh.test'))).toEqual([]);
+  });
+
+  it("accepts an address found by the gateway's own lookup of the name", (ctx) => {
+    guard(ctx);
+    expect(marker(run, 'gateway-resolved')).toMatchObject({ code: '200' });
+    expect(run.egress).toContainEqual(
+      expect.objectContaining({
+        protocol: 'http',
+        name: 'twin.cfh.test',
+        address: unresolved,
+        allowed: true,
+        rule: 'twin.cfh.test',
+      }),
+    );
+    expect(farHeads(unresolved).filter((h) => /host: twin\.cfh\.test/i.test(h))).toHaveLength(1);
+  });
+});
