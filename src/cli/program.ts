@@ -205,8 +205,9 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .command('reap')
     .description('Remove containers, networks and volumes of cfh processes that are gone')
     .option('--dry-run', 'list what would be removed', false)
+    .option('--run <runId>', "only this run's objects (repeatable)", collect, [])
     .option('--json', 'machine-readable', false)
-    .action(async (o: { dryRun: boolean; json: boolean }) => {
+    .action(async (o: { dryRun: boolean; json: boolean; run: string[] }) => {
       setExit(await reapCommand(o, deps));
     });
 

@@ -23,11 +23,18 @@ const ORDER: Record<LabelledObject['kind'], number> = { container: 0, network: 1
 
 export async function reapOrphans(
   runtime: ContainerRuntime,
-  options: { dryRun: boolean; logger: Logger; signal?: AbortSignal | undefined },
+  options: {
+    dryRun: boolean;
+    logger: Logger;
+    signal?: AbortSignal | undefined;
+    /** Only the objects of these runs (`cfh reap --run ID`); all runs when absent. */
+    runIds?: readonly string[] | undefined;
+  },
 ): Promise<ReapEntry[]> {
-  const objects = (await runtime.listLabelled(LABEL_RUN_ID, options.signal)).sort(
-    (a, b) => ORDER[a.kind] - ORDER[b.kind],
-  );
+  const only = options.runIds === undefined ? undefined : new Set(options.runIds);
+  const objects = (await runtime.listLabelled(LABEL_RUN_ID, options.signal))
+    .filter((o) => only === undefined || only.has(o.labels[LABEL_RUN_ID] ?? ''))
+    .sort((a, b) => ORDER[a.kind] - ORDER[b.kind]);
   const entries: ReapEntry[] = [];
   for (const object of objects) {
     const owner = ownerStatus(object.labels);

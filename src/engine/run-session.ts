@@ -15,6 +15,7 @@ import { openRunEgress } from './run-egress.js';
 import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
 import { cancelSignalOf, decideTerminal, type RunEnd, type Terminal } from './terminal.js';
 import { reapOrphans } from './reaper.js';
+import { sweepSetid } from '../sandbox/setid-sweep.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -66,6 +67,9 @@ export class RunSession {
   /** Disposed in reverse order when the work is done, whatever happened. */
   readonly stack = new AsyncDisposableStack();
   #started = false;
+  /** Before any container of the run: what the set-id sweep counts as the run's. */
+  // File times come from the kernel's coarse clock, a few ms behind the wall clock.
+  readonly startedAt = new Date(Date.now() - 50);
   /** The orphan sweep, started with the workload (off the cold path), awaited at the end. */
   sweep: Promise<void> | undefined;
 
@@ -201,6 +205,8 @@ async function perform<R>(
   }
   const tDispose = performance.now();
   const disposal = await disposeAll(session);
+  // Every container is gone: what the run left in its rw mounts can be looked at.
+  await sweepRwMounts(session);
   const disposeMs = performance.now() - tDispose;
   if (disposal.length > 0) {
     for (const e of disposal) session.log.error({ err: e.message }, 'clean-up step failed');
@@ -212,6 +218,32 @@ async function perform<R>(
     }
   }
   return { end, result, error, disposeMs };
+}
+
+/**
+ * No file the sandbox created or changed through an rw mount keeps S_ISUID/S_ISGID on the
+ * host (AH-CONT-2): the filter refuses setting them; this strips what it cannot see (a
+ * directory inheriting S_ISGID) and records each file, and the sweep's own extent.
+ */
+async function sweepRwMounts(session: RunSession): Promise<void> {
+  const roots = session.plan.spec.mounts.filter((m) => m.mode === 'rw').map((m) => m.source);
+  if (roots.length === 0) return;
+  // Not cut short by the run's cancellation: the host must not keep what the run planted.
+  // The sweep bounds itself (entries, time) and says when it was not complete.
+  const result = await sweepSetid({
+    roots,
+    since: session.startedAt,
+    signal: new AbortController().signal,
+  });
+  for (const s of result.stripped) {
+    await session.dir.events.append('setid_stripped', { ...s }, true);
+  }
+  await session.dir.events.append('setid_sweep', {
+    roots,
+    stripped: result.stripped.length,
+    skipped: result.skipped,
+    ...result.stats,
+  });
 }
 
 /** Disposes the session's stack, returning every error (SuppressedError chains unrolled). */

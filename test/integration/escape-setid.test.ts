@@ -15,9 +15,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cfh, onlyRunDir, ownBySandbox, removeDir, tempDir } from './helpers.js';
+import { cfh, onlyRunDir, ownBySandbox, readEvents, removeDir, tempDir } from './helpers.js';
 import { buildProbe, removeProbe, type ProbeResult } from './probe.js';
-import { sweepSetid } from '../../src/sandbox/setid-sweep.js';
 import {
   ABIS,
   acceptedAbis,
@@ -357,14 +356,14 @@ describe('ordinary tools', () => {
 });
 
 describe('what no filter can see: S_ISGID inherited from a set-gid directory', () => {
-  it('a directory made in a set-gid directory gets S_ISGID; the host-side sweep strips it', async () => {
+  it('a directory made in a set-gid directory gets S_ISGID; the run strips it and records it', async () => {
     const ws = await workspace('inherit');
     const shared = path.join(ws, 'shared');
     await mkdir(shared);
     await ownBySandbox(shared);
     await chmod(shared, 0o2775); // the owner's own set-gid directory, from before the run
-    const since = new Date();
     n += 1;
+    const art = path.join(scratch, `art-${n}`);
     const r = await cfh([
       'sandbox',
       'run',
@@ -373,23 +372,33 @@ describe('what no filter can see: S_ISGID inherited from a set-gid directory', (
       '--workspace',
       ws,
       '--artifact-root',
-      path.join(scratch, `art-${n}`),
+      art,
       '--',
       'bash',
       '-c',
-      'mkdir /workspace/shared/new && touch /workspace/shared/new/file',
+      // mkdir takes no set-id bit from its mode; the kernel copies the parent's S_ISGID.
+      'mkdir /workspace/shared/new && touch /workspace/shared/new/file && stat -c %a /workspace/shared/new',
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
-    // mkdir takes no set-id bit from its mode; the kernel copies the parent's S_ISGID.
-    expect(await setidEntries(ws)).toEqual({ shared: '2775', 'shared/new': '2755' });
-    const swept = await sweepSetid({ roots: [ws], since, signal: new AbortController().signal });
-    expect(swept.stripped.map((s) => [s.path, s.type, s.modeBefore, s.modeAfter])).toEqual([
-      ['shared/new', 'directory', 0o2755, 0o755],
-    ]);
-    // The owner's directory from before the run is left as it was, though its ctime moved
-    // when the run made an entry in it (directories are judged by their birth time).
-    expect(swept.stats).toMatchObject({ complete: true, setidBeforeRun: 1, entries: 3 });
+    expect(r.stdout.trim()).toBe('2755');
+    // After the run the host keeps no set-id bit the run made; the owner's directory from
+    // before the run is left as it was, though its ctime moved when the run made an entry
+    // in it (directories are judged by their birth time).
     expect(await setidEntries(ws)).toEqual({ shared: '2775' });
+    const events = await readEvents(await onlyRunDir(art));
+    expect(events.filter((e) => e.type === 'setid_stripped').map((e) => e.data)).toEqual([
+      expect.objectContaining({
+        path: 'shared/new',
+        type: 'directory',
+        modeBefore: 0o2755,
+        modeAfter: 0o755,
+      }),
+    ]);
+    expect(events.find((e) => e.type === 'setid_sweep')?.data).toMatchObject({
+      stripped: 1,
+      complete: true,
+      setidBeforeRun: 1,
+    });
   });
 });
 

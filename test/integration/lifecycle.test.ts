@@ -89,14 +89,15 @@ describe('SIGKILL of cfh', () => {
     const text = await cfh(['runs', 'list', '--artifact-root', root]);
     expect(text.stdout).toMatch(new RegExp(`^${runId}  abandoned `, 'm'));
 
-    const dry = await cfh(['reap', '--dry-run', '--json']);
+    const dry = await cfh(['reap', '--dry-run', '--json', '--run', runId]);
     expect(dry.exitCode).toBe(0);
     expect(JSON.parse(dry.stdout)).toContainEqual(
       expect.objectContaining({ runId, kind: 'container', owner: 'gone', action: 'would-remove' }),
     );
     expect(await containersOfRun(runId)).toHaveLength(1);
 
-    const reap = await cfh(['reap', '--json']);
+    // Scoped to this test's run: a global reap could take another test's objects.
+    const reap = await cfh(['reap', '--json', '--run', runId]);
     expect(reap.exitCode).toBe(0);
     expect(JSON.parse(reap.stdout)).toContainEqual(
       expect.objectContaining({ runId, action: 'removed' }),
@@ -131,7 +132,7 @@ describe('SIGKILL of cfh', () => {
     const child = startSleeping(root);
     const dir = await waitForEvent(root, 'container_started');
     const runId = runIdOf(dir);
-    const reap = await cfh(['reap', '--json']);
+    const reap = await cfh(['reap', '--json', '--run', runId]);
     expect(JSON.parse(reap.stdout)).toContainEqual(
       expect.objectContaining({ runId, owner: 'alive', action: 'kept' }),
     );

@@ -777,7 +777,7 @@ describe('fail closed, cancellation and reaping', () => {
       expect((await lstat(configDir)).mode & 0o777).toBe(0o700);
       expect((await lstat(path.join(configDir, 'resolv.conf'))).isFile()).toBe(true);
 
-      const reap = await cfh(['reap', '--json']);
+      const reap = await cfh(['reap', '--json', '--run', runId]);
       expect(reap.exitCode, reap.stderr).toBe(0);
       const entries = (JSON.parse(reap.stdout) as Record<string, unknown>[]).filter(
         (e) => e.runId === runId,

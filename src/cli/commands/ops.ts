@@ -13,6 +13,8 @@ import {
   type OwnerStatus,
 } from '../../sandbox/owner.js';
 import type { CliDeps } from '../deps.js';
+import { ConfigError } from '../../errors.js';
+import { isRunId } from '../../evidence/run-id.js';
 import { reportFailure } from '../report-failure.js';
 
 export function capabilitiesCommand(deps: CliDeps): number {
@@ -39,14 +41,22 @@ export async function doctorCommand(args: { json: boolean }, deps: CliDeps): Pro
 }
 
 export async function reapCommand(
-  args: { dryRun: boolean; json: boolean },
+  args: { dryRun: boolean; json: boolean; run: readonly string[] },
   deps: CliDeps,
 ): Promise<number> {
   try {
+    const bad = args.run.find((id) => !isRunId(id));
+    if (bad !== undefined) {
+      throw new ConfigError('invalid_run_id', `--run: '${bad}' is not a run id`, {
+        field: '--run',
+        value: bad,
+      });
+    }
     const entries = await reapOrphans(deps.runtime(), {
       dryRun: args.dryRun,
       logger: deps.logger,
       signal: deps.signal,
+      runIds: args.run.length === 0 ? undefined : args.run,
     });
     if (args.json) deps.printer.json(entries);
     else {
