@@ -6,10 +6,14 @@ import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 
 /** Writes `contents` atomically; returns the sha256 of the bytes written. */
-export async function writeFileAtomic(target: string, contents: string): Promise<string> {
+export async function writeFileAtomic(
+  target: string,
+  contents: string,
+  mode = 0o640,
+): Promise<string> {
   const dir = path.dirname(target);
   const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o640);
+  const handle = await open(temp, 'wx', mode);
   try {
     await handle.writeFile(contents);
     await handle.sync();

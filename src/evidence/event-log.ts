@@ -3,11 +3,21 @@
 // Lifecycle events are fsynced before append() resolves (AH-LIFE-2).
 import { createHash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
+import { ArtifactError } from '../errors.js';
 import { canonicalJson } from './canonical-json.js';
+import {
+  EVENT_SCHEMA,
+  eventDataIssues,
+  isEventType,
+  type EventInput,
+  type EventType,
+} from './schema/registry.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
 export interface EventRecord {
+  /** The envelope's version (schema/registry.ts); absent only in logs written before it. */
+  readonly schema?: string;
   readonly seq: number;
   readonly ts: string;
   readonly runId: string;
@@ -46,11 +56,34 @@ export class EventLog implements AsyncDisposable {
     return this.#seq;
   }
 
-  /** Appends in call order; `durable` fsyncs before resolving. */
-  append(type: string, data: Record<string, unknown> = {}, durable = false): Promise<EventRecord> {
+  /**
+   * Appends in call order; `durable` fsyncs before resolving. The data is checked against
+   * the type's registered schema before anything is written: the log never holds an event
+   * its readers would reject.
+   */
+  append<T extends EventType>(type: T, data: EventInput<T>, durable?: boolean): Promise<EventRecord>;
+  /** Transitional: a type not (yet) in the registry. */
+  append(type: string, data?: Record<string, unknown>, durable?: boolean): Promise<EventRecord>;
+  append(
+    type: string,
+    data: Readonly<Record<string, unknown>> = {},
+    durable = false,
+  ): Promise<EventRecord> {
+    if (isEventType(type)) {
+      const issues = eventDataIssues(type, data);
+      if (issues.length > 0) {
+        return Promise.reject(
+          new ArtifactError(
+            'evidence_schema_violation',
+            `event ${type} does not match its schema: ${issues.join('; ')}`,
+          ),
+        );
+      }
+    }
     const next = this.#tail.then(async () => {
       if (this.#closed) throw new Error(`event log closed; cannot append ${type}`);
       const base = {
+        schema: EVENT_SCHEMA,
         seq: this.#seq + 1,
         ts: new Date().toISOString(),
         runId: this.#runId,

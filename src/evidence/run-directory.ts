@@ -7,8 +7,12 @@ import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ArtifactError, errorMessage } from '../errors.js';
 import { writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
+import { canonicalJson } from './canonical-json.js';
 import { EventLog } from './event-log.js';
 import { isRunId } from './run-id.js';
+import { REPORT_SCHEMA } from './schema/report.js';
+import { STATE_SCHEMA } from './schema/state.js';
+import type { TerminalSigner } from './signing.js';
 
 export const RUN_FILES = {
   snapshot: 'snapshot.json',
@@ -16,12 +20,14 @@ export const RUN_FILES = {
   events: 'events.jsonl',
   state: 'state.json',
   report: 'report.json',
+  signature: 'signature.json',
+  transcript: 'transcript.jsonl',
   outputs: 'outputs',
   lock: '.lock',
 } as const;
 
 export interface TerminalRecord {
-  readonly status: string;
+  readonly status: 'completed' | 'failed' | 'cancelled';
   readonly reason: string;
   readonly exitCode: number;
 }
@@ -128,25 +134,35 @@ export class RunDirectory implements AsyncDisposable {
   }
 
   /**
-   * The terminal record (AH-LIFE-2): `run_finished`, then report.json and state.json that
-   * cite it, all durable before the caller hears; then the lock is released.
+   * The terminal record (AH-LIFE-2): `run_finished`, carrying the digest of the report it
+   * ends with, then report.json citing it, the operator's signature over both when a key is
+   * configured, and state.json; all durable before the caller hears; then the lock is
+   * released.
    */
-  async finish(terminal: TerminalRecord, report: Record<string, unknown>): Promise<void> {
+  async finish(
+    terminal: TerminalRecord,
+    report: Record<string, unknown>,
+    options: { readonly signer?: TerminalSigner | undefined } = {},
+  ): Promise<void> {
     const fields = {
       status: terminal.status,
       terminalReason: terminal.reason,
       exitCode: terminal.exitCode,
     };
-    const finished = await this.events.append('run_finished', fields, true);
+    // The report as it will be read back (undefined fields gone), without its anchor.
+    const body = JSON.parse(
+      JSON.stringify({ schema: REPORT_SCHEMA, runId: this.runId, ...fields, ...report }),
+    ) as Record<string, unknown>;
+    const reportSha256 = reportDigest(body);
+    const finished = await this.events.append('run_finished', { ...fields, reportSha256 }, true);
     const lastEvent = { seq: finished.seq, hash: finished.hash };
-    await this.writeReport({
-      schema: 'cfh.report/1',
-      runId: this.runId,
-      ...fields,
-      ...report,
-      lastEvent,
-    });
+    await this.writeReport({ ...body, lastEvent });
+    if (options.signer !== undefined) {
+      const signature = options.signer.sign({ runId: this.runId, event: lastEvent, reportSha256 });
+      await writeJsonAtomic(this.path(RUN_FILES.signature), signature);
+    }
     await this.writeState({
+      schema: STATE_SCHEMA,
       runId: this.runId,
       state: terminal.status,
       terminalReason: terminal.reason,
@@ -160,6 +176,7 @@ export class RunDirectory implements AsyncDisposable {
   /** state.json for a run still in progress, citing the last event written so far. */
   writeProgress(state: 'created' | 'running', extra: Record<string, unknown> = {}): Promise<void> {
     return this.writeState({
+      schema: STATE_SCHEMA,
       runId: this.runId,
       state,
       updatedAt: new Date().toISOString(),
@@ -189,4 +206,10 @@ export class RunDirectory implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** sha256 of a report's canonical JSON without `lastEvent`: what run_finished records. */
+export function reportDigest(report: Readonly<Record<string, unknown>>): string {
+  const body = Object.fromEntries(Object.entries(report).filter(([k]) => k !== 'lastEvent'));
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }

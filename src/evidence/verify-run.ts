@@ -25,7 +25,12 @@ export interface RunVerification {
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 /** Files of a run directory that no artifact record covers, by design. */
-const UNRECORDED = new Set<string>([RUN_FILES.events, RUN_FILES.state, RUN_FILES.report]);
+const UNRECORDED = new Set<string>([
+  RUN_FILES.events,
+  RUN_FILES.state,
+  RUN_FILES.report,
+  RUN_FILES.signature,
+]);
 
 export async function verifyRunDirectory(
   dir: string,

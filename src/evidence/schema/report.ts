@@ -1,0 +1,82 @@
+// report.json (cfh.report/1): written once, after run_finished and citing it; its digest
+// (without `lastEvent`) is in run_finished's `reportSha256`. The fields every run has, then
+// those of a command run and of an agent run.
+import { z } from 'zod';
+import { Count, RunIdString, TerminalStatus } from './common.js';
+import { AttemptEstimate, BudgetExceeded, ReportedUsage } from './events-model.js';
+import { SnapshotAssurance, SnapshotModel } from './snapshot.js';
+import { EventAnchor } from './state.js';
+
+export const REPORT_SCHEMA = 'cfh.report/1';
+
+const OutputRecord = z.strictObject({
+  file: z.string(),
+  bytesSeen: Count,
+  bytesKept: Count,
+  truncated: z.boolean(),
+  liveDropped: Count,
+});
+
+export const UsageRecord = z.strictObject({
+  attemptId: z.string(),
+  adapter: z.string(),
+  model: z.string(),
+  usage: ReportedUsage,
+});
+
+export const CostEstimate = z.strictObject({
+  kind: z.literal('harness-estimate'),
+  currency: z.string().min(3),
+  rateCard: z.strictObject({ file: z.string(), version: z.string(), source: z.string() }),
+  perAttempt: z.array(AttemptEstimate),
+  total: z.number().optional(),
+  totalOmitted: z.enum(['incomplete_coverage', 'no_attempts']).optional(),
+});
+
+export const Report = z.strictObject({
+  schema: z.literal(REPORT_SCHEMA),
+  runId: RunIdString,
+  status: TerminalStatus,
+  terminalReason: z.string(),
+  exitCode: z.number().int(),
+  kind: z.enum(['command', 'agent']),
+  image: z.strictObject({ ref: z.string(), id: z.string() }),
+  error: z
+    .strictObject({ code: z.string(), boundary: z.string(), message: z.string() })
+    .nullable(),
+  assurance: SnapshotAssurance,
+  lastEvent: EventAnchor,
+  // A command run.
+  commandExitCode: z.number().int().nullable().optional(),
+  oomKilled: z.boolean().optional(),
+  container: z
+    .strictObject({ id: z.string().nullable(), name: z.string(), removed: z.boolean() })
+    .optional(),
+  outputs: z.record(z.string(), OutputRecord).optional(),
+  timings: z.record(z.string(), z.number()).optional(),
+  // An agent run.
+  model: SnapshotModel.optional(),
+  finalAnswer: z.string().nullable().optional(),
+  usage: z.array(UsageRecord).optional(),
+  toolCalls: z
+    .strictObject({
+      total: Count,
+      byStatus: z.record(z.string(), Count),
+      byTool: z.record(z.string(), Count),
+    })
+    .nullable()
+    .optional(),
+  budget: BudgetExceeded.optional(),
+  toolLifetime: z.enum(['per-run', 'per-call']).optional(),
+  usageCoverage: z
+    .strictObject({
+      scope: z.literal('direct-run'),
+      attempts: Count,
+      descendants: z.literal('none'),
+    })
+    .optional(),
+  costEstimate: CostEstimate.optional(),
+  /** What the provider itself reported as a charge: none of the adapters receive one yet. */
+  providerReportedCost: z.null().optional(),
+});
+export type Report = z.infer<typeof Report>;

@@ -1,0 +1,141 @@
+// snapshot.json (cfh.snapshot/1): the run-start configuration, written before any container
+// exists. Its schema is where AH-INV-2's list lives: the selected model and adapter (or
+// `null`, stated, for a command run), credential by reference, workspace and working
+// directory, enabled tools and child profiles, resource bounds, policy profile, prompt
+// slots, mounts with their modes (AH-CONT-2) and the network posture (AH-CONT-4).
+// Parts owned by other layers (the resolved profile, labels) are kept open (looseObject):
+// the schema names what the audit relies on, not every field those layers add.
+import { z } from 'zod';
+import { Count, IsoTime, PrefixedSha256, RunIdString, Sha256Hex } from './common.js';
+
+export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
+
+const Digested = z.strictObject({ chars: Count, digest: PrefixedSha256 });
+
+export const SnapshotModel = z.looseObject({
+  adapter: z.string().min(1),
+  /** Provider and credential source by reference (`env:ANTHROPIC_API_KEY`, `none`). */
+  route: z.record(z.string(), z.string()),
+  languageModel: z.boolean(),
+  notice: z.string().optional(),
+});
+
+export const SnapshotMount = z.looseObject({
+  source: z.string(),
+  target: z.string(),
+  mode: z.enum(['ro', 'rw']),
+});
+
+export const SnapshotContainerSpec = z.looseObject({
+  name: z.string(),
+  image: z.string(),
+  user: z.string(),
+  workingDir: z.string(),
+  mounts: z.array(SnapshotMount),
+  readOnlyRootfs: z.boolean(),
+  capDrop: z.array(z.string()),
+  capAdd: z.array(z.string()),
+  noNewPrivileges: z.boolean(),
+  init: z.boolean(),
+  privileged: z.boolean(),
+  networkMode: z.string(),
+  limits: z.record(z.string(), z.number()),
+  envNames: z.array(z.string()),
+  seccomp: z.looseObject({ sha256: Sha256Hex, enforcement: z.string() }),
+});
+
+export const SnapshotNetwork = z.looseObject({
+  mode: z.enum(['disabled', 'allowlist', 'open']),
+  allow: z.array(z.string()),
+  deny: z.array(z.string()),
+  enforcement: z.looseObject({ kind: z.enum(['no-interface', 'egress-gateway']) }),
+});
+
+export const SnapshotAssurance = z.strictObject({
+  level: z.enum(['standard', 'reduced']),
+  notes: z.array(z.string()),
+});
+
+export const SnapshotBudgets = z.looseObject({
+  maxModelTurns: z.number(),
+  maxToolCalls: z.number(),
+  maxParallelToolCalls: z.number(),
+  maxWallTimeSeconds: z.number(),
+  maxInputTokens: z.number(),
+  maxOutputTokens: z.number(),
+  maxTotalCost: z.number().optional(),
+  maxToolResultChars: z.number(),
+  maxRetriesPerModelCall: z.number(),
+  maxRetriesPerToolCall: z.number(),
+});
+
+export const PromptSlotsRecord = z.strictObject({
+  directCommand: Digested,
+  context: z.array(Digested),
+  quoted: z.array(Digested),
+});
+
+export const Snapshot = z.strictObject({
+  schema: z.literal(SNAPSHOT_SCHEMA),
+  cfhVersion: z.string(),
+  runId: RunIdString,
+  createdAt: IsoTime,
+  kind: z.enum(['sandbox-command', 'agent']),
+  caller: z.looseObject({
+    host: z.string(),
+    pid: z.number().int(),
+    start: z.string(),
+    uid: z.number().int().optional(),
+    gid: z.number().int().optional(),
+    user: z.string().optional(),
+  }),
+  /** null: no model takes part (a command run), said rather than left out. */
+  model: SnapshotModel.nullable(),
+  profile: z.strictObject({
+    name: z.string(),
+    sources: z.array(z.string()),
+    digest: z.string(),
+    overrides: z.record(z.string(), z.unknown()),
+    resolved: z.looseObject({ name: z.string(), tools: z.array(z.string()).optional() }),
+  }),
+  image: z.strictObject({ ref: z.string(), id: z.string() }),
+  engine: z.strictObject({ serverVersion: z.string(), apiVersion: z.string() }),
+  runtime: z.strictObject({
+    requested: z.string(),
+    engineRuntime: z.string(),
+    runtimeArgs: z.array(z.string()).optional(),
+  }),
+  sandboxUser: z.strictObject({ user: z.string(), reason: z.string() }),
+  workspace: z.strictObject({
+    hostPath: z.string(),
+    target: z.string(),
+    mode: z.enum(['ro', 'rw']),
+  }),
+  workingDir: z.string(),
+  /** The command of a command run; null for an agent run (its tools run commands). */
+  command: z.array(z.string()).nullable(),
+  network: SnapshotNetwork,
+  limits: z.record(z.string(), z.number()),
+  containerSpec: SnapshotContainerSpec,
+  mountChecks: z.looseObject({ method: z.string() }),
+  seccomp: z.looseObject({
+    file: z.literal('seccomp.json'),
+    sha256: Sha256Hex,
+    source: z.string(),
+    enforcement: z.string(),
+  }),
+  assurance: SnapshotAssurance,
+  tools: z.array(z.string()),
+  childProfiles: z.array(z.unknown()),
+  promptSlots: PromptSlotsRecord.optional(),
+  budgets: SnapshotBudgets.optional(),
+  toolContainer: z
+    .strictObject({
+      lifetime: z.enum(['per-run', 'per-call']),
+      name: z.string(),
+      fileToolName: z.string(),
+      timeoutCapSeconds: z.number().nullable(),
+    })
+    .optional(),
+});
+export type Snapshot = z.infer<typeof Snapshot>;
