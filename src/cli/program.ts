@@ -14,6 +14,7 @@ import {
   runsListCommand,
   runsShowCommand,
 } from './commands/ops.js';
+import { auditCommand } from './commands/audit.js';
 
 /** The budget flags given, by budget field (commander camel-cases `--max-model-turns`). */
 function budgetOverrides(o: Record<string, unknown>): Record<string, string> {
@@ -225,6 +226,34 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('--json', 'machine-readable', false)
     .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {
       setExit(await runsShowCommand({ runId, ...o }, deps));
+    });
+
+  program
+    .command('audit [run]')
+    .description("Verify a run's evidence and check it clause by clause (RUN_ID or RUN_DIR)")
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .option('--strict', 'a warn or an inconclusive check fails too', false)
+    .option('--expected <file>', 'expected-failures ledger (conformance/expected-failures.yaml)')
+    .option('--public-key <file>', "the operator's public key (default: the key directory's)")
+    .option('--manifest', 'print the conformance manifest reconciled with the checks', false)
+    .option('--markdown', 'with --manifest: the table docs/conformance.md holds', false)
+    .action(async (run: string | undefined, o: Record<string, unknown>) => {
+      setExit(
+        await auditCommand(
+          {
+            run,
+            json: o.json === true,
+            strict: o.strict === true,
+            manifest: o.manifest === true,
+            markdown: o.markdown === true,
+            expected: o.expected as string | undefined,
+            publicKey: o.publicKey as string | undefined,
+            artifactRoot: o.artifactRoot as string | undefined,
+          },
+          deps,
+        ),
+      );
     });
 
   return program;

@@ -4,6 +4,11 @@ import path from 'node:path';
 
 export interface CfhEnvironment {
   readonly artifactRoot: string;
+  /**
+   * The operator's key pair (`cfh keys init`): `CFH_KEY_DIR`, else `$XDG_CONFIG_HOME/cfh/keys`
+   * (`~/.config/cfh/keys`). When its private key exists, every run's terminal record is signed.
+   */
+  readonly keyDir: string;
   readonly dockerHost: string | undefined;
   readonly logLevel: string;
   /** `host[:port]` of the DNS server the egress gateway asks; unset: the host's resolver. */
@@ -16,8 +21,10 @@ export interface CfhEnvironment {
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnvironment {
   const stateHome = nonEmpty(env.XDG_STATE_HOME) ?? path.join(os.homedir(), '.local', 'state');
+  const configHome = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(os.homedir(), '.config');
   return {
     artifactRoot: nonEmpty(env.CFH_ARTIFACT_ROOT) ?? path.join(stateHome, 'cfh', 'runs'),
+    keyDir: nonEmpty(env.CFH_KEY_DIR) ?? path.join(configHome, 'cfh', 'keys'),
     dockerHost: nonEmpty(env.DOCKER_HOST),
     logLevel: nonEmpty(env.CFH_LOG_LEVEL) ?? 'warn',
     egressResolver: nonEmpty(env.CFH_EGRESS_RESOLVER),

@@ -61,7 +61,11 @@ export class EventLog implements AsyncDisposable {
    * the type's registered schema before anything is written: the log never holds an event
    * its readers would reject.
    */
-  append<T extends EventType>(type: T, data: EventInput<T>, durable?: boolean): Promise<EventRecord>;
+  append<T extends EventType>(
+    type: T,
+    data: EventInput<T>,
+    durable?: boolean,
+  ): Promise<EventRecord>;
   /** Transitional: a type not (yet) in the registry. */
   append(type: string, data?: Record<string, unknown>, durable?: boolean): Promise<EventRecord>;
   append(

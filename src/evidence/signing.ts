@@ -74,12 +74,17 @@ export function verifyRunSignature(raw: unknown, publicKey: KeyObject): Signatur
     publicKey,
     Buffer.from(s.signature, 'base64'),
   );
-  return good ? { ok: true, signature: s } : { ok: false, problem: 'the signature does not verify' };
+  return good
+    ? { ok: true, signature: s }
+    : { ok: false, problem: 'the signature does not verify' };
 }
 
 /** The key pair's files in `dir`; `dir` is `CFH_KEY_DIR` or `~/.config/cfh/keys`. */
 export function keyPaths(dir: string): { privateKey: string; publicKey: string } {
-  return { privateKey: path.join(dir, PRIVATE_KEY_FILE), publicKey: path.join(dir, PUBLIC_KEY_FILE) };
+  return {
+    privateKey: path.join(dir, PRIVATE_KEY_FILE),
+    publicKey: path.join(dir, PUBLIC_KEY_FILE),
+  };
 }
 
 /** Creates the operator key pair (private 0600 in a 0700 directory); refuses to overwrite. */

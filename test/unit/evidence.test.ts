@@ -282,7 +282,11 @@ describe('RunDirectory', () => {
     const run = await RunDirectory.create(root, RUN_ID);
     try {
       expect(run.dir).toBe(path.join(root, RUN_ID));
-      await run.events.append('run_created', {}, true);
+      await run.events.append(
+        'run_created',
+        { kind: 'command', profile: 'p', imageId: 'sha256:0' },
+        true,
+      );
       await run.writeState({ state: 'created' });
     } finally {
       await run.close();

@@ -38,6 +38,7 @@ function dir(): string {
 function env(artifactRoot = art): CfhEnvironment {
   return {
     artifactRoot,
+    keyDir: path.join(artifactRoot, '..', 'keys'),
     dockerHost: undefined,
     logLevel: 'warn',
     egressResolver: undefined,

@@ -143,7 +143,8 @@ export function parseEvents(body: string): {
 function loadEvent(line: number, record: Record<string, unknown>): LoadedEvent {
   const issues: string[] = [];
   const envelope = EventEnvelope.safeParse(record);
-  if (!envelope.success) issues.push(...envelope.error.issues.map((i) => `envelope ${issueText(i)}`));
+  if (!envelope.success)
+    issues.push(...envelope.error.issues.map((i) => `envelope ${issueText(i)}`));
   const type = typeof record.type === 'string' ? record.type : '';
   const data =
     typeof record.data === 'object' && record.data !== null && !Array.isArray(record.data)
@@ -232,7 +233,11 @@ async function readTranscript(file: string): Promise<TranscriptLine[] | undefine
     out.push(
       parsed.success
         ? { line: i + 1, message: parsed.data }
-        : { line: i + 1, message: undefined, problem: parsed.error.issues.map(issueText).join('; ') },
+        : {
+            line: i + 1,
+            message: undefined,
+            problem: parsed.error.issues.map(issueText).join('; '),
+          },
     );
   }
   return out;
@@ -256,9 +261,13 @@ async function listRunFiles(dir: string, prefix = ''): Promise<RunFile[]> {
       // Digested through the link, so the digest check and the confinement check each
       // judge their own part: what the bytes are, and that they live inside the directory.
       const through = await digestFile(full).catch(() => undefined);
-      out.push({ rel, kind: 'symlink', bytes: through?.bytes ?? 0, ...(through === undefined ? {} : { sha256: through.sha256 }) });
-    }
-    else if (e.isFile()) {
+      out.push({
+        rel,
+        kind: 'symlink',
+        bytes: through?.bytes ?? 0,
+        ...(through === undefined ? {} : { sha256: through.sha256 }),
+      });
+    } else if (e.isFile()) {
       const { sha256, bytes } = await digestFile(full);
       out.push({ rel, kind: 'file', bytes, sha256 });
     } else out.push({ rel, kind: 'other', bytes: 0 });

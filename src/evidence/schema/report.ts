@@ -41,9 +41,7 @@ export const Report = z.strictObject({
   exitCode: z.number().int(),
   kind: z.enum(['command', 'agent']),
   image: z.strictObject({ ref: z.string(), id: z.string() }),
-  error: z
-    .strictObject({ code: z.string(), boundary: z.string(), message: z.string() })
-    .nullable(),
+  error: z.strictObject({ code: z.string(), boundary: z.string(), message: z.string() }).nullable(),
   assurance: SnapshotAssurance,
   lastEvent: EventAnchor,
   // A command run.

@@ -1,0 +1,101 @@
+// `cfh audit`: run every check over one run's evidence, apply the expected-failures ledger,
+// and decide the exit status: 0 nothing fails, 1 something fails (with --strict also a warn
+// or an inconclusive), 2 the evidence cannot be read at all.
+import type { KeyObject } from 'node:crypto';
+import type { Check, CheckResult, Verdict } from './check.js';
+import { CHECKS } from './checks.js';
+import { loadRunEvidence, type RunEvidence } from './run-evidence.js';
+import type { LedgerEntry } from './ledger.js';
+
+export const AUDIT_SCHEMA = 'cfh.audit/1';
+
+export interface AuditResult {
+  readonly schema: typeof AUDIT_SCHEMA;
+  readonly runId: string;
+  readonly dir: string;
+  readonly checks: readonly CheckResult[];
+  readonly counts: Readonly<Record<Verdict, number>>;
+  /** Failures the ledger expects (known deviations), by check id. */
+  readonly expected: readonly string[];
+  /** Ledger entries for this run whose check did not fail: the deviation disappeared. */
+  readonly disappeared: readonly string[];
+  readonly ok: boolean;
+}
+
+export interface AuditOptions {
+  readonly trustedKey?: KeyObject | undefined;
+  readonly strict?: boolean;
+  readonly ledger?: readonly LedgerEntry[];
+  readonly checks?: readonly Check[];
+}
+
+export async function auditRunDirectory(
+  dir: string,
+  options: AuditOptions = {},
+): Promise<AuditResult> {
+  return auditEvidence(await loadRunEvidence(dir), options);
+}
+
+export function auditEvidence(run: RunEvidence, options: AuditOptions = {}): AuditResult {
+  const checks = (options.checks ?? CHECKS).map((check): CheckResult => {
+    let outcome;
+    try {
+      outcome = check.run({ run, trustedKey: options.trustedKey });
+    } catch (error) {
+      // A check that throws met evidence it could not read: said, never hidden.
+      outcome = {
+        verdict: 'inconclusive' as const,
+        detail: `the check could not read the evidence: ${error instanceof Error ? error.message : String(error)}`,
+      };
+    }
+    return {
+      id: check.id,
+      title: check.title,
+      clauses: check.clauses,
+      ...outcome,
+      where: outcome.where ?? [],
+    };
+  });
+  const counts: Record<Verdict, number> = {
+    pass: 0,
+    'not-applicable': 0,
+    warn: 0,
+    fail: 0,
+    inconclusive: 0,
+  };
+  for (const c of checks) counts[c.verdict] += 1;
+  const kind = runKindOf(run);
+  const entries = (options.ledger ?? []).filter((e) => e.kinds.includes(kind));
+  const expectedIds = new Set(entries.map((e) => e.check));
+  const expected = checks
+    .filter((c) => c.verdict === 'fail' && expectedIds.has(c.id))
+    .map((c) => c.id);
+  const disappeared = entries
+    .filter((e) => checks.find((c) => c.id === e.check)?.verdict !== 'fail')
+    .map((e) => e.check);
+  const failing = checks.filter(
+    (c) =>
+      (c.verdict === 'fail' && !expectedIds.has(c.id)) ||
+      (options.strict === true && (c.verdict === 'warn' || c.verdict === 'inconclusive')),
+  );
+  return {
+    schema: AUDIT_SCHEMA,
+    runId: run.runId,
+    dir: run.dir,
+    checks,
+    counts,
+    expected,
+    disappeared,
+    ok: failing.length === 0 && disappeared.length === 0,
+  };
+}
+
+export type RunKind = 'command' | 'agent' | 'network';
+
+/** The kind a ledger entry names: a run with a network posture is `network` whatever else it is. */
+export function runKindOf(run: RunEvidence): RunKind {
+  if (run.events.some((e) => e.type === 'egress_ready')) return 'network';
+  return run.events.some((e) => e.type === 'run_created' && e.data.kind === 'agent')
+    ? 'agent'
+    : 'command';
+}

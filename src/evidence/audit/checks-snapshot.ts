@@ -1,0 +1,214 @@
+// The run-start snapshot (AH-INV-1/2, AH-CONT-2/4), the hardening it records, reduced
+// assurance said in snapshot and report alike (AH-DIAG-2), and the prompt slots the
+// transcript shows against the digests the snapshot keeps (AH-INV-3).
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { RUN_FILES } from '../run-directory.js';
+import { issueText } from '../schema/registry.js';
+import {
+  PromptSlotsRecord,
+  Snapshot,
+  SnapshotAssurance,
+  SnapshotContainerSpec,
+} from '../schema/snapshot.js';
+import { at, fail, inconclusive, notApplicable, pass, warn, type Check } from './check.js';
+import { partOf } from './parts.js';
+import { eventsOf } from './run-evidence.js';
+
+export const snapshotCheck: Check = {
+  id: 'snapshot.complete',
+  title:
+    'the snapshot names model, profile, workspace, tools, limits, prompt slots, mounts and posture',
+  clauses: ['AH-INV-1', 'AH-INV-2', 'AH-CONT-2', 'AH-CONT-4'],
+  run({ run }) {
+    if (!run.snapshot.present) return fail('snapshot.json is missing', [RUN_FILES.snapshot]);
+    const parsed = Snapshot.safeParse(run.snapshot.value);
+    if (!parsed.success)
+      return fail(
+        'snapshot.json lacks what AH-INV-2 requires',
+        parsed.error.issues.map((i) => `snapshot.json ${issueText(i)}`),
+      );
+    const s = parsed.data;
+    const where: string[] = [];
+    if (s.runId !== run.runId)
+      where.push(`snapshot.json runId: ${s.runId}, the directory is ${run.runId}`);
+    const created = eventsOf(run, 'run_created')[0];
+    const agent = s.kind === 'agent';
+    if (created !== undefined && (created.data.kind === 'agent') !== agent)
+      where.push(`${at(created)}: a ${created.data.kind} run, the snapshot says ${s.kind}`);
+    if (agent) {
+      if (s.model === null) where.push('snapshot.json model: an agent run names no model');
+      if (s.model !== null && Object.keys(s.model.route).length === 0)
+        where.push('snapshot.json model.route: no provider or credential reference');
+      if (s.promptSlots === undefined) where.push('snapshot.json promptSlots: missing');
+      if (s.budgets === undefined) where.push('snapshot.json budgets: missing');
+      if (s.tools.length === 0) where.push('snapshot.json tools: an agent run with no tools');
+    } else {
+      if (s.model !== null) where.push('snapshot.json model: a command run names a model');
+      if (s.command === null) where.push('snapshot.json command: missing');
+    }
+    const ws = s.containerSpec.mounts.find((m) => m.target === s.workspace.target);
+    if (ws === undefined || ws.mode !== s.workspace.mode)
+      where.push(
+        `snapshot.json containerSpec.mounts: the workspace (${s.workspace.mode}) is not mounted as recorded`,
+      );
+    const wantEnforcement = s.network.mode === 'disabled' ? 'no-interface' : 'egress-gateway';
+    if (s.network.enforcement.kind !== wantEnforcement)
+      where.push(
+        `snapshot.json network: ${s.network.mode} enforced by ${s.network.enforcement.kind}`,
+      );
+    const filter = eventsOf(run, 'artifact_written').find((a) => a.data.file === RUN_FILES.seccomp);
+    const digests = [
+      s.seccomp.sha256,
+      s.containerSpec.seccomp.sha256,
+      filter?.data.sha256,
+      ...eventsOf(run, 'container_created').map((c) => c.data.seccompSha256),
+    ];
+    if (digests.some((d) => d !== s.seccomp.sha256))
+      where.push(
+        'snapshot.json seccomp.sha256: the filter digest differs between the snapshot, its spec, seccomp.json and a container',
+      );
+    return where.length === 0
+      ? pass(
+          `${s.kind} run: model, profile ${s.profile.name}, workspace, ${s.tools.length} tool(s), limits, ${s.containerSpec.mounts.length} mount(s), network ${s.network.mode}`,
+        )
+      : fail('the snapshot is incomplete or inconsistent', where);
+  },
+};
+
+export const hardeningCheck: Check = {
+  id: 'containers.hardening',
+  title:
+    'the container spec is hardened: no capabilities, no-new-privileges, read-only root, init, unprivileged',
+  clauses: ['CFH-CONT-1'],
+  run({ run }) {
+    const spec = partOf(run.snapshot.value, 'containerSpec', SnapshotContainerSpec);
+    if (!spec.ok) return inconclusive('snapshot.json containerSpec cannot be read');
+    const c = spec.value;
+    const where: string[] = [];
+    if (!c.capDrop.includes('ALL')) where.push('containerSpec.capDrop: not ALL');
+    if (c.capAdd.length > 0) where.push(`containerSpec.capAdd: ${c.capAdd.join(', ')}`);
+    if (!c.noNewPrivileges) where.push('containerSpec.noNewPrivileges: false');
+    if (!c.readOnlyRootfs) where.push('containerSpec.readOnlyRootfs: false');
+    if (c.privileged) where.push('containerSpec.privileged: true');
+    if (!c.init) where.push('containerSpec.init: false');
+    const user = partOf(run.snapshot.value, 'sandboxUser', z.looseObject({ reason: z.string() }));
+    if (/^0(:|$)/.test(c.user) && (!user.ok || user.value.reason !== 'profile'))
+      where.push(`containerSpec.user: ${c.user} without a profile asking for it`);
+    return where.length === 0
+      ? pass(
+          `user ${c.user}, no capabilities, no-new-privileges, read-only root, init, seccomp sha256:${c.seccomp.sha256.slice(0, 12)}…`,
+        )
+      : fail('the recorded container spec is not hardened', where);
+  },
+};
+
+export const assuranceCheck: Check = {
+  id: 'assurance.recorded',
+  title: 'reduced assurance stated in the snapshot and the report alike',
+  clauses: ['AH-DIAG-2'],
+  run({ run }) {
+    const snap = partOf(run.snapshot.value, 'assurance', SnapshotAssurance);
+    if (!snap.ok)
+      return fail('snapshot.json assurance: missing or unreadable', ['snapshot.json assurance']);
+    const where: string[] = [];
+    const seccomp = partOf(
+      run.snapshot.value,
+      'seccomp',
+      z.looseObject({ enforcement: z.string() }),
+    );
+    if (
+      seccomp.ok &&
+      seccomp.value.enforcement === 'not-applied-gvisor' &&
+      snap.value.level !== 'reduced'
+    )
+      where.push('snapshot.json assurance: the filter was not applied, yet the level is standard');
+    if ((snap.value.level === 'reduced') !== snap.value.notes.length > 0)
+      where.push(
+        `snapshot.json assurance: level ${snap.value.level} with ${snap.value.notes.length} note(s)`,
+      );
+    if (eventsOf(run, 'run_finished').length > 0) {
+      const rep = partOf(run.report.value, 'assurance', SnapshotAssurance);
+      if (!rep.ok) where.push('report.json assurance: missing or unreadable');
+      else if (
+        rep.value.level !== snap.value.level ||
+        rep.value.notes.join('\n') !== snap.value.notes.join('\n')
+      )
+        where.push(
+          `report.json assurance: ${rep.value.level}, the snapshot says ${snap.value.level}`,
+        );
+    }
+    if (where.length > 0) return fail('assurance not stated alike', where);
+    return snap.value.level === 'reduced'
+      ? warn(`reduced assurance, stated in snapshot and report: ${snap.value.notes.join('; ')}`)
+      : pass('standard assurance, stated in snapshot and report');
+  },
+};
+
+const FENCE = /^<(direct-command|context|quoted-material)>\n([\s\S]*)\n<\/\1>$/;
+const ROLE_OF: Record<string, 'directCommand' | 'context' | 'quoted'> = {
+  'direct-command': 'directCommand',
+  context: 'context',
+  'quoted-material': 'quoted',
+};
+
+export const promptSlotsCheck: Check = {
+  id: 'prompt.slots',
+  title: 'prompt slots keep their roles: one direct command, as digested in the snapshot',
+  clauses: ['AH-INV-3', 'AH-CFC-4'],
+  run({ run }) {
+    const slots = partOf(run.snapshot.value, 'promptSlots', PromptSlotsRecord);
+    if (!slots.ok)
+      return run.transcript === undefined
+        ? notApplicable('no prompt: a command run')
+        : inconclusive('snapshot.json promptSlots cannot be read');
+    const first = run.transcript?.[0]?.message;
+    if (first === undefined) return inconclusive('the transcript has no first message');
+    const where: string[] = [];
+    const seen: Record<'directCommand' | 'context' | 'quoted', string[]> = {
+      directCommand: [],
+      context: [],
+      quoted: [],
+    };
+    let ambiguous = 0;
+    for (const block of first.content) {
+      const m = block.type === 'text' ? FENCE.exec(block.text) : null;
+      const role = m?.[1] === undefined ? undefined : ROLE_OF[m[1]];
+      if (role === undefined || m?.[2] === undefined) {
+        where.push('transcript.jsonl:1: a block of the first message is in no slot fence');
+        continue;
+      }
+      if (m[2].includes('&lt;')) ambiguous += 1;
+      seen[role].push(m[2]);
+    }
+    const digest = (t: string): string => `sha256:${createHash('sha256').update(t).digest('hex')}`;
+    const compare = (
+      role: 'directCommand' | 'context' | 'quoted',
+      want: readonly { digest: string }[],
+    ): void => {
+      const got = seen[role];
+      if (got.length !== want.length)
+        where.push(
+          `transcript.jsonl:1: ${got.length} ${role} slot(s), the snapshot records ${want.length}`,
+        );
+      for (const [i, text] of got.entries())
+        if (!text.includes('&lt;') && want[i] !== undefined && digest(text) !== want[i].digest)
+          where.push(`transcript.jsonl:1: ${role}[${i}] is not the text the snapshot digested`);
+    };
+    compare('directCommand', [slots.value.directCommand]);
+    compare('context', slots.value.context);
+    compare('quoted', slots.value.quoted);
+    for (const t of (run.transcript ?? []).slice(1))
+      for (const block of t.message?.content ?? [])
+        if (block.type === 'text' && /<direct-command>/.test(block.text))
+          where.push(`transcript.jsonl:${t.line}: a later message opens a direct-command fence`);
+    if (where.length > 0) return fail('prompt roles not kept', where);
+    return ambiguous > 0
+      ? warn(
+          `slots in their fences; ${ambiguous} slot(s) hold an escaped fence tag, so their digest is not compared`,
+        )
+      : pass(
+          'one direct command and the recorded context and quoted slots, each matching its digest',
+        );
+  },
+};

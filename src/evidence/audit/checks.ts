@@ -1,0 +1,64 @@
+// Every audit check, in the order `cfh audit` prints them: integrity first, then one check
+// per applicable clause. conformance/manifest.yaml lists the obligations each covers; a
+// unit test reconciles the two. To add a check: write it beside its family, add it here,
+// and name it under its obligations in the manifest.
+import type { Check } from './check.js';
+import {
+  anchorCheck,
+  chainCheck,
+  digestsCheck,
+  schemaCheck,
+  signatureCheck,
+  unaccountedCheck,
+} from './checks-integrity.js';
+import { cleanupCheck, limitsCheck, retriesCheck, terminalCheck } from './checks-lifecycle.js';
+import {
+  approvalsCheck,
+  cfcModeCheck,
+  confinedCheck,
+  egressCheck,
+  failuresClassifiedCheck,
+} from './checks-run.js';
+import {
+  assuranceCheck,
+  hardeningCheck,
+  promptSlotsCheck,
+  snapshotCheck,
+} from './checks-snapshot.js';
+import {
+  decisionFirstCheck,
+  failuresTypedCheck,
+  oneResultCheck,
+  surfaceCheck,
+  transcriptPairedCheck,
+} from './checks-tools.js';
+import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
+
+export const CHECKS: readonly Check[] = [
+  chainCheck,
+  anchorCheck,
+  digestsCheck,
+  unaccountedCheck,
+  signatureCheck,
+  schemaCheck,
+  terminalCheck,
+  limitsCheck,
+  cleanupCheck,
+  retriesCheck,
+  snapshotCheck,
+  hardeningCheck,
+  assuranceCheck,
+  promptSlotsCheck,
+  surfaceCheck,
+  oneResultCheck,
+  decisionFirstCheck,
+  failuresTypedCheck,
+  transcriptPairedCheck,
+  failuresClassifiedCheck,
+  usageReportedCheck,
+  costProvenanceCheck,
+  confinedCheck,
+  egressCheck,
+  approvalsCheck,
+  cfcModeCheck,
+];
