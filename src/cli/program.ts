@@ -15,6 +15,7 @@ import {
   runsShowCommand,
 } from './commands/ops.js';
 import { auditCommand } from './commands/audit.js';
+import { keysInitCommand } from './commands/keys.js';
 
 /** The budget flags given, by budget field (commander camel-cases `--max-model-turns`). */
 function budgetOverrides(o: Record<string, unknown>): Record<string, string> {
@@ -226,6 +227,16 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('--json', 'machine-readable', false)
     .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {
       setExit(await runsShowCommand({ runId, ...o }, deps));
+    });
+
+  program
+    .command('keys')
+    .description('Operator signing keys')
+    .command('init')
+    .description('Create the Ed25519 key pair that signs every run from now on')
+    .option('--json', 'machine-readable', false)
+    .action(async (o: { json: boolean }) => {
+      setExit(await keysInitCommand(o, deps));
     });
 
   program

@@ -19,6 +19,7 @@ import { deriveContainerSpec } from '../sandbox/derive-spec.js';
 import {
   WORKSPACE_TARGET,
   checkArtifactRoot,
+  checkSigningKey,
   parseMountFlag,
   resolveMounts,
   type MountRequest,
@@ -126,6 +127,7 @@ export function planSandboxRun(
 
   const artifactRoot = resolveArtifactRoot(options.artifactRoot ?? env.artifactRoot);
   checkArtifactRoot(artifactRoot, mounts);
+  checkSigningKey(env.keyDir, artifactRoot, mounts);
 
   const sandboxUser = resolveSandboxUser(profile.user, workspace, host);
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));

@@ -6,6 +6,7 @@
 import type { Logger } from '../log.js';
 import { CfhError, ContainmentError, EngineError, errorMessage } from '../errors.js';
 import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
+import type { TerminalSigner } from '../evidence/signing.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import type { OpenEgress } from '../sandbox/egress-sandbox.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
@@ -23,6 +24,8 @@ export interface RunDeps {
   readonly owner: OwnerIdentity;
   /** DNS server the egress gateway asks (CFH_EGRESS_RESOLVER); unset: the host's resolver. */
   readonly egressResolver?: string | undefined;
+  /** The operator's key (`cfh keys init`): when set, the terminal record is signed. */
+  readonly signer?: TerminalSigner | undefined;
 }
 
 /** What a kind of run supplies: its snapshot fields, its work, its report fields. */
@@ -151,16 +154,20 @@ export async function runSession<R>(
       disposeMs: round(disposeMs),
       totalMs: round(performance.now() - t0),
     };
-    await dir.finish(terminal, {
-      kind: work.kind,
-      image: { ref: plan.spec.image, id: facts.image.id },
-      ...work.report(result, terminal, times),
-      error:
-        error === undefined
-          ? null
-          : { code: error.code, boundary: error.boundary, message: error.message },
-      assurance,
-    });
+    await dir.finish(
+      terminal,
+      {
+        kind: work.kind,
+        image: { ref: plan.spec.image, id: facts.image.id },
+        ...work.report(result, terminal, times),
+        error:
+          error === undefined
+            ? null
+            : { code: error.code, boundary: error.boundary, message: error.message },
+        assurance,
+      },
+      { signer: deps.signer },
+    );
     return {
       runId: plan.runId,
       terminal,

@@ -1,8 +1,9 @@
 // Which host paths may enter a sandbox, and where. Every source is resolved with realpath
 // first, so a symlink cannot smuggle in a forbidden location (AH-CONT-1, AH-CONT-2).
-import { realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { keyPaths } from '../evidence/signing.js';
 import type { MountMode } from '../config/profile-schema.js';
 import type { MountIdentity, SpecMount } from '../substrate/container-spec.js';
 
@@ -212,6 +213,35 @@ export function checkArtifactRoot(artifactRoot: string, mounts: readonly SpecMou
         { field: 'artifactRoot', value: artifactRoot },
       );
     }
+  }
+}
+
+/**
+ * The operator's signing key (`cfh keys init`) stays outside every mount and artifact root:
+ * a sandbox that could read it could sign a forged log. Checked only when the key exists,
+ * so a workspace of $HOME is refused only where a key would be exposed.
+ */
+export function checkSigningKey(
+  keyDir: string,
+  artifactRoot: string,
+  mounts: readonly SpecMount[],
+): void {
+  if (!existsSync(keyPaths(keyDir).privateKey)) return;
+  let real: string;
+  try {
+    real = realpathSync(keyDir);
+  } catch {
+    real = path.resolve(keyDir);
+  }
+  const exposedBy = mounts.find((m) => isWithin(real, m.source) || isWithin(m.source, real));
+  if (exposedBy !== undefined || isWithin(real, artifactRoot)) {
+    throw new ConfigError(
+      'signing_key_exposed',
+      exposedBy === undefined
+        ? `the operator key directory '${real}' is inside the artifact root '${artifactRoot}'; move it (CFH_KEY_DIR) or choose another --artifact-root`
+        : `the operator key directory '${real}' would be readable in the sandbox through the mount of '${exposedBy.source}' at ${exposedBy.target}; move it (CFH_KEY_DIR) or choose another workspace`,
+      { field: 'keyDir', value: real },
+    );
   }
 }
 

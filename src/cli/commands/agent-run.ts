@@ -14,6 +14,7 @@ import type { RetryHook } from '../../engine/agent-run.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
+import { loadOperatorSigner } from '../../evidence/signing.js';
 import type { SandboxRunArgs } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
 
@@ -122,6 +123,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         owner,
         gateway,
         egressResolver: deps.env.egressResolver,
+        signer: await loadOperatorSigner(deps.env.keyDir),
         retryHook,
       },
       deps.signal,

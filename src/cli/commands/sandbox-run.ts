@@ -6,6 +6,7 @@ import { planSandboxRun } from '../../engine/run-plan.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
+import { loadOperatorSigner } from '../../evidence/signing.js';
 import { BUDGET_FLAGS } from '../../config/budget-flags.js';
 import { ConfigError } from '../../errors.js';
 import type { SandboxRunArgs } from './run-args.js';
@@ -44,6 +45,7 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
         logger: deps.logger,
         owner,
         egressResolver: deps.env.egressResolver,
+        signer: await loadOperatorSigner(deps.env.keyDir),
       },
       args.json ? {} : { stdout: printer.stdout, stderr: printer.stderr },
       deps.signal,
