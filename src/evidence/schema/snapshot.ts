@@ -38,7 +38,8 @@ export const SnapshotContainerSpec = z.looseObject({
   noNewPrivileges: z.boolean(),
   init: z.boolean(),
   privileged: z.boolean(),
-  networkMode: z.string(),
+  /** 'none', or the guard container whose network namespace it joins. */
+  networkMode: z.union([z.literal('none'), z.strictObject({ join: z.string() })]),
   limits: z.record(z.string(), z.number()),
   envNames: z.array(z.string()),
   seccomp: z.looseObject({ sha256: Sha256Hex, enforcement: z.string() }),

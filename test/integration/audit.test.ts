@@ -1,0 +1,389 @@
+// `cfh audit` against real run directories of each kind (AH-ART-1, AH-LIFE-*, AH-TOOL-*,
+// AH-USAGE-*, AH-DIAG-2, AH-CONT-4/5, AH-INV-2/3): a fresh run passes; each seeded
+// violation (test/integration/audit-forge.ts) flips exactly its own check and no other; raw
+// tampering fails with the place; the expected-failures ledger fails both on a new failure
+// and on one that stopped occurring; the exit status is 0 / 1 / 2.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendFile, cp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { auditRunDirectory, type AuditResult } from '../../src/evidence/audit/audit.js';
+import { CHECKS } from '../../src/evidence/audit/checks.js';
+import { loadLedger } from '../../src/evidence/audit/ledger.js';
+import { keyPaths, loadTrustedKey } from '../../src/evidence/signing.js';
+import { hashEvent } from '../../src/evidence/event-log.js';
+import { cfh, runIdOf, useScratch } from './helpers.js';
+import { makeAuditFixtures, type AuditFixtures } from './audit-fixtures.js';
+import { copyRun, forge, indexOf, type Forgery } from './audit-forge.js';
+
+const scratch = useScratch('audit');
+let fx: AuditFixtures;
+
+beforeAll(async () => {
+  fx = await makeAuditFixtures(scratch);
+});
+afterAll(async () => {
+  for (const s of fx.servers) await s.close();
+});
+
+type Kind = 'command' | 'signedCommand' | 'agent' | 'network';
+
+async function audit(dir: string, signed = false): Promise<AuditResult> {
+  const trustedKey = signed ? await loadTrustedKey(keyPaths(fx.keyDir).publicKey) : undefined;
+  return auditRunDirectory(dir, { trustedKey });
+}
+
+const verdicts = (r: AuditResult): Record<string, string> =>
+  Object.fromEntries(r.checks.map((c) => [c.id, c.verdict]));
+
+describe('a fresh run of each kind passes the audit', () => {
+  it.each(['command', 'signedCommand', 'agent', 'network'] as const)('%s', async (kind) => {
+    const r = await audit(fx[kind], kind === 'signedCommand');
+    const bad = r.checks.filter((c) => c.verdict === 'fail' || c.verdict === 'inconclusive');
+    expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
+    // The ledger is applied to fresh runs too: what it lists must still fail, nothing else may.
+    const ledger = await auditRunDirectory(fx[kind], {
+      trustedKey:
+        kind === 'signedCommand' ? await loadTrustedKey(keyPaths(fx.keyDir).publicKey) : undefined,
+      ledger: loadLedger(),
+    });
+    expect(ledger.ok, JSON.stringify(ledger.disappeared)).toBe(true);
+    // Each kind exercises what it is for.
+    const v = verdicts(r);
+    if (kind === 'agent') expect(v['tools.one-result']).toBe('pass');
+    if (kind === 'network') expect(v['egress.decided']).toBe('pass');
+    if (kind === 'signedCommand') expect(v['integrity.signature']).toBe('pass');
+    else expect(v['integrity.signature']).toBe('warn');
+  });
+});
+
+type Mutation = readonly [check: string, kind: Kind, change: (dir: string) => Promise<void>];
+
+const forged =
+  (edit: (f: Forgery) => void) =>
+  (dir: string): Promise<void> =>
+    forge(dir, edit);
+
+/** The tool_result of `toolUseId` in a forged transcript, and its observation. */
+function resultBlock(f: Forgery, toolUseId: string): Record<string, any> {
+  for (const m of f.transcript ?? [])
+    for (const b of m.content)
+      if (b.type === 'tool_result' && b.tool_use_id === toolUseId) return b;
+  throw new Error(`no tool_result for ${toolUseId}`);
+}
+
+const callData = (f: Forgery, type: string, callId: string) =>
+  f.events[indexOf(f, type, (d) => d.callId === callId)] as Record<string, any>;
+
+// One mutation for every check whose evidence today's runs carry. The dormant checks
+// (their event types are not yet written by cfh) are unit-tested (unit/audit-checks.test.ts).
+const DORMANT = ['approvals.paired', 'cfc.mode-recorded'];
+
+const MUTATIONS: Mutation[] = [
+  [
+    'integrity.chain',
+    'command',
+    async (d) => {
+      // The time of one event edited in place: its line no longer hashes to its hash.
+      const file = path.join(d, 'events.jsonl');
+      const text = await readFile(file, 'utf8');
+      const lines = text.split('\n');
+      const i = lines.findIndex((l) => l.includes('"container_started"'));
+      lines[i] = (lines[i] ?? '').replace(/"ts":"[^"]+"/, '"ts":"2001-01-01T00:00:00.000Z"');
+      await writeFile(file, lines.join('\n'));
+    },
+  ],
+  [
+    'integrity.anchor',
+    'command',
+    async (d) => {
+      const file = path.join(d, 'report.json');
+      await writeFile(
+        file,
+        (await readFile(file, 'utf8')).replace('"timings": {', '"timings": {\n    "forged": 1,'),
+      );
+    },
+  ],
+  [
+    'integrity.digests',
+    'agent',
+    (d) => appendFile(path.join(d, 'outputs', 'call-0001.stdout'), 'x'),
+  ],
+  ['integrity.unaccounted', 'command', (d) => writeFile(path.join(d, 'outputs', 'planted'), 'p')],
+  [
+    'integrity.signature',
+    'signedCommand',
+    // Rewritten whole and re-sealed: chain, digests and anchors hold; the signature does not.
+    forged((f) => {
+      f.events[indexOf(f, 'container_exited')]!.data.stdout.bytesSeen += 0;
+      f.report.timings.totalMs += 1;
+    }),
+  ],
+  [
+    'evidence.schema',
+    'command',
+    forged((f) => void (f.events[indexOf(f, 'container_started')]!.data.privileged = true)),
+  ],
+  [
+    'lifecycle.terminal',
+    'command',
+    forged((f) => {
+      f.events[indexOf(f, 'run_finished')]!.data.terminalReason = 'exited_nonzero';
+      f.state.terminalReason = 'exited_nonzero';
+      f.report.terminalReason = 'exited_nonzero';
+    }),
+  ],
+  [
+    'lifecycle.limits',
+    'command',
+    forged((f) => void (f.events[indexOf(f, 'container_exited')]!.data.stdout.truncated = true)),
+  ],
+  [
+    'lifecycle.cleanup',
+    'command',
+    forged((f) => void f.events.splice(indexOf(f, 'container_removed'), 1)),
+  ],
+  [
+    'lifecycle.retries',
+    'agent',
+    forged((f) => void (callData(f, 'tool_executed', 'call-0001').data.attempts = 2)),
+  ],
+  ['snapshot.complete', 'agent', forged((f) => void delete f.snapshot.workspace)],
+  [
+    'containers.hardening',
+    'command',
+    forged((f) => void (f.snapshot.containerSpec.capAdd = ['NET_ADMIN'])),
+  ],
+  [
+    'assurance.recorded',
+    'command',
+    forged((f) => void (f.report.assurance = { level: 'reduced', notes: ['forged'] })),
+  ],
+  [
+    'prompt.slots',
+    'agent',
+    forged((f) => void (f.snapshot.promptSlots.directCommand.digest = `sha256:${'0'.repeat(64)}`)),
+  ],
+  ['tools.surface', 'agent', forged((f) => void f.snapshot.tools.push('send_email'))],
+  [
+    'tools.one-result',
+    'agent',
+    forged(
+      (f) =>
+        void f.events.splice(
+          indexOf(f, 'tool_executed', (d) => d.callId === 'call-0002'),
+          1,
+        ),
+    ),
+  ],
+  [
+    'tools.decision-first',
+    'agent',
+    forged((f) => {
+      const i = indexOf(f, 'permission_decision', (d) => d.callId === 'call-0005');
+      const [decision] = f.events.splice(i, 1);
+      f.events.splice(
+        indexOf(f, 'tool_executed', (d) => d.callId === 'call-0005') + 1,
+        0,
+        decision!,
+      );
+    }),
+  ],
+  [
+    'tools.failures-typed',
+    'agent',
+    forged((f) => {
+      // The rejected call (a tool outside the surface) answered as if it had succeeded.
+      const block = resultBlock(
+        f,
+        String(callData(f, 'tool_rejected', 'call-0003').data.toolUseId),
+      );
+      block.content = block.content.replace('"status":"error"', '"status":"success"');
+      block.is_error = false;
+    }),
+  ],
+  [
+    'tools.transcript-paired',
+    'agent',
+    forged((f) => {
+      const id = String(callData(f, 'tool_requested', 'call-0001').data.toolUseId);
+      for (const m of f.transcript ?? [])
+        m.content = m.content.filter((b: any) => b.tool_use_id !== id);
+    }),
+  ],
+  [
+    'failures.classified',
+    'command',
+    forged((f) => void (f.report.error = { code: 'forged', boundary: 'engine', message: 'm' })),
+  ],
+  [
+    'usage.as-reported',
+    'agent',
+    forged((f) => void (f.report.usage[0].usage.cache_creation_input_tokens = 0)),
+  ],
+  ['usage.cost', 'agent', forged((f) => void (f.report.costEstimate.total = 0))],
+  [
+    'artifacts.confined',
+    'command',
+    async (d) => {
+      // Same bytes, but the evidence file is now a link to a file outside the run directory.
+      const outside = path.join(path.dirname(path.dirname(d)), 'outside-stdout');
+      await cp(path.join(d, 'outputs', 'stdout'), outside);
+      await rm(path.join(d, 'outputs', 'stdout'));
+      await symlink(outside, path.join(d, 'outputs', 'stdout'));
+    },
+  ],
+  [
+    'egress.decided',
+    'network',
+    forged((f) => {
+      const i = indexOf(f, 'egress', (d) => d.allowed === false && d.reason === 'denylisted');
+      f.events[i]!.data.allowed = true;
+    }),
+  ],
+];
+
+describe('each seeded violation flips exactly its own check', () => {
+  it('every check has a mutation or is dormant', () => {
+    const covered = new Set([...MUTATIONS.map(([id]) => id), ...DORMANT]);
+    expect(CHECKS.map((c) => c.id).filter((id) => !covered.has(id))).toEqual([]);
+  });
+
+  it.each(MUTATIONS)('%s (%s run)', async (check, kind, change) => {
+    const signed = kind === 'signedCommand';
+    const before = verdicts(await audit(fx[kind], signed));
+    expect(before[check]).not.toBe('fail');
+    const dir = await copyRun(fx[kind], scratch.path('mutations'));
+    await change(dir);
+    const after = await audit(dir, signed);
+    const flipped = Object.keys(before).filter((id) => before[id] !== verdicts(after)[id]);
+    expect(
+      flipped,
+      JSON.stringify(
+        after.checks.filter((c) => flipped.includes(c.id)),
+        null,
+        2,
+      ),
+    ).toEqual([check]);
+    const result = after.checks.find((c) => c.id === check);
+    expect(result?.verdict).toBe('fail');
+    expect(result?.where.length, result?.detail).toBeGreaterThan(0);
+    expect(after.ok).toBe(false);
+  });
+});
+
+describe('raw tampering fails with the place', () => {
+  it('a log cut short and state.json re-anchored: anchor and terminal state fail', async () => {
+    const dir = await copyRun(fx.command, scratch.path('tamper'));
+    const lines = (await readFile(path.join(dir, 'events.jsonl'), 'utf8'))
+      .split('\n')
+      .filter((l) => l !== '');
+    const kept = lines.slice(0, -2);
+    await writeFile(path.join(dir, 'events.jsonl'), `${kept.join('\n')}\n`);
+    const last = JSON.parse(kept.at(-1) ?? '{}') as { seq: number; hash: string };
+    const state = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    await writeFile(
+      path.join(dir, 'state.json'),
+      JSON.stringify({ ...state, lastEvent: { seq: last.seq, hash: last.hash } }),
+    );
+    const v = verdicts(await audit(dir));
+    expect(v['integrity.anchor']).toBe('fail');
+    expect(v['lifecycle.terminal']).toBe('fail');
+  });
+
+  it('an event appended after run_finished, chained correctly: the log was extended', async () => {
+    const dir = await copyRun(fx.command, scratch.path('tamper'));
+    const lines = (await readFile(path.join(dir, 'events.jsonl'), 'utf8'))
+      .split('\n')
+      .filter((l) => l !== '');
+    const last = JSON.parse(lines.at(-1) ?? '{}') as Record<string, any>;
+    const base = {
+      schema: 'cfh.event/1',
+      seq: last.seq + 1,
+      ts: new Date().toISOString(),
+      runId: last.runId,
+      type: 'container_started',
+      data: { containerId: 'x' },
+      prevHash: last.hash,
+    };
+    await appendFile(
+      path.join(dir, 'events.jsonl'),
+      `${JSON.stringify({ ...base, hash: hashEvent(base) })}\n`,
+    );
+    const r = await audit(dir);
+    const anchor = r.checks.find((c) => c.id === 'integrity.anchor');
+    expect(anchor?.verdict).toBe('fail');
+    expect(anchor?.where.join('\n')).toMatch(/events follow run_finished.*extended/);
+  });
+
+  it('a signed run whose signature was removed fails when signing is configured', async () => {
+    const dir = await copyRun(fx.signedCommand, scratch.path('tamper'));
+    await rm(path.join(dir, 'signature.json'));
+    expect(verdicts(await audit(dir, true))['integrity.signature']).toBe('fail');
+  });
+
+  it('a report edited in a field no other document repeats: its digest in run_finished fails', async () => {
+    const dir = await copyRun(fx.agent, scratch.path('tamper'));
+    const file = path.join(dir, 'report.json');
+    await writeFile(
+      file,
+      (await readFile(file, 'utf8')).replace('"finalAnswer": "Done.', '"finalAnswer": "Forged.'),
+    );
+    const anchor = (await audit(dir)).checks.find((c) => c.id === 'integrity.anchor');
+    expect(anchor?.where.join('\n')).toMatch(/report\.json: its digest differs/);
+  });
+});
+
+describe('the expected-failures ledger', () => {
+  const entry = (check: string) => ({
+    check,
+    kinds: ['command' as const],
+    reason: 'r',
+    retire: 'r',
+  });
+
+  it('an expected failure passes the audit; one that disappeared fails it', async () => {
+    const dir = await copyRun(fx.command, scratch.path('ledger'));
+    await writeFile(path.join(dir, 'outputs', 'planted'), 'p');
+    const known = await auditRunDirectory(dir, { ledger: [entry('integrity.unaccounted')] });
+    expect(known.ok).toBe(true);
+    expect(known.expected).toEqual(['integrity.unaccounted']);
+    const gone = await auditRunDirectory(fx.command, { ledger: [entry('integrity.unaccounted')] });
+    expect(gone.ok).toBe(false);
+    expect(gone.disappeared).toEqual(['integrity.unaccounted']);
+    const other = await auditRunDirectory(dir, { ledger: [entry('integrity.chain')] });
+    expect(other.ok).toBe(false);
+  });
+});
+
+describe('cfh audit, the command', () => {
+  it('exit 0 on a fresh run, 1 on a failure, 2 when nothing can be read; --json and --strict', async () => {
+    const root = path.dirname(fx.command);
+    const ok = await cfh(['audit', '--artifact-root', root, runIdOf(fx.command)]);
+    expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^pass integrity\.chain/m);
+    const strict = await cfh(['audit', '--strict', fx.command]);
+    expect(strict.exitCode).toBe(1); // unsigned: a warn
+    const dir = await copyRun(fx.command, scratch.path('cli'));
+    await writeFile(path.join(dir, 'outputs', 'planted'), 'p');
+    const bad = await cfh(['audit', '--json', dir]);
+    expect(bad.exitCode).toBe(1);
+    const parsed = JSON.parse(bad.stdout) as AuditResult;
+    expect(parsed.checks.find((c) => c.id === 'integrity.unaccounted')?.where).toEqual([
+      'outputs/planted: in the directory, but no record accounts for it',
+    ]);
+    await rm(path.join(dir, 'events.jsonl'));
+    expect((await cfh(['audit', dir])).exitCode).toBe(2);
+    expect(
+      (await cfh(['audit', '--artifact-root', root, '20000101T000000Z-00000000'])).exitCode,
+    ).toBe(2);
+  });
+
+  it('--manifest reconciles the manifest with the checks', async () => {
+    const r = await cfh(['audit', '--manifest']);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/^reconciled: \d+ obligations, \d+ checks$/m);
+  });
+});
