@@ -98,3 +98,14 @@ export function indexOf(
   if (i < 0) throw new Error(`no ${type} event to forge`);
   return i;
 }
+
+/** The first event of `type` (matching `where`), to edit in place. */
+export function eventOf(
+  f: Forgery,
+  type: string,
+  where: (data: Record<string, any>) => boolean = () => true,
+): Record<string, any> {
+  const e = f.events[indexOf(f, type, where)];
+  if (e === undefined) throw new Error(`no ${type} event to forge`);
+  return e;
+}

@@ -13,7 +13,7 @@ import { keyPaths, loadTrustedKey } from '../../src/evidence/signing.js';
 import { hashEvent } from '../../src/evidence/event-log.js';
 import { cfh, runIdOf, useScratch } from './helpers.js';
 import { makeAuditFixtures, type AuditFixtures } from './audit-fixtures.js';
-import { copyRun, forge, indexOf, type Forgery } from './audit-forge.js';
+import { copyRun, eventOf, forge, indexOf, type Forgery } from './audit-forge.js';
 
 const scratch = useScratch('audit');
 let fx: AuditFixtures;
@@ -67,12 +67,12 @@ const forged =
 function resultBlock(f: Forgery, toolUseId: string): Record<string, any> {
   for (const m of f.transcript ?? [])
     for (const b of m.content)
-      if (b.type === 'tool_result' && b.tool_use_id === toolUseId) return b;
+      if (b.type === 'tool_result' && b.tool_use_id === toolUseId) return b as Record<string, any>;
   throw new Error(`no tool_result for ${toolUseId}`);
 }
 
-const callData = (f: Forgery, type: string, callId: string) =>
-  f.events[indexOf(f, type, (d) => d.callId === callId)] as Record<string, any>;
+const callData = (f: Forgery, type: string, callId: string): Record<string, any> =>
+  eventOf(f, type, (d) => d.callId === callId);
 
 // One mutation for every check whose evidence today's runs carry. The dormant checks
 // (their event types are not yet written by cfh) are unit-tested (unit/audit-checks.test.ts).
@@ -114,20 +114,19 @@ const MUTATIONS: Mutation[] = [
     'signedCommand',
     // Rewritten whole and re-sealed: chain, digests and anchors hold; the signature does not.
     forged((f) => {
-      f.events[indexOf(f, 'container_exited')]!.data.stdout.bytesSeen += 0;
-      f.report.timings.totalMs += 1;
+      f.report.timings.totalMs = Number(f.report.timings.totalMs) + 1;
     }),
   ],
   [
     'evidence.schema',
     'command',
-    forged((f) => void (f.events[indexOf(f, 'container_started')]!.data.privileged = true)),
+    forged((f) => void (eventOf(f, 'container_started').data.privileged = true)),
   ],
   [
     'lifecycle.terminal',
     'command',
     forged((f) => {
-      f.events[indexOf(f, 'run_finished')]!.data.terminalReason = 'exited_nonzero';
+      eventOf(f, 'run_finished').data.terminalReason = 'exited_nonzero';
       f.state.terminalReason = 'exited_nonzero';
       f.report.terminalReason = 'exited_nonzero';
     }),
@@ -135,7 +134,7 @@ const MUTATIONS: Mutation[] = [
   [
     'lifecycle.limits',
     'command',
-    forged((f) => void (f.events[indexOf(f, 'container_exited')]!.data.stdout.truncated = true)),
+    forged((f) => void (eventOf(f, 'container_exited').data.stdout.truncated = true)),
   ],
   [
     'lifecycle.cleanup',
@@ -147,7 +146,13 @@ const MUTATIONS: Mutation[] = [
     'agent',
     forged((f) => void (callData(f, 'tool_executed', 'call-0001').data.attempts = 2)),
   ],
-  ['snapshot.complete', 'agent', forged((f) => void delete f.snapshot.workspace)],
+  [
+    'snapshot.complete',
+    'agent',
+    forged((f) => {
+      delete f.snapshot.workspace;
+    }),
+  ],
   [
     'containers.hardening',
     'command',
@@ -163,7 +168,13 @@ const MUTATIONS: Mutation[] = [
     'agent',
     forged((f) => void (f.snapshot.promptSlots.directCommand.digest = `sha256:${'0'.repeat(64)}`)),
   ],
-  ['tools.surface', 'agent', forged((f) => void f.snapshot.tools.push('send_email'))],
+  [
+    'tools.surface',
+    'agent',
+    forged((f) => {
+      (f.snapshot.tools as string[]).push('send_email');
+    }),
+  ],
   [
     'tools.one-result',
     'agent',
@@ -181,10 +192,11 @@ const MUTATIONS: Mutation[] = [
     forged((f) => {
       const i = indexOf(f, 'permission_decision', (d) => d.callId === 'call-0005');
       const [decision] = f.events.splice(i, 1);
+      if (decision === undefined) throw new Error('no decision');
       f.events.splice(
         indexOf(f, 'tool_executed', (d) => d.callId === 'call-0005') + 1,
         0,
-        decision!,
+        decision,
       );
     }),
   ],
@@ -197,7 +209,7 @@ const MUTATIONS: Mutation[] = [
         f,
         String(callData(f, 'tool_rejected', 'call-0003').data.toolUseId),
       );
-      block.content = block.content.replace('"status":"error"', '"status":"success"');
+      block.content = String(block.content).replace('"status":"error"', '"status":"success"');
       block.is_error = false;
     }),
   ],
@@ -207,7 +219,7 @@ const MUTATIONS: Mutation[] = [
     forged((f) => {
       const id = String(callData(f, 'tool_requested', 'call-0001').data.toolUseId);
       for (const m of f.transcript ?? [])
-        m.content = m.content.filter((b: any) => b.tool_use_id !== id);
+        m.content = (m.content as Record<string, unknown>[]).filter((b) => b.tool_use_id !== id);
     }),
   ],
   [
@@ -220,7 +232,13 @@ const MUTATIONS: Mutation[] = [
     'agent',
     forged((f) => void (f.report.usage[0].usage.cache_creation_input_tokens = 0)),
   ],
-  ['usage.cost', 'agent', forged((f) => void (f.report.costEstimate.total = 0))],
+  [
+    'usage.cost',
+    'agent',
+    forged((f) => {
+      f.report.costEstimate.total = 0;
+    }),
+  ],
   [
     'artifacts.confined',
     'command',
@@ -236,8 +254,8 @@ const MUTATIONS: Mutation[] = [
     'egress.decided',
     'network',
     forged((f) => {
-      const i = indexOf(f, 'egress', (d) => d.allowed === false && d.reason === 'denylisted');
-      f.events[i]!.data.allowed = true;
+      eventOf(f, 'egress', (d) => d.allowed === false && d.reason === 'denylisted').data.allowed =
+        true;
     }),
   ],
 ];
@@ -301,7 +319,7 @@ describe('raw tampering fails with the place', () => {
     const last = JSON.parse(lines.at(-1) ?? '{}') as Record<string, any>;
     const base = {
       schema: 'cfh.event/1',
-      seq: last.seq + 1,
+      seq: Number(last.seq) + 1,
       ts: new Date().toISOString(),
       runId: last.runId,
       type: 'container_started',
