@@ -16,6 +16,7 @@ import {
 } from './commands/ops.js';
 import { auditCommand } from './commands/audit.js';
 import { keysInitCommand } from './commands/keys.js';
+import { runsReportCommand } from './commands/runs-report.js';
 
 /** The budget flags given, by budget field (commander camel-cases `--max-model-turns`). */
 function budgetOverrides(o: Record<string, unknown>): Record<string, string> {
@@ -227,6 +228,15 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('--json', 'machine-readable', false)
     .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {
       setExit(await runsShowCommand({ runId, ...o }, deps));
+    });
+  runs
+    .command('report <runId>')
+    .description('Write the run as one self-contained HTML page (RUN_ID or RUN_DIR)')
+    .option('--out <file>', 'where to write it (default: ./RUN_ID.html)')
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .action(async (runId: string, o: { out?: string; artifactRoot?: string; json: boolean }) => {
+      setExit(await runsReportCommand({ runId, ...o }, deps));
     });
 
   program
