@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood clean
+.PHONY: setup node deps build engine image browser demo lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-audit schema clean
 
 node:
 	@scripts/node-up.sh
@@ -23,6 +23,9 @@ engine:
 
 image: build engine
 	@bin/cfh image build --method $(CFH_IMAGE_METHOD)
+
+browser:
+	@scripts/browser-up.sh
 
 demo: image
 	@echo "== running the sample repository's tests in a sandbox (profile: default) =="
@@ -43,11 +46,11 @@ typecheck: deps
 test-unit: deps
 	@npx vitest run --project unit
 
-test-integration: image
+test-integration: image browser
 	@scripts/test-user.sh
 	@npx vitest run --project integration
 
-test: lint typecheck image
+test: lint typecheck image browser
 	@scripts/test-user.sh
 	@mkdir -p .cache
 	@npx vitest run --reporter=default --reporter=json --outputFile.json=.cache/vitest.json; status=$$?; \
@@ -67,6 +70,13 @@ bench-tools: image
 
 bench-flood: image
 	@bench/run.sh flood
+
+bench-audit: build browser
+	@bench/run.sh audit
+
+# docs/schema/*.json from the zod definitions (src/evidence/schema); a unit test checks them.
+schema: build
+	@node scripts/write-schema.mjs
 
 clean:
 	rm -rf dist dist-bench

@@ -83,8 +83,8 @@ export function reconcile(
 }
 
 export const MARKDOWN_BEGIN =
-  '<!-- audit-manifest:begin (generated from conformance/manifest.yaml by `cfh audit --manifest --markdown`) -->';
-export const MARKDOWN_END = '<!-- audit-manifest:end -->';
+  '<!-- prettier-ignore-start -->\n<!-- audit-manifest:begin: generated from conformance/manifest.yaml by `cfh audit --manifest --markdown`; edit the manifest, not this table -->';
+export const MARKDOWN_END = '<!-- audit-manifest:end -->\n<!-- prettier-ignore-end -->';
 
 /** The "Audit checks" table of docs/conformance.md, between its markers. */
 export function manifestMarkdown(

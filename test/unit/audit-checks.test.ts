@@ -1,0 +1,82 @@
+// The audit checks whose evidence cfh does not write yet (approvals, the CFC mode), on
+// synthetic evidence: each says not-applicable while its evidence is absent, passes when
+// it holds and fails, with the place, when it does not. The checks over today's evidence
+// are proved on real runs (integration/audit.test.ts).
+import { describe, expect, it } from 'vitest';
+import { approvalsCheck, cfcModeCheck } from '../../src/evidence/audit/checks-run.js';
+import { parseEvents, type RunEvidence } from '../../src/evidence/audit/run-evidence.js';
+
+const RUN_ID = '20260101T000000Z-0123abcd';
+const none = { present: false, value: undefined } as const;
+
+function evidence(
+  events: { type: string; data: Record<string, unknown> }[],
+  docs: { snapshot?: unknown; report?: unknown } = {},
+): RunEvidence {
+  const body = events
+    .map((e, i) => JSON.stringify({ seq: i + 1, type: e.type, data: e.data }))
+    .join('\n');
+  const { events: loaded, badLines } = parseEvents(body);
+  return {
+    dir: `/runs/${RUN_ID}`,
+    runId: RUN_ID,
+    eventsBody: body,
+    events: loaded,
+    badLines,
+    snapshot: docs.snapshot === undefined ? none : { present: true, value: docs.snapshot },
+    report: docs.report === undefined ? none : { present: true, value: docs.report },
+    state: none,
+    signature: none,
+    transcript: undefined,
+    files: [],
+    locked: false,
+  };
+}
+
+describe('approvals.paired (AHGE-APPROVAL-1)', () => {
+  it('not applicable without approvals; pass when each request has one answer after it', () => {
+    expect(approvalsCheck.run({ run: evidence([]) }).verdict).toBe('not-applicable');
+    const paired = evidence([
+      { type: 'approval_requested', data: { callId: 'call-0001' } },
+      { type: 'approval_received', data: { callId: 'call-0001', granted: true } },
+    ]);
+    expect(approvalsCheck.run({ run: paired }).verdict).toBe('pass');
+  });
+
+  it('fails on an unanswered request and on an answer nobody asked for', () => {
+    const r = approvalsCheck.run({
+      run: evidence([
+        { type: 'approval_requested', data: { callId: 'call-0001' } },
+        { type: 'approval_received', data: { callId: 'call-0002' } },
+      ]),
+    });
+    expect(r.verdict).toBe('fail');
+    expect(r.where).toEqual([
+      'events.jsonl:1 (seq 1 approval_requested): 0 answers to the approval asked for call-0001',
+      'events.jsonl:2 (seq 2 approval_received): an approval nobody asked for (call-0002)',
+    ]);
+  });
+});
+
+describe('cfc.mode-recorded (AH-CFC-14/15)', () => {
+  it('not applicable without a mode; pass when snapshot and report agree', () => {
+    expect(cfcModeCheck.run({ run: evidence([], { snapshot: {} }) }).verdict).toBe(
+      'not-applicable',
+    );
+    const run = evidence([], {
+      snapshot: { cfc: { mode: 'enforce-strict' }, assurance: { level: 'standard' } },
+      report: { cfc: { mode: 'enforce-strict' } },
+    });
+    expect(cfcModeCheck.run({ run }).verdict).toBe('pass');
+  });
+
+  it('fails when the report disagrees, and when observe is not reduced assurance', () => {
+    const run = evidence([], {
+      snapshot: { cfc: { mode: 'observe' }, assurance: { level: 'standard' } },
+      report: { cfc: { mode: 'enforce-explicit' } },
+    });
+    const r = cfcModeCheck.run({ run });
+    expect(r.verdict).toBe('fail');
+    expect(r.where).toHaveLength(2);
+  });
+});
