@@ -17,6 +17,7 @@ import {
 import { auditCommand } from './commands/audit.js';
 import { keysInitCommand } from './commands/keys.js';
 import { runsReportCommand } from './commands/runs-report.js';
+import { runsExportCommand, runsPruneCommand } from './commands/runs-retention.js';
 
 /** The budget flags given, by budget field (commander camel-cases `--max-model-turns`). */
 function budgetOverrides(o: Record<string, unknown>): Record<string, string> {
@@ -228,6 +229,34 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('--json', 'machine-readable', false)
     .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {
       setExit(await runsShowCommand({ runId, ...o }, deps));
+    });
+  runs
+    .command('prune')
+    .description('Remove run directories older than DURATION; never one still being written')
+    .option('--older-than <duration>', 'age, from the run id: 90s, 30m, 12h, 7d, 2w')
+    .option('--keep <n>', 'always keep the N newest runs')
+    .option('--dry-run', 'list what would be removed', false)
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .action(
+      async (o: {
+        olderThan?: string;
+        keep?: string;
+        dryRun: boolean;
+        json: boolean;
+        artifactRoot?: string;
+      }) => {
+        setExit(await runsPruneCommand(o, deps));
+      },
+    );
+  runs
+    .command('export <runId>')
+    .description('Write the run as OpenTelemetry spans (OTLP/JSON), digests and sizes only')
+    .option('--format <format>', 'otlp-json', 'otlp-json')
+    .option('--out <file>', 'where to write it (default: ./RUN_ID.otlp.json)')
+    .option('--artifact-root <dir>', 'artifact root')
+    .action(async (runId: string, o: { format: string; out?: string; artifactRoot?: string }) => {
+      setExit(await runsExportCommand({ runId, ...o }, deps));
     });
   runs
     .command('report <runId>')

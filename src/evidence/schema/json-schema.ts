@@ -48,7 +48,11 @@ export function evidenceJsonSchemas(): Record<string, Record<string, unknown>> {
     'snapshot.json': doc(SNAPSHOT_SCHEMA, 'snapshot.json: the run-start configuration', Snapshot),
     'report.json': doc(REPORT_SCHEMA, 'report.json: the terminal report', Report),
     'state.json': doc(STATE_SCHEMA, 'state.json: the lifecycle state', RunState),
-    'signature.json': doc(SIGNATURE_SCHEMA, "signature.json: the operator's signature", RunSignature),
+    'signature.json': doc(
+      SIGNATURE_SCHEMA,
+      "signature.json: the operator's signature",
+      RunSignature,
+    ),
     'transcript-message.json': doc(
       'cfh.transcript-message/1',
       'One line of transcript.jsonl (agent runs)',

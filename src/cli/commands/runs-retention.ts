@@ -1,0 +1,91 @@
+// `cfh runs prune --older-than DURATION [--keep N] [--dry-run]` and
+// `cfh runs export RUN_ID --format otlp-json [--out FILE]`.
+import path from 'node:path';
+import { loadRunEvidence } from '../../evidence/audit/run-evidence.js';
+import { writeFileAtomic } from '../../evidence/atomic-file.js';
+import { runToOtlp } from '../../evidence/export/otlp.js';
+import { parseDuration, pruneRuns } from '../../evidence/retention.js';
+import { isWithin } from '../../sandbox/mount-policy.js';
+import { CFH_VERSION } from '../../version.js';
+import { ConfigError } from '../../errors.js';
+import type { CliDeps } from '../deps.js';
+import { reportFailure } from '../report-failure.js';
+import { resolveRunDir } from './audit.js';
+
+export async function runsPruneCommand(
+  args: {
+    olderThan?: string | undefined;
+    keep?: string | undefined;
+    dryRun: boolean;
+    json: boolean;
+    artifactRoot?: string | undefined;
+  },
+  deps: CliDeps,
+): Promise<number> {
+  try {
+    if (args.olderThan === undefined)
+      throw new ConfigError(
+        'missing_older_than',
+        'runs prune: --older-than DURATION is required (7d, 12h, 30m)',
+        { field: '--older-than' },
+      );
+    const olderThanMs = parseDuration(args.olderThan, '--older-than');
+    const keep = args.keep === undefined ? 0 : Number(args.keep);
+    if (!Number.isInteger(keep) || keep < 0)
+      throw new ConfigError(
+        'invalid_keep',
+        `--keep: '${String(args.keep)}' is not a whole number`,
+        { field: '--keep', value: String(args.keep) },
+      );
+    const entries = await pruneRuns(args.artifactRoot ?? deps.env.artifactRoot, {
+      olderThanMs,
+      keep,
+      dryRun: args.dryRun,
+    });
+    if (args.json) deps.printer.json(entries);
+    else {
+      for (const e of entries)
+        deps.printer.out(
+          `${e.action.padEnd(12)} ${e.runId}${e.detail === undefined ? '' : ` (${e.detail})`}`,
+        );
+      const n = entries.filter((e) => e.action === 'removed' || e.action === 'would-remove').length;
+      deps.printer.out(`${args.dryRun ? 'would remove' : 'removed'} ${n} run(s)`);
+    }
+    return entries.some((e) => e.action === 'failed') ? 1 : 0;
+  } catch (error) {
+    const code = reportFailure(error, deps, args.json);
+    return code === 125 ? 2 : code;
+  }
+}
+
+export async function runsExportCommand(
+  args: {
+    runId: string;
+    format: string;
+    out?: string | undefined;
+    artifactRoot?: string | undefined;
+  },
+  deps: CliDeps,
+): Promise<number> {
+  try {
+    if (args.format !== 'otlp-json')
+      throw new ConfigError('invalid_format', `--format: '${args.format}' is not otlp-json`, {
+        field: '--format',
+        value: args.format,
+      });
+    const dir = resolveRunDir(args.runId, args.artifactRoot ?? deps.env.artifactRoot);
+    const run = await loadRunEvidence(dir);
+    const out = path.resolve(args.out ?? `${run.runId}.otlp.json`);
+    if (isWithin(out, dir))
+      throw new ConfigError('export_inside_run', `--out: '${out}' is inside the run directory`, {
+        field: '--out',
+        value: out,
+      });
+    await writeFileAtomic(out, `${JSON.stringify(runToOtlp(run, CFH_VERSION))}\n`, 0o640);
+    deps.printer.out(out);
+    return 0;
+  } catch (error) {
+    const code = reportFailure(error, deps, false);
+    return code === 125 ? 2 : code;
+  }
+}

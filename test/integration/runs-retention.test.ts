@@ -1,0 +1,177 @@
+// Retention and export of run evidence: `cfh runs prune` removes runs older than a duration,
+// keeps the newest N and never removes one still being written; `cfh runs export
+// --format otlp-json` writes the run as OpenTelemetry spans with digests and sizes, never the
+// prompt, the model's text or a tool's input or output.
+import { describe, expect, it } from 'vitest';
+import { cp, readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  agentRunArgs,
+  cfh,
+  onlyRunDir,
+  REPO_ROOT,
+  startCfh,
+  useScratch,
+  waitForEvent,
+} from './helpers.js';
+
+const scratch = useScratch('retention');
+
+describe('cfh runs prune', () => {
+  it('removes old runs, keeps the newest N and the young, and never one still being written', async () => {
+    const ws = await scratch.sampleRepo();
+    const root = scratch.path('art');
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--workspace',
+      ws,
+      '--artifact-root',
+      root,
+      '--',
+      'true',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const fresh = await onlyRunDir(root);
+    // Three runs from 2020: copies of a real run directory under old run ids.
+    const old = [
+      '20200101T000000Z-00000001',
+      '20200102T000000Z-00000002',
+      '20200103T000000Z-00000003',
+    ];
+    for (const id of old) await cp(fresh, path.join(root, id), { recursive: true });
+    // A run being written, old by its id: its writer holds the lock.
+    const writing = startCfh([
+      'sandbox',
+      'run',
+      '--workspace',
+      ws,
+      '--artifact-root',
+      scratch.path('live'),
+      '--',
+      'sleep',
+      '60',
+    ]);
+    try {
+      const live = await waitForEvent(scratch.path('live'), 'container_started');
+      const liveOld = path.join(root, '20200104T000000Z-00000004');
+      await cp(live, liveOld, { recursive: true });
+      // Both directories' locks are the live writer's; the copy's lock is as fresh as it.
+      const dry = await cfh([
+        'runs',
+        'prune',
+        '--artifact-root',
+        root,
+        '--older-than',
+        '30d',
+        '--keep',
+        '1',
+        '--dry-run',
+        '--json',
+      ]);
+      expect(dry.exitCode, dry.stderr).toBe(0);
+      const planned = Object.fromEntries(
+        (JSON.parse(dry.stdout) as { runId: string; action: string }[]).map((e) => [
+          e.runId,
+          e.action,
+        ]),
+      );
+      expect(planned).toEqual({
+        [path.basename(fresh)]: 'kept-newest',
+        '20200104T000000Z-00000004': 'kept-writing',
+        '20200103T000000Z-00000003': 'would-remove',
+        '20200102T000000Z-00000002': 'would-remove',
+        '20200101T000000Z-00000001': 'would-remove',
+      });
+      expect((await readdir(root)).sort()).toHaveLength(5);
+      const pruned = await cfh([
+        'runs',
+        'prune',
+        '--artifact-root',
+        root,
+        '--older-than',
+        '30d',
+        '--keep',
+        '1',
+      ]);
+      expect(pruned.exitCode, pruned.stderr).toBe(0);
+      expect(pruned.stdout).toMatch(/kept-writing\s+20200104T000000Z-00000004/);
+      expect((await readdir(root)).sort()).toEqual(
+        ['20200104T000000Z-00000004', path.basename(fresh)].sort(),
+      );
+      // The live run's own directory is young: kept, and its writer is undisturbed.
+      const live2 = await cfh([
+        'runs',
+        'prune',
+        '--artifact-root',
+        scratch.path('live'),
+        '--older-than',
+        '0s',
+      ]);
+      expect(live2.stdout).toMatch(/kept-writing/);
+    } finally {
+      writing.kill('SIGINT');
+      await writing;
+    }
+    expect(
+      (await cfh(['runs', 'prune', '--artifact-root', root, '--older-than', 'soon'])).exitCode,
+    ).toBe(2);
+  });
+});
+
+describe('cfh runs export --format otlp-json', () => {
+  it('one span per run, model call, tool call and container; digests and sizes, no payload', async () => {
+    const ws = await scratch.sampleRepo();
+    const root = scratch.path('art-export');
+    const r = await cfh(
+      agentRunArgs({
+        workspace: ws,
+        artifactRoot: root,
+        profile: 'untrusted-repo',
+        prompt: 'SECRET-PROMPT-TEXT',
+        script: path.join(REPO_ROOT, 'test', 'fixtures', 'audit', 'hostile-agent.yaml'),
+      }),
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const dir = await onlyRunDir(root);
+    const out = scratch.path('trace.json');
+    const e = await cfh(['runs', 'export', dir, '--format', 'otlp-json', '--out', out]);
+    expect(e.exitCode, e.stderr).toBe(0);
+    const body = await readFile(out, 'utf8');
+    const trace = JSON.parse(body);
+    interface Span {
+      name: string;
+      traceId: string;
+      spanId: string;
+      parentSpanId?: string;
+      attributes: { key: string; value: Record<string, unknown> }[];
+    }
+    const spans: Span[] = trace.resourceSpans[0].scopeSpans[0].spans;
+    const names = spans.map((s) => s.name);
+    expect(names.filter((n) => n === 'invoke_agent cfh')).toHaveLength(1);
+    expect(names.filter((n) => n.startsWith('chat '))).toHaveLength(3);
+    expect(names.filter((n) => n.startsWith('execute_tool '))).toHaveLength(5);
+    expect(names.filter((n) => n.startsWith('container '))).toHaveLength(2);
+    const root0 = spans[0];
+    if (root0 === undefined) throw new Error('no span');
+    expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([root0.traceId]));
+    expect(spans.slice(1).every((s) => s.parentSpanId === root0.spanId)).toBe(true);
+    expect(root0.traceId).toMatch(/^[0-9a-f]{32}$/);
+    const attrs = (s: Span | undefined): Record<string, unknown> =>
+      Object.fromEntries((s?.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]]));
+    const chat = attrs(spans.find((s) => s.name.startsWith('chat ')));
+    expect(chat).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'scripted',
+      'gen_ai.usage.input_tokens': '100',
+    });
+    const exec = attrs(spans.find((s) => s.name === 'execute_tool exec'));
+    expect(exec['gen_ai.tool.name']).toBe('exec');
+    expect(exec['cfh.tool.decision']).toBe('allow');
+    expect(exec['cfh.tool.input.sha256']).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(Number(exec['cfh.tool.output.bytes'])).toBeGreaterThan(0);
+    // No payload: not the prompt, not a tool's input, not its output, not the answer.
+    for (const payload of ['SECRET-PROMPT-TEXT', 'calc.py', 'ops@example.test', '__pwned', 'Done.'])
+      expect(body, payload).not.toContain(payload);
+  });
+});
