@@ -1,7 +1,7 @@
 // The egress part of a run whose posture is `allowlist` or `open` (issue 3): opens the
 // network, guard and gateway, sends the gateway's events into the run's log, and records
 // the gateway's identity (egress_ready) before the workload exists.
-import { errorMessage } from '../errors.js';
+import { errorMessage, HarnessInvariantError } from '../errors.js';
 import { openEgress, type EgressNames, type OpenEgress } from '../sandbox/egress-sandbox.js';
 import type { RunSession } from './run-session.js';
 
@@ -11,6 +11,13 @@ export async function openRunEgress(
   signal: AbortSignal,
 ): Promise<OpenEgress> {
   const { plan, dir, log, deps } = session;
+  const mode = plan.profile.network.mode;
+  // run-plan.ts plans an egress posture for these two modes only.
+  if (mode === 'disabled')
+    throw new HarnessInvariantError(
+      'egress_without_posture',
+      'egress opened for a disabled network',
+    );
   const egress = await openEgress({
     runtime: deps.runtime,
     names,
@@ -31,7 +38,7 @@ export async function openRunEgress(
     await dir.events.append(
       'egress_ready',
       {
-        mode: plan.profile.network.mode,
+        mode,
         networkId: egress.network.id,
         network: egress.network.name,
         subnet: egress.network.subnet,
@@ -42,7 +49,7 @@ export async function openRunEgress(
           address: ep.address,
           dnsPort: ep.dns,
           interceptPorts: Object.fromEntries(ep.byPort),
-          pinned: ep.pinned,
+          pinned: [...ep.pinned],
         },
       },
       true,

@@ -248,7 +248,7 @@ async function sweepRwMounts(session: RunSession): Promise<void> {
   await session.dir.events.append('setid_sweep', {
     roots,
     stripped: result.stripped.length,
-    skipped: result.skipped,
+    skipped: [...result.skipped],
     ...result.stats,
   });
 }

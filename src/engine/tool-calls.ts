@@ -4,6 +4,7 @@
 // whatever finished first. Every call gets exactly one observation (AH-TOOL-3/5).
 import type { BudgetTracker } from './budgets.js';
 import { HarnessInvariantError } from '../errors.js';
+import type { EventInput, EventType } from '../evidence/schema/registry.js';
 import type { Mediator } from '../mediator/mediator.js';
 import type { BuiltinTool } from '../tools/builtins.js';
 import type { ToolRegistry } from '../tools/contract.js';
@@ -17,7 +18,8 @@ export interface ToolUse {
 }
 
 export interface ToolCallRecorder {
-  event(type: string, data: Record<string, unknown>, durable?: boolean): Promise<void>;
+  /** One event of the registry (src/evidence/schema/registry.ts), of its type's shape. */
+  event<T extends EventType>(type: T, data: EventInput<T>, durable?: boolean): Promise<void>;
   /** Keeps a tool's raw output under outputs/; returns its reference (`outputs/NAME`). */
   output(name: string, data: Buffer): Promise<string>;
 }

@@ -9,7 +9,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 
 export interface CaptureResult {
-  readonly name: string;
+  readonly name: 'stdout' | 'stderr';
   readonly file: string;
   readonly bytesSeen: number;
   readonly bytesKept: number;
@@ -22,7 +22,7 @@ export interface CaptureResult {
 export const LIVE_BUFFER_BYTES = 1024 * 1024;
 
 export class OutputCapture extends Writable {
-  readonly #name: string;
+  readonly #name: 'stdout' | 'stderr';
   readonly #file: string;
   readonly #limit: number;
   readonly #live: NodeJS.WritableStream | undefined;
@@ -35,7 +35,7 @@ export class OutputCapture extends Writable {
   #liveDropped = 0;
 
   constructor(options: {
-    name: string;
+    name: 'stdout' | 'stderr';
     file: string;
     limitBytes: number;
     live?: NodeJS.WritableStream | undefined;

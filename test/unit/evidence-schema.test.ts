@@ -46,6 +46,7 @@ describe('the event registry', () => {
       const log = await EventLog.create(file, RUN_ID);
       await log.append('cancelled', { signal: 'SIGINT' });
       await expect(
+        // @ts-expect-error: the type system refuses it too
         log.append('cancelled', { signal: 'SIGKILL' }),
       ).rejects.toMatchObject({ code: 'evidence_schema_violation' });
       await log.close();

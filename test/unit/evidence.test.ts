@@ -38,7 +38,7 @@ async function writeEvents(n: number): Promise<string> {
   const file = path.join(dir(), 'events.jsonl');
   const log = await EventLog.create(file, RUN_ID);
   try {
-    for (let i = 0; i < n; i += 1) await log.append('tick', { i });
+    for (let i = 0; i < n; i += 1) await log.append('final_answer_produced', { chars: i });
   } finally {
     await log.close();
   }
@@ -61,7 +61,9 @@ describe('EventLog', () => {
     let records: EventRecord[];
     try {
       records = await Promise.all(
-        Array.from({ length: n }, (_, i) => log.append('tick', { i }, i % 7 === 0)),
+        Array.from({ length: n }, (_, i) =>
+          log.append('final_answer_produced', { chars: i }, i % 7 === 0),
+        ),
       );
       expect(log.lastSeq).toBe(n);
       expect(log.lastHash).toBe(must(records[n - 1]).hash);
@@ -69,7 +71,7 @@ describe('EventLog', () => {
       await log.close();
     }
     expect(records.map((r) => r.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-    expect(records.map((r) => r.data.i)).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(records.map((r) => r.data.chars)).toEqual(Array.from({ length: n }, (_, i) => i));
     expect(must(records[0]).prevHash).toBe(GENESIS_HASH);
     for (let i = 1; i < n; i += 1) {
       expect(must(records[i]).prevHash).toBe(must(records[i - 1]).hash);
@@ -88,9 +90,9 @@ describe('EventLog', () => {
 
   it('refuses to append after close', async () => {
     const log = await EventLog.create(path.join(dir(), 'events.jsonl'), RUN_ID);
-    await log.append('one');
+    await log.append('cancelled', { signal: 'SIGINT' });
     await log.close();
-    await expect(log.append('two')).rejects.toThrow(/closed/);
+    await expect(log.append('cancelled', { signal: 'SIGTERM' })).rejects.toThrow(/closed/);
     expect(log.lastSeq).toBe(1);
   });
 
@@ -101,16 +103,32 @@ describe('EventLog', () => {
     expect(await readFile(file, 'utf8')).toBe('existing\n');
   });
 
-  it('keeps a chain that verifies when event data holds a Date', async () => {
+  it('hashes a Date as the string written to disk, and the log refuses one where its schema wants a string', async () => {
+    const base = { seq: 1, ts: 't', runId: RUN_ID, type: 'x', prevHash: GENESIS_HASH };
+    expect(hashEvent({ ...base, data: { at: new Date(0) } })).toBe(
+      hashEvent({ ...base, data: { at: new Date(0).toISOString() } }),
+    );
     const file = path.join(dir(), 'events.jsonl');
     const log = await EventLog.create(file, RUN_ID);
     try {
-      await log.append('stamped', { at: new Date(0) });
-      await log.append('after');
+      const startedAt: unknown = new Date(0);
+      await expect(
+        log.append('egress', {
+          protocol: 'dns',
+          via: 'resolver',
+          allowed: false,
+          reason: 'dns-refused',
+          bytesOut: 0,
+          bytesIn: 0,
+          startedAt: startedAt as string,
+          durationMs: 0,
+        }),
+      ).rejects.toMatchObject({ code: 'evidence_schema_violation' });
+      await log.append('cancelled', { signal: 'SIGINT' });
     } finally {
       await log.close();
     }
-    expect(verifyEventChain(await readFile(file, 'utf8')).ok).toBe(true);
+    expect(verifyEventChain(await readFile(file, 'utf8'))).toEqual({ ok: true, events: 1 });
   });
 });
 
