@@ -7,11 +7,12 @@
 // re-anchored by someone who rewrote state.json and report.json too, or rewritten whole.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { EventRecord } from './event-log.js';
 import { verifyEventChain } from './event-log.js';
 import { RUN_FILES } from './run-directory.js';
+import { parseEvents } from './audit/run-evidence.js';
 
 export interface RunVerification {
   readonly ok: boolean;
@@ -48,9 +49,18 @@ export async function verifyRunDirectory(
 
   checkAnchor(events, state, report, verified, problems, notVerified);
   await checkArtifacts(dir, events, verified, problems);
+  // Every line against the event registry, as the audit reads it (schema/registry.ts).
+  const { events: typed } = parseEvents(body);
+  const outside = typed.filter((e) => e.issues.length > 0);
+  for (const e of outside.slice(0, 10))
+    problems.push(`seq ${e.seq} ${e.type}: outside its schema (${e.issues.join('; ')})`);
+  if (outside.length === 0 && typed.length > 0)
+    verified.push(`${typed.length} events match the event registry (cfh.event/1)`);
 
   notVerified.push(
-    'signature: none; a log cut short and re-anchored in state.json and report.json, or rewritten whole, cannot be told from the real one',
+    (await exists(path.join(dir, RUN_FILES.signature)))
+      ? 'signature: signature.json is present; `cfh audit` verifies it against the trusted operator key'
+      : 'signature: none; a log cut short and re-anchored in state.json and report.json, or rewritten whole, cannot be told from the real one',
   );
   return { ok: problems.length === 0, verified, problems, notVerified };
 }
@@ -142,6 +152,13 @@ async function checkArtifacts(
     if (!UNRECORDED.has(file) && !recorded.has(file))
       problems.push(`${file}: in the directory, but no record of the log accounts for it`);
   }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function digestOf(file: string): Promise<string | undefined> {
