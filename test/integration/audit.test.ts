@@ -4,7 +4,7 @@
 // tampering fails with the place; the expected-failures ledger fails both on a new failure
 // and on one that stopped occurring; the exit status is 0 / 1 / 2.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendFile, cp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, cp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { auditRunDirectory, type AuditResult } from '../../src/evidence/audit/audit.js';
 import { CHECKS } from '../../src/evidence/audit/checks.js';
@@ -373,6 +373,51 @@ describe('the expected-failures ledger', () => {
     expect(gone.disappeared).toEqual(['integrity.unaccounted']);
     const other = await auditRunDirectory(dir, { ledger: [entry('integrity.chain')] });
     expect(other.ok).toBe(false);
+  });
+});
+
+describe('the operator key stays outside every mount and artifact root', () => {
+  it('refuses a run whose workspace or artifact root would expose the key, before anything exists', async () => {
+    const ws = await scratch.sampleRepo();
+    const keyDir = path.join(ws, '.keys');
+    expect((await cfh(['keys', 'init'], { env: { CFH_KEY_DIR: keyDir } })).exitCode).toBe(0);
+    // A second init never overwrites a key.
+    const again = await cfh(['keys', 'init'], { env: { CFH_KEY_DIR: keyDir } });
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toMatch(/already exists/);
+    const root = scratch.path('exposed-art');
+    const r = await cfh(
+      ['sandbox', 'run', '--workspace', ws, '--artifact-root', root, '--', 'true'],
+      {
+        env: { CFH_KEY_DIR: keyDir },
+      },
+    );
+    expect(r.exitCode).toBe(125);
+    expect(r.stderr).toMatch(/operator key directory .* readable in the sandbox/);
+    const inRoot = scratch.path('art-with-keys');
+    const keysInRoot = path.join(inRoot, 'keys');
+    expect(
+      (
+        await cfh(['keys', 'init'], {
+          env: { CFH_KEY_DIR: keysInRoot, CFH_ARTIFACT_ROOT: scratch.path('elsewhere') },
+        })
+      ).exitCode,
+    ).toBe(0);
+    const ws2 = await scratch.sampleRepo();
+    const r2 = await cfh(
+      ['sandbox', 'run', '--workspace', ws2, '--artifact-root', inRoot, '--', 'true'],
+      {
+        env: { CFH_KEY_DIR: keysInRoot },
+      },
+    );
+    expect(r2.exitCode).toBe(125);
+    expect(r2.stderr).toMatch(/inside the artifact root/);
+    expect((await readdir(root).catch(() => [])).length).toBe(0);
+    // keys init itself refuses a key directory under the artifact root.
+    const init = await cfh(['keys', 'init'], {
+      env: { CFH_KEY_DIR: path.join(inRoot, 'more'), CFH_ARTIFACT_ROOT: inRoot },
+    });
+    expect(init.exitCode).toBe(1);
   });
 });
 
