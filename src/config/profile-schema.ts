@@ -1,6 +1,7 @@
 // The profile: everything a sandbox is allowed, as data. Strict objects throughout, so an
 // unknown key is an error that names the key (issue 2, section 2).
 import { z } from 'zod';
+import { PolicyRule } from './policy-schema.js';
 
 export const MountMode = z.enum(['ro', 'rw']);
 export type MountMode = z.infer<typeof MountMode>;
@@ -92,6 +93,9 @@ export const Profile = z.strictObject({
     .positive()
     .max(24 * 3600)
     .optional(),
+  // The mediator's rules for this profile, before the tool contracts and the built-in
+  // defaults (src/mediator/policy.ts).
+  policy: z.array(PolicyRule).max(1000).default([]),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -119,5 +123,6 @@ export const ProfileFile = z.strictObject({
   budgets: AgentBudgets.partial().optional(),
   toolLifetime: ToolLifetime.optional(),
   toolTimeoutSeconds: Profile.shape.toolTimeoutSeconds,
+  policy: z.array(PolicyRule).max(1000).optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

@@ -3,8 +3,13 @@
 // the transcript, the tool containers, the egress posture, and the model/tool loop.
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { errorMessage } from '../errors.js';
-import { FixedPolicyMediator } from '../mediator/mediator.js';
+import { HarnessInvariantError, errorMessage } from '../errors.js';
+import { GovernanceRecord } from '../evidence/governance-record.js';
+import { Approvals } from '../mediator/approvals.js';
+import { Mediator } from '../mediator/mediator.js';
+import { Policy, type RunFacts } from '../mediator/policy.js';
+import { compilePolicy } from '../mediator/policy-rule.js';
+import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
@@ -19,6 +24,8 @@ import type { RunEnd } from './terminal.js';
 
 export interface AgentRunDeps extends RunDeps {
   readonly gateway: ModelGateway;
+  /** Where approvals come from (the CLI's flags, file and terminal); none: nobody to ask. */
+  readonly approvals?: Approvals | undefined;
   /** Filled in here so the gateway's bounded retries become events (AH-LIFE-5). */
   readonly retryHook?: RetryHook | undefined;
 }
@@ -131,10 +138,16 @@ async function runAgent(
   // leaves a record that the run had started.
   await dir.writeProgress('running');
   const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
+  const governance = await open(dir.path('governance.jsonl'), 'wx', 0o640);
   session.stack.defer(async () => {
-    await transcript.sync();
-    await transcript.close();
-    await dir.seal('transcript.jsonl');
+    for (const [file, handle] of [
+      ['transcript.jsonl', transcript],
+      ['governance.jsonl', governance],
+    ] as const) {
+      await handle.sync();
+      await handle.close();
+      await dir.seal(file);
+    }
   });
   if (deps.retryHook !== undefined) {
     deps.retryHook.current = (attempt, reason) => {
@@ -149,8 +162,29 @@ async function runAgent(
       : plan.profile.toolTimeoutSeconds * 1000;
   const card = loadRateCard();
   const tracker = new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost });
-  // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted.
-  const deadline = AbortSignal.timeout(budgets.maxWallTimeSeconds * 1000);
+  session.stack.defer(() => {
+    tracker.close();
+  });
+  // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted. Time
+  // spent waiting for a person's approval does not count (the tracker pauses).
+  const deadline = tracker.deadline;
+  const facts: RunFacts = {
+    mode: 'run',
+    workspaceMode: 'direct',
+    network: plan.profile.network.mode,
+    rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
+    fromPlan: false,
+  };
+  const mediator = new Mediator({
+    policy: new Policy(compilePolicy(plan.profile.policy), facts),
+    approvals: deps.approvals ?? new Approvals([]),
+    recorder: {
+      event: async (type, data, durable) => {
+        await dir.events.append(type, data, durable ?? false);
+      },
+    },
+    clock: tracker,
+  });
   await session.openEgress(signal);
   // After the egress posture on the stack: tool containers are removed before it closes.
   // Disposal waits for starts and calls still in flight: nothing is left behind.
@@ -175,18 +209,23 @@ async function runAgent(
     {
       gateway: deps.gateway,
       registry,
-      builtin: (name) => BUILTIN_TOOLS.find((t) => t.name === name),
-      mediator: new FixedPolicyMediator(),
+      mediator,
+      mode: facts.mode,
       budgets: tracker,
-      runTool: (tool, argv, stdin, s) =>
-        executor.run(argv, {
-          runsIn: tool.runsIn,
-          stdin,
-          timeoutMs: Math.min(tool.timeoutMs, capMs),
-          maxOutputBytes: tool.resultSizeLimitChars * 4,
-          signal: s,
-        }),
+      runners: { sandbox: new SandboxToolRunner(BUILTIN_TOOLS, executor, capMs) },
       recorder: {
+        governance: async (record) => {
+          // The extension's invariants hold for every record, or the harness is broken.
+          const checked = GovernanceRecord.safeParse(record);
+          if (!checked.success) {
+            throw new HarnessInvariantError(
+              'governance_invariant',
+              `governance record for ${record.call_id} breaks the schema: ${checked.error.message}`,
+              { callId: record.call_id },
+            );
+          }
+          await governance.appendFile(`${JSON.stringify(checked.data)}\n`);
+        },
         event: async (type, data, durable) => {
           await dir.events.append(type, data, durable ?? false);
         },
