@@ -1,7 +1,10 @@
 // The operator commands: capabilities without an engine (AH-CAP-1/2), doctor (AH-CAP-4),
 // profiles show --resolved printing the exact engine request.
 import { describe, expect, it } from 'vitest';
-import { cfh } from './helpers.js';
+import { execa } from 'execa';
+import { mkdir, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { REPO_ROOT, baseEnv, cfh, useScratch } from './helpers.js';
 
 describe('operator commands', () => {
   it('capabilities --json needs no engine', async () => {
@@ -104,6 +107,39 @@ describe('operator commands', () => {
       const r = await cfh(args);
       expect(r.exitCode).toBe(0);
       expect(r.stdout).toMatch(/^Usage: cfh/);
+    }
+  });
+});
+
+describe('bin/cfh through symbolic links', () => {
+  const scratch = useScratch('bin-link');
+
+  it('finds dist/ beside the real script, not beside the link (npm link, PATH, chained links)', async () => {
+    const real = path.join(REPO_ROOT, 'bin', 'cfh');
+    await mkdir(scratch.path('global/bin'), { recursive: true });
+    await mkdir(scratch.path('elsewhere'), { recursive: true });
+    // An absolute link, as `npm link` makes; a relative link to that link, as a PATH
+    // directory might hold; a link to the bin directory itself.
+    await symlink(real, scratch.path('global/bin/cfh'));
+    await symlink('../global/bin/cfh', scratch.path('elsewhere/cfh-chained'));
+    await symlink(path.join(REPO_ROOT, 'bin'), scratch.path('bin-dir'));
+    const runs: [string, string[], Record<string, string>][] = [
+      [scratch.path('global/bin/cfh'), ['--version'], {}],
+      [scratch.path('elsewhere/cfh-chained'), ['--version'], {}],
+      [path.join(scratch.path('bin-dir'), 'cfh'), ['--version'], {}],
+      // Found on PATH, started by name from an unrelated directory.
+      ['cfh-chained', ['--version'], { PATH: `${scratch.path('elsewhere')}:${baseEnv().PATH}` }],
+    ];
+    for (const [command, args, env] of runs) {
+      const r = await execa(command, args, {
+        reject: false,
+        extendEnv: false,
+        env: baseEnv(env),
+        cwd: scratch.path('elsewhere'),
+      });
+      expect(r.stderr, command).not.toContain('Cannot find module');
+      expect(r.exitCode, `${command}: ${r.stderr}`).toBe(0);
+      expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
     }
   });
 });
