@@ -10,6 +10,13 @@ import { EXIT_CANNOT_START } from '../errors.js';
 import { buildProgram } from './program.js';
 import { processPrinter } from './print.js';
 
+/**
+ * How long cleanup may take after the first SIGINT/SIGTERM. Past it cfh exits anyway with
+ * the signal's status, so no input, engine or file system that stops answering can make it
+ * deaf to a signal; what is left carries owner labels for `cfh reap`.
+ */
+const CANCEL_GRACE_MS = 30_000;
+
 async function main(argv: string[]): Promise<number> {
   const env = readEnvironment();
   const logger = createLogger(env.logLevel);
@@ -20,7 +27,15 @@ async function main(argv: string[]): Promise<number> {
     signals += 1;
     // First signal: cancel and clean up. A third: the user insists; leave now (reap later).
     if (signals >= 3) process.exit(sig === 'SIGINT' ? 130 : 143);
-    if (!controller.signal.aborted) controller.abort(new CancelRequest(sig));
+    if (!controller.signal.aborted) {
+      controller.abort(new CancelRequest(sig));
+      setTimeout(() => {
+        process.stderr.write(
+          `cfh: ${sig}: cleanup did not finish within ${CANCEL_GRACE_MS / 1000} s; exiting (cfh reap removes what is left)\n`,
+        );
+        process.exit(sig === 'SIGINT' ? 130 : 143);
+      }, CANCEL_GRACE_MS).unref();
+    }
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

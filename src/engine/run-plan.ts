@@ -9,6 +9,7 @@ import { loadProfile } from '../config/profile-loader.js';
 import { Profile } from '../config/profile-schema.js';
 import { parsePositiveNumber, parseSize } from '../config/size.js';
 import { describeIssues } from '../config/zod-issues.js';
+import { pseudoFileSystemAt, pseudoTreeOf } from '../config/pseudo-fs.js';
 import type { CfhEnvironment } from '../config/env.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { canonicalJson } from '../evidence/canonical-json.js';
@@ -277,19 +278,54 @@ function resolveWorkspace(dir: string): string {
   return real;
 }
 
-/** The artifact root may not exist yet: resolve its nearest existing ancestor. */
+/**
+ * The artifact root may not exist yet: resolve its nearest existing ancestor, which must be
+ * a directory on an ordinary file system. Under /proc, /sys or /dev, or on any kernel pseudo
+ * file system (checked with statfs on that ancestor, so a symlink into one is caught too),
+ * evidence cannot be kept: procfs answers mkdir with ENOENT, on which Node's recursive mkdir
+ * spins for ever, and a directory made in cgroupfs is a new cgroup.
+ */
 function resolveArtifactRoot(root: string): string {
   const absolute = path.resolve(root);
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {
     try {
-      return path.join(realpathSync(existing), ...rest);
-    } catch {
+      const real = realpathSync(existing);
+      const resolved = path.join(real, ...rest);
+      checkArtifactFileSystem(root, absolute, resolved, real);
+      return resolved;
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
       const parent = path.dirname(existing);
       if (parent === existing) return absolute;
       rest.unshift(path.basename(existing));
       existing = parent;
     }
+  }
+}
+
+function checkArtifactFileSystem(
+  root: string,
+  absolute: string,
+  resolved: string,
+  existing: string,
+): void {
+  const refuse = (why: string): ConfigError =>
+    new ConfigError(
+      'artifact_root_unusable',
+      `artifact root '${root}' ${why}; choose another --artifact-root, on an ordinary file system`,
+      { field: 'artifactRoot', value: root },
+    );
+  const tree = pseudoTreeOf(resolved);
+  if (tree !== undefined) {
+    throw refuse(`${resolved === absolute ? 'is' : `resolves to '${resolved}',`} inside ${tree}`);
+  }
+  if (!statSync(existing).isDirectory()) {
+    throw refuse(`cannot be created: '${existing}' is not a directory`);
+  }
+  const pseudo = pseudoFileSystemAt(existing);
+  if (pseudo !== undefined) {
+    throw refuse(`is on the kernel's ${pseudo} file system (at '${existing}')`);
   }
 }

@@ -5,78 +5,23 @@
 // can make cfh hang before it starts.
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { agentRunArgs, docker, startCfh, useScratch } from './helpers.js';
+import { agentRunArgs, useScratch, type CfhResult } from './helpers.js';
+import { expectOneLineRefusal, refusal } from './refusal.js';
 
 const scratch = useScratch('input-files');
 
-/** Nothing cfh would have held the file for: the run never started. */
-const DEADLINE_MS = 15_000;
-
-interface Refusal {
-  readonly exitCode: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 let n = 0;
 
-/**
- * Runs cfh with a fresh artifact root; a cfh still running after the deadline is killed
- * and the test fails.
- */
-async function refused(argsFor: (artifactRoot: string) => string[]): Promise<Refusal> {
+/** Runs cfh with a fresh artifact root and expects a prompt refusal. */
+function refused(argsFor: (artifactRoot: string) => string[]): Promise<CfhResult> {
   n += 1;
   const root = scratch.path(`art-${n}`);
-  const child = startCfh(argsFor(root));
-  const state = { settled: false };
-  void child.finally(() => {
-    state.settled = true;
-  });
-  let timer: NodeJS.Timeout | undefined;
-  const hung = new Promise<'hung'>((resolve) => {
-    timer = setTimeout(() => {
-      resolve('hung');
-    }, DEADLINE_MS);
-  });
-  try {
-    const result = await Promise.race([child, hung]);
-    if (result === 'hung') {
-      // It hangs: does it at least honour SIGTERM? (Today's code does not.)
-      child.kill('SIGTERM');
-      const afterTerm = await Promise.race([
-        child.then(() => 'exited' as const),
-        new Promise<'ignored'>((r) => {
-          setTimeout(() => {
-            r('ignored');
-          }, 3_000);
-        }),
-      ]);
-      throw new Error(`cfh was still running after ${DEADLINE_MS} ms; SIGTERM ${afterTerm}`);
-    }
-    // No run directory, not even the artifact root, and no container of that cfh.
-    await expect(readdir(root)).rejects.toThrow();
-    const containers = await docker.listContainers({
-      all: true,
-      filters: { label: [`cfh.owner-pid=${String(child.pid)}`] },
-    });
-    expect(containers).toEqual([]);
-    return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
-  } finally {
-    clearTimeout(timer);
-    if (!state.settled) child.kill('SIGKILL');
-    await child.catch(() => undefined);
-  }
+  return refusal(argsFor(root), root);
 }
 
-function expectOneLine(r: Refusal, pattern: RegExp): void {
-  expect(r.exitCode, r.stderr).toBe(125);
-  expect(r.stdout).toBe('');
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(pattern);
-}
+const expectOneLine = expectOneLineRefusal;
 
 describe('--context and --quote', () => {
   it('refuse a symbolic link in the repository that points at a host-only file', async () => {

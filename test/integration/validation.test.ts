@@ -1,10 +1,10 @@
 // Issue 2, section 5 (AH-INV-4, AH-CONT-1/2): every invalid configuration fails with one
 // clear line naming the field and the value, exit 125, and no engine object created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cfh, engineObjectIds, removeDir, tempDir } from './helpers.js';
+import { cfh, removeDir, tempDir } from './helpers.js';
+import { expectOneLineRefusal, refusal } from './refusal.js';
 
 let scratch: string;
 let workspace: string;
@@ -156,8 +156,8 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
 
 describe('invalid configuration', () => {
   it.each(cases)('%s: exit 125, one line, nothing created', async (_name, args, message, env) => {
-    const before = await engineObjectIds();
-    const r = await cfh(
+    // refusal() also proves no run directory and no engine object of this cfh exist.
+    const r = await refusal(
       [
         'sandbox',
         'run',
@@ -169,15 +169,13 @@ describe('invalid configuration', () => {
         '--',
         'true',
       ],
+      artifactRoot,
       { env: env ?? {} },
     );
     expect(r.exitCode).toBe(125);
     expect(r.stderr).toMatch(message);
     if (!/--runtime/.test(message.source)) expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stdout).toBe('');
-    expect(await engineObjectIds()).toEqual(before);
-    // No run directory either: nothing was accepted.
-    expect(existsSync(artifactRoot) ? await readdir(artifactRoot) : []).toEqual([]);
   });
 
   it('a missing command is refused', async () => {
@@ -191,5 +189,63 @@ describe('invalid configuration', () => {
     ]);
     expect(r.exitCode).toBe(125);
     expect(r.stderr).toMatch(/command/);
+  });
+});
+
+// An artifact root on a kernel pseudo file system: Node's recursive mkdir spun for ever
+// under /proc (mkdir there answers ENOENT), deaf to SIGTERM, and under /sys/fs/cgroup it
+// would have made a cgroup. Refused by path and, wherever such a file system is mounted,
+// by statfs of the nearest existing ancestor.
+describe('artifact root on a pseudo file system', () => {
+  const unique = `cfh-test-${process.pid}-${Date.now()}`;
+  const refused = async (
+    root: string,
+    pattern: RegExp,
+    under?: readonly string[],
+  ): Promise<void> => {
+    const r = await refusal(
+      ['sandbox', 'run', '--workspace', workspace, '--artifact-root', root, '--', 'true'],
+      root,
+      under === undefined ? {} : { under },
+    );
+    expectOneLineRefusal(r, pattern);
+  };
+
+  it.each([
+    [
+      `/proc/${unique}/runs`,
+      /artifact root '\/proc\/.*' is inside \/proc; choose another --artifact-root/,
+    ],
+    [`/sys/fs/cgroup/memory/${unique}`, /is inside \/sys/],
+    [`/dev/shm/${unique}`, /is inside \/dev/],
+    [`/dev/pts/${unique}`, /is inside \/dev/],
+  ])('%s: exit 125 at once, nothing created', async (root, pattern) => {
+    await refused(root, pattern);
+  });
+
+  it('a symlink into /proc is resolved and refused', async () => {
+    const link = path.join(scratch, 'to-proc');
+    await symlink('/proc', link);
+    await refused(path.join(link, unique), /resolves to '\/proc\/cfh-test-.*', inside \/proc/);
+  });
+
+  it('procfs mounted anywhere else is found by statfs', async () => {
+    // In a private mount namespace of cfh's own, so the mount ends with the process.
+    const mnt = path.join(scratch, 'procfs-here');
+    await mkdir(mnt);
+    await refused(
+      path.join(mnt, unique),
+      /is on the kernel's proc file system \(at '.*procfs-here'\)/,
+      [
+        'unshare',
+        '-m',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        `mount -t proc proc '${mnt}' && exec "$@"`,
+        'sh',
+      ],
+    );
   });
 });
