@@ -67,14 +67,24 @@ async function main(argv: string[]): Promise<number> {
   return exitCode;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `cfh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exitCode = EXIT_CANNOT_START;
-  },
-);
+/**
+ * The command has finished and awaited its own cleanup: exit once stdout and stderr have
+ * taken what was printed, rather than wait for the event loop to drain. A handle nobody
+ * awaits (a connection to an engine that accepted and never answered) must not keep cfh
+ * alive after it has reported.
+ */
+function exitWhenFlushed(code: number): void {
+  process.exitCode = code;
+  process.stdout.write('', () => {
+    process.stderr.write('', () => {
+      process.exit(code);
+    });
+  });
+}
+
+main(process.argv.slice(2)).then(exitWhenFlushed, (error: unknown) => {
+  process.stderr.write(
+    `cfh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  exitWhenFlushed(EXIT_CANNOT_START);
+});

@@ -1,10 +1,11 @@
 // Issue 2, section 5 (AH-INV-4, AH-CONT-1/2): every invalid configuration fails with one
 // clear line naming the field and the value, exit 125, and no engine object created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { cfh, removeDir, tempDir } from './helpers.js';
-import { expectOneLineRefusal, refusal } from './refusal.js';
+import { createServer, type Socket } from 'node:net';
+import { cfh, removeDir, startCfh, tempDir } from './helpers.js';
+import { REFUSAL_DEADLINE_MS, expectOneLineRefusal, refusal } from './refusal.js';
 
 let scratch: string;
 let workspace: string;
@@ -247,5 +248,42 @@ describe('artifact root on a pseudo file system', () => {
         'sh',
       ],
     );
+  });
+});
+
+describe('an engine that accepts and never answers', () => {
+  it('cfh waits, and SIGTERM ends it promptly with 143 (it used to stay alive after reporting)', async () => {
+    const socket = path.join(scratch, 'silent-engine.sock');
+    const held: Socket[] = [];
+    const server = createServer((c) => held.push(c));
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const root = path.join(scratch, 'art-silent');
+    const child = startCfh(
+      ['sandbox', 'run', '--workspace', workspace, '--artifact-root', root, '--', 'true'],
+      { env: { DOCKER_HOST: `unix://${socket}` } },
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 1_500));
+      const sent = Date.now();
+      child.kill('SIGTERM');
+      const result = await Promise.race([
+        child,
+        new Promise<undefined>((r) => {
+          setTimeout(() => {
+            r(undefined);
+          }, REFUSAL_DEADLINE_MS);
+        }),
+      ]);
+      expect(result, 'cfh was still running after SIGTERM').toBeDefined();
+      expect(result?.exitCode, result?.stderr).toBe(143);
+      expect(result?.stderr).toMatch(/^cfh: cancelled:SIGTERM before the run started$/m);
+      expect(Date.now() - sent).toBeLessThan(REFUSAL_DEADLINE_MS);
+      await expect(readdir(root)).rejects.toThrow();
+    } finally {
+      child.kill('SIGKILL');
+      await child.catch(() => undefined);
+      for (const c of held) c.destroy();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
