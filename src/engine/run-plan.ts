@@ -9,6 +9,7 @@ import { loadProfile } from '../config/profile-loader.js';
 import { Profile } from '../config/profile-schema.js';
 import { parsePositiveNumber, parseSize } from '../config/size.js';
 import { describeIssues } from '../config/zod-issues.js';
+import { checkEngineLimits } from '../config/engine-limits.js';
 import { pseudoFileSystemAt, pseudoTreeOf } from '../config/pseudo-fs.js';
 import type { CfhEnvironment } from '../config/env.js';
 import { ConfigError, errorMessage } from '../errors.js';
@@ -236,6 +237,11 @@ function applyOverrides(
       {},
     );
   }
+  // What the engine would refuse at create or start (memory, CPUs, tmpfs) fails now.
+  checkEngineLimits(parsed.data.limits, {
+    memory: options.memory === undefined ? undefined : '--memory',
+    cpus: options.cpus === undefined ? undefined : '--cpus',
+  });
   return { profile: parsed.data, overrides };
 }
 

@@ -40,6 +40,18 @@ beforeAll(async () => {
     'extends: default\nname: sc2\nseccomp:\n  allowPtrace: false\n  allow: [ptrace]\n',
   );
   await writeFile(
+    path.join(scratch, 'many-cpus.yaml'),
+    'extends: default\nname: cpus\nlimits:\n  cpus: 1000\n',
+  );
+  await writeFile(
+    path.join(scratch, 'tiny-tmpfs.yaml'),
+    'extends: default\nname: tmpfs\nlimits:\n  tmpfs: 1k\n',
+  );
+  await writeFile(
+    path.join(scratch, 'tiny-memory.yaml'),
+    'extends: default\nname: mem\nlimits:\n  memory: 4194304\n',
+  );
+  await writeFile(
     path.join(scratch, 'allowlist.yaml'),
     'extends: default\nname: net\nnetwork:\n  mode: allowlist\n  allow: [localhost]\n  deny: [10.0.0.0/99]\n',
   );
@@ -110,6 +122,36 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
   ['a malformed --memory', () => ['--memory', '12x'], /--memory: '12x' is not a size/],
   ['a malformed --cpus', () => ['--cpus', 'abc'], /--cpus: 'abc' is not a positive number/],
   ['a negative --timeout', () => ['--timeout', '-1'], /--timeout/],
+  // Limits the engine or kernel would refuse only after the run directory existed.
+  [
+    '--memory below the engine minimum',
+    () => ['--memory', '1k'],
+    /^cfh: --memory: '1k' is below the engine's minimum memory limit of 6 MiB/,
+  ],
+  ['--memory just below 6 MiB', () => ['--memory', '5m'], /--memory: '5m' is below/],
+  [
+    'a profile memory below the engine minimum',
+    () => ['--profile', `${scratch}/tiny-memory.yaml`],
+    /limits\.memory: '4194304' is below the engine's minimum/,
+  ],
+  ['--cpus below 0.01', () => ['--cpus', '0.001'], /--cpus: '0\.001' is below 0\.01 CPU/],
+  [
+    '--cpus above the host',
+    () => ['--cpus', '999'],
+    /--cpus: '999' is more than the \d+ CPU\(s\) this host has/,
+  ],
+  [
+    'profile cpus above the host',
+    () => ['--profile', `${scratch}/many-cpus.yaml`],
+    /limits\.cpus: '1000' is more than the \d+ CPU\(s\)/,
+  ],
+  [
+    'a tmpfs below one page',
+    () => ['--profile', `${scratch}/tiny-tmpfs.yaml`],
+    /limits\.tmpfs: '1k' is below one 4 KiB page/,
+  ],
+  ['--pids below 8', () => ['--pids', '1'], /--pids: .*8/],
+  ['--pids above a million', () => ['--pids', '2000000'], /--pids: .*1000000/],
   ['a fractional --pids', () => ['--pids', '1.5'], /--pids: '1.5' is not a positive integer/],
   ['an unknown --runtime', () => ['--runtime', 'kata'], /--runtime.*kata/],
   [
@@ -156,7 +198,9 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
 ];
 
 describe('invalid configuration', () => {
-  it.each(cases)('%s: exit 125, one line, nothing created', async (_name, args, message, env) => {
+  it.each(cases)('%s: exit 125, one line, nothing created', async (name, args, message, env) => {
+    // An artifact root of its own, so one case that wrongly ran cannot fail the others.
+    const root = path.join(artifactRoot, name.replace(/[^a-z0-9]+/gi, '-'));
     // refusal() also proves no run directory and no engine object of this cfh exist.
     const r = await refusal(
       [
@@ -165,12 +209,12 @@ describe('invalid configuration', () => {
         '--workspace',
         workspace,
         '--artifact-root',
-        artifactRoot,
+        root,
         ...args(),
         '--',
         'true',
       ],
-      artifactRoot,
+      root,
       { env: env ?? {} },
     );
     expect(r.exitCode).toBe(125);
