@@ -74,7 +74,7 @@ export async function executeAgentRun(
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
   const facts = await preflight(deps.runtime, plan.spec, signal);
   signal.throwIfAborted();
-  await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
+  await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId, deps.owner);
   await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
   await dir.writeSnapshot({
     ...buildSnapshot(plan, facts, deps.owner),

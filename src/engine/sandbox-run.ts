@@ -97,7 +97,7 @@ async function runAccepted(
   signal.throwIfAborted();
   const tPreflight = performance.now();
 
-  await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
+  await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId, deps.owner);
   // The exact filter the engine receives, so an operator can read what the container ran under.
   await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
   await dir.writeSnapshot(buildSnapshot(plan, facts, deps.owner));

@@ -144,7 +144,8 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
     );
     if (args.json) deps.printer.json(outcome);
     else {
-      if (outcome.finalAnswer !== null) deps.printer.out(outcome.finalAnswer);
+      // The model's text: its lines kept, every other control or invisible character escaped.
+      if (outcome.finalAnswer !== null) deps.printer.text(outcome.finalAnswer);
       if (outcome.status !== 'completed') {
         deps.printer.err(
           `cfh: agent run ${outcome.runId} ${outcome.status} (${outcome.terminalReason}); evidence in ${outcome.artifactDir}`,
