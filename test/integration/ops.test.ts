@@ -69,6 +69,29 @@ describe('operator commands', () => {
     expect(JSON.parse(down.stdout)).toMatchObject({ healthy: false });
   });
 
+  it('doctor warns, and does not fail, when the configured model is retired or deprecated', async () => {
+    type Check = { name: string; ok: boolean; required: boolean; detail: string };
+    const modelOf = (stdout: string): Check | undefined =>
+      (JSON.parse(stdout) as { checks: Check[] }).checks.find((c) => c.name === 'model');
+    // claude-sonnet-4-5, the old default: end of life 2026-11-30 in the SDK's own table.
+    const retired = await cfh(['doctor', '--json'], { env: { CFH_MODEL: 'claude-sonnet-4-5' } });
+    expect(retired.exitCode).toBe(0);
+    expect(JSON.parse(retired.stdout)).toMatchObject({ healthy: true });
+    expect(modelOf(retired.stdout)).toMatchObject({ ok: false, required: false });
+    expect(modelOf(retired.stdout)?.detail).toMatch(
+      /claude-sonnet-4-5 (reached end of life on|is deprecated, end of life) 2026-11-30 \(@anthropic-ai\/sdk /,
+    );
+    const text = await cfh(['doctor'], { env: { CFH_MODEL: 'claude-sonnet-4-5' } });
+    expect(text.stdout).toMatch(/^warn model +claude-sonnet-4-5 /m);
+    expect(text.stdout).toMatch(/^healthy$/m);
+    // The default: current. Checked without an engine, too.
+    const current = await cfh(['doctor', '--json'], {
+      env: { DOCKER_HOST: 'unix:///nonexistent.sock' },
+    });
+    expect(modelOf(current.stdout)).toMatchObject({ ok: true, required: false });
+    expect(modelOf(current.stdout)?.detail).toMatch(/^claude-sonnet-5-5: not deprecated/);
+  });
+
   it('profiles list and profiles show --resolved print the derived engine request', async () => {
     const list = await cfh(['profiles', 'list', '--json']);
     expect(JSON.parse(list.stdout)).toEqual(

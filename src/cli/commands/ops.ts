@@ -14,7 +14,7 @@ export function capabilitiesCommand(deps: CliDeps): number {
 
 export async function doctorCommand(args: { json: boolean }, deps: CliDeps): Promise<number> {
   try {
-    const checks = await runDoctor(deps.runtime(), deps.signal);
+    const checks = await runDoctor(deps.runtime(), deps.signal, { model: deps.env.model });
     const healthy = checks.every((c) => c.ok || !c.required);
     if (args.json) deps.printer.json({ healthy, checks });
     else {
