@@ -2,9 +2,12 @@
 // profiles show --resolved printing the exact engine request.
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
-import { mkdir, symlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdir, readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { REPO_ROOT, baseEnv, cfh, useScratch } from './helpers.js';
+import { refusal } from './refusal.js';
 
 describe('operator commands', () => {
   it('capabilities --json needs no engine', async () => {
@@ -131,6 +134,40 @@ describe('operator commands', () => {
       expect(r.exitCode).toBe(0);
       expect(r.stdout).toMatch(/^Usage: cfh/);
     }
+  });
+});
+
+describe('profiles show --seccomp-out', () => {
+  const scratch = useScratch('seccomp-out');
+
+  it('refuses a FIFO at once instead of blocking in open, and writes a regular file', async () => {
+    const fifo = scratch.path('filter.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const r = await refusal(
+      ['profiles', 'show', 'default', '--workspace', REPO_ROOT, '--seccomp-out', fifo],
+      scratch.path('no-artifacts'),
+    );
+    expect(r.exitCode).toBe(125);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      error: { code: 'seccomp_out_unwritable', boundary: 'configuration' },
+    });
+    const file = scratch.path('filter.json');
+    const ok = await cfh([
+      'profiles',
+      'show',
+      'default',
+      '--workspace',
+      REPO_ROOT,
+      '--seccomp-out',
+      file,
+    ]);
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    const sha = (JSON.parse(ok.stdout) as { seccomp: { sha256: string } }).seccomp.sha256;
+    expect(
+      createHash('sha256')
+        .update(await readFile(file))
+        .digest('hex'),
+    ).toBe(sha);
   });
 });
 
