@@ -2,7 +2,7 @@
 // (AH-INV-4): profile and overrides, mount table, user, artifact root, container spec.
 // Pure apart from reading profiles and stat/realpath of host paths.
 import { createHash } from 'node:crypto';
-import { realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BUDGET_FLAGS, parseBudgetFlag } from '../config/budget-flags.js';
 import { loadProfile } from '../config/profile-loader.js';
@@ -303,12 +303,33 @@ function resolveArtifactRoot(root: string): string {
       return resolved;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
+      refuseDanglingLink(root, existing);
       const parent = path.dirname(existing);
       if (parent === existing) return absolute;
       rest.unshift(path.basename(existing));
       existing = parent;
     }
   }
+}
+
+/**
+ * A component that exists but does not resolve is a symbolic link to nothing: where it
+ * points (perhaps into /proc) cannot be checked, and creating the run directory would fail
+ * only after preflight.
+ */
+function refuseDanglingLink(root: string, component: string): void {
+  let target: string;
+  try {
+    if (!lstatSync(component).isSymbolicLink()) return;
+    target = readlinkSync(component);
+  } catch {
+    return;
+  }
+  throw new ConfigError(
+    'artifact_root_unusable',
+    `artifact root '${root}' goes through '${component}', a symbolic link to '${target}', which does not exist; choose another --artifact-root, on an ordinary file system`,
+    { field: 'artifactRoot', value: root },
+  );
 }
 
 function checkArtifactFileSystem(

@@ -274,6 +274,16 @@ describe('artifact root on a pseudo file system', () => {
     await refused(path.join(link, unique), /resolves to '\/proc\/cfh-test-.*', inside \/proc/);
   });
 
+  it('a dangling symlink (into /proc) is refused, not followed into a failure after preflight', async () => {
+    const link = path.join(scratch, 'dangling-into-proc');
+    await symlink(`/proc/${unique}/runs`, link);
+    await refused(
+      link,
+      /goes through '.*dangling-into-proc', a symbolic link to '\/proc\/cfh-test-.*', which does not exist/,
+    );
+    await refused(path.join(link, 'sub'), /goes through '.*dangling-into-proc', a symbolic link/);
+  });
+
   it('procfs mounted anywhere else is found by statfs', async () => {
     // In a private mount namespace of cfh's own, so the mount ends with the process.
     const mnt = path.join(scratch, 'procfs-here');
