@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { CFH_VERSION } from '../version.js';
 import type { CliDeps } from './deps.js';
+import { escapeText } from './terminal-text.js';
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { sandboxRunCommand } from './commands/sandbox-run.js';
 import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
@@ -11,9 +12,8 @@ import {
   doctorCommand,
   imageBuildCommand,
   reapCommand,
-  runsListCommand,
-  runsShowCommand,
 } from './commands/ops.js';
+import { runsListCommand, runsShowCommand } from './commands/runs.js';
 
 /** The budget flags given, by budget field (commander camel-cases `--max-model-turns`). */
 function budgetOverrides(o: Record<string, unknown>): Record<string, string> {
@@ -37,7 +37,8 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .exitOverride()
     .configureOutput({
       writeOut: (s) => deps.printer.stdout.write(s),
-      writeErr: (s) => deps.printer.stderr.write(s),
+      // Usage errors quote what was typed, which a script may have taken from a file.
+      writeErr: (s) => deps.printer.stderr.write(escapeText(s)),
     });
 
   const collect = (value: string, prev: string[]): string[] => [...prev, value];

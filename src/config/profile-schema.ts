@@ -53,7 +53,13 @@ export const AgentBudgets = z.strictObject({
   maxModelTurns: z.number().int().positive().default(20),
   maxToolCalls: z.number().int().positive().default(50),
   maxParallelToolCalls: z.number().int().positive().default(4),
-  maxWallTimeSeconds: z.number().positive().default(900),
+  // Bounded like limits.wallTimeSeconds: the deadline is a timer, and a longer one would not
+  // be armed at all (a run's timer takes at most 2^32-1 ms).
+  maxWallTimeSeconds: z
+    .number()
+    .positive()
+    .max(7 * 24 * 3600)
+    .default(900),
   maxInputTokens: z.number().int().positive().default(500_000),
   maxOutputTokens: z.number().int().positive().default(50_000),
   maxTotalCost: z.number().positive().optional(),

@@ -37,6 +37,9 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
     }
     const owner = currentOwner();
     const plan = planSandboxRun(args, deps.env, currentHostIdentity(), owner);
+    // On a TTY the command's bytes are sanitized on their way to the terminal; a pipe or a
+    // file gets them byte-exact (and outputs/<stream> always does).
+    const live = args.json ? undefined : printer.liveOutput();
     const outcome = await executeSandboxRun(
       plan,
       {
@@ -45,9 +48,9 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
         owner,
         egressResolver: deps.env.egressResolver,
       },
-      args.json ? {} : { stdout: printer.stdout, stderr: printer.stderr },
+      live === undefined ? {} : { stdout: live.stdout, stderr: live.stderr },
       deps.signal,
-    );
+    ).finally(() => live?.flush());
     if (args.json) {
       printer.json({
         runId: outcome.runId,
