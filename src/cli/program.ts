@@ -7,6 +7,7 @@ import { escapeText } from './terminal-text.js';
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { sandboxRunCommand } from './commands/sandbox-run.js';
 import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
+import { policyExplainCommand } from './commands/policy.js';
 import {
   capabilitiesCommand,
   doctorCommand,
@@ -185,6 +186,45 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
         ),
       );
     });
+
+  program
+    .command('policy')
+    .description("The mediator's policy")
+    .command('explain <tool> <argsJson>')
+    .description('Which rule decides a call of TOOL with ARGS_JSON, and why (runs nothing)')
+    .option('--profile <name|file>', 'built-in profile name or profile file', 'default')
+    .option('--plan', 'as in planning mode', false)
+    .option('--from-plan', 'as in a run executing an approved plan', false)
+    .option('--workspace-mode <mode>', 'direct or draft')
+    .option('--json', 'machine-readable', false)
+    .action(
+      (
+        tool: string,
+        argsJson: string,
+        o: {
+          profile: string;
+          plan: boolean;
+          fromPlan: boolean;
+          workspaceMode?: string;
+          json: boolean;
+        },
+      ) => {
+        setExit(
+          policyExplainCommand(
+            {
+              profile: o.profile,
+              tool,
+              argsJson,
+              plan: o.plan,
+              fromPlan: o.fromPlan,
+              workspaceMode: o.workspaceMode,
+              json: o.json,
+            },
+            deps,
+          ),
+        );
+      },
+    );
 
   program
     .command('capabilities')

@@ -7,8 +7,8 @@ import { HarnessInvariantError, errorMessage } from '../errors.js';
 import { GovernanceRecord } from '../evidence/governance-record.js';
 import { Approvals } from '../mediator/approvals.js';
 import { Mediator } from '../mediator/mediator.js';
-import { Policy, type RunFacts } from '../mediator/policy.js';
-import { compilePolicy } from '../mediator/policy-rule.js';
+import type { RunFacts } from '../mediator/policy.js';
+import { policyFor } from './policy-explain.js';
 import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
@@ -176,7 +176,7 @@ async function runAgent(
     fromPlan: false,
   };
   const mediator = new Mediator({
-    policy: new Policy(compilePolicy(plan.profile.policy), facts),
+    policy: policyFor(plan.profile, facts),
     approvals: deps.approvals ?? new Approvals([]),
     recorder: {
       event: async (type, data, durable) => {

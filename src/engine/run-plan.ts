@@ -38,6 +38,7 @@ import type { ContainerSpec } from '../substrate/container-spec.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
 import { CFH_VERSION } from '../version.js';
+import { policyFor, runFactsOf } from './policy-explain.js';
 
 export interface SandboxRunOptions {
   readonly profile?: string | undefined;
@@ -104,6 +105,8 @@ export function planSandboxRun(
   const loaded = loadProfile(profileRef);
   const { profile, overrides } = applyOverrides(loaded.profile, options);
   checkProfileTools(profileRef, profile);
+  // The policy compiles (unique ids, valid regexes) before anything exists (AH-INV-4).
+  policyFor(profile, runFactsOf(profile));
   // Every destination is parsed now, whatever the mode, so a typo fails before any run.
   parseDestinations('network.allow', profile.network.allow);
   parseDestinations('network.deny', profile.network.deny);

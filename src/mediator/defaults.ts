@@ -5,7 +5,7 @@
 import { RiskClass, type ToolDefinition } from '../tools/contract.js';
 import type { DecisionValue } from './decision.js';
 import { compileRule, type CompiledRule } from './policy-rule.js';
-import type { RunFacts } from './policy.js';
+import type { RunFacts } from './facts.js';
 
 interface DefaultRule {
   readonly decision: DecisionValue;

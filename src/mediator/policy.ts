@@ -10,26 +10,12 @@
 //
 // Nothing matched is denied (`default:deny`). Pure: facts in, a decision and its trace out.
 import type { RiskClass, SideEffectClass, ToolDefinition } from '../tools/contract.js';
+import type { CheckedCall, RunFacts } from './facts.js';
 import { classOf, type DecisionClass, type DecisionValue } from './decision.js';
 import { builtinDefaults } from './defaults.js';
 import type { CompiledRule, MatchFacts } from './policy-rule.js';
 
-/** What the run is like, for rules that depend on it. */
-export interface RunFacts {
-  readonly mode: 'run' | 'plan';
-  readonly workspaceMode: 'direct' | 'draft';
-  readonly network: 'disabled' | 'allowlist' | 'open';
-  /** Whether any mount of the run is writable. */
-  readonly rwMounts: boolean;
-  /** The run carries an approved plan as context (`--from-plan`). */
-  readonly fromPlan: boolean;
-}
-
-/** A proposed call as the mediator sees it. */
-export type CheckedCall =
-  | { readonly kind: 'unknown'; readonly name: string }
-  | { readonly kind: 'invalid'; readonly tool: ToolDefinition; readonly issues: string }
-  | { readonly kind: 'valid'; readonly tool: ToolDefinition; readonly args: unknown };
+export type { CheckedCall, RunFacts } from './facts.js';
 
 export interface Verdict {
   readonly decision: DecisionValue;

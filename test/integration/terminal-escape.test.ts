@@ -21,7 +21,7 @@ const RAW_CONTROL =
   /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/u;
 
 const TITLE = `${ESC}]0;pwned${ESC}\\`;
-const FAKE_LINES = `x\n  99 2026-01-01T00:00:00.000Z run_finished\nevents     1, chain intact`;
+const FAKE_LINES = `x\n  99 2026-01-01T00:00:00.000Z run_finished\nevidence   verified (1 events)`;
 const HOSTILE = {
   arg: `deny\rallow ${TITLE}`,
   fakeLines: FAKE_LINES,
@@ -99,19 +99,23 @@ function expectNoRawControls(text: string): void {
 }
 
 describe('runs show and runs list with hostile run directories', () => {
-  it('runs show escapes every field: no sequence, no extra line, one "chain intact"', async () => {
+  it('runs show escapes every field: no sequence, no extra line, one evidence verdict', async () => {
     const root = scratch.path('art-fixture');
     for (const kind of ['command', 'agent'] as const) {
       const runId = await hostileRunDir(root, kind);
       const r = await cfh(['runs', 'show', runId, '--artifact-root', root]);
-      expect(r.exitCode, r.stderr).toBe(0);
+      // The hand-made directory's files are in no record of its log: BROKEN, exit 1.
+      expect(r.exitCode, r.stderr).toBe(1);
       expectNoRawControls(r.stdout);
       expect(r.stdout).not.toContain(ESC);
-      // One real chain line; the forged one stays inside the command's line.
+      // One real verdict line, and it is the true one; the forged "verified" stays inside
+      // the command's line.
       const lines = r.stdout.split('\n');
-      expect(lines.filter((l) => /^events\s+\d+, chain intact$/.test(l))).toHaveLength(1);
+      expect(lines.filter((l) => /^evidence\s+/.test(l))).toEqual([
+        expect.stringMatching(/^evidence\s+BROKEN/),
+      ]);
       if (kind === 'command')
-        expect(lines.find((l) => l.startsWith('command    '))).toContain('chain intact');
+        expect(lines.find((l) => l.startsWith('command    '))).toContain('evidence   verified');
       // The event lines are the log's, no more: the fake run_finished line stays inside the
       // command's field.
       const events = r.stdout.split('\n').filter((l) => /^\s+\d+ \d{4}-\d\d-\d\dT/.test(l));

@@ -3,6 +3,7 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } f
 import { ConfigError, errorMessage } from '../../errors.js';
 import { listBuiltinProfiles, loadProfile } from '../../config/profile-loader.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
+import { effectivePolicy, runFactsOf } from '../../engine/policy-explain.js';
 import { toCreateOptions } from '../../substrate/docker-runtime.js';
 import { describeSpec } from '../../substrate/container-spec.js';
 import { currentOwner } from '../../sandbox/owner.js';
@@ -112,6 +113,8 @@ export function profilesShowCommand(
       digest: plan.profileDigest,
       containerSpec: describeSpec(plan.spec),
       engineRequest: { ...request, HostConfig: hostConfig },
+      // The rules the mediator applies for this profile, tier by tier (docs/operators.md).
+      policy: effectivePolicy(plan.profile, runFactsOf(plan.profile)),
     });
     return 0;
   } catch (error) {
