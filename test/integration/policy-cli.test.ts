@@ -38,7 +38,7 @@ describe('cfh policy explain', () => {
       rule: 'ask-before-rm',
       tier: 1,
     });
-    expect(e.matched.map((m: any) => m.rule)).toEqual([
+    expect((e.matched as { rule: string }[]).map((m) => m.rule)).toEqual([
       'ask-before-rm',
       'contract:exec',
       'default:process_execution',
@@ -150,7 +150,7 @@ describe('cfh profiles show --resolved', () => {
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
     const shown = JSON.parse(r.stdout);
-    const tiers = shown.policy.tiers as { tier: number; rules: any[] }[];
+    const tiers = shown.policy.tiers as { tier: number; rules: Record<string, unknown>[] }[];
     expect(tiers.map((t) => t.tier)).toEqual([0, 1, 2, 3]);
     expect(tiers[1]?.rules.map((x) => x.id)).toEqual(['ask-before-rm', 'no-curl']);
     expect(tiers[2]?.rules.find((x) => x.id === 'contract:exec')).toMatchObject({
