@@ -64,6 +64,7 @@ bench-egress: build
 
 bench-tools: image
 	@bench/run.sh tools
+	@bench/run.sh mediator
 
 bench-flood: image
 	@bench/run.sh flood
