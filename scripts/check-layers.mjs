@@ -3,7 +3,7 @@
 //
 //   cli → engine → (mediator, tools, model, sandbox, network, seccomp, image) → substrate
 //   config, evidence and the root files (errors, log, paths, version) are used by all;
-//   evidence uses none of the others but errors.
+//   evidence uses none of the others but the root files and config's data.
 //
 // Type-only imports count: a cycle through types is still a cycle in the design.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -29,7 +29,7 @@ const RANK = {
   cli: 4,
 };
 /** Folders that may import only these (besides themselves). */
-const ONLY = { evidence: ['root'], config: ['root'], root: ['root'] };
+const ONLY = { evidence: ['root', 'config'], config: ['root'], root: ['root'] };
 
 function files(dir) {
   return readdirSync(dir).flatMap((name) => {

@@ -11,34 +11,8 @@
 //   5. high-risk commitments require a human authority;
 //   6. a budget stop names the exhausted budget.
 import { z } from 'zod';
+import { ResourceScope, RiskClass, SideEffectClass } from '../config/vocabulary.js';
 
-const RISK = [
-  'read_only',
-  'search_only',
-  'compute_only',
-  'draft_only',
-  'write_local',
-  'write_internal',
-  'write_external',
-  'communication',
-  'financial',
-  'identity_access',
-  'security_sensitive',
-  'process_execution',
-  'network_open_world',
-  'destructive',
-  'privileged_admin',
-] as const;
-const EFFECT = [
-  'none',
-  'local_artifact',
-  'internal_state_change',
-  'external_commitment',
-  'financial_transfer',
-  'identity_or_access_change',
-  'destructive_change',
-  'process_or_network_execution',
-] as const;
 export const ALLOWING_DECISIONS = ['allow', 'run_in_sandbox', 'run_as_draft_only'] as const;
 export const ASKING_DECISIONS = ['ask_user', 'approval_required', 'require_stronger_auth'] as const;
 export const HIGH_RISK_CLASSES = [
@@ -79,9 +53,9 @@ const Base = z.strictObject({
   mode: z.enum(['run', 'plan']),
   tool: z.strictObject({
     name: z.string().min(1),
-    risk_class: z.enum(RISK).nullable(),
-    side_effect_class: z.enum(EFFECT).nullable(),
-    resource_scope: z.enum(['user', 'session', 'project', 'organization', 'external']).nullable(),
+    risk_class: RiskClass.nullable(),
+    side_effect_class: SideEffectClass.nullable(),
+    resource_scope: ResourceScope.nullable(),
     executor: z.enum(['sandbox', 'host']).nullable(),
   }),
   decision: z.strictObject({

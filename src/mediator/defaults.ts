@@ -2,7 +2,8 @@
 // profile's rules and the tool's contract (policy.ts). Published in docs/operators.md
 // ("Policy"). Where a tool runs matters: writing inside the sandbox's own mounts is not
 // writing on the host.
-import { RiskClass, type ToolDefinition } from '../tools/contract.js';
+import { RiskClass } from '../config/vocabulary.js';
+import type { ToolDefinition } from '../tools/contract.js';
 import type { DecisionValue } from './decision.js';
 import { compileRule, type CompiledRule } from './policy-rule.js';
 import type { RunFacts } from './facts.js';

@@ -7,7 +7,8 @@
 // accepts, and a thing nothing outside this module can make.
 import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from '../evidence/canonical-json.js';
-import type { RiskClass, SideEffectClass, ToolDefinition } from '../tools/contract.js';
+import type { RiskClass, SideEffectClass } from '../config/vocabulary.js';
+import type { ToolDefinition } from '../tools/contract.js';
 import type { Approvals, ApprovalAnswer } from './approvals.js';
 import { ALLOWING, ASKING, type Approver, type PermissionDecision } from './decision.js';
 import type { CheckedCall, Policy, Verdict } from './policy.js';
@@ -128,22 +129,7 @@ export class Mediator {
   async decide(proposal: Proposal, signal: AbortSignal): Promise<Ruling> {
     const { checked } = proposal;
     const verdict = effective(this.policy.decide(checked), checked, this.policy);
-    const tool = checked.kind === 'unknown' ? undefined : checked.tool;
-    const args = checked.kind === 'valid' ? checked.args : undefined;
-    const name = checked.kind === 'unknown' ? checked.name : checked.tool.name;
-    const decision: PermissionDecision = {
-      call_id: proposal.callId,
-      tool_name: name,
-      risk_class: tool?.riskClass ?? null,
-      side_effect_class: tool?.sideEffectClass ?? null,
-      resource_scope: tool?.resourceScope ?? null,
-      decision: verdict.decision,
-      policy_rule: verdict.rule,
-      reason: verdict.reason,
-      approver: null,
-      args_digest: argsDigest(name, args),
-      timestamp: new Date().toISOString(),
-    };
+    const decision = decisionObject(proposal, verdict.decision, verdict.rule, verdict.reason);
     // Durable before any side effect: the executor can only run what comes after this.
     await this.#recorder.event('permission_decision', { ...decision }, true);
     if (checked.kind !== 'valid' || verdict.decision === 'deny')
@@ -169,22 +155,12 @@ export class Mediator {
    * `deny` by that stop, so the evidence holds one decision per proposal all the same.
    */
   async refuseForStop(proposal: Proposal, stop: string): Promise<Ruling> {
-    const { checked } = proposal;
-    const tool = checked.kind === 'unknown' ? undefined : checked.tool;
-    const name = checked.kind === 'unknown' ? checked.name : checked.tool.name;
-    const decision: PermissionDecision = {
-      call_id: proposal.callId,
-      tool_name: name,
-      risk_class: tool?.riskClass ?? null,
-      side_effect_class: tool?.sideEffectClass ?? null,
-      resource_scope: tool?.resourceScope ?? null,
-      decision: 'deny',
-      policy_rule: `stop:${stop}`,
-      reason: `not run: the run stopped (${stop})`,
-      approver: null,
-      args_digest: argsDigest(name, checked.kind === 'valid' ? checked.args : undefined),
-      timestamp: new Date().toISOString(),
-    };
+    const decision = decisionObject(
+      proposal,
+      'deny',
+      `stop:${stop}`,
+      `not run: the run stopped (${stop})`,
+    );
     await this.#recorder.event('permission_decision', { ...decision }, true);
     return refused(decision, 'denied', decision.reason, null);
   }
@@ -255,6 +231,31 @@ export class Mediator {
     );
     return answer;
   }
+}
+
+/** The extension's decision object for a proposal (no approver yet). */
+function decisionObject(
+  proposal: Proposal,
+  value: PermissionDecision['decision'],
+  rule: string,
+  reason: string,
+): PermissionDecision {
+  const { checked } = proposal;
+  const tool = checked.kind === 'unknown' ? undefined : checked.tool;
+  const name = checked.kind === 'unknown' ? checked.name : checked.tool.name;
+  return {
+    call_id: proposal.callId,
+    tool_name: name,
+    risk_class: tool?.riskClass ?? null,
+    side_effect_class: tool?.sideEffectClass ?? null,
+    resource_scope: tool?.resourceScope ?? null,
+    decision: value,
+    policy_rule: rule,
+    reason,
+    approver: null,
+    args_digest: argsDigest(name, checked.kind === 'valid' ? checked.args : undefined),
+    timestamp: new Date().toISOString(),
+  };
 }
 
 function refused(

@@ -9,7 +9,8 @@
 //   3  the built-in defaults, one per risk class (`default:<risk_class>`, defaults.ts)
 //
 // Nothing matched is denied (`default:deny`). Pure: facts in, a decision and its trace out.
-import type { RiskClass, SideEffectClass, ToolDefinition } from '../tools/contract.js';
+import type { RiskClass, SideEffectClass } from '../config/vocabulary.js';
+import type { ToolDefinition } from '../tools/contract.js';
 import type { CheckedCall, RunFacts } from './facts.js';
 import { classOf, type DecisionClass, type DecisionValue } from './decision.js';
 import { builtinDefaults } from './defaults.js';

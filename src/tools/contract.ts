@@ -7,14 +7,6 @@
 import { z } from 'zod';
 import type { Observation } from './observation.js';
 
-export {
-  AuditPolicy,
-  PermissionPolicy,
-  ResourceScope,
-  RetryPolicy,
-  RiskClass,
-  SideEffectClass,
-} from '../config/vocabulary.js';
 import type {
   AuditPolicy,
   PermissionPolicy,
