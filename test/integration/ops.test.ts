@@ -44,7 +44,14 @@ describe('operator commands', () => {
       '--context',
       '--quote',
     ]);
-    expect(caps.exitCodes).toMatchObject({ cannotStart: 125, agentRunFailed: 1 });
+    expect(caps.exitCodes).toMatchObject({ cannotStart: 125, failedAfterStart: 1 });
+    // The mediator is advertised with its vocabulary (AH-CAP-2).
+    expect(caps.mediator.decisions).toHaveLength(7);
+    expect(caps.mediator.riskClasses).toHaveLength(15);
+    expect(caps.mediator.policy).toMatchObject({
+      defaultDecision: 'deny',
+      explain: 'cfh policy explain',
+    });
   });
 
   it('doctor reports a healthy engine, and fails when the engine is unreachable', async () => {
