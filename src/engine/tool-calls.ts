@@ -4,38 +4,21 @@
 // max_parallel_tool_calls at once; results are recorded in the order proposed, so the
 // evidence is deterministic whatever finished first. Every call gets exactly one
 // observation (AH-TOOL-3/5) and one governance record.
-import type { BudgetTracker } from './budgets.js';
 import { HarnessInvariantError } from '../errors.js';
-import { BudgetStopName, type GovernanceRecord } from '../evidence/governance-record.js';
-import type { AuthorizedCall, Mediator, Ruling } from '../mediator/mediator.js';
-import { mutates, type CheckedCall } from '../mediator/policy.js';
-import type { ToolDefinition, ToolRegistry } from '../tools/contract.js';
+import type { AuthorizedCall, Ruling } from '../mediator/mediator.js';
+import type { CheckedCall } from '../mediator/policy.js';
 import { boundObservation, errorObservation, type Observation } from '../tools/observation.js';
-import type { ToolOutcome, ToolRunner } from '../tools/runner.js';
+import type { ToolOutcome } from '../tools/runner.js';
+import { governanceOf } from './governance-of.js';
+import { callIdOf, check, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
-export interface ToolUse {
-  readonly id: string;
-  readonly name: string;
-  readonly input: unknown;
-}
-
-export interface ToolCallRecorder {
-  event(type: string, data: Record<string, unknown>, durable?: boolean): Promise<void>;
-  /** Keeps a tool's raw output under outputs/; returns its reference (`outputs/NAME`). */
-  output(name: string, data: Buffer): Promise<string>;
-  /** One governance record per proposed action (governance.jsonl). */
-  governance(record: GovernanceRecord): Promise<void>;
-}
-
-export interface ToolCallDeps {
-  readonly registry: ToolRegistry;
-  readonly mediator: Mediator;
-  readonly budgets: BudgetTracker;
-  /** The runner for each kind of executor a tool names. */
-  readonly runners: Readonly<Partial<Record<ToolDefinition['executor'], ToolRunner>>>;
-  readonly recorder: ToolCallRecorder;
-  readonly mode: 'run' | 'plan';
-}
+export {
+  callIdOf,
+  type ToolCallDeps,
+  type ToolCallRecorder,
+  type ToolUse,
+} from './tool-call-deps.js';
+export { abortUnanswered } from './governance-of.js';
 
 export interface AnsweredCall {
   readonly use: ToolUse;
@@ -53,11 +36,6 @@ interface Executed {
   readonly outcome: ToolOutcome;
   readonly observation: Observation;
   readonly retries: readonly { attempt: number; reason: string; durationMs: number }[];
-}
-
-/** `call-0001`…: numbers a run's calls across turns; names their outputs. */
-export function callIdOf(n: number): string {
-  return `call-${String(n).padStart(4, '0')}`;
 }
 
 /**
@@ -123,21 +101,6 @@ async function recordSettled(
     );
     throw error;
   }
-}
-
-/** What the surface and the schema say of a proposal, before policy says anything. */
-function check(use: ToolUse, deps: ToolCallDeps): CheckedCall {
-  const tool = deps.registry.get(use.name);
-  if (tool === undefined || deps.runners[tool.executor] === undefined)
-    return { kind: 'unknown', name: use.name };
-  const parsed = tool.input.safeParse(use.input);
-  if (!parsed.success) {
-    const issues = parsed.error.issues
-      .map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`)
-      .join('; ');
-    return { kind: 'invalid', tool, issues };
-  }
-  return { kind: 'valid', tool, args: parsed.data };
 }
 
 async function prepare(
@@ -330,87 +293,6 @@ async function record(
     governanceOf(callId, checkedCall, ruling, observation, deps, true),
   );
   return observation;
-}
-
-/**
- * The calls of a turn the run's stop left unanswered: each gets its `tool_call_aborted`
- * event, an `aborted` observation and its governance record; one the mediator never saw is
- * decided `deny` by the stop first (one decision per proposal). A call cut off while it ran
- * may have committed its side effect: its record says so (AH-TOOL-5; AH-LIFE-6).
- */
-export async function abortUnanswered(
-  uses: readonly ToolUse[],
-  firstCall: number,
-  deps: ToolCallDeps,
-  settled: ReadonlyMap<string, Observation>,
-  decided: ReadonlyMap<string, Ruling>,
-  reason: string,
-): Promise<Map<string, Observation>> {
-  const answers = new Map<string, Observation>();
-  for (const [i, use] of uses.entries()) {
-    if (settled.has(use.id)) continue;
-    const callId = callIdOf(firstCall + i);
-    await deps.recorder.event('tool_call_aborted', {
-      callId,
-      toolUseId: use.id,
-      tool: use.name,
-      reason,
-    });
-    const observation = errorObservation('aborted', `not run: the run stopped (${reason})`);
-    const checked = check(use, deps);
-    const ruling =
-      decided.get(use.id) ??
-      (await deps.mediator.refuseForStop({ callId, toolUseId: use.id, checked }, reason));
-    const ran = ruling.kind === 'authorized';
-    const record = governanceOf(callId, checked, ruling, observation, deps, ran);
-    const budget = BudgetStopName.safeParse(/^budget_exceeded:(.+)$/.exec(reason)?.[1]);
-    await deps.recorder.governance(
-      budget.success ? { ...record, budget_stop: { budget: budget.data } } : record,
-    );
-    answers.set(use.id, observation);
-  }
-  return answers;
-}
-
-/** The per-action record of the governance extension ("Schema"). */
-function governanceOf(
-  callId: string,
-  checked: CheckedCall,
-  ruling: Ruling,
-  observation: Observation,
-  deps: ToolCallDeps,
-  executed: boolean,
-): GovernanceRecord {
-  const tool = checked.kind === 'unknown' ? undefined : checked.tool;
-  const d = ruling.decision;
-  return {
-    schema: 'cfh.governance/1',
-    call_id: callId,
-    timestamp: new Date().toISOString(),
-    mode: deps.mode,
-    tool: {
-      name: d.tool_name,
-      risk_class: d.risk_class,
-      side_effect_class: d.side_effect_class,
-      resource_scope: d.resource_scope,
-      executor: tool?.executor ?? null,
-    },
-    decision: {
-      value: d.decision,
-      policy_rule: d.policy_rule,
-      reason: d.reason,
-      decided_by: d.approver === null ? 'policy' : 'human',
-      approver: d.approver,
-      args_digest: d.args_digest,
-    },
-    // A call that ran and can change something lasting committed its side effect (inside
-    // the sandbox's rw mounts, in the draft, or through the host channel).
-    side_effect_committed:
-      executed && tool !== undefined && mutates(tool, deps.mediator.policy.facts),
-    idempotency_key: ruling.kind === 'authorized' ? (ruling.call.idempotencyKey ?? null) : null,
-    observation_status: observation.status,
-    budget: deps.budgets.snapshot(),
-  };
 }
 
 /** A bounded input summary for the evidence (AH-TOOL-3). */
