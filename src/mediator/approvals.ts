@@ -27,6 +27,8 @@ export interface ApprovalSource {
   readonly surface: Approver['surface'];
   /** The OS user who answers through it. */
   readonly user: string;
+  /** False while it holds nothing that could answer (no rule approved yet). */
+  readonly active?: boolean;
   answer(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | undefined>;
 }
 
@@ -56,6 +58,10 @@ export class RuleApprovals implements ApprovalSource {
   constructor(rules: readonly string[], user: string) {
     this.#rules = new Set(rules);
     this.user = user;
+  }
+
+  get active(): boolean {
+    return this.#rules.size > 0 || this.#atPrompt.size > 0;
   }
 
   /** The rules approved from the command line, as the snapshot records them. */
@@ -128,7 +134,13 @@ export class Approvals {
 
   /** Who may answer, in the order they are asked (recorded with every request). */
   get approvers(): Approver[] {
-    return this.#sources.map((s) => ({ kind: 'human', user: s.user, surface: s.surface }));
+    const out: Approver[] = [];
+    for (const s of this.#sources) {
+      if (s.active === false) continue;
+      if (out.some((a) => a.surface === s.surface && a.user === s.user)) continue;
+      out.push({ kind: 'human', user: s.user, surface: s.surface });
+    }
+    return out;
   }
 
   async answer(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | undefined> {

@@ -108,7 +108,7 @@ export async function setUpApprovals(
       notInteractiveBecause,
       preApprovedRules: rules.preApproved,
       file,
-      surfaces: sources.map((s) => s.surface),
+      surfaces: approvals.approvers.map((a) => a.surface),
     },
   };
 }
