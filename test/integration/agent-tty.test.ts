@@ -191,6 +191,24 @@ describe('the approval prompt on a terminal', () => {
     });
   });
 
+  it('a line typed before the prompt appeared answers nothing', async () => {
+    const { repo, root, pty } = await start('typeahead', [['rm', 'a.txt']], ['a.txt']);
+    try {
+      // Typed at once, while cfh is still starting: it sits in the terminal's input queue.
+      pty.type('y\n');
+      await pty.waitFor(PROMPT_END);
+      pty.type('n\n');
+      await pty.waitFor('cfh: denied call-0001');
+      const { exitCode, output } = await pty.exit();
+      expect(exitCode, output).toBe(0);
+    } finally {
+      await pty.stop();
+    }
+    expect(await exists(path.join(repo, 'a.txt'))).toBe(true);
+    const events = await readEvents(await onlyRunDir(root));
+    expect(eventsOf(events, 'call-0001', 'approval_received')[0]?.data.outcome).toBe('refused');
+  });
+
   it('Ctrl-C at the prompt ends the run cancelled; nothing of the call ran', async () => {
     const { repo, root, pty } = await start('sigint', [['rm', 'a.txt']], ['a.txt']);
     try {
