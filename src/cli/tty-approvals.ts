@@ -9,7 +9,7 @@
 // digits of the args digest: proof the person read this exact call. SIGINT at the prompt is
 // the run's cancellation (main.ts aborts the signal): the wait ends and nothing of the call
 // runs. Lines typed before the prompt appears are discarded: they answer nothing.
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import tty from 'node:tty';
 import type {
   ApprovalAnswer,
@@ -161,7 +161,14 @@ export function renderPrompt(request: ApprovalRequest, strong: boolean): string 
  * terminal stays in canonical mode: the line discipline edits and echoes, and Ctrl-C is
  * SIGINT. Undefined when there is no controlling terminal.
  */
-export function openControllingTerminal(output: NodeJS.WritableStream): PromptTerminal | undefined {
+export function openControllingTerminal(
+  output: NodeJS.WritableStream,
+  options: { foreground?: boolean } = {},
+): PromptTerminal | undefined {
+  // A cfh in the background (`cfh … &`) would be stopped by SIGTTIN on its first read:
+  // a hang. Checked at each question: not in the terminal's foreground process group
+  // then, nobody can be asked (brought back with `fg`, it is asked again).
+  if (options.foreground !== false && !inForeground(readSelfStat())) return undefined;
   let fd: number;
   try {
     fd = openSync('/dev/tty', 'r');
@@ -175,10 +182,31 @@ export function openControllingTerminal(output: NodeJS.WritableStream): PromptTe
   return new LineReader(new tty.ReadStream(fd), output);
 }
 
+function readSelfStat(): string | undefined {
+  try {
+    return readFileSync('/proc/self/stat', 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * From /proc/self/stat: a controlling terminal (tty_nr) whose foreground process group
+ * (tpgid) is this process's group (pgrp). Fields after the parenthesised name: state ppid
+ * pgrp session tty_nr tpgid. Exported for the unit tests.
+ */
+export function inForeground(stat: string | undefined): boolean {
+  if (stat === undefined) return false;
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const [pgrp, ttyNr, tpgid] = [Number(f[2]), Number(f[4]), Number(f[5])];
+  return Number.isInteger(pgrp) && ttyNr !== 0 && tpgid > 0 && tpgid === pgrp;
+}
+
 /** Whether cfh can ask at all: stderr is a terminal and there is a controlling terminal. */
 export function terminalAvailable(stderr: NodeJS.WritableStream & { isTTY?: boolean }): boolean {
   if (stderr.isTTY !== true) return false;
-  const probe = openControllingTerminal(stderr);
+  // Opening reads nothing: no SIGTTIN, whichever process group cfh is in now.
+  const probe = openControllingTerminal(stderr, { foreground: false });
   probe?.close();
   return probe !== undefined;
 }

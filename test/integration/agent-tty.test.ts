@@ -42,14 +42,19 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-async function start(name: string, commands: string[][], files: string[], extra: string[] = []) {
+async function start(
+  name: string,
+  commands: string[][],
+  files: string[],
+  extra: string[] = [],
+  background = false,
+) {
   const repo = await repoWith(scratch, files);
   const profile = await scratch.file(`${name}-profile.yaml`, ASKING_PROFILE);
   const script = await scratch.file(`${name}.yaml`, execScript(commands));
   const root = scratch.path(`art-${name}`);
-  const pty = PtyCfh.start(
-    agentRunArgs({ workspace: repo, artifactRoot: root, profile, script }, extra),
-  );
+  const args = agentRunArgs({ workspace: repo, artifactRoot: root, profile, script }, extra);
+  const pty = background ? PtyCfh.startInBackground(args) : PtyCfh.start(args);
   return { repo, root, pty };
 }
 
@@ -189,6 +194,23 @@ describe('the approval prompt on a terminal', () => {
       interactive: false,
       notInteractiveBecause: '--non-interactive',
     });
+  });
+
+  it('a cfh in the background never prompts (a read would stop it): approval_required, no hang', async () => {
+    const { repo, root, pty } = await start('background', [['rm', 'a.txt']], ['a.txt'], [], true);
+    try {
+      const { exitCode, output } = await pty.exit();
+      expect(exitCode, output).toBe(0);
+      expect(output).not.toContain('approval needed');
+    } finally {
+      await pty.stop();
+    }
+    expect(await exists(path.join(repo, 'a.txt'))).toBe(true);
+    const dir = await onlyRunDir(root);
+    expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({ state: 'completed' });
+    const events = await readEvents(dir);
+    expectOneDecisionBeforeExecution(events);
+    expect(eventsOf(events, 'call-0001', 'approval_received')[0]?.data.outcome).toBe('unavailable');
   });
 
   it('a line typed before the prompt appeared answers nothing', async () => {

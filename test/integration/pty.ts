@@ -30,8 +30,13 @@ export class PtyCfh {
   #waiters: (() => void)[] = [];
   #exited = false;
 
-  private constructor(args: readonly string[], env: Record<string, string>) {
-    const command = ['exec', process.execPath, CFH_MAIN, ...args].map(shellQuote).join(' ');
+  private constructor(args: readonly string[], env: Record<string, string>, background: boolean) {
+    const cfhCommand = [process.execPath, CFH_MAIN, ...args].map(shellQuote).join(' ');
+    // In the background: a job-control shell (`sh -m`) starts cfh as a background job, in a
+    // process group that is not the terminal's foreground one.
+    const command = background
+      ? `exec sh -mc ${shellQuote(`${cfhCommand} & wait`)}`
+      : `exec ${cfhCommand}`;
     this.#child = spawnScript(command, env);
     this.#child.stdout.setEncoding('utf8');
     this.#child.stdout.on('data', (chunk: string) => {
@@ -45,7 +50,12 @@ export class PtyCfh {
   }
 
   static start(args: readonly string[], env: Record<string, string> = {}): PtyCfh {
-    return new PtyCfh(args, env);
+    return new PtyCfh(args, env, false);
+  }
+
+  /** `cfh … &` at an interactive shell: the terminal is there, but not cfh's to read. */
+  static startInBackground(args: readonly string[], env: Record<string, string> = {}): PtyCfh {
+    return new PtyCfh(args, env, true);
   }
 
   /** Everything the terminal showed so far. */

@@ -19,6 +19,7 @@ import { argsDigest, type Proposal } from '../../src/mediator/mediator.js';
 import {
   ARGS_SHOWN_MAX_CHARS,
   TtyApprovals,
+  inForeground,
   renderPrompt,
   type PromptTerminal,
 } from '../../src/cli/tty-approvals.js';
@@ -207,6 +208,18 @@ describe('the terminal approval source', () => {
     controller.abort(new Error('SIGINT'));
     await expect(pending).rejects.toThrow('SIGINT');
     expect(term.closed).toBe(1);
+  });
+});
+
+describe('whether cfh may read the terminal', () => {
+  // Fields after the name: state ppid pgrp session tty_nr tpgid …; the name may hold ") ".
+  const stat = (pgrp: number, ttyNr: number, tpgid: number): string =>
+    `4242 (node (x) y) S 1 ${pgrp} ${pgrp} ${ttyNr} ${tpgid} 4194304 0`;
+  it('only in the foreground process group of a controlling terminal', () => {
+    expect(inForeground(stat(4242, 34816, 4242))).toBe(true);
+    expect(inForeground(stat(4242, 34816, 4100))).toBe(false); // `cfh … &`
+    expect(inForeground(stat(4242, 0, -1))).toBe(false); // no controlling terminal
+    expect(inForeground(undefined)).toBe(false);
   });
 });
 
