@@ -37,7 +37,10 @@ describe('operator commands', () => {
       '--deny',
       '--context',
       '--quote',
+      '--approve',
     ]);
+    expect(caps.agentRun.approvals.surfaces).toEqual(['flag', 'file', 'tty']);
+    expect(caps.agentRun.planningMode.flags).toEqual(['--plan', '--from-plan']);
     expect(caps.exitCodes).toMatchObject({ cannotStart: 125, agentRunFailed: 1 });
   });
 
