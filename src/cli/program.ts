@@ -103,7 +103,23 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
         "agent run: tool containers (default: the profile's)",
       ).choices(['per-run', 'per-call']),
     )
-    .option('--tool-timeout <seconds>', "agent run: cap every tool's timeout");
+    .option('--tool-timeout <seconds>', "agent run: cap every tool's timeout")
+    .option('--plan', 'agent run: planning mode (every change denied; the answer kept as plan.md)')
+    .option(
+      '--from-plan <runId>',
+      'agent run: execute the plan of a completed planning run (as context; risky calls ask)',
+    )
+    .option(
+      '--approve <ruleId>',
+      'agent run: approve every call this policy rule asks about, for this run (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--approvals <file>',
+      'agent run: YAML list of exact calls approved {rule, tool, argsDigest}',
+    )
+    .option('--non-interactive', 'agent run: never prompt for approval, even on a terminal');
   for (const b of BUDGET_FLAGS) run.option(`--${b.flag} <n>`, `agent run budget: ${b.help}`);
   run
     .argument('[command...]', 'the command and its arguments')
@@ -133,6 +149,11 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
             provider: o.provider as string | undefined,
             toolLifetime: o.toolLifetime as string | undefined,
             toolTimeout: o.toolTimeout as string | undefined,
+            plan: o.plan === true,
+            fromPlan: o.fromPlan as string | undefined,
+            approve: o.approve as string[],
+            approvals: o.approvals as string | undefined,
+            nonInteractive: o.nonInteractive === true,
             budgets: budgetOverrides(o),
           },
           deps,

@@ -16,6 +16,7 @@ import { ToolRegistry } from '../tools/contract.js';
 import { toolContainerName } from '../tools/tool-container.js';
 import { toolExecutor } from '../tools/tool-executor.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
+import { PLAN_FILE, planContext, type ApprovedPlan } from './from-plan.js';
 import { BudgetTracker } from './budgets.js';
 import { estimateAttempt, estimateRun, loadRateCard } from '../model/cost.js';
 import type { RunPlan } from './run-plan.js';
@@ -29,6 +30,36 @@ export interface AgentRunDeps extends RunDeps {
   /** Filled in here so the gateway's bounded retries become events (AH-LIFE-5). */
   readonly retryHook?: RetryHook | undefined;
 }
+
+/**
+ * How a person can be asked in this run, as the snapshot records it: the rules approved on
+ * the command line, the approvals file (path and digest), whether cfh may prompt.
+ */
+export interface ApprovalSetup {
+  readonly user: string;
+  readonly interactive: boolean;
+  /** Why cfh will not prompt, when it will not. */
+  readonly notInteractiveBecause: string | null;
+  readonly preApprovedRules: readonly string[];
+  readonly file: { readonly path: string; readonly sha256: string; readonly calls: number } | null;
+  /** The surfaces asked, in order. */
+  readonly surfaces: readonly string[];
+}
+
+/** What the caller asks of an agent run beyond its plan: its prompt, mode and approvals. */
+export interface AgentRequest {
+  readonly slots: PromptSlots;
+  /** `plan`: every mutation is denied and the final answer is kept as plan.md. */
+  readonly mode: 'run' | 'plan';
+  /** `--from-plan`: a verified plan, given to the model as context. */
+  readonly fromPlan?: ApprovedPlan | undefined;
+  readonly approvals: ApprovalSetup;
+}
+
+/** The loop's result, and the plan it left (plan mode). */
+export type AgentResult = AgentLoopResult & {
+  readonly plan?: { readonly file: string; readonly sha256: string };
+};
 
 export interface RetryHook {
   current?: (attempt: number, reason: string) => void;
@@ -60,20 +91,37 @@ function modelRecord(gateway: ModelGateway): Record<string, unknown> {
   };
 }
 
+/** The prompt slots, with an approved plan first among the context (never as authority). */
+function slotsOf(request: AgentRequest): PromptSlots {
+  const { slots, fromPlan } = request;
+  if (fromPlan === undefined) return slots;
+  return { ...slots, context: [planContext(fromPlan), ...(slots.context ?? [])] };
+}
+
 export async function executeAgentRun(
   plan: RunPlan,
-  slots: PromptSlots,
+  request: AgentRequest,
   deps: AgentRunDeps,
   signal: AbortSignal,
 ): Promise<AgentOutcome> {
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
   const card = loadRateCard();
   const budgets = plan.profile.budgets;
-  const work: RunWork<AgentLoopResult> = {
+  const slots = slotsOf(request);
+  const fromPlan =
+    request.fromPlan === undefined
+      ? null
+      : { runId: request.fromPlan.runId, sha256: request.fromPlan.sha256 };
+  const work: RunWork<AgentResult> = {
     kind: 'agent',
     snapshot: (common) => ({
       ...common,
       kind: 'agent',
+      // Governance extension, "Planning mode": the mode, the plan a run executes, and how
+      // approvals are given, fixed before anything runs.
+      mode: request.mode,
+      fromPlan,
+      approvals: request.approvals,
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
       // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
@@ -92,10 +140,13 @@ export async function executeAgentRun(
         timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
       },
     }),
-    run: (session, s) => runAgent(session, slots, deps, registry, s),
+    run: (session, s) => runAgent(session, { ...request, slots }, deps, registry, s),
     report: (loop) => {
       const usage = loop?.usage ?? [];
       return {
+        mode: request.mode,
+        plan: loop?.plan ?? null,
+        fromPlan,
         model: modelRecord(deps.gateway),
         finalAnswer: loop?.finalAnswer ?? null,
         usage,
@@ -126,11 +177,11 @@ export async function executeAgentRun(
 
 async function runAgent(
   session: RunSession,
-  slots: PromptSlots,
+  request: AgentRequest,
   deps: AgentRunDeps,
   registry: ToolRegistry,
   signal: AbortSignal,
-): Promise<{ end: RunEnd; result: AgentLoopResult }> {
+): Promise<{ end: RunEnd; result: AgentResult }> {
   const { plan, dir, log } = session;
   const budgets = plan.profile.budgets;
   const lifetime = plan.profile.toolLifetime;
@@ -169,11 +220,13 @@ async function runAgent(
   // spent waiting for a person's approval does not count (the tracker pauses).
   const deadline = tracker.deadline;
   const facts: RunFacts = {
-    mode: 'run',
+    // Planning mode: policy denies every mutation (rule planning_mode, policy.ts).
+    mode: request.mode,
     workspaceMode: 'direct',
     network: plan.profile.network.mode,
     rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
-    fromPlan: false,
+    // Executing an approved plan: calls with risk ask for approval (rule from_plan).
+    fromPlan: request.fromPlan !== undefined,
   };
   const mediator = new Mediator({
     policy: policyFor(plan.profile, facts),
@@ -205,7 +258,7 @@ async function runAgent(
   // fails is a failure to start).
   session.markStarted();
   const loop = await runAgentLoop(
-    slots,
+    request.slots,
     {
       gateway: deps.gateway,
       registry,
@@ -244,5 +297,11 @@ async function runAgent(
     loop.status === 'completed'
       ? { kind: 'answered' }
       : { kind: 'budget', budget: loop.budget?.budget ?? loop.terminalReason };
+  // A planning run that answered leaves its plan, in the hash chain like every evidence
+  // file; `--from-plan` takes it only from there.
+  if (request.mode === 'plan' && loop.status === 'completed' && loop.finalAnswer !== undefined) {
+    const sha256 = await dir.writeFile(PLAN_FILE, loop.finalAnswer);
+    return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256: `sha256:${sha256}` } } };
+  }
   return { end, result: loop };
 }

@@ -42,6 +42,13 @@ export function describeCapabilities(): Record<string, unknown> {
       // AH-USAGE-4: harness estimates from the repository's rate card, never a charge.
       costEstimates: true,
       rateCard: RATE_CARD_FILE,
+      // Governance extension: who can approve a call that asks, and planning mode.
+      approvals: {
+        surfaces: ['flag', 'file', 'tty'],
+        flags: ['--approve', '--approvals', '--non-interactive'],
+        strongerAuth: 'tty: the args digest typed',
+      },
+      planningMode: { flags: ['--plan', '--from-plan'], planFile: 'plan.md' },
     },
     profiles: listBuiltinProfiles(),
     sandbox: {
@@ -71,7 +78,9 @@ export function describeCapabilities(): Record<string, unknown> {
         'private-pid-ipc-net',
       ],
     },
-    repeatableFields: { 'sandbox run': ['--mount', '--allow', '--deny', '--context', '--quote'] },
+    repeatableFields: {
+      'sandbox run': ['--mount', '--allow', '--deny', '--context', '--quote', '--approve'],
+    },
     protocolFeatures: {
       json: true,
       streaming: true,

@@ -25,6 +25,10 @@ export type ApprovalAnswer =
 /** One way of being asked. `undefined`: this source has nothing to say about the call. */
 export interface ApprovalSource {
   readonly surface: Approver['surface'];
+  /** The OS user who answers through it. */
+  readonly user: string;
+  /** False while it holds nothing that could answer (no rule approved yet). */
+  readonly active?: boolean;
   answer(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | undefined>;
 }
 
@@ -46,14 +50,23 @@ function needsPresence(request: ApprovalRequest): boolean {
 /** Rules approved for the whole run: from the command line, and from answers at the prompt. */
 export class RuleApprovals implements ApprovalSource {
   readonly surface = 'flag' as const;
+  readonly user: string;
   readonly #rules: Set<string>;
-  readonly #user: string;
   /** Rules approved at the terminal for the rest of the run (their approver was the tty). */
   readonly #atPrompt = new Set<string>();
 
   constructor(rules: readonly string[], user: string) {
     this.#rules = new Set(rules);
-    this.#user = user;
+    this.user = user;
+  }
+
+  get active(): boolean {
+    return this.#rules.size > 0 || this.#atPrompt.size > 0;
+  }
+
+  /** The rules approved from the command line, as the snapshot records them. */
+  get preApproved(): readonly string[] {
+    return [...this.#rules].sort();
   }
 
   approveForRun(rule: string): void {
@@ -70,7 +83,7 @@ export class RuleApprovals implements ApprovalSource {
     if (surface === undefined) return Promise.resolve(undefined);
     return Promise.resolve({
       granted: true,
-      approver: { kind: 'human', user: this.#user, surface },
+      approver: { kind: 'human', user: this.user, surface },
       scope: 'rule',
     });
   }
@@ -78,12 +91,12 @@ export class RuleApprovals implements ApprovalSource {
 
 export class FileApprovals implements ApprovalSource {
   readonly surface = 'file' as const;
+  readonly user: string;
   readonly #calls: readonly ApprovedCall[];
-  readonly #user: string;
 
   constructor(calls: readonly ApprovedCall[], user: string) {
     this.#calls = calls;
-    this.#user = user;
+    this.user = user;
   }
 
   answer(request: ApprovalRequest): Promise<ApprovalAnswer | undefined> {
@@ -98,7 +111,7 @@ export class FileApprovals implements ApprovalSource {
       hit
         ? {
             granted: true,
-            approver: { kind: 'human', user: this.#user, surface: 'file' },
+            approver: { kind: 'human', user: this.user, surface: 'file' },
             scope: 'call',
           }
         : undefined,
@@ -117,6 +130,17 @@ export class Approvals {
   /** Whether anything can answer at all (a run without sources never pauses). */
   get available(): boolean {
     return this.#sources.length > 0;
+  }
+
+  /** Who may answer, in the order they are asked (recorded with every request). */
+  get approvers(): Approver[] {
+    const out: Approver[] = [];
+    for (const s of this.#sources) {
+      if (s.active === false) continue;
+      if (out.some((a) => a.surface === s.surface && a.user === s.user)) continue;
+      out.push({ kind: 'human', user: s.user, surface: s.surface });
+    }
+    return out;
   }
 
   async answer(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | undefined> {

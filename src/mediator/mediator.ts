@@ -113,6 +113,8 @@ export class Mediator {
   readonly #approvals: Approvals;
   readonly #recorder: DecisionRecorder;
   readonly #clock: WaitClock | undefined;
+  /** Every decision recorded, by call id: one per proposal, whatever happens after it. */
+  readonly #decided = new Map<string, PermissionDecision>();
 
   constructor(options: {
     policy: Policy;
@@ -128,10 +130,13 @@ export class Mediator {
 
   async decide(proposal: Proposal, signal: AbortSignal): Promise<Ruling> {
     const { checked } = proposal;
+    // What is digested, decided, approved and run is one value nothing can change after.
+    if (checked.kind === 'valid') deepFreeze(checked.args);
     const verdict = effective(this.policy.decide(checked), checked, this.policy);
     const decision = decisionObject(proposal, verdict.decision, verdict.rule, verdict.reason);
     // Durable before any side effect: the executor can only run what comes after this.
     await this.#recorder.event('permission_decision', { ...decision }, true);
+    this.#decided.set(proposal.callId, decision);
     if (checked.kind !== 'valid' || verdict.decision === 'deny')
       return refused(decision, 'denied', verdict.reason, null);
     if (ALLOWING.has(verdict.decision)) return this.#authorize(proposal, checked, decision);
@@ -155,13 +160,13 @@ export class Mediator {
    * `deny` by that stop, so the evidence holds one decision per proposal all the same.
    */
   async refuseForStop(proposal: Proposal, stop: string): Promise<Ruling> {
-    const decision = decisionObject(
-      proposal,
-      'deny',
-      `stop:${stop}`,
-      `not run: the run stopped (${stop})`,
-    );
+    const reason = `not run: the run stopped (${stop})`;
+    // Decided already, and stopped while a person was asked: that decision stands alone.
+    const earlier = this.#decided.get(proposal.callId);
+    if (earlier !== undefined) return refused(earlier, 'denied', reason, null);
+    const decision = decisionObject(proposal, 'deny', `stop:${stop}`, reason);
     await this.#recorder.event('permission_decision', { ...decision }, true);
+    this.#decided.set(proposal.callId, decision);
     return refused(decision, 'denied', decision.reason, null);
   }
 
@@ -205,30 +210,42 @@ export class Mediator {
         rule: decision.policy_rule,
         decision: decision.decision,
         argsDigest: decision.args_digest,
+        // Who may answer, in the order asked: the OS user at each surface; never the model.
+        approvers: this.#approvals.approvers,
       },
       true,
     );
     const started = performance.now();
+    const received = (data: Record<string, unknown>): Promise<void> =>
+      this.#recorder.event(
+        'approval_received',
+        {
+          callId: proposal.callId,
+          rule: decision.policy_rule,
+          argsDigest: decision.args_digest,
+          ...data,
+          // Not the agent's time: the wall-time budget was paused for it.
+          waitedMs: Math.round(performance.now() - started),
+        },
+        true,
+      );
     this.#clock?.pause();
     let answer: ApprovalAnswer | undefined;
     try {
       answer = await this.#approvals.answer(request, signal);
+    } catch (error) {
+      // Cancelled while a person was asked (SIGINT at the prompt): nothing of the call runs.
+      if (signal.aborted) await received({ outcome: 'cancelled', approver: null });
+      throw error;
     } finally {
       this.#clock?.resume();
     }
-    await this.#recorder.event(
-      'approval_received',
-      {
-        callId: proposal.callId,
-        rule: decision.policy_rule,
-        argsDigest: decision.args_digest,
-        outcome: answer === undefined ? 'unavailable' : answer.granted ? 'granted' : 'refused',
-        approver: answer?.approver ?? null,
-        ...(answer?.granted === true ? { scope: answer.scope } : {}),
-        waitedMs: Math.round(performance.now() - started),
-      },
-      true,
-    );
+    await received({
+      outcome: answer === undefined ? 'unavailable' : answer.granted ? 'granted' : 'refused',
+      approver: answer?.approver ?? null,
+      ...(answer?.granted === true ? { scope: answer.scope } : {}),
+      ...(answer?.granted === false ? { why: answer.why } : {}),
+    });
     return answer;
   }
 }
@@ -256,6 +273,13 @@ function decisionObject(
     args_digest: argsDigest(name, checked.kind === 'valid' ? checked.args : undefined),
     timestamp: new Date().toISOString(),
   };
+}
+
+/** Freezes a validated input all the way down (it is plain JSON data). */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  for (const v of Object.values(value)) deepFreeze(v);
+  Object.freeze(value);
 }
 
 function refused(

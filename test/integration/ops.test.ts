@@ -43,6 +43,7 @@ describe('operator commands', () => {
       '--deny',
       '--context',
       '--quote',
+      '--approve',
     ]);
     expect(caps.exitCodes).toMatchObject({ cannotStart: 125, failedAfterStart: 1 });
     // The mediator is advertised with its vocabulary (AH-CAP-2).
@@ -52,6 +53,8 @@ describe('operator commands', () => {
       defaultDecision: 'deny',
       explain: 'cfh policy explain',
     });
+    expect(caps.agentRun.approvals.surfaces).toEqual(['flag', 'file', 'tty']);
+    expect(caps.agentRun.planningMode.flags).toEqual(['--plan', '--from-plan']);
   });
 
   it('doctor reports a healthy engine, and fails when the engine is unreachable', async () => {

@@ -4,6 +4,7 @@
 import { ConfigError } from '../../errors.js';
 import { INPUT_FILE_LIMITS, readInputFile } from '../../config/input-file.js';
 import { executeAgentRun } from '../../engine/agent-run.js';
+import { loadApprovedPlan } from '../../engine/from-plan.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
@@ -16,6 +17,7 @@ import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
 import type { SandboxRunArgs } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
+import { setUpApprovals } from './agent-approvals.js';
 
 /**
  * The prompt slots' files, read one at a time through the bounded reader (regular files,
@@ -109,6 +111,13 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         { field: '--timeout', value: args.timeout },
       );
     }
+    if (args.plan === true && args.fromPlan !== undefined) {
+      throw new ConfigError(
+        'plan_and_from_plan',
+        '--plan: a planning run cannot also execute a plan (drop --plan or --from-plan)',
+        { field: '--plan' },
+      );
+    }
     const slots = await readSlots(args, deps.signal);
     const owner = currentOwner();
     const plan = planSandboxRun(
@@ -117,6 +126,12 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
       currentHostIdentity(),
       owner,
     );
+    // Everything that can be wrong with approvals or the plan is found before anything starts.
+    const { approvals, setup } = await setUpApprovals(args, plan.profile, deps);
+    const fromPlan =
+      args.fromPlan === undefined
+        ? undefined
+        : await loadApprovedPlan(plan.artifactRoot, args.fromPlan);
     const retryHook: RetryHook = {};
     const gateway = chooseGateway(
       args,
@@ -131,7 +146,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
     }
     const outcome = await executeAgentRun(
       plan,
-      slots,
+      { slots, mode: args.plan === true ? 'plan' : 'run', fromPlan, approvals: setup },
       {
         runtime: deps.runtime(),
         logger: deps.logger,
@@ -139,6 +154,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         gateway,
         egressResolver: deps.env.egressResolver,
         retryHook,
+        approvals,
       },
       deps.signal,
     );

@@ -147,6 +147,20 @@ function printAgent(
   p.out(
     `tools      ${((snap.tools as string[] | undefined) ?? []).join(', ')}; containers ${String(box?.lifetime)}`,
   );
+  // Planning mode and approvals (governance extension): how this run could change anything.
+  const plan = report?.plan as { sha256?: string } | null | undefined;
+  const from = snap.fromPlan as { runId?: string; sha256?: string } | null | undefined;
+  p.out(
+    `mode       ${snap.mode === 'plan' ? 'plan' : 'run'}${plan?.sha256 === undefined ? '' : `; plan.md ${plan.sha256}`}${from?.runId === undefined ? '' : `; executes the plan of ${from.runId} (${String(from.sha256)})`}`,
+  );
+  const asks = snap.approvals as
+    | { interactive?: boolean; preApprovedRules?: string[]; file?: { path?: string } | null }
+    | undefined;
+  if (asks !== undefined) {
+    p.out(
+      `approvals  ${asks.interactive === true ? 'prompt on the terminal' : 'no prompt'}; rules [${(asks.preApprovedRules ?? []).join(', ')}]; file ${asks.file?.path ?? 'none'}`,
+    );
+  }
   // One line a call, in call order, with its last word: executed, rejected, denied, not run.
   const calls = new Map<string, string>();
   const name = (d: Record<string, unknown>): string => {

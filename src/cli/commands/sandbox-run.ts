@@ -27,6 +27,11 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
       ...((args.quote?.length ?? 0) > 0 ? ['--quote'] : []),
       ...(args.script === undefined ? [] : ['--script']),
       ...(args.provider === undefined ? [] : ['--provider']),
+      ...(args.plan === true ? ['--plan'] : []),
+      ...(args.fromPlan === undefined ? [] : ['--from-plan']),
+      ...((args.approve?.length ?? 0) > 0 ? ['--approve'] : []),
+      ...(args.approvals === undefined ? [] : ['--approvals']),
+      ...(args.nonInteractive === true ? ['--non-interactive'] : []),
     ];
     if (agentOnly.length > 0) {
       throw new ConfigError(
