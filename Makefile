@@ -67,6 +67,7 @@ bench-egress: build
 
 bench-tools: image
 	@bench/run.sh tools
+	@bench/run.sh mediator
 
 bench-flood: image
 	@bench/run.sh flood
@@ -74,9 +75,9 @@ bench-flood: image
 bench-audit: build browser
 	@bench/run.sh audit
 
-# docs/schema/*.json from the zod definitions (src/evidence/schema); a unit test checks them.
-schema: build
-	@node scripts/write-schema.mjs
+# docs/schema/*.json from the zod definitions (src/evidence); unit tests check them.
+schema: deps
+	@npm run --silent schemas
 
 clean:
 	rm -rf dist dist-bench

@@ -99,8 +99,11 @@ async function main(): Promise<number> {
   };
 
   const planOptions = { command: COMMAND, workspace, artifactRoot };
-  // cfh's create request, planned once outside any timing: raw+spec replays it.
-  const specTemplate = toCreateOptions(planSandboxRun(planOptions, env, host, deps.owner).spec);
+  // cfh's create request, planned once outside any timing: raw+spec replays it, without
+  // the start gate (a raw replay cannot answer it): cfh / raw+spec includes what the mount
+  // checks cost (the re-check before create, the gate's report and cfh's word).
+  const planned = planSandboxRun(planOptions, env, host, deps.owner).spec;
+  const specTemplate = toCreateOptions({ ...planned, mountCheck: 'recheck' });
 
   const engine = await docker.version();
 

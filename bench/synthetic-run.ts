@@ -190,10 +190,17 @@ export async function writeSyntheticRun(
       await dir.events.append(
         'permission_decision',
         {
-          ...ref,
+          call_id: u2.callId,
+          tool_name: 'exec',
+          risk_class: 'process_execution',
+          side_effect_class: 'process_or_network_execution',
+          resource_scope: 'session',
           decision: 'allow',
-          rule: 'fixed:side_effect_class=sandbox-contained',
+          policy_rule: 'profile:bench',
           reason: 'bench',
+          approver: null,
+          args_digest: digest('{"command":["true"]}'),
+          timestamp: new Date().toISOString(),
         },
         true,
       );

@@ -712,7 +712,18 @@ async function main(): Promise<number> {
     });
     const outcome = await executeAgentRun(
       p,
-      { prompt: `make ${n} calls: ${w.name}` },
+      {
+        slots: { prompt: `make ${n} calls: ${w.name}` },
+        mode: 'run',
+        approvals: {
+          user: 'bench',
+          interactive: false,
+          notInteractiveBecause: 'bench: nobody to ask',
+          preApprovedRules: [],
+          file: null,
+          surfaces: [],
+        },
+      },
       { runtime: timed, logger, owner, gateway },
       signal,
     );

@@ -12,6 +12,12 @@ import { processPrinter } from './print.js';
 
 let done = false;
 let finalCode: number | undefined;
+/**
+ * How long cleanup may take after the first SIGINT/SIGTERM. Past it cfh exits anyway with
+ * the signal's status, so no input, engine or file system that stops answering can make it
+ * deaf to a signal; what is left carries owner labels for `cfh reap`.
+ */
+const CANCEL_GRACE_MS = 30_000;
 
 async function main(argv: string[]): Promise<number> {
   const env = readEnvironment();
@@ -24,8 +30,16 @@ async function main(argv: string[]): Promise<number> {
     // After the command is done (cfh only waits for its stdout to drain), or at the third
     // signal (the user insists; `cfh reap` cleans up later): leave now.
     if (done || signals >= 3) process.exit(done ? (finalCode ?? 0) : sig === 'SIGINT' ? 130 : 143);
-    // First signal: cancel and clean up.
-    if (!controller.signal.aborted) controller.abort(new CancelRequest(sig));
+    // First signal: cancel and clean up, within a bounded grace.
+    if (!controller.signal.aborted) {
+      controller.abort(new CancelRequest(sig));
+      setTimeout(() => {
+        process.stderr.write(
+          `cfh: ${sig}: cleanup did not finish within ${CANCEL_GRACE_MS / 1000} s; exiting (cfh reap removes what is left)\n`,
+        );
+        process.exit(sig === 'SIGINT' ? 130 : 143);
+      }, CANCEL_GRACE_MS).unref();
+    }
   };
   // A reader that went away (`cfh … | head`) is not an error of cfh's; output to it stops.
   for (const stream of [process.stdout, process.stderr]) {
@@ -63,18 +77,27 @@ async function main(argv: string[]): Promise<number> {
   return exitCode;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    // The work is done and recorded; cfh may still wait for a slow reader of its stdout,
-    // and a signal now ends that wait (see onSignal).
-    done = true;
-    finalCode = code;
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `cfh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exitCode = EXIT_CANNOT_START;
-  },
-);
+/**
+ * The command has finished and awaited its own cleanup: exit once stdout and stderr have
+ * taken what was printed, rather than wait for the event loop to drain. A handle nobody
+ * awaits (a connection to an engine that accepted and never answered) must not keep cfh
+ * alive after it has reported. A reader that takes its time is waited for; a signal now
+ * ends that wait (see onSignal).
+ */
+function exitWhenFlushed(code: number): void {
+  done = true;
+  finalCode = code;
+  process.exitCode = code;
+  process.stdout.write('', () => {
+    process.stderr.write('', () => {
+      process.exit(code);
+    });
+  });
+}
+
+main(process.argv.slice(2)).then(exitWhenFlushed, (error: unknown) => {
+  process.stderr.write(
+    `cfh: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  exitWhenFlushed(EXIT_CANNOT_START);
+});

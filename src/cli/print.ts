@@ -1,18 +1,63 @@
-// The CLI's printer: the only place that writes to the terminal.
-export interface Printer {
-  out(line: string): void;
-  err(line: string): void;
-  json(value: unknown): void;
+// The CLI's printer: the only place that writes to the terminal, and so the one place that
+// keeps untrusted text from driving it. Human-readable lines may hold strings a sandbox, a
+// model or a file chose; they are escaped here (terminal-text.ts), whatever built them.
+// JSON is printed exact. A command's live output is sanitized only where the stream is a
+// TTY (live-output.ts), and passes byte-exact to a pipe or a file.
+import { TerminalWriter } from './live-output.js';
+import { escapeLine, escapeText } from './terminal-text.js';
+
+export interface LiveOutput {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
+  /** Writes what an escape sequence split at the very end of the output left over. */
+  flush(): void;
+}
+
+export interface Printer {
+  /** One line on stdout: every control or invisible character in it shown escaped. */
+  out(line: string): void;
+  /** One line on stderr, escaped alike. */
+  err(line: string): void;
+  /** Multi-line text on stdout (an agent's final answer): line feeds kept, the rest escaped. */
+  text(body: string): void;
+  json(value: unknown): void;
+  /** Raw streams, for commander's own help text and errors. */
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  /** Where a command's live output goes. */
+  liveOutput(): LiveOutput;
+}
+
+function isTty(stream: NodeJS.WritableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
+}
+
+export function streamPrinter(
+  stdout: NodeJS.WritableStream,
+  stderr: NodeJS.WritableStream,
+): Printer {
+  return {
+    out: (line) => stdout.write(`${escapeLine(line)}\n`),
+    err: (line) => stderr.write(`${escapeLine(line)}\n`),
+    text: (body) => stdout.write(`${escapeText(body)}\n`),
+    json: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    stdout,
+    stderr,
+    liveOutput: () => {
+      const out = isTty(stdout) ? new TerminalWriter(stdout) : undefined;
+      const err = isTty(stderr) ? new TerminalWriter(stderr) : undefined;
+      return {
+        stdout: out ?? stdout,
+        stderr: err ?? stderr,
+        flush: () => {
+          out?.flushPending();
+          err?.flushPending();
+        },
+      };
+    },
+  };
 }
 
 export function processPrinter(): Printer {
-  return {
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
-    json: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
-    stdout: process.stdout,
-    stderr: process.stderr,
-  };
+  return streamPrinter(process.stdout, process.stderr);
 }

@@ -3,17 +3,18 @@
 import { Command, Option } from 'commander';
 import { CFH_VERSION } from '../version.js';
 import type { CliDeps } from './deps.js';
+import { escapeText } from './terminal-text.js';
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { sandboxRunCommand } from './commands/sandbox-run.js';
 import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
+import { policyExplainCommand } from './commands/policy.js';
 import {
   capabilitiesCommand,
   doctorCommand,
   imageBuildCommand,
   reapCommand,
-  runsListCommand,
-  runsShowCommand,
 } from './commands/ops.js';
+import { runsListCommand, runsShowCommand } from './commands/runs.js';
 import { auditCommand } from './commands/audit.js';
 import { keysInitCommand } from './commands/keys.js';
 import { runsReportCommand } from './commands/runs-report.js';
@@ -41,7 +42,8 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .exitOverride()
     .configureOutput({
       writeOut: (s) => deps.printer.stdout.write(s),
-      writeErr: (s) => deps.printer.stderr.write(s),
+      // Usage errors quote what was typed, which a script may have taken from a file.
+      writeErr: (s) => deps.printer.stderr.write(escapeText(s)),
     });
 
   const collect = (value: string, prev: string[]): string[] => [...prev, value];
@@ -105,7 +107,23 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
         "agent run: tool containers (default: the profile's)",
       ).choices(['per-run', 'per-call']),
     )
-    .option('--tool-timeout <seconds>', "agent run: cap every tool's timeout");
+    .option('--tool-timeout <seconds>', "agent run: cap every tool's timeout")
+    .option('--plan', 'agent run: planning mode (every change denied; the answer kept as plan.md)')
+    .option(
+      '--from-plan <runId>',
+      'agent run: execute the plan of a completed planning run (as context; risky calls ask)',
+    )
+    .option(
+      '--approve <ruleId>',
+      'agent run: approve every call this policy rule asks about, for this run (repeatable)',
+      collect,
+      [],
+    )
+    .option(
+      '--approvals <file>',
+      'agent run: YAML list of exact calls approved {rule, tool, argsDigest}',
+    )
+    .option('--non-interactive', 'agent run: never prompt for approval, even on a terminal');
   for (const b of BUDGET_FLAGS) run.option(`--${b.flag} <n>`, `agent run budget: ${b.help}`);
   run
     .argument('[command...]', 'the command and its arguments')
@@ -135,6 +153,11 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
             provider: o.provider as string | undefined,
             toolLifetime: o.toolLifetime as string | undefined,
             toolTimeout: o.toolTimeout as string | undefined,
+            plan: o.plan === true,
+            fromPlan: o.fromPlan as string | undefined,
+            approve: o.approve as string[],
+            approvals: o.approvals as string | undefined,
+            nonInteractive: o.nonInteractive === true,
             budgets: budgetOverrides(o),
           },
           deps,
@@ -188,6 +211,45 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
         ),
       );
     });
+
+  program
+    .command('policy')
+    .description("The mediator's policy")
+    .command('explain <tool> <argsJson>')
+    .description('Which rule decides a call of TOOL with ARGS_JSON, and why (runs nothing)')
+    .option('--profile <name|file>', 'built-in profile name or profile file', 'default')
+    .option('--plan', 'as in planning mode', false)
+    .option('--from-plan', 'as in a run executing an approved plan', false)
+    .option('--workspace-mode <mode>', 'direct or draft')
+    .option('--json', 'machine-readable', false)
+    .action(
+      (
+        tool: string,
+        argsJson: string,
+        o: {
+          profile: string;
+          plan: boolean;
+          fromPlan: boolean;
+          workspaceMode?: string;
+          json: boolean;
+        },
+      ) => {
+        setExit(
+          policyExplainCommand(
+            {
+              profile: o.profile,
+              tool,
+              argsJson,
+              plan: o.plan,
+              fromPlan: o.fromPlan,
+              workspaceMode: o.workspaceMode,
+              json: o.json,
+            },
+            deps,
+          ),
+        );
+      },
+    );
 
   program
     .command('capabilities')

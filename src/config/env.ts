@@ -2,6 +2,13 @@
 import os from 'node:os';
 import path from 'node:path';
 
+/**
+ * The anthropic gateway's model when CFH_MODEL is unset: the current Sonnet in the installed
+ * SDK's model list, not in its deprecation table (unit/model-lifecycle.test.ts checks both),
+ * and priced on rate-cards/anthropic.json.
+ */
+export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+
 export interface CfhEnvironment {
   readonly artifactRoot: string;
   /**
@@ -30,7 +37,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     egressResolver: nonEmpty(env.CFH_EGRESS_RESOLVER),
     anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
     anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
-    model: nonEmpty(env.CFH_MODEL) ?? 'claude-sonnet-4-5',
+    model: nonEmpty(env.CFH_MODEL) ?? DEFAULT_MODEL,
   };
 }
 

@@ -1,12 +1,13 @@
 // Loads a profile by built-in name or file path, follows `extends`, and validates the
 // merged result. Pure apart from reading the files; no engine, no side effects (AH-INV-4).
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
 import { BUILTIN_PROFILES_DIR } from '../paths.js';
 import { Profile, ProfileFile } from './profile-schema.js';
 import { describeIssues } from './zod-issues.js';
+import { INPUT_FILE_LIMITS, readInputFileSync } from './input-file.js';
 
 const BUILTIN_NAME = /^[a-z0-9][a-z0-9._-]*$/;
 const MAX_EXTENDS_DEPTH = 8;
@@ -78,9 +79,16 @@ function readLayer(
       profile: ref,
     });
   }
+  // Every layer of the chain is bounded alike: a regular file of at most
+  // INPUT_FILE_LIMITS.profileBytes (a FIFO or a 30 MB file is refused before it is parsed).
+  const text = readInputFileSync({
+    label: `profile ${ref}`,
+    file: filePath,
+    maxBytes: INPUT_FILE_LIMITS.profileBytes,
+  });
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(filePath, 'utf8'));
+    raw = parseYaml(text);
   } catch (error) {
     throw new ConfigError(
       'invalid_profile',

@@ -1,6 +1,7 @@
 // The profile: everything a sandbox is allowed, as data. Strict objects throughout, so an
 // unknown key is an error that names the key (issue 2, section 2).
 import { z } from 'zod';
+import { PolicyRule } from './policy-schema.js';
 
 export const MountMode = z.enum(['ro', 'rw']);
 export type MountMode = z.infer<typeof MountMode>;
@@ -52,7 +53,13 @@ export const AgentBudgets = z.strictObject({
   maxModelTurns: z.number().int().positive().default(20),
   maxToolCalls: z.number().int().positive().default(50),
   maxParallelToolCalls: z.number().int().positive().default(4),
-  maxWallTimeSeconds: z.number().positive().default(900),
+  // Bounded like limits.wallTimeSeconds: the deadline is a timer, and a longer one would not
+  // be armed at all (a run's timer takes at most 2^32-1 ms).
+  maxWallTimeSeconds: z
+    .number()
+    .positive()
+    .max(7 * 24 * 3600)
+    .default(900),
   maxInputTokens: z.number().int().positive().default(500_000),
   maxOutputTokens: z.number().int().positive().default(50_000),
   maxTotalCost: z.number().positive().optional(),
@@ -92,6 +99,9 @@ export const Profile = z.strictObject({
     .positive()
     .max(24 * 3600)
     .optional(),
+  // The mediator's rules for this profile, before the tool contracts and the built-in
+  // defaults (src/mediator/policy.ts).
+  policy: z.array(PolicyRule).max(1000).default([]),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -119,5 +129,6 @@ export const ProfileFile = z.strictObject({
   budgets: AgentBudgets.partial().optional(),
   toolLifetime: ToolLifetime.optional(),
   toolTimeoutSeconds: Profile.shape.toolTimeoutSeconds,
+  policy: z.array(PolicyRule).max(1000).optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

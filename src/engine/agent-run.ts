@@ -3,14 +3,20 @@
 // the transcript, the tool containers, the egress posture, and the model/tool loop.
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { errorMessage } from '../errors.js';
-import { FixedPolicyMediator } from '../mediator/mediator.js';
+import { HarnessInvariantError, errorMessage } from '../errors.js';
+import { GovernanceRecord } from '../evidence/governance-record.js';
+import { Approvals } from '../mediator/approvals.js';
+import { Mediator } from '../mediator/mediator.js';
+import type { RunFacts } from '../mediator/policy.js';
+import { policyFor } from './policy-explain.js';
+import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
 import { toolContainerName } from '../tools/tool-container.js';
 import { toolExecutor } from '../tools/tool-executor.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
+import { PLAN_FILE, planContext, type ApprovedPlan } from './from-plan.js';
 import { BudgetTracker } from './budgets.js';
 import { estimateAttempt, estimateRun, loadRateCard } from '../model/cost.js';
 import type { RunPlan } from './run-plan.js';
@@ -19,9 +25,41 @@ import type { RunEnd } from './terminal.js';
 
 export interface AgentRunDeps extends RunDeps {
   readonly gateway: ModelGateway;
+  /** Where approvals come from (the CLI's flags, file and terminal); none: nobody to ask. */
+  readonly approvals?: Approvals | undefined;
   /** Filled in here so the gateway's bounded retries become events (AH-LIFE-5). */
   readonly retryHook?: RetryHook | undefined;
 }
+
+/**
+ * How a person can be asked in this run, as the snapshot records it: the rules approved on
+ * the command line, the approvals file (path and digest), whether cfh may prompt.
+ */
+export interface ApprovalSetup {
+  readonly user: string;
+  readonly interactive: boolean;
+  /** Why cfh will not prompt, when it will not. */
+  readonly notInteractiveBecause: string | null;
+  readonly preApprovedRules: readonly string[];
+  readonly file: { readonly path: string; readonly sha256: string; readonly calls: number } | null;
+  /** The surfaces asked, in order. */
+  readonly surfaces: readonly string[];
+}
+
+/** What the caller asks of an agent run beyond its plan: its prompt, mode and approvals. */
+export interface AgentRequest {
+  readonly slots: PromptSlots;
+  /** `plan`: every mutation is denied and the final answer is kept as plan.md. */
+  readonly mode: 'run' | 'plan';
+  /** `--from-plan`: a verified plan, given to the model as context. */
+  readonly fromPlan?: ApprovedPlan | undefined;
+  readonly approvals: ApprovalSetup;
+}
+
+/** The loop's result, and the plan it left (plan mode). */
+export type AgentResult = AgentLoopResult & {
+  readonly plan?: { readonly file: string; readonly sha256: string };
+};
 
 export interface RetryHook {
   current?: (attempt: number, reason: string) => void;
@@ -53,20 +91,37 @@ function modelRecord(gateway: ModelGateway): Record<string, unknown> {
   };
 }
 
+/** The prompt slots, with an approved plan first among the context (never as authority). */
+function slotsOf(request: AgentRequest): PromptSlots {
+  const { slots, fromPlan } = request;
+  if (fromPlan === undefined) return slots;
+  return { ...slots, context: [planContext(fromPlan), ...(slots.context ?? [])] };
+}
+
 export async function executeAgentRun(
   plan: RunPlan,
-  slots: PromptSlots,
+  request: AgentRequest,
   deps: AgentRunDeps,
   signal: AbortSignal,
 ): Promise<AgentOutcome> {
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
   const card = loadRateCard();
   const budgets = plan.profile.budgets;
-  const work: RunWork<AgentLoopResult> = {
+  const slots = slotsOf(request);
+  const fromPlan =
+    request.fromPlan === undefined
+      ? null
+      : { runId: request.fromPlan.runId, sha256: request.fromPlan.sha256 };
+  const work: RunWork<AgentResult> = {
     kind: 'agent',
     snapshot: (common) => ({
       ...common,
       kind: 'agent',
+      // Governance extension, "Planning mode": the mode, the plan a run executes, and how
+      // approvals are given, fixed before anything runs.
+      mode: request.mode,
+      fromPlan,
+      approvals: request.approvals,
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
       // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
@@ -85,10 +140,13 @@ export async function executeAgentRun(
         timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
       },
     }),
-    run: (session, s) => runAgent(session, slots, deps, registry, s),
+    run: (session, s) => runAgent(session, { ...request, slots }, deps, registry, s),
     report: (loop) => {
       const usage = loop?.usage ?? [];
       return {
+        mode: request.mode,
+        plan: loop?.plan ?? null,
+        fromPlan,
         model: modelRecord(deps.gateway),
         finalAnswer: loop?.finalAnswer ?? null,
         usage,
@@ -119,11 +177,11 @@ export async function executeAgentRun(
 
 async function runAgent(
   session: RunSession,
-  slots: PromptSlots,
+  request: AgentRequest,
   deps: AgentRunDeps,
   registry: ToolRegistry,
   signal: AbortSignal,
-): Promise<{ end: RunEnd; result: AgentLoopResult }> {
+): Promise<{ end: RunEnd; result: AgentResult }> {
   const { plan, dir, log } = session;
   const budgets = plan.profile.budgets;
   const lifetime = plan.profile.toolLifetime;
@@ -131,10 +189,16 @@ async function runAgent(
   // leaves a record that the run had started.
   await dir.writeProgress('running');
   const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
+  const governance = await open(dir.path('governance.jsonl'), 'wx', 0o640);
   session.stack.defer(async () => {
-    await transcript.sync();
-    await transcript.close();
-    await dir.seal('transcript.jsonl');
+    for (const [file, handle] of [
+      ['transcript.jsonl', transcript],
+      ['governance.jsonl', governance],
+    ] as const) {
+      await handle.sync();
+      await handle.close();
+      await dir.seal(file);
+    }
   });
   if (deps.retryHook !== undefined) {
     deps.retryHook.current = (attempt, reason) => {
@@ -149,8 +213,31 @@ async function runAgent(
       : plan.profile.toolTimeoutSeconds * 1000;
   const card = loadRateCard();
   const tracker = new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost });
-  // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted.
-  const deadline = AbortSignal.timeout(budgets.maxWallTimeSeconds * 1000);
+  session.stack.defer(() => {
+    tracker.close();
+  });
+  // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted. Time
+  // spent waiting for a person's approval does not count (the tracker pauses).
+  const deadline = tracker.deadline;
+  const facts: RunFacts = {
+    // Planning mode: policy denies every mutation (rule planning_mode, policy.ts).
+    mode: request.mode,
+    workspaceMode: 'direct',
+    network: plan.profile.network.mode,
+    rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
+    // Executing an approved plan: calls with risk ask for approval (rule from_plan).
+    fromPlan: request.fromPlan !== undefined,
+  };
+  const mediator = new Mediator({
+    policy: policyFor(plan.profile, facts),
+    approvals: deps.approvals ?? new Approvals([]),
+    recorder: {
+      event: async (type, data, durable) => {
+        await dir.events.append(type, data, durable ?? false);
+      },
+    },
+    clock: tracker,
+  });
   await session.openEgress(signal);
   // After the egress posture on the stack: tool containers are removed before it closes.
   // Disposal waits for starts and calls still in flight: nothing is left behind.
@@ -171,22 +258,27 @@ async function runAgent(
   // fails is a failure to start).
   session.markStarted();
   const loop = await runAgentLoop(
-    slots,
+    request.slots,
     {
       gateway: deps.gateway,
       registry,
-      builtin: (name) => BUILTIN_TOOLS.find((t) => t.name === name),
-      mediator: new FixedPolicyMediator(),
+      mediator,
+      mode: facts.mode,
       budgets: tracker,
-      runTool: (tool, argv, stdin, s) =>
-        executor.run(argv, {
-          runsIn: tool.runsIn,
-          stdin,
-          timeoutMs: Math.min(tool.timeoutMs, capMs),
-          maxOutputBytes: tool.resultSizeLimitChars * 4,
-          signal: s,
-        }),
+      runners: { sandbox: new SandboxToolRunner(BUILTIN_TOOLS, executor, capMs) },
       recorder: {
+        governance: async (record) => {
+          // The extension's invariants hold for every record, or the harness is broken.
+          const checked = GovernanceRecord.safeParse(record);
+          if (!checked.success) {
+            throw new HarnessInvariantError(
+              'governance_invariant',
+              `governance record for ${record.call_id} breaks the schema: ${checked.error.message}`,
+              { callId: record.call_id },
+            );
+          }
+          await governance.appendFile(`${JSON.stringify(checked.data)}\n`);
+        },
         event: async (type, data, durable) => {
           await dir.events.append(type, data, durable ?? false);
         },
@@ -205,5 +297,11 @@ async function runAgent(
     loop.status === 'completed'
       ? { kind: 'answered' }
       : { kind: 'budget', budget: loop.budget?.budget ?? loop.terminalReason };
+  // A planning run that answered leaves its plan, in the hash chain like every evidence
+  // file; `--from-plan` takes it only from there.
+  if (request.mode === 'plan' && loop.status === 'completed' && loop.finalAnswer !== undefined) {
+    const sha256 = await dir.writeFile(PLAN_FILE, loop.finalAnswer);
+    return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256: `sha256:${sha256}` } } };
+  }
   return { end, result: loop };
 }

@@ -43,6 +43,11 @@ export class BudgetTracker {
   #outputTokens = 0;
   #cost = 0;
   #unpriced = false;
+  #pauseDepth = 0;
+  #pausedAt = 0;
+  #pausedMs = 0;
+  #deadline: AbortController | undefined;
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(budgets: Budgets, now: number = Date.now()) {
     this.budgets = budgets;
@@ -106,8 +111,71 @@ export class BudgetTracker {
     this.#toolCalls += count;
   }
 
+  /**
+   * The agent's time: waiting for a person to approve a call is not counted (docs/operators.md,
+   * "Approvals"), so a run is not ended by the wall-time budget while someone reads a prompt.
+   */
   elapsedSeconds(now: number = Date.now()): number {
-    return (now - this.#startedAt) / 1000;
+    const paused = this.#pausedMs + (this.#pauseDepth > 0 ? now - this.#pausedAt : 0);
+    return (now - this.#startedAt - paused) / 1000;
+  }
+
+  /** Aborts when max_wall_time_seconds of the agent's time have passed (pauses excluded). */
+  get deadline(): AbortSignal {
+    if (this.#deadline === undefined) {
+      this.#deadline = new AbortController();
+      this.#arm();
+    }
+    return this.#deadline.signal;
+  }
+
+  pause(now: number = Date.now()): void {
+    if (this.#pauseDepth++ > 0) return;
+    this.#pausedAt = now;
+    clearTimeout(this.#timer);
+  }
+
+  resume(now: number = Date.now()): void {
+    if (this.#pauseDepth === 0 || --this.#pauseDepth > 0) return;
+    this.#pausedMs += now - this.#pausedAt;
+    this.#arm();
+  }
+
+  /** Stops the deadline's timer (the run is over). */
+  close(): void {
+    clearTimeout(this.#timer);
+  }
+
+  #arm(): void {
+    const controller = this.#deadline;
+    if (controller === undefined || controller.signal.aborted) return;
+    const left = this.budgets.maxWallTimeSeconds * 1000 - this.elapsedSeconds() * 1000;
+    this.#timer = setTimeout(
+      () => {
+        controller.abort(new Error('max_wall_time_seconds'));
+      },
+      Math.max(0, left),
+    );
+    this.#timer.unref();
+  }
+
+  /** What the governance record shows of the budgets when a call is decided. */
+  snapshot(now: number = Date.now()): {
+    model_turns: number;
+    tool_calls: number;
+    input_tokens: number;
+    output_tokens: number;
+    estimated_cost: number | null;
+    elapsed_seconds: number;
+  } {
+    return {
+      model_turns: this.#modelTurns,
+      tool_calls: this.#toolCalls,
+      input_tokens: this.#inputTokens,
+      output_tokens: this.#outputTokens,
+      estimated_cost: this.#unpriced ? null : this.cost,
+      elapsed_seconds: Math.round(this.elapsedSeconds(now) * 1000) / 1000,
+    };
   }
 
   #wallTime(now: number): BudgetExceeded | undefined {

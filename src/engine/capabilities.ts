@@ -6,6 +6,7 @@ import { ToolLifetime } from '../config/profile-schema.js';
 import { RATE_CARD_FILE } from '../model/cost.js';
 import { CFH_VERSION } from '../version.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
+import { DecisionValue, RiskClass, SideEffectClass } from '../config/vocabulary.js';
 
 export function describeCapabilities(): Record<string, unknown> {
   return {
@@ -13,6 +14,7 @@ export function describeCapabilities(): Record<string, unknown> {
     cfhVersion: CFH_VERSION,
     commands: [
       'sandbox run',
+      'policy explain',
       'profiles list',
       'profiles show',
       'image build',
@@ -40,6 +42,13 @@ export function describeCapabilities(): Record<string, unknown> {
       // AH-USAGE-4: harness estimates from the repository's rate card, never a charge.
       costEstimates: true,
       rateCard: RATE_CARD_FILE,
+      // Governance extension: who can approve a call that asks, and planning mode.
+      approvals: {
+        surfaces: ['flag', 'file', 'tty'],
+        flags: ['--approve', '--approvals', '--non-interactive'],
+        strongerAuth: 'tty: the args digest typed',
+      },
+      planningMode: { flags: ['--plan', '--from-plan'], planFile: 'plan.md' },
     },
     profiles: listBuiltinProfiles(),
     sandbox: {
@@ -69,7 +78,9 @@ export function describeCapabilities(): Record<string, unknown> {
         'private-pid-ipc-net',
       ],
     },
-    repeatableFields: { 'sandbox run': ['--mount', '--allow', '--deny', '--context', '--quote'] },
+    repeatableFields: {
+      'sandbox run': ['--mount', '--allow', '--deny', '--context', '--quote', '--approve'],
+    },
     protocolFeatures: {
       json: true,
       streaming: true,
@@ -78,14 +89,30 @@ export function describeCapabilities(): Record<string, unknown> {
       delegation: false,
       resume: false,
     },
+    // One policy for both kinds of run (src/engine/terminal.ts).
     exitCodes: {
       wallTime: 124,
       oomKilled: 137,
       sigint: 130,
       sigterm: 143,
       cannotStart: 125,
-      // An agent run that started, then exhausted a budget or failed.
-      agentRunFailed: 1,
+      // A run whose work had started, then another budget or a failure ended it.
+      failedAfterStart: 1,
+    },
+    // The governance extension's mediator: every proposal decided outside the model.
+    mediator: {
+      decisions: [...DecisionValue.options],
+      riskClasses: [...RiskClass.options],
+      sideEffectClasses: [...SideEffectClass.options],
+      policy: {
+        profileKey: 'policy',
+        match: ['tool', 'riskClass', 'sideEffectClass', 'mode', 'args'],
+        tiers: ['cfh', 'profile', 'contract', 'defaults'],
+        order: ['deny', 'ask', 'allow'],
+        defaultDecision: 'deny',
+        explain: 'cfh policy explain',
+      },
+      governanceRecord: { file: 'governance.jsonl', schema: 'cfh.governance/1' },
     },
   };
 }

@@ -4,6 +4,7 @@ import { errorMessage } from '../errors.js';
 import { loadRecipe } from '../image/recipe.js';
 import { seccompEnforcementOf } from './preflight.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
+import { modelLifecycle } from '../model/model-lifecycle.js';
 
 export interface DoctorCheck {
   readonly name: string;
@@ -12,11 +13,35 @@ export interface DoctorCheck {
   readonly detail: string;
 }
 
+/**
+ * The configured model (CFH_MODEL or the default), by the installed SDK's deprecation
+ * table: a warning, never a failure, since command runs and scripted runs need no model.
+ */
+export function modelCheck(model: string, now?: Date): DoctorCheck {
+  const life = modelLifecycle(model, now ?? new Date());
+  const detail =
+    life.status === 'retired'
+      ? `${model} reached end of life on ${life.endOfLife ?? '?'} (${life.source}); set CFH_MODEL to a current model`
+      : life.status === 'deprecated'
+        ? `${model} is deprecated${life.endOfLife === undefined ? '' : `, end of life ${life.endOfLife}`} (${life.source}); set CFH_MODEL to a current model`
+        : life.status === 'unknown'
+          ? `${model}: not checked, ${life.source}`
+          : `${model}: not deprecated (${life.source})`;
+  return {
+    name: 'model',
+    ok: life.status === 'current' || life.status === 'unknown',
+    required: false,
+    detail,
+  };
+}
+
 export async function runDoctor(
   runtime: ContainerRuntime,
   signal?: AbortSignal,
+  options: { readonly model?: string } = {},
 ): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
+  if (options.model !== undefined) checks.push(modelCheck(options.model));
   try {
     await runtime.ping(signal);
   } catch (error) {

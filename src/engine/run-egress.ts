@@ -2,15 +2,29 @@
 // network, guard and gateway, sends the gateway's events into the run's log, and records
 // the gateway's identity (egress_ready) before the workload exists.
 import { errorMessage, HarnessInvariantError } from '../errors.js';
+import type { RunDirectory } from '../evidence/run-directory.js';
+import type { Logger } from '../log.js';
 import { openEgress, type EgressNames, type OpenEgress } from '../sandbox/egress-sandbox.js';
-import type { RunSession } from './run-session.js';
+import type { ContainerRuntime } from '../substrate/runtime.js';
+import type { RunPlan } from './run-plan.js';
+
+/** What the egress part needs of its run (the run session gives it). */
+export interface EgressContext {
+  readonly plan: RunPlan;
+  readonly dir: RunDirectory;
+  readonly log: Logger;
+  readonly deps: {
+    readonly runtime: ContainerRuntime;
+    readonly egressResolver?: string | undefined;
+  };
+}
 
 export async function openRunEgress(
-  session: RunSession,
+  context: EgressContext,
   names: EgressNames,
   signal: AbortSignal,
 ): Promise<OpenEgress> {
-  const { plan, dir, log, deps } = session;
+  const { plan, dir, log, deps } = context;
   const mode = plan.profile.network.mode;
   // run-plan.ts plans an egress posture for these two modes only.
   if (mode === 'disabled')

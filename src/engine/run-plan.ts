@@ -2,13 +2,15 @@
 // (AH-INV-4): profile and overrides, mount table, user, artifact root, container spec.
 // Pure apart from reading profiles and stat/realpath of host paths.
 import { createHash } from 'node:crypto';
-import { realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BUDGET_FLAGS, parseBudgetFlag } from '../config/budget-flags.js';
 import { loadProfile } from '../config/profile-loader.js';
 import { Profile } from '../config/profile-schema.js';
 import { parsePositiveNumber, parseSize } from '../config/size.js';
 import { describeIssues } from '../config/zod-issues.js';
+import { checkEngineLimits } from '../config/engine-limits.js';
+import { pseudoFileSystemAt, pseudoTreeOf } from '../config/pseudo-fs.js';
 import type { CfhEnvironment } from '../config/env.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { canonicalJson } from '../evidence/canonical-json.js';
@@ -37,6 +39,7 @@ import type { ContainerSpec } from '../substrate/container-spec.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
 import { CFH_VERSION } from '../version.js';
+import { policyFor, runFactsOf } from './policy-explain.js';
 
 export interface SandboxRunOptions {
   readonly profile?: string | undefined;
@@ -103,6 +106,8 @@ export function planSandboxRun(
   const loaded = loadProfile(profileRef);
   const { profile, overrides } = applyOverrides(loaded.profile, options);
   checkProfileTools(profileRef, profile);
+  // The policy compiles (unique ids, valid regexes) before anything exists (AH-INV-4).
+  policyFor(profile, runFactsOf(profile));
   // Every destination is parsed now, whatever the mode, so a typo fails before any run.
   parseDestinations('network.allow', profile.network.allow);
   parseDestinations('network.deny', profile.network.deny);
@@ -257,6 +262,11 @@ function applyOverrides(
       {},
     );
   }
+  // What the engine would refuse at create or start (memory, CPUs, tmpfs) fails now.
+  checkEngineLimits(parsed.data.limits, {
+    memory: options.memory === undefined ? undefined : '--memory',
+    cpus: options.cpus === undefined ? undefined : '--cpus',
+  });
   return { profile: parsed.data, overrides };
 }
 
@@ -299,19 +309,75 @@ function resolveWorkspace(dir: string): string {
   return real;
 }
 
-/** The artifact root may not exist yet: resolve its nearest existing ancestor. */
+/**
+ * The artifact root may not exist yet: resolve its nearest existing ancestor, which must be
+ * a directory on an ordinary file system. Under /proc, /sys or /dev, or on any kernel pseudo
+ * file system (checked with statfs on that ancestor, so a symlink into one is caught too),
+ * evidence cannot be kept: procfs answers mkdir with ENOENT, on which Node's recursive mkdir
+ * spins for ever, and a directory made in cgroupfs is a new cgroup.
+ */
 function resolveArtifactRoot(root: string): string {
   const absolute = path.resolve(root);
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {
     try {
-      return path.join(realpathSync(existing), ...rest);
-    } catch {
+      const real = realpathSync(existing);
+      const resolved = path.join(real, ...rest);
+      checkArtifactFileSystem(root, absolute, resolved, real);
+      return resolved;
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      refuseDanglingLink(root, existing);
       const parent = path.dirname(existing);
       if (parent === existing) return absolute;
       rest.unshift(path.basename(existing));
       existing = parent;
     }
+  }
+}
+
+/**
+ * A component that exists but does not resolve is a symbolic link to nothing: where it
+ * points (perhaps into /proc) cannot be checked, and creating the run directory would fail
+ * only after preflight.
+ */
+function refuseDanglingLink(root: string, component: string): void {
+  let target: string;
+  try {
+    if (!lstatSync(component).isSymbolicLink()) return;
+    target = readlinkSync(component);
+  } catch {
+    return;
+  }
+  throw new ConfigError(
+    'artifact_root_unusable',
+    `artifact root '${root}' goes through '${component}', a symbolic link to '${target}', which does not exist; choose another --artifact-root, on an ordinary file system`,
+    { field: 'artifactRoot', value: root },
+  );
+}
+
+function checkArtifactFileSystem(
+  root: string,
+  absolute: string,
+  resolved: string,
+  existing: string,
+): void {
+  const refuse = (why: string): ConfigError =>
+    new ConfigError(
+      'artifact_root_unusable',
+      `artifact root '${root}' ${why}; choose another --artifact-root, on an ordinary file system`,
+      { field: 'artifactRoot', value: root },
+    );
+  const tree = pseudoTreeOf(resolved);
+  if (tree !== undefined) {
+    throw refuse(`${resolved === absolute ? 'is' : `resolves to '${resolved}',`} inside ${tree}`);
+  }
+  if (!statSync(existing).isDirectory()) {
+    throw refuse(`cannot be created: '${existing}' is not a directory`);
+  }
+  const pseudo = pseudoFileSystemAt(existing);
+  if (pseudo !== undefined) {
+    throw refuse(`is on the kernel's ${pseudo} file system (at '${existing}')`);
   }
 }

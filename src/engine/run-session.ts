@@ -133,7 +133,7 @@ export async function runSession<R>(
     const facts = await preflight(deps.runtime, plan.spec, signal);
     signal.throwIfAborted();
     const preflightMs = performance.now() - t0;
-    await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
+    await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId, deps.owner);
     // The exact filter the engine receives, so an operator can read what the container ran under.
     await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
     await dir.writeSnapshot(work.snapshot(buildSnapshot(plan, facts, deps.owner)));

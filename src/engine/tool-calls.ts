@@ -1,42 +1,24 @@
-// The tool calls of one model turn (issue 5): each is validated and put to the mediator in
-// the order proposed; the allowed ones execute, up to max_parallel_tool_calls at once; the
-// results are recorded in the order proposed again, so the evidence is deterministic
-// whatever finished first. Every call gets exactly one observation (AH-TOOL-3/5).
-import type { BudgetTracker } from './budgets.js';
+// The tool calls of one model turn (issue 5; governance extension, "Canonical loop"): each
+// proposal is checked against the surface and its schema, decided by the mediator (which
+// records the decision before anything happens), and the authorized ones run, up to
+// max_parallel_tool_calls at once; results are recorded in the order proposed, so the
+// evidence is deterministic whatever finished first. Every call gets exactly one
+// observation (AH-TOOL-3/5) and one governance record.
 import { HarnessInvariantError } from '../errors.js';
-import type { EventInput, EventType } from '../evidence/schema/registry.js';
-import type { Mediator } from '../mediator/mediator.js';
-import type { BuiltinTool } from '../tools/builtins.js';
-import type { ToolRegistry } from '../tools/contract.js';
+import type { AuthorizedCall, Ruling } from '../mediator/mediator.js';
+import type { CheckedCall } from '../mediator/policy.js';
 import { boundObservation, errorObservation, type Observation } from '../tools/observation.js';
-import type { ToolExecution } from '../tools/tool-container.js';
+import type { ToolOutcome } from '../tools/runner.js';
+import { governanceOf } from './governance-of.js';
+import { callIdOf, check, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
-export interface ToolUse {
-  readonly id: string;
-  readonly name: string;
-  readonly input: unknown;
-}
-
-export interface ToolCallRecorder {
-  /** One event of the registry (src/evidence/schema/registry.ts), of its type's shape. */
-  event<T extends EventType>(type: T, data: EventInput<T>, durable?: boolean): Promise<void>;
-  /** Keeps a tool's raw output under outputs/; returns its reference (`outputs/NAME`). */
-  output(name: string, data: Buffer): Promise<string>;
-}
-
-export interface ToolCallDeps {
-  readonly registry: ToolRegistry;
-  readonly builtin: (name: string) => BuiltinTool | undefined;
-  readonly mediator: Mediator;
-  readonly budgets: BudgetTracker;
-  readonly runTool: (
-    tool: BuiltinTool,
-    argv: string[],
-    stdin: Buffer | undefined,
-    signal: AbortSignal,
-  ) => Promise<ToolExecution>;
-  readonly recorder: ToolCallRecorder;
-}
+export {
+  callIdOf,
+  type ToolCallDeps,
+  type ToolCallRecorder,
+  type ToolUse,
+} from './tool-call-deps.js';
+export { abortUnanswered } from './governance-of.js';
 
 export interface AnsweredCall {
   readonly use: ToolUse;
@@ -46,20 +28,14 @@ export interface AnsweredCall {
 interface RunnableCall {
   readonly use: ToolUse;
   readonly callId: string;
-  readonly tool: BuiltinTool;
-  readonly input: unknown;
+  readonly call: AuthorizedCall;
   readonly limit: number;
 }
 
 interface Executed {
-  readonly execution: ToolExecution;
+  readonly outcome: ToolOutcome;
   readonly observation: Observation;
   readonly retries: readonly { attempt: number; reason: string; durationMs: number }[];
-}
-
-/** `call-0001`…: numbers a run's calls across turns; names their outputs. */
-export function callIdOf(n: number): string {
-  return `call-${String(n).padStart(4, '0')}`;
 }
 
 /**
@@ -75,14 +51,15 @@ export async function answerTurn(
   deps: ToolCallDeps,
   signal: AbortSignal,
   settled: Map<string, Observation> = new Map(),
+  decided: Map<string, Ruling> = new Map(),
 ): Promise<AnsweredCall[]> {
   const prepared: (AnsweredCall | RunnableCall)[] = [];
   for (const [i, use] of uses.entries()) {
-    const p = await prepare(use, callIdOf(firstCall + i), deps);
-    if (!('tool' in p)) settled.set(use.id, p.observation);
+    const p = await prepare(use, callIdOf(firstCall + i), deps, signal, decided);
+    if (!('call' in p)) settled.set(use.id, p.observation);
     prepared.push(p);
   }
-  const runnable = prepared.filter((p): p is RunnableCall => 'tool' in p);
+  const runnable = prepared.filter((p): p is RunnableCall => 'call' in p);
   const done = new Map<RunnableCall, Executed>();
   try {
     await executeAll(runnable, deps, signal, done);
@@ -95,7 +72,7 @@ export async function answerTurn(
   }
   const answers: AnsweredCall[] = [];
   for (const p of prepared) {
-    if (!('tool' in p)) {
+    if (!('call' in p)) {
       answers.push(p);
       continue;
     }
@@ -130,6 +107,8 @@ async function prepare(
   use: ToolUse,
   callId: string,
   deps: ToolCallDeps,
+  signal: AbortSignal,
+  decided: Map<string, Ruling>,
 ): Promise<AnsweredCall | RunnableCall> {
   await deps.recorder.event('tool_requested', {
     callId,
@@ -137,58 +116,54 @@ async function prepare(
     tool: use.name,
     input: summarize(use.input),
   });
-  const contract = deps.registry.get(use.name);
-  const tool = contract === undefined ? undefined : deps.builtin(use.name);
-  if (contract === undefined || tool === undefined) {
+  const checked = check(use, deps);
+  // Every proposal is decided, the unknown and the invalid too: one decision each.
+  const ruling = await deps.mediator.decide({ callId, toolUseId: use.id, checked }, signal);
+  decided.set(use.id, ruling);
+  if (ruling.kind === 'authorized') {
+    const tool = ruling.call.tool;
+    const limit = Math.min(tool.resultSizeLimitChars, deps.budgets.budgets.maxToolResultChars);
+    return { use, callId, call: ruling.call, limit };
+  }
+  const observation = await refusal(use, callId, checked, ruling, deps);
+  await deps.recorder.governance(governanceOf(callId, checked, ruling, observation, deps, false));
+  return { use, observation };
+}
+
+/** The evidence and the typed observation of a call that does not run (AH-CFC-11). */
+async function refusal(
+  use: ToolUse,
+  callId: string,
+  checked: CheckedCall,
+  ruling: Extract<Ruling, { kind: 'refused' }>,
+  deps: ToolCallDeps,
+): Promise<Observation> {
+  const base = { callId, toolUseId: use.id, tool: use.name };
+  if (checked.kind === 'unknown') {
     // Outside the parent surface: nothing widens it, no container starts (AH-TOOL-2).
-    await deps.recorder.event('tool_rejected', {
-      callId,
-      toolUseId: use.id,
-      tool: use.name,
-      reason: 'unknown_tool',
-    });
-    const known = deps.registry.names();
-    return { use, observation: errorObservation('error', `unknown tool '${use.name}'`, known) };
+    await deps.recorder.event('tool_rejected', { ...base, reason: 'unknown_tool' });
+    return errorObservation(
+      'error',
+      "unknown tool (not on this run's surface)",
+      deps.registry.names(),
+    );
   }
-  const parsed = contract.inputSchema.safeParse(use.input);
-  if (!parsed.success) {
-    await deps.recorder.event('tool_rejected', {
-      callId,
-      toolUseId: use.id,
-      tool: use.name,
-      reason: 'invalid_arguments',
-    });
-    const issues = parsed.error.issues
-      .map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`)
-      .join('; ');
-    return {
-      use,
-      observation: errorObservation('error', `invalid arguments: ${issues}`, [use.name]),
-    };
+  if (checked.kind === 'invalid') {
+    await deps.recorder.event('tool_rejected', { ...base, reason: 'invalid_arguments' });
+    return errorObservation('error', `invalid arguments: ${checked.issues}`, [checked.tool.name]);
   }
-  const decision = deps.mediator.decide(contract, parsed.data);
-  await deps.recorder.event(
-    'permission_decision',
-    { callId, toolUseId: use.id, tool: use.name, ...decision },
-    true,
-  );
-  if (decision.decision !== 'allow') {
-    await deps.recorder.event('tool_denied', {
-      callId,
-      toolUseId: use.id,
-      tool: use.name,
-      rule: decision.rule,
-    });
-    const status = decision.decision === 'deny' ? 'denied' : 'approval_required';
-    return { use, observation: errorObservation(status, decision.reason) };
-  }
-  const limit = Math.min(contract.resultSizeLimitChars, deps.budgets.budgets.maxToolResultChars);
-  return { use, callId, tool, input: parsed.data, limit };
+  await deps.recorder.event('tool_denied', {
+    ...base,
+    rule: ruling.decision.policy_rule,
+    decision: ruling.decision.decision,
+    status: ruling.status,
+  });
+  return errorObservation(ruling.status, ruling.reason);
 }
 
 /**
  * Calls without side effects run side by side (at most max_parallel_tool_calls, which the
- * turn was already checked against); a call that changes the sandbox runs alone, after
+ * turn was already checked against); a call that changes anything runs alone, after
  * everything proposed before it and before everything proposed after it.
  */
 async function executeAll(
@@ -209,13 +184,13 @@ async function executeAll(
     batch = [];
     if (failure !== undefined) throw failure.reason;
   };
-  for (const call of calls) {
-    if (call.tool.sideEffectClass !== 'none') {
+  for (const c of calls) {
+    if (c.call.tool.sideEffectClass !== 'none') {
       await flush();
-      batch = [call];
+      batch = [c];
       await flush();
     } else {
-      batch.push(call);
+      batch.push(c);
       if (batch.length >= width) await flush();
     }
   }
@@ -223,85 +198,100 @@ async function executeAll(
 }
 
 /**
- * One call, retried only when its contract declares it idempotent and it ran out of time,
- * at most min(its retry policy, max_retries_per_tool_call) times (AH-LIFE-5).
+ * One call, retried only when its contract says a replay is safe (safe_retry, or
+ * idempotent_only) and it ran out of time, at most min(its max retries,
+ * max_retries_per_tool_call) times, and never a high-risk commit (AH-LIFE-5).
  */
 async function executeOne(
-  call: RunnableCall,
+  runnable: RunnableCall,
   deps: ToolCallDeps,
   signal: AbortSignal,
 ): Promise<Executed> {
-  const { tool, input, limit } = call;
-  const maxRetries = tool.retryPolicy.idempotent
-    ? Math.min(tool.retryPolicy.maxRetries, deps.budgets.budgets.maxRetriesPerToolCall)
+  const { call, limit } = runnable;
+  const tool = call.tool;
+  const replayable = tool.retryPolicy !== 'no_auto_retry' && call.idempotencyKey === undefined;
+  const maxRetries = replayable
+    ? Math.min(tool.maxRetries, deps.budgets.budgets.maxRetriesPerToolCall)
     : 0;
+  const runner = deps.runners[tool.executor];
+  if (runner === undefined) throw new Error(`unreachable: no runner for ${tool.executor}`);
   const retries: { attempt: number; reason: string; durationMs: number }[] = [];
   for (;;) {
-    const { argv, stdin } = tool.command(input, { maxChars: limit });
-    const execution = await deps.runTool(tool, argv, stdin, signal);
-    const observation = boundObservation(tool.observe(execution, input), limit);
+    const outcome = await runner.run(call, limit, signal);
+    const observation = boundObservation(outcome.observation, limit);
     if (observation.status !== 'timeout' || retries.length >= maxRetries)
-      return { execution, observation, retries };
+      return { outcome, observation, retries };
     retries.push({
       attempt: retries.length + 1,
       reason: 'timeout',
-      durationMs: execution.durationMs,
+      durationMs: outcome.durationMs,
     });
   }
 }
 
 async function record(
-  call: RunnableCall,
+  runnable: RunnableCall,
   done: Executed,
   deps: ToolCallDeps,
 ): Promise<Observation> {
+  const { call, callId, use } = runnable;
+  const tool = call.tool;
   for (const retry of done.retries) {
     await deps.recorder.event('tool_retry', {
-      callId: call.callId,
-      toolUseId: call.use.id,
-      tool: call.tool.name,
+      callId,
+      toolUseId: use.id,
+      tool: tool.name,
       ...retry,
     });
   }
-  const { execution } = done;
+  const { outcome } = done;
   const refs: string[] = [];
-  if (execution.stdout.length > 0)
-    refs.push(await deps.recorder.output(`${call.callId}.stdout`, execution.stdout));
-  if (execution.stderr.length > 0)
-    refs.push(await deps.recorder.output(`${call.callId}.stderr`, execution.stderr));
+  // audit_policy: full structured events keep the raw output; the others its size only.
+  const full = tool.auditPolicy === 'full_structured_event';
+  if (full && outcome.stdout.length > 0)
+    refs.push(await deps.recorder.output(`${callId}.stdout`, outcome.stdout));
+  if (full && outcome.stderr.length > 0)
+    refs.push(await deps.recorder.output(`${callId}.stderr`, outcome.stderr));
   const observation: Observation = { ...done.observation, evidence_refs: refs };
+  const base = {
+    callId,
+    toolUseId: use.id,
+    tool: tool.name,
+    exitCode: outcome.exitCode,
+    containerId: outcome.where,
+    outputs: refs,
+    ...(full
+      ? {}
+      : { outputBytes: { stdout: outcome.stdout.length, stderr: outcome.stderr.length } }),
+    ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
+  };
   // The tool's declared output schema holds, or the harness is broken: the run fails and
   // the model hears nothing of it (AH-TOOL-6).
-  const checked = call.tool.outputSchema.safeParse(observation);
+  const checked = tool.output.safeParse(observation);
   if (!checked.success) {
     await deps.recorder.event('tool_executed', {
-      callId: call.callId,
-      toolUseId: call.use.id,
-      tool: call.tool.name,
+      ...base,
       status: 'withheld',
       reason: 'output_schema_violation',
-      exitCode: execution.exitCode,
-      containerId: execution.containerId,
-      outputs: refs,
     });
     throw new HarnessInvariantError(
       'tool_output_invalid',
-      `${call.tool.name} produced an observation outside its output schema: ${checked.error.message}`,
-      { callId: call.callId, tool: call.tool.name },
+      `${tool.name} produced an observation outside its output schema: ${checked.error.message}`,
+      { callId, tool: tool.name },
     );
   }
   await deps.recorder.event('tool_executed', {
-    callId: call.callId,
-    toolUseId: call.use.id,
-    tool: call.tool.name,
+    ...base,
     status: observation.status,
-    exitCode: execution.exitCode,
-    durationMs: execution.durationMs,
-    containerId: execution.containerId,
+    durationMs: outcome.durationMs,
     attempts: done.retries.length + 1,
-    outputs: refs,
     ...(observation.truncated === undefined ? {} : { truncated: observation.truncated }),
   });
+  const checkedCall: CheckedCall = { kind: 'valid', tool, args: call.args };
+  const ruling: Ruling = { kind: 'authorized', decision: call.decision, call };
+  await deps.recorder.governance(
+    governanceOf(callId, checkedCall, ruling, observation, deps, true),
+  );
   return observation;
 }
 

@@ -32,6 +32,13 @@ export interface TerminalRecord {
   readonly exitCode: number;
 }
 
+/** The cfh process writing a run: pid, `<boot id>/<start ticks>`, host. */
+export interface RunWriter {
+  readonly pid: number;
+  readonly start: string;
+  readonly host: string;
+}
+
 export class RunDirectory implements AsyncDisposable {
   readonly root: string;
   readonly runId: string;
@@ -48,13 +55,21 @@ export class RunDirectory implements AsyncDisposable {
     this.#release = release;
   }
 
-  static async create(root: string, runId: string): Promise<RunDirectory> {
+  static async create(root: string, runId: string, writer?: RunWriter): Promise<RunDirectory> {
     if (!isRunId(runId))
       throw new ArtifactError('invalid_run_id', `run id '${runId}' is malformed`);
     const dir = path.join(root, runId);
     try {
       await mkdir(root, { recursive: true, mode: 0o750 });
       await mkdir(dir, { mode: 0o750 });
+      // From the first file on, a reader can tell whether the writer still runs: a cfh that
+      // dies before its first lifecycle step leaves a run `runs list` shows as abandoned.
+      await writeJsonAtomic(path.join(dir, RUN_FILES.state), {
+        runId,
+        state: 'created',
+        ...(writer === undefined ? {} : { writer }),
+        updatedAt: new Date().toISOString(),
+      });
       await mkdir(path.join(dir, RUN_FILES.outputs), { mode: 0o750 });
       const release = await lockfile.lock(dir, {
         lockfilePath: path.join(dir, RUN_FILES.lock),

@@ -1,40 +1,318 @@
-// The mediator seam (issue 5): every tool call passes through it and gets a recorded
-// permission decision. Today a fixed policy; policies and approvals come with their own
-// issue. The model proposes; only this decides (AH-TOOL-4).
-import type { ToolContract } from '../tools/contract.js';
+// The mediator: every proposed call is decided here, outside the model, and recorded
+// before anything happens (governance extension, "Core rule"; AH-TOOL-3/4, AH-CFC-1/11).
+// It receives the whole proposal (tool, validated arguments or why they are not, call id)
+// and the run's facts; policy decides (policy.ts); a decision that asks pauses for a
+// person (approvals.ts); the decision object is written as a `permission_decision` event.
+// Only then does a call that may run get an AuthorizedCall: the one thing an executor
+// accepts, and a thing nothing outside this module can make.
+import { createHash, randomUUID } from 'node:crypto';
+import { canonicalJson } from '../evidence/canonical-json.js';
+import type { RiskClass, SideEffectClass } from '../config/vocabulary.js';
+import type { ToolDefinition } from '../tools/contract.js';
+import type { Approvals, ApprovalAnswer } from './approvals.js';
+import { ALLOWING, ASKING, type Approver, type PermissionDecision } from './decision.js';
+import type { EventInput, EventType } from '../evidence/schema/registry.js';
+import type { CheckedCall, Policy, Verdict } from './policy.js';
 
-export interface PermissionDecision {
-  readonly decision: 'allow' | 'deny' | 'approval_required';
-  /** The rule that decided, recorded with the decision. */
-  readonly rule: string;
-  readonly reason: string;
+export interface DecisionRecorder {
+  /** One event of the registry (src/evidence/schema/registry.ts), of its type's shape. */
+  event<T extends EventType>(type: T, data: EventInput<T>, durable?: boolean): Promise<void>;
 }
 
-export interface Mediator {
-  decide(tool: ToolContract, input: unknown): PermissionDecision;
+/** Waiting for a person is not the agent's time: the wall-time budget pauses (budgets.ts). */
+export interface WaitClock {
+  pause(): void;
+  resume(): void;
 }
 
-/** Read-only and sandbox-contained tools are allowed; anything else is denied. */
-export class FixedPolicyMediator implements Mediator {
-  decide(tool: ToolContract): PermissionDecision {
-    if (tool.permissionPolicy === 'deny') {
-      return {
-        decision: 'deny',
-        rule: 'tool.permission_policy=deny',
-        reason: `${tool.name} is denied by its contract`,
-      };
-    }
-    if (tool.sideEffectClass === 'none' || tool.sideEffectClass === 'sandbox-contained') {
-      return {
-        decision: 'allow',
-        rule: `fixed:side_effect_class=${tool.sideEffectClass}`,
-        reason: `${tool.name} stays inside the sandbox`,
-      };
-    }
-    return {
-      decision: 'deny',
-      rule: `fixed:side_effect_class=${tool.sideEffectClass}`,
-      reason: `${tool.name} has external side effects; no policy grants them yet`,
-    };
+/** A proposal as the model made it, and what checking it against the surface found. */
+export interface Proposal {
+  readonly callId: string;
+  readonly toolUseId: string;
+  readonly checked: CheckedCall;
+}
+
+const TOKEN: unique symbol = Symbol('cfh.authorized-call');
+const issued = new WeakSet<AuthorizedCall>();
+
+/**
+ * A call the mediator let run, with the decision that let it. Its constructor needs a
+ * value only this module holds, and `isAuthorized` tells a real one from a look-alike.
+ */
+export class AuthorizedCall {
+  readonly callId: string;
+  readonly tool: ToolDefinition;
+  readonly args: unknown;
+  readonly decision: PermissionDecision;
+  /** High-risk commits carry one (and are never retried automatically). */
+  readonly idempotencyKey: string | undefined;
+
+  constructor(
+    token: typeof TOKEN,
+    callId: string,
+    tool: ToolDefinition,
+    args: unknown,
+    decision: PermissionDecision,
+    idempotencyKey: string | undefined,
+  ) {
+    if (token !== TOKEN) throw new Error('an AuthorizedCall comes from the mediator only');
+    this.callId = callId;
+    this.tool = tool;
+    this.args = args;
+    this.decision = decision;
+    this.idempotencyKey = idempotencyKey;
+    issued.add(this);
   }
+}
+
+export function isAuthorized(call: unknown): call is AuthorizedCall {
+  return call instanceof AuthorizedCall && issued.has(call);
+}
+
+/** Decided: either it may run, or why not and what the model is told. */
+export type Ruling =
+  | {
+      readonly kind: 'authorized';
+      readonly decision: PermissionDecision;
+      readonly call: AuthorizedCall;
+    }
+  | {
+      readonly kind: 'refused';
+      readonly decision: PermissionDecision;
+      /** `denied`: policy or a person said no; `approval_required`: nobody could be asked. */
+      readonly status: 'denied' | 'approval_required';
+      readonly reason: string;
+      readonly approver: Approver | null;
+    };
+
+const HIGH_RISK_CLASSES: ReadonlySet<RiskClass> = new Set([
+  'financial',
+  'identity_access',
+  'security_sensitive',
+  'destructive',
+  'privileged_admin',
+]);
+const HIGH_RISK_EFFECTS: ReadonlySet<SideEffectClass> = new Set([
+  'external_commitment',
+  'financial_transfer',
+  'identity_or_access_change',
+  'destructive_change',
+]);
+
+/** A commit the extension calls high-risk: idempotency key, approval record, no retry. */
+export function isHighRisk(tool: ToolDefinition): boolean {
+  return HIGH_RISK_CLASSES.has(tool.riskClass) || HIGH_RISK_EFFECTS.has(tool.sideEffectClass);
+}
+
+export function argsDigest(tool: string, args: unknown): string {
+  return `sha256:${createHash('sha256')
+    .update(canonicalJson({ tool, args: args ?? null }))
+    .digest('hex')}`;
+}
+
+export class Mediator {
+  readonly policy: Policy;
+  readonly #approvals: Approvals;
+  readonly #recorder: DecisionRecorder;
+  readonly #clock: WaitClock | undefined;
+  /** Every decision recorded, by call id: one per proposal, whatever happens after it. */
+  readonly #decided = new Map<string, PermissionDecision>();
+
+  constructor(options: {
+    policy: Policy;
+    approvals: Approvals;
+    recorder: DecisionRecorder;
+    clock?: WaitClock | undefined;
+  }) {
+    this.policy = options.policy;
+    this.#approvals = options.approvals;
+    this.#recorder = options.recorder;
+    this.#clock = options.clock;
+  }
+
+  async decide(proposal: Proposal, signal: AbortSignal): Promise<Ruling> {
+    const { checked } = proposal;
+    // What is digested, decided, approved and run is one value nothing can change after.
+    if (checked.kind === 'valid') deepFreeze(checked.args);
+    const verdict = effective(this.policy.decide(checked), checked, this.policy);
+    const decision = decisionObject(proposal, verdict.decision, verdict.rule, verdict.reason);
+    // Durable before any side effect: the executor can only run what comes after this.
+    await this.#recorder.event('permission_decision', { ...decision }, true);
+    this.#decided.set(proposal.callId, decision);
+    if (checked.kind !== 'valid' || verdict.decision === 'deny')
+      return refused(decision, 'denied', verdict.reason, null);
+    if (ALLOWING.has(verdict.decision)) return this.#authorize(proposal, checked, decision);
+    if (!ASKING.has(verdict.decision)) return refused(decision, 'denied', verdict.reason, null);
+    const answer = await this.#ask(proposal, checked, decision, signal);
+    if (answer === undefined) {
+      return refused(
+        decision,
+        'approval_required',
+        `${verdict.reason}; no approval could be asked for (rule ${verdict.rule}, args ${decision.args_digest})`,
+        null,
+      );
+    }
+    if (!answer.granted)
+      return refused(decision, 'denied', `not approved: ${answer.why}`, answer.approver);
+    return this.#authorize(proposal, checked, { ...decision, approver: answer.approver });
+  }
+
+  /**
+   * A proposal the run's stop left undecided (a budget, a cancellation, a failure): decided
+   * `deny` by that stop, so the evidence holds one decision per proposal all the same.
+   */
+  async refuseForStop(proposal: Proposal, stop: string): Promise<Ruling> {
+    const reason = `not run: the run stopped (${stop})`;
+    // Decided already, and stopped while a person was asked: that decision stands alone.
+    const earlier = this.#decided.get(proposal.callId);
+    if (earlier !== undefined) return refused(earlier, 'denied', reason, null);
+    const decision = decisionObject(proposal, 'deny', `stop:${stop}`, reason);
+    await this.#recorder.event('permission_decision', { ...decision }, true);
+    this.#decided.set(proposal.callId, decision);
+    return refused(decision, 'denied', decision.reason, null);
+  }
+
+  #authorize(
+    proposal: Proposal,
+    checked: Extract<CheckedCall, { kind: 'valid' }>,
+    decision: PermissionDecision,
+  ): Ruling {
+    const key = isHighRisk(checked.tool) ? randomUUID() : undefined;
+    const call = new AuthorizedCall(
+      TOKEN,
+      proposal.callId,
+      checked.tool,
+      checked.args,
+      decision,
+      key,
+    );
+    return { kind: 'authorized', decision, call };
+  }
+
+  async #ask(
+    proposal: Proposal,
+    checked: Extract<CheckedCall, { kind: 'valid' }>,
+    decision: PermissionDecision,
+    signal: AbortSignal,
+  ): Promise<ApprovalAnswer | undefined> {
+    const request = {
+      callId: proposal.callId,
+      tool: checked.tool,
+      args: checked.args,
+      argsDigest: decision.args_digest,
+      decision: decision.decision,
+      rule: decision.policy_rule,
+      reason: decision.reason,
+    };
+    await this.#recorder.event(
+      'approval_requested',
+      {
+        callId: proposal.callId,
+        tool: checked.tool.name,
+        rule: decision.policy_rule,
+        decision: decision.decision,
+        argsDigest: decision.args_digest,
+        // Who may answer, in the order asked: the OS user at each surface; never the model.
+        approvers: this.#approvals.approvers,
+      },
+      true,
+    );
+    const started = performance.now();
+    const received = (
+      data: Pick<EventInput<'approval_received'>, 'outcome' | 'approver' | 'scope' | 'why'>,
+    ): Promise<void> =>
+      this.#recorder.event(
+        'approval_received',
+        {
+          callId: proposal.callId,
+          rule: decision.policy_rule,
+          argsDigest: decision.args_digest,
+          ...data,
+          // Not the agent's time: the wall-time budget was paused for it.
+          waitedMs: Math.round(performance.now() - started),
+        },
+        true,
+      );
+    this.#clock?.pause();
+    let answer: ApprovalAnswer | undefined;
+    try {
+      answer = await this.#approvals.answer(request, signal);
+    } catch (error) {
+      // Cancelled while a person was asked (SIGINT at the prompt): nothing of the call runs.
+      if (signal.aborted) await received({ outcome: 'cancelled', approver: null });
+      throw error;
+    } finally {
+      this.#clock?.resume();
+    }
+    await received({
+      outcome: answer === undefined ? 'unavailable' : answer.granted ? 'granted' : 'refused',
+      approver: answer?.approver ?? null,
+      ...(answer?.granted === true ? { scope: answer.scope } : {}),
+      ...(answer?.granted === false ? { why: answer.why } : {}),
+    });
+    return answer;
+  }
+}
+
+/** The extension's decision object for a proposal (no approver yet). */
+function decisionObject(
+  proposal: Proposal,
+  value: PermissionDecision['decision'],
+  rule: string,
+  reason: string,
+): PermissionDecision {
+  const { checked } = proposal;
+  const tool = checked.kind === 'unknown' ? undefined : checked.tool;
+  const name = checked.kind === 'unknown' ? checked.name : checked.tool.name;
+  return {
+    call_id: proposal.callId,
+    tool_name: name,
+    risk_class: tool?.riskClass ?? null,
+    side_effect_class: tool?.sideEffectClass ?? null,
+    resource_scope: tool?.resourceScope ?? null,
+    decision: value,
+    policy_rule: rule,
+    reason,
+    approver: null,
+    args_digest: argsDigest(name, checked.kind === 'valid' ? checked.args : undefined),
+    timestamp: new Date().toISOString(),
+  };
+}
+
+/** Freezes a validated input all the way down (it is plain JSON data). */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  for (const v of Object.values(value)) deepFreeze(v);
+  Object.freeze(value);
+}
+
+function refused(
+  decision: PermissionDecision,
+  status: 'denied' | 'approval_required',
+  reason: string,
+  approver: Approver | null,
+): Ruling {
+  return { kind: 'refused', decision, status, reason, approver };
+}
+
+/**
+ * What a verdict means for this tool in this run: a draft-only decision where there is no
+ * draft, or a sandbox decision for a tool that does not run in the sandbox, cannot hold,
+ * so it is a denial naming the same rule.
+ */
+function effective(verdict: Verdict, checked: CheckedCall, policy: Policy): Verdict {
+  if (checked.kind !== 'valid') return verdict;
+  if (verdict.decision === 'run_as_draft_only' && policy.facts.workspaceMode !== 'draft')
+    return {
+      ...verdict,
+      decision: 'deny',
+      reason: `${verdict.reason}; the workspace is not a draft`,
+    };
+  if (verdict.decision === 'run_in_sandbox' && checked.tool.executor !== 'sandbox')
+    return {
+      ...verdict,
+      decision: 'deny',
+      reason: `${verdict.reason}; it does not run in the sandbox`,
+    };
+  return verdict;
 }

@@ -21,15 +21,9 @@ import Anthropic, {
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
 import { CfhError, ConfigError, errorMessage } from '../errors.js';
-import type {
-  ContentBlock,
-  ModelGateway,
-  ModelMessage,
-  ModelRequest,
-  ModelResponse,
-  ReportedUsage,
-} from './gateway.js';
-import { overlayReported, reportedCounters } from './usage.js';
+import type { ModelGateway, ModelRequest, ModelResponse } from './gateway.js';
+import { fromMessage, toCreateParams, type CreateParams } from './anthropic-request.js';
+import { IncompleteStream, ProtocolError, StreamAssembler } from './anthropic-stream.js';
 
 export type ModelGatewayErrorCode =
   'model_unavailable' | 'model_request_rejected' | 'model_retries_exhausted';
@@ -95,7 +89,6 @@ export interface AnthropicGatewayOptions {
   readonly streaming?: boolean | undefined;
 }
 
-const EPHEMERAL = { type: 'ephemeral' } as const;
 /** Error types the provider sends on a stream that has already started, worth another try. */
 const TRANSIENT_STREAM_ERRORS = new Set([
   'overloaded_error',
@@ -104,8 +97,6 @@ const TRANSIENT_STREAM_ERRORS = new Set([
   'timeout_error',
 ]);
 const REASON_LIMIT = 300;
-
-type CreateParams = Omit<Anthropic.MessageCreateParamsNonStreaming, 'stream'>;
 
 export class AnthropicGateway implements ModelGateway {
   readonly adapter = 'anthropic';
@@ -282,201 +273,7 @@ export class AnthropicGateway implements ModelGateway {
 }
 
 // ---------------------------------------------------------------------------------------
-// Request mapping
-
-function toCreateParams(request: ModelRequest, model: string): CreateParams {
-  const params: CreateParams = {
-    model,
-    max_tokens: request.maxOutputTokens,
-    messages: toMessageParams(request.messages),
-  };
-  if (request.system !== '')
-    params.system = [{ type: 'text', text: request.system, cache_control: EPHEMERAL }];
-  if (request.tools.length > 0) {
-    const last = request.tools.length - 1;
-    params.tools = request.tools.map((tool, i) => ({
-      name: tool.name,
-      description: tool.description,
-      input_schema: tool.input_schema as Anthropic.Tool.InputSchema,
-      ...(i === last ? { cache_control: EPHEMERAL } : {}),
-    }));
-  }
-  return params;
-}
-
-function toMessageParams(messages: readonly ModelMessage[]): Anthropic.MessageParam[] {
-  const out = messages.map((message): Anthropic.MessageParam => ({
-    role: message.role,
-    // The API refuses empty text blocks; an empty text carries nothing.
-    content: message.content
-      .filter((block) => block.type !== 'text' || block.text !== '')
-      .map(toBlockParam),
-  }));
-  const lastBlocks = out.at(-1)?.content;
-  if (Array.isArray(lastBlocks) && lastBlocks.length > 0) {
-    const i = lastBlocks.length - 1;
-    const block = lastBlocks[i];
-    if (
-      block !== undefined &&
-      (block.type === 'text' || block.type === 'tool_use' || block.type === 'tool_result')
-    )
-      lastBlocks[i] = { ...block, cache_control: EPHEMERAL };
-  }
-  return out;
-}
-
-type BlockParam =
-  Anthropic.TextBlockParam | Anthropic.ToolUseBlockParam | Anthropic.ToolResultBlockParam;
-
-function toBlockParam(block: ContentBlock): BlockParam {
-  switch (block.type) {
-    case 'text':
-      return { type: 'text', text: block.text };
-    case 'tool_use':
-      return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
-    case 'tool_result':
-      return {
-        type: 'tool_result',
-        tool_use_id: block.tool_use_id,
-        content: block.content,
-        is_error: block.is_error,
-      };
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// Response assembly
-
-function fromMessage(message: Anthropic.Message): ModelResponse {
-  const content: ContentBlock[] = [];
-  for (const block of message.content) {
-    if (block.type === 'text') content.push({ type: 'text', text: block.text });
-    else if (block.type === 'tool_use')
-      content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
-  }
-  return {
-    model: message.model,
-    content,
-    stopReason: message.stop_reason ?? 'unknown',
-    usage: reportedCounters(message.usage),
-  };
-}
-
-type Building =
-  | { kind: 'text'; text: string }
-  | { kind: 'tool_use'; id: string; name: string; startInput: unknown; json: string }
-  | { kind: 'other' };
-
-/**
- * Folds the raw stream events into one response. Text deltas are concatenated; a tool call's
- * input is the concatenated `input_json_delta`s parsed strictly once the stream is complete
- * (the SDK's own helper parses leniently, which would turn a truncated call into a partial
- * one). Input that does not parse is kept as the raw string, which the loop's argument
- * validation then rejects as a model-correctable error. Block types cfh does not request
- * (thinking, server tools) are dropped.
- */
-class StreamAssembler {
-  #started = false;
-  #stopped = false;
-  #model = '';
-  #stopReason: string | null = null;
-  #usage: ReportedUsage = {};
-  readonly #blocks: (Building | undefined)[] = [];
-
-  add(event: Anthropic.RawMessageStreamEvent): void {
-    if (event.type !== 'message_start' && !this.#started)
-      throw new ProtocolError(`${event.type} before message_start`);
-    switch (event.type) {
-      case 'message_start':
-        if (this.#started) throw new ProtocolError('a second message_start');
-        this.#started = true;
-        this.#model = event.message.model;
-        this.#stopReason = event.message.stop_reason;
-        this.#usage = reportedCounters(event.message.usage);
-        return;
-      case 'content_block_start': {
-        const block = event.content_block;
-        if (block.type === 'text') this.#blocks[event.index] = { kind: 'text', text: block.text };
-        else if (block.type === 'tool_use')
-          this.#blocks[event.index] = {
-            kind: 'tool_use',
-            id: block.id,
-            name: block.name,
-            startInput: block.input,
-            json: '',
-          };
-        else this.#blocks[event.index] = { kind: 'other' };
-        return;
-      }
-      case 'content_block_delta': {
-        const block = this.#blocks[event.index];
-        if (block === undefined)
-          throw new ProtocolError(`content_block_delta for block ${event.index}, never started`);
-        if (event.delta.type === 'text_delta' && block.kind === 'text')
-          block.text += event.delta.text;
-        else if (event.delta.type === 'input_json_delta' && block.kind === 'tool_use')
-          block.json += event.delta.partial_json;
-        return;
-      }
-      case 'content_block_stop':
-        if (this.#blocks[event.index] === undefined)
-          throw new ProtocolError(`content_block_stop for block ${event.index}, never started`);
-        return;
-      case 'message_delta':
-        if (event.delta.stop_reason !== null) this.#stopReason = event.delta.stop_reason;
-        this.#usage = overlayReported(this.#usage, event.usage);
-        return;
-      case 'message_stop':
-        this.#stopped = true;
-        return;
-    }
-  }
-
-  finish(): ModelResponse {
-    if (!this.#stopped) throw new IncompleteStream(this.#started);
-    const content: ContentBlock[] = [];
-    for (const block of this.#blocks) {
-      if (block === undefined) continue;
-      if (block.kind === 'text') content.push({ type: 'text', text: block.text });
-      else if (block.kind === 'tool_use')
-        content.push({ type: 'tool_use', id: block.id, name: block.name, input: toolInput(block) });
-    }
-    return {
-      model: this.#model,
-      content,
-      stopReason: this.#stopReason ?? 'unknown',
-      usage: this.#usage,
-    };
-  }
-}
-
-function toolInput(block: { startInput: unknown; json: string }): unknown {
-  if (block.json === '') return block.startInput ?? {};
-  try {
-    return JSON.parse(block.json) as unknown;
-  } catch {
-    return block.json;
-  }
-}
-
-// ---------------------------------------------------------------------------------------
 // Failures
-
-/** The stream broke a rule of the protocol: not worth repeating. */
-class ProtocolError extends Error {
-  constructor(what: string) {
-    super(`malformed response stream: ${what}`);
-    this.name = 'ProtocolError';
-  }
-}
-
-/** The stream ended (connection closed) before message_stop. */
-class IncompleteStream extends Error {
-  constructor(started: boolean) {
-    super(`the response stream ended before message_stop${started ? '' : ' (no message_start)'}`);
-    this.name = 'IncompleteStream';
-  }
-}
 
 class AttemptTimeout extends Error {
   constructor(ms: number, cause: unknown) {

@@ -21,6 +21,14 @@ export const RateCard = z.strictObject({
   currency: z.string().min(3),
   unit: z.literal('per million tokens'),
   source: z.string().min(1),
+  /** When and against which published prices the card was last checked, and what was found. */
+  checked: z
+    .strictObject({
+      on: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+      against: z.array(z.string().min(1)).min(1),
+      notes: z.array(z.string()).default([]),
+    })
+    .optional(),
   models: z.record(z.string(), Rates),
 });
 export type RateCard = z.infer<typeof RateCard>;

@@ -1,11 +1,11 @@
 // The `scripted` gateway (issue 5): replays a file of model turns, deterministically, for
 // offline runs, demos and tests. It ignores what it is sent, except that it refuses to run
 // past the end of its script.
-import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { CfhError, ConfigError, errorMessage } from '../errors.js';
 import { describeIssues } from '../config/zod-issues.js';
+import { INPUT_FILE_LIMITS, readInputFileSync } from '../config/input-file.js';
 import type {
   ContentBlock,
   ModelGateway,
@@ -34,9 +34,15 @@ export const Script = z.strictObject({
 export type Script = z.infer<typeof Script>;
 
 export function loadScript(file: string): Script {
+  // Bounded like every input file: a regular file, at most INPUT_FILE_LIMITS.scriptBytes.
+  const text = readInputFileSync({
+    label: '--script',
+    file,
+    maxBytes: INPUT_FILE_LIMITS.scriptBytes,
+  });
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(file, 'utf8'));
+    raw = parseYaml(text);
   } catch (error) {
     throw new ConfigError(
       'invalid_script',

@@ -11,18 +11,42 @@
 // helper itself, never through its working directory (which is /).
 import { z } from 'zod';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
-import type { ToolContract } from './contract.js';
+import type { ToolDefinition } from './contract.js';
 import { ObservationSchema, errorObservation, type Observation } from './observation.js';
 import type { ToolContainerKind, ToolExecution } from './tool-container.js';
 
-export interface BuiltinTool extends ToolContract {
+/** A built-in: a definition, and how it becomes a command in one of the run's containers. */
+export interface BuiltinTool extends ToolDefinition {
+  readonly executor: 'sandbox';
   /** Which of the run's tool containers the tool's command runs in. */
   readonly runsIn: ToolContainerKind;
+  /** The command for arguments the mediator authorized (validated against `input`). */
+  command(args: unknown, limits: { readonly maxChars: number }): { argv: string[]; stdin?: Buffer };
+  observe(result: ToolExecution, args: unknown): Observation;
+}
+
+interface BuiltinSpec<I extends z.ZodType> extends Omit<
+  BuiltinTool,
+  'command' | 'observe' | 'input'
+> {
+  readonly input: I;
   command(
-    input: unknown,
+    args: z.infer<I>,
     limits: { readonly maxChars: number },
   ): { argv: string[]; stdin?: Buffer };
-  observe(result: ToolExecution, input: unknown): Observation;
+  observe(result: ToolExecution, args: z.infer<I>): Observation;
+}
+
+/**
+ * A built-in whose command and observation see its input's own type: the arguments are
+ * parsed with the tool's schema again at the boundary (cheap, and no cast anywhere).
+ */
+function builtin<I extends z.ZodType>(spec: BuiltinSpec<I>): BuiltinTool {
+  return {
+    ...spec,
+    command: (args, limits) => spec.command(spec.input.parse(args), limits),
+    observe: (result, args) => spec.observe(result, spec.input.parse(args)),
+  };
 }
 
 export const PYTHON_BINARY = '/usr/bin/python3';
@@ -64,20 +88,23 @@ except OSError as e:
     fail(errno.errorcode.get(e.errno, 'EIO'), e.strerror or str(e))
 `;
 
+// Every built-in acts on the workspace and the run's other mounts only (the kernel holds it
+// to them inside the container): resource scope `project`.
 const common = {
-  outputSchema: ObservationSchema,
+  output: ObservationSchema,
+  executor: 'sandbox' as const,
+  resourceScope: 'project' as const,
   permissionPolicy: 'allow' as const,
   timeoutMs: 30_000,
   resultSizeLimitChars: 32_000,
-  auditPolicy: { recordInput: 'full' as const, recordOutput: 'summary' as const },
+  auditPolicy: 'full_structured_event' as const,
 };
 
-const fileTool = {
-  ...common,
-  runsIn: 'file-tool' as const,
-  resourceScope:
-    "the run's file-tool container: its mounts, kernel-enforced; runs only cfh's helper",
-};
+const fileTool = { ...common, runsIn: 'file-tool' as const };
+const reading = { riskClass: 'read_only' as const, sideEffectClass: 'none' as const };
+/** Runs only cfh's own helper (tool-container.ts), so a repeat reads the same again. */
+const safeRetry = { retryPolicy: 'safe_retry' as const, maxRetries: 1 };
+const noRetry = { retryPolicy: 'no_auto_retry' as const, maxRetries: 0 };
 
 function helper(request: Record<string, unknown>): { argv: string[]; stdin: Buffer } {
   return {
@@ -154,18 +181,19 @@ function grepAsGiven(given: string): {
 }
 
 export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
-  {
+  builtin({
     ...common,
+    ...noRetry,
     runsIn: 'workload',
-    resourceScope: "the run's workload tool container: its mounts, kernel-enforced",
     name: 'exec',
     purpose:
       'Run a program in the sandbox. `command` is an argv array (no shell); the working directory is /workspace.',
-    inputSchema: z.strictObject({ command: z.array(z.string()).min(1).max(256) }),
-    riskClass: 'sandbox-exec',
-    sideEffectClass: 'sandbox-contained',
-    retryPolicy: { idempotent: false, maxRetries: 0 },
-    command: (input) => ({ argv: [...(input as { command: string[] }).command] }),
+    input: z.strictObject({ command: z.array(z.string()).min(1).max(256) }),
+    // The model's own program: it may do anything the sandbox allows, inside it.
+    riskClass: 'process_execution',
+    sideEffectClass: 'process_or_network_execution',
+    permissionPolicy: 'sandbox',
+    command: (args) => ({ argv: [...args.command] }),
     observe: (result) => {
       if (result.timedOut)
         return errorObservation('timeout', 'the command ran out of time and was killed');
@@ -179,17 +207,15 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
         next_valid_actions: [],
       };
     },
-  },
-  {
+  }),
+  builtin({
     ...fileTool,
+    ...reading,
+    ...safeRetry,
     name: 'read_file',
     purpose: 'Read a text file inside the sandbox.',
-    inputSchema: z.strictObject({ path }),
-    riskClass: 'read-only',
-    sideEffectClass: 'none',
-    retryPolicy: { idempotent: true, maxRetries: 1 },
-    command: (input, limits) =>
-      helper({ op: 'read', path: (input as { path: string }).path, limit: limits.maxChars }),
+    input: z.strictObject({ path }),
+    command: (args, limits) => helper({ op: 'read', path: args.path, limit: limits.maxChars }),
     observe: (result) =>
       helperObservation(result, (r) => ({
         status: 'success',
@@ -201,19 +227,18 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
         evidence_refs: [],
         next_valid_actions: [],
       })),
-  },
-  {
+  }),
+  builtin({
     ...fileTool,
     name: 'write_file',
     purpose: 'Create or replace a text file inside the sandbox.',
-    inputSchema: z.strictObject({ path, content: z.string().max(1_000_000) }),
-    riskClass: 'sandbox-write',
-    sideEffectClass: 'sandbox-contained',
-    retryPolicy: { idempotent: true, maxRetries: 1 },
-    command: (input) => {
-      const i = input as { path: string; content: string };
-      return helper({ op: 'write', path: i.path, content: i.content });
-    },
+    input: z.strictObject({ path, content: z.string().max(1_000_000) }),
+    riskClass: 'write_local',
+    sideEffectClass: 'local_artifact',
+    // Writing the same content again leaves the same file.
+    retryPolicy: 'idempotent_only',
+    maxRetries: 1,
+    command: (args) => helper({ op: 'write', path: args.path, content: args.content }),
     observe: (result) =>
       helperObservation(result, (r) => ({
         status: 'success',
@@ -222,20 +247,18 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
         evidence_refs: [],
         next_valid_actions: [],
       })),
-  },
-  {
+  }),
+  builtin({
     ...fileTool,
+    ...noRetry,
     name: 'edit_file',
     purpose:
       'Replace the one occurrence of old_string with new_string in a file inside the sandbox.',
-    inputSchema: z.strictObject({ path, old_string: z.string().min(1), new_string: z.string() }),
-    riskClass: 'sandbox-write',
-    sideEffectClass: 'sandbox-contained',
-    retryPolicy: { idempotent: false, maxRetries: 0 },
-    command: (input) => {
-      const i = input as { path: string; old_string: string; new_string: string };
-      return helper({ op: 'edit', path: i.path, old: i.old_string, new: i.new_string });
-    },
+    input: z.strictObject({ path, old_string: z.string().min(1), new_string: z.string() }),
+    riskClass: 'write_local',
+    sideEffectClass: 'local_artifact',
+    command: (args) =>
+      helper({ op: 'edit', path: args.path, old: args.old_string, new: args.new_string }),
     observe: (result) =>
       helperObservation(result, () => ({
         status: 'success',
@@ -244,16 +267,15 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
         evidence_refs: [],
         next_valid_actions: [],
       })),
-  },
-  {
+  }),
+  builtin({
     ...fileTool,
+    ...reading,
+    ...safeRetry,
     name: 'list_dir',
     purpose: 'List a directory inside the sandbox (directories end with /).',
-    inputSchema: z.strictObject({ path }),
-    riskClass: 'read-only',
-    sideEffectClass: 'none',
-    retryPolicy: { idempotent: true, maxRetries: 1 },
-    command: (input) => helper({ op: 'list', path: (input as { path: string }).path }),
+    input: z.strictObject({ path }),
+    command: (args) => helper({ op: 'list', path: args.path }),
     observe: (result) =>
       helperObservation(result, (r) => ({
         status: 'success',
@@ -262,22 +284,21 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
         evidence_refs: [],
         next_valid_actions: [],
       })),
-  },
-  {
+  }),
+  builtin({
     ...fileTool,
+    ...safeRetry,
     name: 'grep',
     purpose: 'Search files inside the sandbox for a regular expression (grep -rn).',
-    inputSchema: z.strictObject({ pattern: z.string().min(1).max(1000), path }),
-    riskClass: 'read-only',
+    input: z.strictObject({ pattern: z.string().min(1).max(1000), path }),
+    riskClass: 'search_only',
     sideEffectClass: 'none',
-    retryPolicy: { idempotent: true, maxRetries: 1 },
-    command: (input) => {
-      const i = input as { pattern: string; path: string };
-      return { argv: [GREP_BINARY, '-rn', '-e', i.pattern, '--', grepOperand(i.path)] };
-    },
-    observe: (result, input) => {
+    command: (args) => ({
+      argv: [GREP_BINARY, '-rn', '-e', args.pattern, '--', grepOperand(args.path)],
+    }),
+    observe: (result, args) => {
       if (result.timedOut) return errorObservation('timeout', 'the search ran out of time');
-      const asGiven = grepAsGiven((input as { path: string }).path);
+      const asGiven = grepAsGiven(args.path);
       if (result.exitCode > 1)
         return errorObservation(
           'error',
@@ -297,5 +318,5 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
         next_valid_actions: [],
       };
     },
-  },
+  }),
 ];

@@ -1,30 +1,40 @@
-// A tool's governance contract (issue 5; governance extension): what it is for, what it
-// accepts and returns, how risky it is, what it may touch, and how it is bounded. The
-// registry is the parent tool surface: built from the profile's explicit allowlist, and
-// nothing a model, file or tool result says can add to it (AH-TOOL-1/2).
+// A tool's definition, apart from where it runs (governance extension, "Tool registry
+// contract"): what it is for, what it accepts (zod, the input type inferred) and returns,
+// its risk and side-effect classes, what it may touch, how it is bounded, retried and
+// audited. Executors (the run's sandbox containers, the host-tool channel) take it from
+// there. The registry is the parent tool surface: built from the profile's explicit
+// allowlist, and nothing a model, file or tool result says can add to it (AH-TOOL-1/2).
 import { z } from 'zod';
+import type { Observation } from './observation.js';
 
-export type RiskClass = 'read-only' | 'sandbox-write' | 'sandbox-exec' | 'host' | 'external';
-export type SideEffectClass = 'none' | 'sandbox-contained' | 'external';
-export type PermissionPolicy = 'allow' | 'deny' | 'approval-required';
+import type {
+  AuditPolicy,
+  PermissionPolicy,
+  ResourceScope,
+  RetryPolicy,
+  RiskClass,
+  SideEffectClass,
+} from '../config/vocabulary.js';
 
-export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+/** Where a tool executes: a container of the run, or the trusted host-tool channel. */
+export type ToolExecutorKind = 'sandbox' | 'host';
+
+export interface ToolDefinition<I extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly purpose: string;
-  readonly inputSchema: I;
-  readonly outputSchema: O;
+  readonly input: I;
+  readonly output: z.ZodType<Observation>;
   readonly riskClass: RiskClass;
   readonly sideEffectClass: SideEffectClass;
-  /** What the tool may touch, in words an operator reads: `workspace (kernel-enforced mounts)`. */
-  readonly resourceScope: string;
+  readonly resourceScope: ResourceScope;
   readonly permissionPolicy: PermissionPolicy;
   readonly timeoutMs: number;
   readonly resultSizeLimitChars: number;
-  readonly retryPolicy: { readonly idempotent: boolean; readonly maxRetries: number };
-  readonly auditPolicy: {
-    readonly recordInput: 'full' | 'summary';
-    readonly recordOutput: 'full' | 'summary';
-  };
+  readonly retryPolicy: RetryPolicy;
+  /** How many times an automatic retry may replay it (0 for no_auto_retry). */
+  readonly maxRetries: number;
+  readonly auditPolicy: AuditPolicy;
+  readonly executor: ToolExecutorKind;
 }
 
 /** What the model is shown of a tool: name, purpose and the JSON schema of its input. */
@@ -34,24 +44,29 @@ export interface ModelToolDefinition {
   readonly input_schema: Record<string, unknown>;
 }
 
-const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+/** Built-ins are snake case; host tools keep the MCP spelling (`mcp__tracker__get-issue`). */
+const TOOL_NAME =
+  /^[a-z][a-z0-9_]{0,63}$|^(mcp|host)__[A-Za-z0-9_-]{1,64}(__[A-Za-z0-9_.-]{1,64})?$/;
 
-export class ToolRegistry {
-  readonly #tools: ReadonlyMap<string, ToolContract>;
+export function isToolName(name: string): boolean {
+  return TOOL_NAME.test(name);
+}
+
+export class ToolRegistry<T extends ToolDefinition = ToolDefinition> {
+  readonly #tools: ReadonlyMap<string, T>;
 
   /**
    * `allowlist` is the profile's explicit list; every name must be a known tool. The
    * registry is frozen: there is no way to add a tool after construction.
    */
-  constructor(known: readonly ToolContract[], allowlist: readonly string[]) {
-    const byName = new Map<string, ToolContract>();
+  constructor(known: readonly T[], allowlist: readonly string[]) {
+    const byName = new Map<string, T>();
     for (const tool of known) {
-      if (!TOOL_NAME.test(tool.name))
-        throw new Error(`tool name '${tool.name}' is not [a-z][a-z0-9_]*`);
+      if (!isToolName(tool.name)) throw new Error(`tool name '${tool.name}' is not a tool name`);
       if (byName.has(tool.name)) throw new Error(`tool '${tool.name}' is defined twice`);
       byName.set(tool.name, tool);
     }
-    const surface = new Map<string, ToolContract>();
+    const surface = new Map<string, T>();
     for (const name of allowlist) {
       const tool = byName.get(name);
       if (tool === undefined) {
@@ -64,7 +79,7 @@ export class ToolRegistry {
     this.#tools = surface;
   }
 
-  get(name: string): ToolContract | undefined {
+  get(name: string): T | undefined {
     return this.#tools.get(name);
   }
 
@@ -72,14 +87,16 @@ export class ToolRegistry {
     return [...this.#tools.keys()].sort();
   }
 
+  all(): T[] {
+    return this.names().map((n) => this.#tools.get(n) as T);
+  }
+
   /** Sorted by name: the same surface gives the same bytes, so it can be prompt-cached. */
   modelDefinitions(): ModelToolDefinition[] {
-    return this.names().map((name) => {
-      const tool = this.#tools.get(name);
-      if (tool === undefined) throw new Error(`unreachable: ${name}`);
-      const schema = z.toJSONSchema(tool.inputSchema) as Record<string, unknown>;
+    return this.all().map((tool) => {
+      const schema = z.toJSONSchema(tool.input) as Record<string, unknown>;
       delete schema.$schema;
-      return { name, description: tool.purpose, input_schema: schema };
+      return { name: tool.name, description: tool.purpose, input_schema: schema };
     });
   }
 }

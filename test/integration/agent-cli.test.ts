@@ -111,6 +111,24 @@ describe('agent run: flags refused before anything is created', () => {
     await expectNothingCreated(root);
   });
 
+  it('refuses a wall-time budget longer than a timer can be armed for', async () => {
+    const repo = await sampleRepo();
+    const root = scratch.path('art-wall-time');
+    // 10^11 s: AbortSignal.timeout refused it (RangeError) only after the run directory
+    // existed. Bounded like limits.wallTimeSeconds, at 7 days.
+    const r = await cfh(
+      agentRunArgs({ workspace: repo, artifactRoot: root }, [
+        '--max-wall-time-seconds',
+        '100000000000',
+      ]),
+    );
+    expect(r.exitCode, r.stderr).toBe(125);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^cfh: --max-wall-time-seconds: .*604800/),
+    ]);
+    await expectNothingCreated(root);
+  });
+
   it('refuses --provider on a command run (no --prompt)', async () => {
     const repo = await sampleRepo();
     const root = scratch.path('art-provider');

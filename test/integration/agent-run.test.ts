@@ -73,11 +73,17 @@ describe('agent run (scripted gateway, real containers)', () => {
       ['edit_file', 'success', 0],
       ['exec', 'success', 0],
     ]);
+    // One decision per proposal, each naming the rule that made it: the programs run in the
+    // sandbox by the default for process execution, the edit is allowed inside its mounts.
     expect(
       events
         .filter((e) => e.type === 'permission_decision')
-        .every((e) => e.data.decision === 'allow'),
-    ).toBe(true);
+        .map((e) => [e.data.tool_name, e.data.decision, e.data.policy_rule]),
+    ).toEqual([
+      ['exec', 'run_in_sandbox', 'contract:exec'],
+      ['edit_file', 'allow', 'default:write_local'],
+      ['exec', 'run_in_sandbox', 'contract:exec'],
+    ]);
     // The operator's view: the model, the surface, each call in order.
     const shown = await cfh(['runs', 'show', runIdOf(dir), '--artifact-root', root]);
     expect(shown.exitCode, shown.stderr).toBe(0);

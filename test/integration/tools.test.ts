@@ -45,7 +45,7 @@ async function call(
   options: { timeoutMs?: number; maxChars?: number } = {},
 ) {
   const tool = toolNamed(name);
-  const parsed: unknown = tool.inputSchema.parse(input);
+  const parsed: unknown = tool.input.parse(input);
   const { argv, stdin } = tool.command(parsed, {
     maxChars: options.maxChars ?? tool.resultSizeLimitChars,
   });
@@ -180,7 +180,7 @@ describe('built-in tools in a tool container', () => {
   });
 
   it('invalid arguments never reach a container', () => {
-    expect(() => toolNamed('exec').inputSchema.parse({ command: 'rm -rf /' })).toThrow();
-    expect(() => toolNamed('read_file').inputSchema.parse({ path: 'a', extra: 1 })).toThrow();
+    expect(() => toolNamed('exec').input.parse({ command: 'rm -rf /' })).toThrow();
+    expect(() => toolNamed('read_file').input.parse({ path: 'a', extra: 1 })).toThrow();
   });
 });

@@ -2,9 +2,10 @@
 // clear line naming the field and the value, exit 125, and no engine object created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { cfh, objectsOwnedBy, removeDir, tempDir } from './helpers.js';
+import { createServer, type Socket } from 'node:net';
+import { cfh, removeDir, startCfh, tempDir } from './helpers.js';
+import { REFUSAL_DEADLINE_MS, expectOneLineRefusal, refusal } from './refusal.js';
 
 let scratch: string;
 let workspace: string;
@@ -37,6 +38,18 @@ beforeAll(async () => {
   await writeFile(
     path.join(scratch, 'contradiction.yaml'),
     'extends: default\nname: sc2\nseccomp:\n  allowPtrace: false\n  allow: [ptrace]\n',
+  );
+  await writeFile(
+    path.join(scratch, 'many-cpus.yaml'),
+    'extends: default\nname: cpus\nlimits:\n  cpus: 1000\n',
+  );
+  await writeFile(
+    path.join(scratch, 'tiny-tmpfs.yaml'),
+    'extends: default\nname: tmpfs\nlimits:\n  tmpfs: 1k\n',
+  );
+  await writeFile(
+    path.join(scratch, 'tiny-memory.yaml'),
+    'extends: default\nname: mem\nlimits:\n  memory: 4194304\n',
   );
   await writeFile(
     path.join(scratch, 'allowlist.yaml'),
@@ -109,6 +122,36 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
   ['a malformed --memory', () => ['--memory', '12x'], /--memory: '12x' is not a size/],
   ['a malformed --cpus', () => ['--cpus', 'abc'], /--cpus: 'abc' is not a positive number/],
   ['a negative --timeout', () => ['--timeout', '-1'], /--timeout/],
+  // Limits the engine or kernel would refuse only after the run directory existed.
+  [
+    '--memory below the engine minimum',
+    () => ['--memory', '1k'],
+    /^cfh: --memory: '1k' is below the engine's minimum memory limit of 6 MiB/,
+  ],
+  ['--memory just below 6 MiB', () => ['--memory', '5m'], /--memory: '5m' is below/],
+  [
+    'a profile memory below the engine minimum',
+    () => ['--profile', `${scratch}/tiny-memory.yaml`],
+    /limits\.memory: '4194304' is below the engine's minimum/,
+  ],
+  ['--cpus below 0.01', () => ['--cpus', '0.001'], /--cpus: '0\.001' is below 0\.01 CPU/],
+  [
+    '--cpus above the host',
+    () => ['--cpus', '999'],
+    /--cpus: '999' is more than the \d+ CPU\(s\) this host has/,
+  ],
+  [
+    'profile cpus above the host',
+    () => ['--profile', `${scratch}/many-cpus.yaml`],
+    /limits\.cpus: '1000' is more than the \d+ CPU\(s\)/,
+  ],
+  [
+    'a tmpfs below one page',
+    () => ['--profile', `${scratch}/tiny-tmpfs.yaml`],
+    /limits\.tmpfs: '1k' is below one 4 KiB page/,
+  ],
+  ['--pids below 8', () => ['--pids', '1'], /--pids: .*8/],
+  ['--pids above a million', () => ['--pids', '2000000'], /--pids: .*1000000/],
   ['a fractional --pids', () => ['--pids', '1.5'], /--pids: '1.5' is not a positive integer/],
   ['an unknown --runtime', () => ['--runtime', 'kata'], /--runtime.*kata/],
   [
@@ -155,28 +198,29 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
 ];
 
 describe('invalid configuration', () => {
-  it.each(cases)('%s: exit 125, one line, nothing created', async (_name, args, message, env) => {
-    const r = await cfh(
+  it.each(cases)('%s: exit 125, one line, nothing created', async (name, args, message, env) => {
+    // An artifact root of its own, so one case that wrongly ran cannot fail the others.
+    const root = path.join(artifactRoot, name.replace(/[^a-z0-9]+/gi, '-'));
+    // refusal() also proves no run directory and no engine object of this cfh exist.
+    const r = await refusal(
       [
         'sandbox',
         'run',
         '--workspace',
         workspace,
         '--artifact-root',
-        artifactRoot,
+        root,
         ...args(),
         '--',
         'true',
       ],
+      root,
       { env: env ?? {} },
     );
     expect(r.exitCode).toBe(125);
     expect(r.stderr).toMatch(message);
     if (!/--runtime/.test(message.source)) expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stdout).toBe('');
-    expect(await objectsOwnedBy(r.pid)).toEqual([]);
-    // No run directory either: nothing was accepted.
-    expect(existsSync(artifactRoot) ? await readdir(artifactRoot) : []).toEqual([]);
   });
 
   it('a missing command is refused', async () => {
@@ -190,5 +234,110 @@ describe('invalid configuration', () => {
     ]);
     expect(r.exitCode).toBe(125);
     expect(r.stderr).toMatch(/command/);
+  });
+});
+
+// An artifact root on a kernel pseudo file system: Node's recursive mkdir spun for ever
+// under /proc (mkdir there answers ENOENT), deaf to SIGTERM, and under /sys/fs/cgroup it
+// would have made a cgroup. Refused by path and, wherever such a file system is mounted,
+// by statfs of the nearest existing ancestor.
+describe('artifact root on a pseudo file system', () => {
+  const unique = `cfh-test-${process.pid}-${Date.now()}`;
+  const refused = async (
+    root: string,
+    pattern: RegExp,
+    under?: readonly string[],
+  ): Promise<void> => {
+    const r = await refusal(
+      ['sandbox', 'run', '--workspace', workspace, '--artifact-root', root, '--', 'true'],
+      root,
+      under === undefined ? {} : { under },
+    );
+    expectOneLineRefusal(r, pattern);
+  };
+
+  it.each([
+    [
+      `/proc/${unique}/runs`,
+      /artifact root '\/proc\/.*' is inside \/proc; choose another --artifact-root/,
+    ],
+    [`/sys/fs/cgroup/memory/${unique}`, /is inside \/sys/],
+    [`/dev/shm/${unique}`, /is inside \/dev/],
+    [`/dev/pts/${unique}`, /is inside \/dev/],
+  ])('%s: exit 125 at once, nothing created', async (root, pattern) => {
+    await refused(root, pattern);
+  });
+
+  it('a symlink into /proc is resolved and refused', async () => {
+    const link = path.join(scratch, 'to-proc');
+    await symlink('/proc', link);
+    await refused(path.join(link, unique), /resolves to '\/proc\/cfh-test-.*', inside \/proc/);
+  });
+
+  it('a dangling symlink (into /proc) is refused, not followed into a failure after preflight', async () => {
+    const link = path.join(scratch, 'dangling-into-proc');
+    await symlink(`/proc/${unique}/runs`, link);
+    await refused(
+      link,
+      /goes through '.*dangling-into-proc', a symbolic link to '\/proc\/cfh-test-.*', which does not exist/,
+    );
+    await refused(path.join(link, 'sub'), /goes through '.*dangling-into-proc', a symbolic link/);
+  });
+
+  it('procfs mounted anywhere else is found by statfs', async () => {
+    // In a private mount namespace of cfh's own, so the mount ends with the process.
+    const mnt = path.join(scratch, 'procfs-here');
+    await mkdir(mnt);
+    await refused(
+      path.join(mnt, unique),
+      /is on the kernel's proc file system \(at '.*procfs-here'\)/,
+      [
+        'unshare',
+        '-m',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        `mount -t proc proc '${mnt}' && exec "$@"`,
+        'sh',
+      ],
+    );
+  });
+});
+
+describe('an engine that accepts and never answers', () => {
+  it('cfh waits, and SIGTERM ends it promptly with 143 (it used to stay alive after reporting)', async () => {
+    const socket = path.join(scratch, 'silent-engine.sock');
+    const held: Socket[] = [];
+    const server = createServer((c) => held.push(c));
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    const root = path.join(scratch, 'art-silent');
+    const child = startCfh(
+      ['sandbox', 'run', '--workspace', workspace, '--artifact-root', root, '--', 'true'],
+      { env: { DOCKER_HOST: `unix://${socket}` } },
+    );
+    try {
+      await new Promise((r) => setTimeout(r, 1_500));
+      const sent = Date.now();
+      child.kill('SIGTERM');
+      const result = await Promise.race([
+        child,
+        new Promise<undefined>((r) => {
+          setTimeout(() => {
+            r(undefined);
+          }, REFUSAL_DEADLINE_MS);
+        }),
+      ]);
+      expect(result, 'cfh was still running after SIGTERM').toBeDefined();
+      expect(result?.exitCode, result?.stderr).toBe(143);
+      expect(result?.stderr).toMatch(/^cfh: cancelled:SIGTERM before the run started$/m);
+      expect(Date.now() - sent).toBeLessThan(REFUSAL_DEADLINE_MS);
+      await expect(readdir(root)).rejects.toThrow();
+    } finally {
+      child.kill('SIGKILL');
+      await child.catch(() => undefined);
+      for (const c of held) c.destroy();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -1,15 +1,15 @@
 // Issue 5 foundations, pure logic: the tool registry (the parent surface is the
 // allowlist, AH-TOOL-1/2), bounded observations, budgets naming the limit reached
-// (AH-LIFE-4), the fixed-policy mediator, and the scripted gateway (AH-USAGE-1).
+// (AH-LIFE-4), and the scripted gateway (AH-USAGE-1).
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { ToolRegistry, type ToolContract } from '../../src/tools/contract.js';
+import { ToolRegistry, type ToolDefinition } from '../../src/tools/contract.js';
+import { ObservationSchema } from '../../src/tools/observation.js';
 import { boundObservation, errorObservation } from '../../src/tools/observation.js';
 import { BudgetTracker, type Budgets } from '../../src/engine/budgets.js';
-import { FixedPolicyMediator } from '../../src/mediator/mediator.js';
 import {
   ScriptedGateway,
   ScriptExhaustedError,
@@ -17,20 +17,22 @@ import {
 } from '../../src/model/scripted-gateway.js';
 import { ConfigError } from '../../src/errors.js';
 
-function tool(name: string, overrides: Partial<ToolContract> = {}): ToolContract {
+function tool(name: string, overrides: Partial<ToolDefinition> = {}): ToolDefinition {
   return {
     name,
     purpose: `the ${name} tool`,
-    inputSchema: z.strictObject({ path: z.string() }),
-    outputSchema: z.string(),
-    riskClass: 'read-only',
+    input: z.strictObject({ path: z.string() }),
+    output: ObservationSchema,
+    riskClass: 'read_only',
     sideEffectClass: 'none',
-    resourceScope: 'workspace',
+    resourceScope: 'project',
     permissionPolicy: 'allow',
     timeoutMs: 1000,
     resultSizeLimitChars: 1000,
-    retryPolicy: { idempotent: true, maxRetries: 1 },
-    auditPolicy: { recordInput: 'full', recordOutput: 'summary' },
+    retryPolicy: 'safe_retry',
+    maxRetries: 1,
+    auditPolicy: 'full_structured_event',
+    executor: 'sandbox',
     ...overrides,
   };
 }
@@ -39,7 +41,7 @@ describe('ToolRegistry', () => {
   const known = [
     tool('read_file'),
     tool('list_dir'),
-    tool('exec', { sideEffectClass: 'sandbox-contained' }),
+    tool('exec', { sideEffectClass: 'process_or_network_execution' }),
   ];
 
   it('is exactly the allowlist, in a deterministic order with JSON schemas', () => {
@@ -163,29 +165,6 @@ describe('BudgetTracker', () => {
       budget: 'max_input_tokens',
       limit: 1000,
       used: 1000,
-    });
-  });
-});
-
-describe('FixedPolicyMediator', () => {
-  const m = new FixedPolicyMediator();
-  it('allows read-only and sandbox-contained tools, recording the rule', () => {
-    expect(m.decide(tool('read_file'))).toMatchObject({
-      decision: 'allow',
-      rule: 'fixed:side_effect_class=none',
-    });
-    expect(m.decide(tool('exec', { sideEffectClass: 'sandbox-contained' }))).toMatchObject({
-      decision: 'allow',
-    });
-  });
-  it('denies external side effects and tools whose contract denies them', () => {
-    expect(m.decide(tool('post', { sideEffectClass: 'external' }))).toMatchObject({
-      decision: 'deny',
-      rule: 'fixed:side_effect_class=external',
-    });
-    expect(m.decide(tool('x', { permissionPolicy: 'deny' }))).toMatchObject({
-      decision: 'deny',
-      rule: 'tool.permission_policy=deny',
     });
   });
 });

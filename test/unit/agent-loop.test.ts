@@ -8,13 +8,14 @@ import {
   type LoopRecorder,
 } from '../../src/engine/agent-loop.js';
 import { BudgetTracker, type Budgets } from '../../src/engine/budgets.js';
-import { FixedPolicyMediator } from '../../src/mediator/mediator.js';
 import type { z } from 'zod';
 import { Script, ScriptedGateway } from '../../src/model/scripted-gateway.js';
 import type { ModelMessage } from '../../src/model/gateway.js';
 import { BUILTIN_TOOLS } from '../../src/tools/builtins.js';
 import { ToolRegistry } from '../../src/tools/contract.js';
 import type { ToolExecution } from '../../src/tools/tool-container.js';
+import type { GovernanceRecord } from '../../src/evidence/governance-record.js';
+import { runnerFrom, testMediator } from './helpers.js';
 
 const budgets: Budgets = {
   maxModelTurns: 5,
@@ -68,11 +69,13 @@ function harness(
   const transcript: ModelMessage[] = [];
   const executed: string[][] = [];
   const outputs = new Map<string, Buffer>();
+  const governance: GovernanceRecord[] = [];
+  const record = (type: string, data: Record<string, unknown>): Promise<void> => {
+    events.push({ type, data });
+    return Promise.resolve();
+  };
   const recorder: LoopRecorder = {
-    event: (type, data) => {
-      events.push({ type, data });
-      return Promise.resolve();
-    },
+    event: record,
     transcript: (m) => {
       transcript.push(m);
       return Promise.resolve();
@@ -81,24 +84,30 @@ function harness(
       outputs.set(name, data);
       return Promise.resolve(`outputs/${name}`);
     },
+    governance: (record) => {
+      governance.push(record);
+      return Promise.resolve();
+    },
   };
   const deps: AgentLoopDeps = {
     gateway: new ScriptedGateway(Script.parse(script), 'test'),
     registry: new ToolRegistry(BUILTIN_TOOLS, allow),
-    builtin: (name) => BUILTIN_TOOLS.find((t) => t.name === name),
-    mediator: new FixedPolicyMediator(),
+    mediator: testMediator(record),
+    mode: 'run',
     budgets: new BudgetTracker({ ...budgets, ...overrides }),
-    runTool: (_tool, argv): Promise<ToolExecution> => {
-      executed.push(argv);
-      const content = 'x'.repeat(500);
-      return Promise.resolve(
-        execution({ stdout: Buffer.from(JSON.stringify({ content, truncated: false })) }),
-      );
+    runners: {
+      sandbox: runnerFrom((_tool, argv): Promise<ToolExecution> => {
+        executed.push(argv);
+        const content = 'x'.repeat(500);
+        return Promise.resolve(
+          execution({ stdout: Buffer.from(JSON.stringify({ content, truncated: false })) }),
+        );
+      }),
     },
     recorder,
     maxOutputTokens: 1000,
   };
-  return { deps, events, transcript, executed, outputs };
+  return { deps, events, transcript, executed, outputs, governance };
 }
 
 const signal = new AbortController().signal;
@@ -285,14 +294,16 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     const finished: string[] = [];
     const deps: AgentLoopDeps = {
       ...h.deps,
-      runTool: async (_t, _argv, stdin) => {
-        const path = (JSON.parse(stdin?.toString() ?? '{}') as { path: string }).path;
-        started += 1;
-        if (started === 2) bothStarted();
-        await both;
-        if (path === 'first') await new Promise((r) => setTimeout(r, 30));
-        finished.push(path);
-        return execution();
+      runners: {
+        sandbox: runnerFrom(async (_t, _argv, stdin) => {
+          const path = (JSON.parse(stdin?.toString() ?? '{}') as { path: string }).path;
+          started += 1;
+          if (started === 2) bothStarted();
+          await both;
+          if (path === 'first') await new Promise((r) => setTimeout(r, 30));
+          finished.push(path);
+          return execution();
+        }),
       },
     };
     const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
@@ -324,12 +335,14 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     const log: string[] = [];
     const deps: AgentLoopDeps = {
       ...h.deps,
-      runTool: async (tool) => {
-        running += 1;
-        log.push(`${tool.name}:${running}`);
-        await new Promise((r) => setTimeout(r, 5));
-        running -= 1;
-        return execution({ stdout: Buffer.from('{"content":"x","bytes":1}') });
+      runners: {
+        sandbox: runnerFrom(async (tool) => {
+          running += 1;
+          log.push(`${tool.name}:${running}`);
+          await new Promise((r) => setTimeout(r, 5));
+          running -= 1;
+          return execution({ stdout: Buffer.from('{"content":"x","bytes":1}') });
+        }),
       },
     };
     await runAgentLoop({ prompt: 'p' }, deps, signal);
@@ -345,9 +358,11 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     let calls = 0;
     const deps: AgentLoopDeps = {
       ...h.deps,
-      runTool: () => {
-        calls += 1;
-        return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+      runners: {
+        sandbox: runnerFrom(() => {
+          calls += 1;
+          return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+        }),
       },
     };
     const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
@@ -365,9 +380,11 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
       { prompt: 'p' },
       {
         ...none.deps,
-        runTool: () => {
-          noneCalls += 1;
-          return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+        runners: {
+          sandbox: runnerFrom(() => {
+            noneCalls += 1;
+            return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+          }),
         },
       },
       signal,
@@ -389,9 +406,11 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     let calls = 0;
     const deps: AgentLoopDeps = {
       ...h.deps,
-      runTool: () => {
-        calls += 1;
-        return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+      runners: {
+        sandbox: runnerFrom(() => {
+          calls += 1;
+          return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+        }),
       },
     };
     await runAgentLoop({ prompt: 'p' }, deps, signal);
@@ -463,7 +482,7 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     const deps: AgentLoopDeps = {
       ...h.deps,
       deadline: deadline.signal,
-      runTool: (_t, _a, _s, s) => stuckUntilDeadline(s, deadline, 10),
+      runners: { sandbox: runnerFrom((_t, _a, _s, s) => stuckUntilDeadline(s, deadline, 10)) },
     };
     const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
     expect(r).toMatchObject({
@@ -507,7 +526,9 @@ describe('agent loop: output schemas', () => {
     );
     const deps: AgentLoopDeps = {
       ...h.deps,
-      builtin: (name) => (name === 'list_dir' ? broken : undefined),
+      runners: {
+        sandbox: runnerFrom(() => Promise.resolve(execution()), [broken]),
+      },
     };
     await expect(runAgentLoop({ prompt: 'p' }, deps, signal)).rejects.toMatchObject({
       code: 'tool_output_invalid',
@@ -545,10 +566,12 @@ describe('agent loop: a turn interrupted part-way', () => {
     const deps: AgentLoopDeps = {
       ...h.deps,
       deadline: deadline.signal,
-      runTool: (_t, _argv, stdin, s) => {
-        const path = (JSON.parse(stdin?.toString() ?? '{}') as { path: string }).path;
-        if (path === 'fast') return Promise.resolve(execution());
-        return stuckUntilDeadline(s, deadline, 20);
+      runners: {
+        sandbox: runnerFrom((_t, _argv, stdin, s) => {
+          const path = (JSON.parse(stdin?.toString() ?? '{}') as { path: string }).path;
+          if (path === 'fast') return Promise.resolve(execution());
+          return stuckUntilDeadline(s, deadline, 20);
+        }),
       },
     };
     const r = await runAgentLoop({ prompt: 'p' }, deps, signal);

@@ -33,22 +33,33 @@ function evidence(
   };
 }
 
+const DIGEST = `sha256:${'a'.repeat(64)}`;
+const asked = (callId: string) => ({
+  type: 'approval_requested',
+  data: {
+    callId,
+    tool: 'exec',
+    rule: 'r',
+    decision: 'approval_required',
+    argsDigest: DIGEST,
+    approvers: [],
+  },
+});
+const answered = (callId: string, argsDigest = DIGEST) => ({
+  type: 'approval_received',
+  data: { callId, rule: 'r', argsDigest, outcome: 'granted', approver: null, waitedMs: 1 },
+});
+
 describe('approvals.paired (AHGE-APPROVAL-1)', () => {
   it('not applicable without approvals; pass when each request has one answer after it', () => {
     expect(approvalsCheck.run({ run: evidence([]) }).verdict).toBe('not-applicable');
-    const paired = evidence([
-      { type: 'approval_requested', data: { callId: 'call-0001' } },
-      { type: 'approval_received', data: { callId: 'call-0001', granted: true } },
-    ]);
+    const paired = evidence([asked('call-0001'), answered('call-0001')]);
     expect(approvalsCheck.run({ run: paired }).verdict).toBe('pass');
   });
 
   it('fails on an unanswered request and on an answer nobody asked for', () => {
     const r = approvalsCheck.run({
-      run: evidence([
-        { type: 'approval_requested', data: { callId: 'call-0001' } },
-        { type: 'approval_received', data: { callId: 'call-0002' } },
-      ]),
+      run: evidence([asked('call-0001'), answered('call-0002')]),
     });
     expect(r.verdict).toBe('fail');
     expect(r.where).toEqual([

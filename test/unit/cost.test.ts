@@ -12,7 +12,7 @@ describe('cost estimates', () => {
   });
 
   it('prices input, output and cache counters separately', () => {
-    const e = estimateAttempt(card, 't1', 'claude-sonnet-4-5', {
+    const e = estimateAttempt(card, 't1', 'claude-sonnet-4-6', {
       input_tokens: 1_000_000,
       output_tokens: 100_000,
       cache_read_input_tokens: 1_000_000,
@@ -25,27 +25,27 @@ describe('cost estimates', () => {
     expect(
       estimateAttempt(card, 't', 'scripted-demo', { input_tokens: 1, output_tokens: 1 }),
     ).toEqual({ attemptId: 't', omitted: 'unsupported_pricing' });
-    expect(estimateAttempt(card, 't', 'claude-sonnet-4-5', { input_tokens: 1 })).toEqual({
+    expect(estimateAttempt(card, 't', 'claude-sonnet-4-6', { input_tokens: 1 })).toEqual({
       attemptId: 't',
       omitted: 'missing_provider_detail',
     });
     expect(
-      estimateAttempt(card, 't', 'claude-sonnet-4-5', { input_tokens: -1, output_tokens: 1 }),
+      estimateAttempt(card, 't', 'claude-sonnet-4-6', { input_tokens: -1, output_tokens: 1 }),
     ).toEqual({ attemptId: 't', omitted: 'invalid_counters' });
   });
 
   it('prices a dated model id by its undated rate-card entry, and says so', () => {
     const usage = { input_tokens: 1_000_000, output_tokens: 100_000 };
     // Exact id: priced as itself, no pricedAs.
-    expect(estimateAttempt(card, 'a', 'claude-sonnet-4-5', usage)).toEqual({
+    expect(estimateAttempt(card, 'a', 'claude-sonnet-4-6', usage)).toEqual({
       attemptId: 'a',
       estimated: 3 + 1.5,
     });
     // The provider answers with the dated snapshot id.
-    expect(estimateAttempt(card, 'b', 'claude-sonnet-4-5-20250929', usage)).toEqual({
+    expect(estimateAttempt(card, 'b', 'claude-sonnet-4-6-20250929', usage)).toEqual({
       attemptId: 'b',
       estimated: 3 + 1.5,
-      pricedAs: 'claude-sonnet-4-5',
+      pricedAs: 'claude-sonnet-4-6',
     });
     expect(estimateAttempt(card, 'c', 'claude-haiku-4-5-20251001', usage)).toMatchObject({
       pricedAs: 'claude-haiku-4-5',
@@ -53,9 +53,9 @@ describe('cost estimates', () => {
     // Unknown models stay unpriced, dated or not; only a trailing -YYYYMMDD is dropped.
     for (const model of [
       'claude-unknown-9-20250929',
-      'claude-sonnet-4-5-2025092',
-      'claude-sonnet-4-5-20250929-beta',
-      'claude-sonnet-4-5-latest',
+      'claude-sonnet-4-6-2025092',
+      'claude-sonnet-4-6-20250929-beta',
+      'claude-sonnet-4-6-latest',
       'toString',
     ]) {
       expect(estimateAttempt(card, 'd', model, usage)).toEqual({

@@ -13,7 +13,7 @@ const RUN_ID = '20260101T000000Z-0123abcd';
 
 describe('published JSON Schema', () => {
   it.each(Object.keys(evidenceJsonSchemas()))(
-    'docs/schema/%s is generated from the zod definitions (make schema)',
+    'docs/schema/%s is generated from the zod definitions (npm run schemas)',
     async (name) => {
       const published = await readFile(path.join('docs', 'schema', name), 'utf8');
       expect(published).toBe(`${JSON.stringify(evidenceJsonSchemas()[name], null, 2)}\n`);

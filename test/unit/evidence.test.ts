@@ -318,6 +318,23 @@ describe('RunDirectory', () => {
     expect(verifyEventChain(body)).toEqual({ ok: true, events: 1 });
   });
 
+  it('writes state.json, naming its writer, as the very first file of the run', async () => {
+    const root = path.join(dir(), 'runs');
+    const writer = { pid: 4242, start: 'boot/123', host: 'h.test' };
+    const run = await RunDirectory.create(root, RUN_ID, writer);
+    try {
+      // Before any event, snapshot or progress: a reader can already judge the writer.
+      expect(JSON.parse(await readFile(run.path(RUN_FILES.state), 'utf8'))).toMatchObject({
+        runId: RUN_ID,
+        state: 'created',
+        writer,
+      });
+      expect(await readFile(run.path(RUN_FILES.events), 'utf8')).toBe('');
+    } finally {
+      await run.close();
+    }
+  });
+
   it('refuses to reuse an existing run directory', async () => {
     const root = path.join(dir(), 'runs');
     await mkdir(path.join(root, RUN_ID), { recursive: true });

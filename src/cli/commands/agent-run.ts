@@ -1,9 +1,10 @@
 // `cfh sandbox run --prompt TEXT [--context FILE]... [--quote FILE]... [--script FILE]`:
 // an agent run (issue 5). The model gateway is chosen here, once; a failure never moves
 // the run to another gateway or credential (AH-INV-5).
-import { readFileSync } from 'node:fs';
-import { ConfigError, errorMessage } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
+import { INPUT_FILE_LIMITS, readInputFile } from '../../config/input-file.js';
 import { executeAgentRun } from '../../engine/agent-run.js';
+import { loadApprovedPlan } from '../../engine/from-plan.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
@@ -17,17 +18,38 @@ import type { CliDeps } from '../deps.js';
 import { loadOperatorSigner } from '../../evidence/signing.js';
 import type { SandboxRunArgs } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
+import { setUpApprovals } from './agent-approvals.js';
 
-function readSlot(flag: string, file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(
-      'prompt_slot_unreadable',
-      `${flag}: cannot read '${file}': ${errorMessage(error)}`,
-      { field: flag, value: file },
+/**
+ * The prompt slots' files, read one at a time through the bounded reader (regular files,
+ * no symbolic links, a size cap each and in all), before any run directory or engine object
+ * exists; SIGINT/SIGTERM abort the reading.
+ */
+async function readSlots(
+  args: SandboxRunArgs,
+  signal: AbortSignal,
+): Promise<{ prompt: string; context: string[]; quoted: string[] }> {
+  let total = 0;
+  const read = async (flag: '--context' | '--quote', file: string): Promise<string> => {
+    const text = await readInputFile(
+      { label: flag, file, maxBytes: INPUT_FILE_LIMITS.promptFileBytes, noSymlinks: true },
+      signal,
     );
-  }
+    total += Buffer.byteLength(text);
+    if (total > INPUT_FILE_LIMITS.promptFilesTotalBytes) {
+      throw new ConfigError(
+        'input_files_too_large',
+        `${flag}: '${file}' brings the --context and --quote files to more than ${INPUT_FILE_LIMITS.promptFilesTotalBytes} bytes together (docs/operators.md, "Input files")`,
+        { field: flag, value: file },
+      );
+    }
+    return text;
+  };
+  const context: string[] = [];
+  for (const f of args.context ?? []) context.push(await read('--context', f));
+  const quoted: string[] = [];
+  for (const f of args.quote ?? []) quoted.push(await read('--quote', f));
+  return { prompt: args.prompt ?? '', context, quoted };
 }
 
 function chooseGateway(
@@ -90,11 +112,14 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         { field: '--timeout', value: args.timeout },
       );
     }
-    const slots = {
-      prompt: args.prompt ?? '',
-      context: (args.context ?? []).map((f) => readSlot('--context', f)),
-      quoted: (args.quote ?? []).map((f) => readSlot('--quote', f)),
-    };
+    if (args.plan === true && args.fromPlan !== undefined) {
+      throw new ConfigError(
+        'plan_and_from_plan',
+        '--plan: a planning run cannot also execute a plan (drop --plan or --from-plan)',
+        { field: '--plan' },
+      );
+    }
+    const slots = await readSlots(args, deps.signal);
     const owner = currentOwner();
     const plan = planSandboxRun(
       { ...args, command: ['sleep', 'infinity'] },
@@ -102,6 +127,12 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
       currentHostIdentity(),
       owner,
     );
+    // Everything that can be wrong with approvals or the plan is found before anything starts.
+    const { approvals, setup } = await setUpApprovals(args, plan.profile, deps);
+    const fromPlan =
+      args.fromPlan === undefined
+        ? undefined
+        : await loadApprovedPlan(plan.artifactRoot, args.fromPlan);
     const retryHook: RetryHook = {};
     const gateway = chooseGateway(
       args,
@@ -116,7 +147,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
     }
     const outcome = await executeAgentRun(
       plan,
-      slots,
+      { slots, mode: args.plan === true ? 'plan' : 'run', fromPlan, approvals: setup },
       {
         runtime: deps.runtime(),
         logger: deps.logger,
@@ -125,12 +156,14 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         egressResolver: deps.env.egressResolver,
         signer: await loadOperatorSigner(deps.env.keyDir),
         retryHook,
+        approvals,
       },
       deps.signal,
     );
     if (args.json) deps.printer.json(outcome);
     else {
-      if (outcome.finalAnswer !== null) deps.printer.out(outcome.finalAnswer);
+      // The model's text: its lines kept, every other control or invisible character escaped.
+      if (outcome.finalAnswer !== null) deps.printer.text(outcome.finalAnswer);
       if (outcome.status !== 'completed') {
         deps.printer.err(
           `cfh: agent run ${outcome.runId} ${outcome.status} (${outcome.terminalReason}); evidence in ${outcome.artifactDir}`,

@@ -102,7 +102,7 @@ function printAudit(result: AuditResult, deps: CliDeps): void {
 function manifestCommand(args: AuditArgs, deps: CliDeps): number {
   const obligations = loadManifest();
   const rec = reconcile(obligations, CHECKS);
-  if (args.markdown) deps.printer.out(manifestMarkdown(obligations, CHECKS));
+  if (args.markdown) deps.printer.text(manifestMarkdown(obligations, CHECKS));
   else if (args.json) deps.printer.json(rec);
   else {
     for (const row of rec.rows)

@@ -1,7 +1,9 @@
 // `cfh profiles list` and `cfh profiles show NAME [--resolved]`.
-import { writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { ConfigError, errorMessage } from '../../errors.js';
 import { listBuiltinProfiles, loadProfile } from '../../config/profile-loader.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
+import { effectivePolicy, runFactsOf } from '../../engine/policy-explain.js';
 import { toCreateOptions } from '../../substrate/docker-runtime.js';
 import { describeSpec } from '../../substrate/container-spec.js';
 import { currentOwner } from '../../sandbox/owner.js';
@@ -26,6 +28,48 @@ export function profilesListCommand(args: { json: boolean }, deps: CliDeps): num
     return 0;
   } catch (error) {
     return reportFailure(error, deps, args.json);
+  }
+}
+
+/**
+ * --seccomp-out: a regular file (created or replaced), never a FIFO or device. Opened
+ * O_NONBLOCK, so a FIFO with no reader fails at once (ENXIO) instead of blocking cfh, deaf
+ * to signals, in a synchronous open.
+ */
+function writeSeccompOut(file: string, json: string): void {
+  let fd: number;
+  try {
+    fd = openSync(
+      file,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK | constants.O_NOCTTY,
+      0o644,
+    );
+  } catch (error) {
+    throw new ConfigError(
+      'seccomp_out_unwritable',
+      `--seccomp-out: cannot write '${file}': ${errorMessage(error)}`,
+      {
+        field: '--seccomp-out',
+        value: file,
+      },
+    );
+  }
+  try {
+    const fstat = fstatSync(fd);
+    if (!fstat.isFile()) {
+      throw new ConfigError(
+        'seccomp_out_unwritable',
+        `--seccomp-out: '${file}' is not a regular file`,
+        {
+          field: '--seccomp-out',
+          value: file,
+        },
+      );
+    }
+    ftruncateSync(fd, 0);
+    writeSync(fd, json);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -56,7 +100,7 @@ export function profilesShowCommand(
       ...request.HostConfig,
       SecurityOpt: [`no-new-privileges:true`, `seccomp=<sha256:${plan.spec.seccomp.sha256}>`],
     };
-    if (args.seccompOut !== undefined) writeFileSync(args.seccompOut, plan.spec.seccomp.json);
+    if (args.seccompOut !== undefined) writeSeccompOut(args.seccompOut, plan.spec.seccomp.json);
     deps.printer.json({
       seccomp: {
         sha256: plan.spec.seccomp.sha256,
@@ -69,6 +113,8 @@ export function profilesShowCommand(
       digest: plan.profileDigest,
       containerSpec: describeSpec(plan.spec),
       engineRequest: { ...request, HostConfig: hostConfig },
+      // The rules the mediator applies for this profile, tier by tier (docs/operators.md).
+      policy: effectivePolicy(plan.profile, runFactsOf(plan.profile)),
     });
     return 0;
   } catch (error) {

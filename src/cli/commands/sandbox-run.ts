@@ -28,6 +28,11 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
       ...((args.quote?.length ?? 0) > 0 ? ['--quote'] : []),
       ...(args.script === undefined ? [] : ['--script']),
       ...(args.provider === undefined ? [] : ['--provider']),
+      ...(args.plan === true ? ['--plan'] : []),
+      ...(args.fromPlan === undefined ? [] : ['--from-plan']),
+      ...((args.approve?.length ?? 0) > 0 ? ['--approve'] : []),
+      ...(args.approvals === undefined ? [] : ['--approvals']),
+      ...(args.nonInteractive === true ? ['--non-interactive'] : []),
     ];
     if (agentOnly.length > 0) {
       throw new ConfigError(
@@ -38,6 +43,9 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
     }
     const owner = currentOwner();
     const plan = planSandboxRun(args, deps.env, currentHostIdentity(), owner);
+    // On a TTY the command's bytes are sanitized on their way to the terminal; a pipe or a
+    // file gets them byte-exact (and outputs/<stream> always does).
+    const live = args.json ? undefined : printer.liveOutput();
     const outcome = await executeSandboxRun(
       plan,
       {
@@ -47,9 +55,9 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
         egressResolver: deps.env.egressResolver,
         signer: await loadOperatorSigner(deps.env.keyDir),
       },
-      args.json ? {} : { stdout: printer.stdout, stderr: printer.stderr },
+      live === undefined ? {} : { stdout: live.stdout, stderr: live.stderr },
       deps.signal,
-    );
+    ).finally(() => live?.flush());
     if (args.json) {
       printer.json({
         runId: outcome.runId,

@@ -191,28 +191,40 @@ export const cfcModeCheck: Check = {
 
 export const approvalsCheck: Check = {
   id: 'approvals.paired',
-  title: 'every approval requested is answered, and only an approved call runs after it',
+  title: 'every approval asked is answered once, and a call that asked runs only once granted',
   clauses: ['AHGE-APPROVAL-1'],
   run({ run }) {
-    const requested = run.events.filter((e) => e.type === 'approval_requested');
-    const received = run.events.filter((e) => e.type === 'approval_received');
+    const requested = eventsOf(run, 'approval_requested');
+    const received = eventsOf(run, 'approval_received');
     if (requested.length === 0 && received.length === 0)
       return notApplicable('no approval was asked for');
     const where: string[] = [];
-    const callOf = (d: Readonly<Record<string, unknown>>): string =>
-      typeof d.callId === 'string' ? d.callId : '';
     for (const r of requested) {
-      const answers = received.filter((a) => callOf(a.data) === callOf(r.data) && a.seq > r.seq);
+      const answers = received.filter((a) => a.data.callId === r.data.callId && a.seq > r.seq);
       if (answers.length !== 1)
         where.push(
-          `${at(r)}: ${answers.length} answers to the approval asked for ${callOf(r.data)}`,
+          `${at(r)}: ${answers.length} answers to the approval asked for ${r.data.callId}`,
         );
+      for (const a of answers)
+        if (a.data.argsDigest !== r.data.argsDigest)
+          where.push(
+            `${at(a)}: answers other arguments than the ones ${r.data.callId} asked about`,
+          );
     }
     for (const a of received)
-      if (!requested.some((r) => callOf(r.data) === callOf(a.data) && r.seq < a.seq))
-        where.push(`${at(a)}: an approval nobody asked for (${callOf(a.data)})`);
+      if (!requested.some((r) => r.data.callId === a.data.callId && r.seq < a.seq))
+        where.push(`${at(a)}: an approval nobody asked for (${a.data.callId})`);
+    for (const x of eventsOf(run, 'tool_executed')) {
+      const asked = requested.find((r) => r.data.callId === x.data.callId);
+      if (asked === undefined) continue;
+      const granted = received.some(
+        (a) => a.data.callId === x.data.callId && a.data.outcome === 'granted' && a.seq < x.seq,
+      );
+      if (!granted)
+        where.push(`${at(x)}: ${x.data.callId} ran, but its approval was not granted first`);
+    }
     return where.length === 0
-      ? pass(`${requested.length} approval(s) asked, each answered once`)
+      ? pass(`${requested.length} approval(s) asked, each answered once; only granted calls ran`)
       : fail('approvals not paired', where);
   },
 };

@@ -7,6 +7,7 @@ import { at, fail, inconclusive, notApplicable, pass, type Check } from './check
 import { partOf } from './parts.js';
 import { eventsOf, unreadable } from './run-evidence.js';
 import { toolCalls, transcriptResults, transcriptUses } from './tool-calls.js';
+import { ALLOWING_DECISIONS } from '../schema/events-tools.js';
 
 const TOOL_TYPES = [
   'tool_requested',
@@ -45,12 +46,13 @@ export const surfaceCheck: Check = {
       const rejected = call.results.some(
         (r) => r.type === 'tool_rejected' && r.data.reason === 'unknown_tool',
       );
-      if (!rejected || call.decisions.length > 0)
+      const allowed = call.decisions.some((d) => ALLOWING_DECISIONS.includes(d.data.decision));
+      if (!rejected || allowed)
         where.push(
           `${call.callId}: '${tool}' is outside the surface and was not rejected as unknown`,
         );
     }
-    for (const e of [...eventsOf(run, 'permission_decision'), ...eventsOf(run, 'tool_executed')])
+    for (const e of eventsOf(run, 'tool_executed'))
       if (!surface.has(e.data.tool))
         where.push(`${at(e)}: ${e.data.tool} is not on the run's surface`);
     return where.length === 0
@@ -93,7 +95,7 @@ export const oneResultCheck: Check = {
 
 export const decisionFirstCheck: Check = {
   id: 'tools.decision-first',
-  title: 'arguments validated, then one permission decision, before any side effect',
+  title: 'one permission decision per call, recorded before its result and any side effect',
   clauses: ['AHGE-LOOP-2', 'AHGE-LOOP-3', 'AH-TOOL-4'],
   run({ run }) {
     const calls = toolCalls(run);
@@ -107,42 +109,42 @@ export const decisionFirstCheck: Check = {
     const where: string[] = [];
     for (const call of calls.values()) {
       const kinds = new Set(call.results.map((r) => r.type));
-      if (kinds.has('tool_rejected')) {
-        if (call.decisions.length > 0)
-          where.push(`${call.callId}: rejected by validation, yet put to the mediator`);
+      const d = call.decisions[0];
+      if (call.decisions.length !== 1 || d === undefined) {
+        // A call the run's stop left unanswered may never have reached the mediator.
+        if (!(call.decisions.length === 0 && kinds.has('tool_call_aborted')))
+          where.push(
+            `${call.callId}: ${call.decisions.length} permission decisions (one expected)`,
+          );
         continue;
       }
+      const allowing = ALLOWING_DECISIONS.includes(d.data.decision);
       const effects = [
         ...call.retries.map((r) => r.seq),
-        ...call.results
-          .filter((r) => r.type === 'tool_executed' || r.type === 'tool_denied')
-          .map((r) => r.seq),
+        ...call.results.map((r) => r.seq),
         ...(outputsAt.has(call.callId) ? [outputsAt.get(call.callId) ?? 0] : []),
       ];
-      if (effects.length === 0 && kinds.has('tool_call_aborted')) continue;
-      if (call.decisions.length !== 1) {
-        where.push(`${call.callId}: ${call.decisions.length} permission decisions (one expected)`);
-        continue;
-      }
-      const d = call.decisions[0];
-      if (d === undefined) continue;
       const first = Math.min(...effects);
-      if (d.seq > first)
-        where.push(`${at(d)}: decides ${call.callId} after its effect (seq ${first})`);
-      if (kinds.has('tool_executed') && d.data.decision !== 'allow')
+      if (effects.length > 0 && d.seq > first)
+        where.push(`${at(d)}: decides ${call.callId} after its result or effect (seq ${first})`);
+      const req = call.requests[0];
+      if (req !== undefined && d.data.tool_name !== req.data.tool)
+        where.push(`${at(d)}: decides ${d.data.tool_name}, the call proposed ${req.data.tool}`);
+      if (kinds.has('tool_rejected') && allowing)
+        where.push(
+          `${at(d)}: ${call.callId} failed validation, yet was decided '${d.data.decision}'`,
+        );
+      if (kinds.has('tool_executed') && !allowing)
         where.push(`${at(d)}: ${call.callId} executed on a '${d.data.decision}' decision`);
       for (const r of call.results)
-        if (
-          r.type === 'tool_denied' &&
-          (d.data.decision === 'allow' || r.data.rule !== d.data.rule)
-        )
+        if (r.type === 'tool_denied' && (allowing || r.data.rule !== d.data.policy_rule))
           where.push(
-            `${at(r)}: denial does not match the decision (${d.data.decision}, ${d.data.rule})`,
+            `${at(r)}: denial does not match the decision (${d.data.decision}, ${d.data.policy_rule})`,
           );
     }
     return where.length === 0
-      ? pass(`every call decided once before anything ran`)
-      : fail('a side effect without a prior decision', where);
+      ? pass('every call decided once, before its result and anything it did')
+      : fail('a result or side effect without its prior decision', where);
   },
 };
 

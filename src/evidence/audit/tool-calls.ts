@@ -38,7 +38,7 @@ export function toolCalls(run: RunEvidence): Map<string, ToolCallView> {
     return v;
   };
   for (const e of eventsOf(run, 'tool_requested')) view(e.data.callId).requests.push(e);
-  for (const e of eventsOf(run, 'permission_decision')) view(e.data.callId).decisions.push(e);
+  for (const e of eventsOf(run, 'permission_decision')) view(e.data.call_id).decisions.push(e);
   for (const e of eventsOf(run, 'tool_retry')) view(e.data.callId).retries.push(e);
   for (const e of eventsOf(run, 'tool_rejected')) view(e.data.callId).results.push(e);
   for (const e of eventsOf(run, 'tool_denied')) view(e.data.callId).results.push(e);

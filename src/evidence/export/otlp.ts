@@ -160,7 +160,7 @@ export function runToOtlp(run: RunEvidence, cfhVersion: string): Record<string, 
         ...attr('cfh.tool.input.sha256', sha(req.data.input)),
         ...attr('cfh.tool.input.chars', req.data.input.length),
         ...attr('cfh.tool.decision', decision?.decision),
-        ...attr('cfh.tool.rule', decision?.rule),
+        ...attr('cfh.tool.rule', decision?.policy_rule),
         ...attr(
           'cfh.tool.outcome',
           result === undefined
@@ -171,7 +171,7 @@ export function runToOtlp(run: RunEvidence, cfhVersion: string): Record<string, 
         ),
         ...attr(
           'cfh.tool.exit_code',
-          result?.type === 'tool_executed' ? result.data.exitCode : undefined,
+          result?.type === 'tool_executed' ? (result.data.exitCode ?? undefined) : undefined,
         ),
         ...attr(
           'cfh.tool.attempts',

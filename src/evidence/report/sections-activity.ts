@@ -77,7 +77,7 @@ export function toolCallsSection(run: RunEvidence, previews: ReadonlyMap<string,
       <td>${req?.tool ?? ''}</td>
       <td class="mono small">${req?.input ?? ''}</td>
       <td>${d === undefined ? 'none' : d.decision}</td>
-      <td class="mono small">${d?.rule ?? ''}</td>
+      <td class="mono small">${d?.policy_rule ?? ''}</td>
       <td>${outcome}</td>
       <td>${outputs.map((o) => outputBlock(run, previews.get(o), o))}</td>
     </tr>`;

@@ -2,7 +2,13 @@
 // its validation or rejection, the mediator's decision, the execution or denial, retries,
 // aborts, and the tool containers the calls ran in.
 import { z } from 'zod';
-import { CallId, Count, Milliseconds } from './common.js';
+import {
+  DecisionValue,
+  ResourceScope,
+  RiskClass,
+  SideEffectClass,
+} from '../../config/vocabulary.js';
+import { CallId, Count, Milliseconds, PrefixedSha256 } from './common.js';
 
 const CallRef = { callId: CallId, toolUseId: z.string(), tool: z.string() };
 
@@ -15,7 +21,37 @@ export const ObservationStatus = z.enum([
   'aborted',
 ]);
 
-export const PermissionDecisionValue = z.enum(['allow', 'deny', 'approval_required']);
+/** Who approved: the OS user at a surface cfh controls; never the model. */
+export const Approver = z.strictObject({
+  kind: z.literal('human'),
+  user: z.string().min(1),
+  surface: z.enum(['tty', 'flag', 'file']),
+});
+
+/**
+ * The governance extension's permission decision object, as the mediator records it for
+ * every proposal before anything happens (src/mediator/decision.ts writes this shape).
+ */
+export const PermissionDecisionRecord = z.strictObject({
+  call_id: CallId,
+  tool_name: z.string(),
+  risk_class: RiskClass.nullable(),
+  side_effect_class: SideEffectClass.nullable(),
+  resource_scope: ResourceScope.nullable(),
+  decision: DecisionValue,
+  policy_rule: z.string().min(1),
+  reason: z.string(),
+  approver: Approver.nullable(),
+  args_digest: PrefixedSha256,
+  timestamp: z.iso.datetime(),
+});
+
+/** Decision values that let a call run (each with its own condition). */
+export const ALLOWING_DECISIONS: readonly string[] = [
+  'allow',
+  'run_in_sandbox',
+  'run_as_draft_only',
+];
 
 const ToolContainer = z.strictObject({
   containerId: z.string().min(1),
@@ -32,13 +68,34 @@ export const toolEvents = {
     ...CallRef,
     reason: z.enum(['unknown_tool', 'invalid_arguments']),
   }),
-  permission_decision: z.strictObject({
+  permission_decision: PermissionDecisionRecord,
+  /** The mediator refused or could not get an approval: nothing ran. */
+  tool_denied: z.strictObject({
     ...CallRef,
-    decision: PermissionDecisionValue,
     rule: z.string().min(1),
-    reason: z.string(),
+    decision: DecisionValue,
+    status: z.enum(['denied', 'approval_required']),
   }),
-  tool_denied: z.strictObject({ ...CallRef, rule: z.string().min(1) }),
+  /** A decision that asks a person: who may answer, for which exact arguments. */
+  approval_requested: z.strictObject({
+    callId: CallId,
+    tool: z.string(),
+    rule: z.string().min(1),
+    decision: DecisionValue,
+    argsDigest: PrefixedSha256,
+    approvers: z.array(Approver),
+  }),
+  approval_received: z.strictObject({
+    callId: CallId,
+    rule: z.string().min(1),
+    argsDigest: PrefixedSha256,
+    outcome: z.enum(['granted', 'refused', 'unavailable', 'cancelled']),
+    approver: Approver.nullable(),
+    scope: z.enum(['call', 'rule']).optional(),
+    why: z.string().optional(),
+    /** Time spent waiting, not charged to the wall-time budget. */
+    waitedMs: Milliseconds,
+  }),
   tool_retry: z.strictObject({
     ...CallRef,
     attempt: z.number().int().positive(),
@@ -49,21 +106,26 @@ export const toolEvents = {
     z.strictObject({
       ...CallRef,
       status: ObservationStatus,
-      exitCode: z.number().int(),
+      exitCode: z.number().int().nullable(),
       durationMs: Milliseconds,
       containerId: z.string(),
       attempts: z.number().int().positive(),
       outputs: z.array(z.string()),
       truncated: z.strictObject({ originalChars: Count, keptChars: Count }).optional(),
+      /** Bytes a tool printed when its outputs were not all kept (per stream). */
+      outputBytes: z.strictObject({ stdout: Count, stderr: Count }).optional(),
+      idempotencyKey: z.string().optional(),
     }),
     /** The observation broke the tool's output schema: withheld, and the run failed. */
     z.strictObject({
       ...CallRef,
       status: z.literal('withheld'),
       reason: z.string(),
-      exitCode: z.number().int(),
+      exitCode: z.number().int().nullable(),
       containerId: z.string(),
       outputs: z.array(z.string()),
+      outputBytes: z.strictObject({ stdout: Count, stderr: Count }).optional(),
+      idempotencyKey: z.string().optional(),
     }),
   ]),
   /** A call the run's stop left unanswered (never started, or cut off). */

@@ -1,6 +1,6 @@
 // The published form of the evidence schemas: JSON Schema (draft 2020-12) generated from the
 // zod definitions, one file per document and one for the event log, under docs/schema/.
-// `make schema` writes them (scripts/write-schema.mjs); unit/evidence-schema.test.ts fails
+// `npm run schemas` writes them (scripts/schemas.mjs); unit/evidence-schema.test.ts fails
 // when the files and the definitions disagree.
 import { z } from 'zod';
 import { EVENT_SCHEMA, EVENT_SCHEMAS, EventEnvelope } from './registry.js';

@@ -8,7 +8,7 @@
 //      z.strictObject, with a comment saying what it records; or add a family file
 //      events-<family>.ts exporting `<family>Events = { type: schema, ... } as const` and
 //      spread it into EVENT_SCHEMAS below.
-//   2. `npm run --silent schema` regenerates docs/schema/*.json (a unit test fails until
+//   2. `npm run schemas` regenerates docs/schema/*.json (a unit test fails until
 //      it is regenerated).
 //   3. If an audit check should read it, read it with `eventsOf(run, 'type')`; a check whose
 //      event type is absent from a run says not-applicable.

@@ -2,9 +2,9 @@
 // (without `lastEvent`) is in run_finished's `reportSha256`. The fields every run has, then
 // those of a command run and of an agent run.
 import { z } from 'zod';
-import { Count, RunIdString, TerminalStatus } from './common.js';
+import { Count, RunIdString, Sha256Hex, TerminalStatus } from './common.js';
 import { AttemptEstimate, BudgetExceeded, ReportedUsage } from './events-model.js';
-import { SnapshotAssurance, SnapshotModel } from './snapshot.js';
+import { FromPlan, SnapshotAssurance, SnapshotModel } from './snapshot.js';
 import { EventAnchor } from './state.js';
 
 export const REPORT_SCHEMA = 'cfh.report/1';
@@ -74,6 +74,10 @@ export const Report = z.strictObject({
     })
     .optional(),
   costEstimate: CostEstimate.optional(),
+  mode: z.enum(['run', 'plan']).optional(),
+  /** A planning run's answer, kept as a file of the chain. */
+  plan: z.strictObject({ file: z.string(), sha256: Sha256Hex }).nullable().optional(),
+  fromPlan: FromPlan.optional(),
   /** What the provider itself reported as a charge: none of the adapters receive one yet. */
   providerReportedCost: z.null().optional(),
 });

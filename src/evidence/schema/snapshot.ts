@@ -76,6 +76,19 @@ export const PromptSlotsRecord = z.strictObject({
   quoted: z.array(Digested),
 });
 
+/** An approved plan a run executes (`--from-plan`): the planning run and plan.md's digest. */
+export const FromPlan = z.strictObject({ runId: RunIdString, sha256: Sha256Hex }).nullable();
+
+/** Who may answer an approval and how (the mediator's approval setup). */
+export const ApprovalSetupRecord = z.strictObject({
+  user: z.string(),
+  interactive: z.boolean(),
+  notInteractiveBecause: z.string().nullable(),
+  preApprovedRules: z.array(z.string()),
+  file: z.strictObject({ path: z.string(), sha256: z.string(), calls: Count }).nullable(),
+  surfaces: z.array(z.string()),
+});
+
 export const Snapshot = z.strictObject({
   schema: z.literal(SNAPSHOT_SCHEMA),
   cfhVersion: z.string(),
@@ -130,6 +143,10 @@ export const Snapshot = z.strictObject({
   childProfiles: z.array(z.unknown()),
   promptSlots: PromptSlotsRecord.optional(),
   budgets: SnapshotBudgets.optional(),
+  /** Agent runs: `plan` blocks every mutation (planning mode); `run` executes. */
+  mode: z.enum(['run', 'plan']).optional(),
+  fromPlan: FromPlan.optional(),
+  approvals: ApprovalSetupRecord.optional(),
   toolContainer: z
     .strictObject({
       lifetime: z.enum(['per-run', 'per-call']),

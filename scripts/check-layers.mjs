@@ -1,0 +1,108 @@
+// The import structure of src/, checked in `npm run lint`: no import cycles, and layers
+// that point one way (docs/architecture.md):
+//
+//   cli → engine → (mediator, tools, model, sandbox, network, seccomp, image) → substrate
+//   config, evidence and the root files (errors, log, paths, version) are used by all;
+//   evidence uses none of the others but the root files and config's data.
+//
+// Type-only imports count: a cycle through types is still a cycle in the design.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+
+const SRC = path.resolve(new URL('..', import.meta.url).pathname, 'src');
+
+/** The layer of each top-level folder (a file directly in src/ is `root`). */
+const RANK = {
+  root: 0,
+  config: 0,
+  evidence: 0,
+  substrate: 1,
+  seccomp: 2,
+  image: 2,
+  network: 2,
+  sandbox: 2,
+  model: 2,
+  tools: 2,
+  mediator: 2,
+  engine: 3,
+  cli: 4,
+};
+/** Folders that may import only these (besides themselves). */
+const ONLY = { evidence: ['root', 'config'], config: ['root'], root: ['root'] };
+
+function files(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+function areaOf(file) {
+  const rel = path.relative(SRC, file).split(path.sep);
+  return rel.length === 1 ? 'root' : rel[0];
+}
+
+function importsOf(file) {
+  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return info.importedFiles
+    .map((f) => f.fileName)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')));
+}
+
+const all = files(SRC);
+const graph = new Map(all.map((f) => [f, importsOf(f).filter((t) => all.includes(t))]));
+const problems = [];
+
+for (const [file, targets] of graph) {
+  const from = areaOf(file);
+  for (const target of targets) {
+    const to = areaOf(target);
+    if (to === from) continue;
+    const only = ONLY[from];
+    const bad =
+      (only !== undefined && !only.includes(to)) ||
+      (RANK[to] ?? 0) > (RANK[from] ?? 0) ||
+      RANK[from] === undefined;
+    if (bad)
+      problems.push(
+        `layer: ${path.relative(SRC, file)} (${from}) imports ${path.relative(SRC, target)} (${to})`,
+      );
+  }
+}
+
+// Cycles: Tarjan's strongly connected components.
+let index = 0;
+const stack = [];
+const meta = new Map();
+function connect(v) {
+  meta.set(v, { index, low: index, on: true });
+  index += 1;
+  stack.push(v);
+  for (const w of graph.get(v) ?? []) {
+    if (!meta.has(w)) {
+      connect(w);
+      meta.get(v).low = Math.min(meta.get(v).low, meta.get(w).low);
+    } else if (meta.get(w).on) meta.get(v).low = Math.min(meta.get(v).low, meta.get(w).index);
+  }
+  if (meta.get(v).low === meta.get(v).index) {
+    const component = [];
+    let w;
+    do {
+      w = stack.pop();
+      meta.get(w).on = false;
+      component.push(path.relative(SRC, w));
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v))
+      problems.push(`cycle: ${component.sort().join(' ↔ ')}`);
+  }
+}
+for (const v of graph.keys()) if (!meta.has(v)) connect(v);
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(p);
+  console.error(`check-layers: ${problems.length} problem(s) in src/ imports`);
+  process.exit(1);
+}
+console.log(`check-layers: ${all.length} files, no cycles, layers point one way`);

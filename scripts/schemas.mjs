@@ -1,0 +1,14 @@
+// Writes the JSON Schemas cfh publishes in docs/schema/ from their zod definitions
+// (npm run schemas; unit tests fail while a published file differs from its source): the
+// governance record, and every evidence document and the event log (src/evidence/schema).
+import { writeFileSync } from 'node:fs';
+import { governanceJsonSchema } from '../dist/evidence/governance-record.js';
+import { evidenceJsonSchemas } from '../dist/evidence/schema/json-schema.js';
+
+const dir = new URL('../docs/schema/', import.meta.url);
+writeFileSync(
+  new URL('governance-record.schema.json', dir),
+  `${JSON.stringify(governanceJsonSchema(), null, 2)}\n`,
+);
+for (const [name, schema] of Object.entries(evidenceJsonSchemas()))
+  writeFileSync(new URL(name, dir), `${JSON.stringify(schema, null, 2)}\n`);

@@ -1,0 +1,114 @@
+// How an agent run's approvals are given (docs/operators.md, "Approvals"): `--approve RULE`
+// (every call that rule asks about, for this run), `--approvals FILE` (exact calls), and the
+// person at the terminal unless `--non-interactive` or there is no terminal. Checked before
+// anything starts: an unknown rule, a bad file, is a configuration error (exit 125).
+import os from 'node:os';
+import { APPROVABLE_RULE_ID, loadApprovalsFile } from '../../config/approvals-file.js';
+import { RiskClass } from '../../config/vocabulary.js';
+import type { Profile } from '../../config/profile-schema.js';
+import type { ApprovalSetup } from '../../engine/agent-run.js';
+import { ConfigError } from '../../errors.js';
+import {
+  Approvals,
+  FileApprovals,
+  RuleApprovals,
+  type ApprovalSource,
+} from '../../mediator/approvals.js';
+import type { CliDeps } from '../deps.js';
+import { TtyApprovals, openControllingTerminal, terminalAvailable } from '../tty-approvals.js';
+
+export interface ApprovalArgs {
+  readonly approve?: readonly string[] | undefined;
+  readonly approvals?: string | undefined;
+  readonly nonInteractive?: boolean | undefined;
+}
+
+/** cfh's own rules that decide `deny` and so never ask: approving them means nothing. */
+const NEVER_ASK = new Set(['planning_mode', 'unknown_tool', 'invalid_arguments', 'default:deny']);
+
+/** Every rule id that can ask in a run of this profile: its rules, cfh's, contracts, defaults. */
+export function approvableRules(profile: Profile): Set<string> {
+  return new Set([
+    ...profile.policy.map((r) => r.id),
+    'from_plan',
+    ...profile.tools.map((t) => `contract:${t}`),
+    ...RiskClass.options.map((r) => `default:${r}`),
+  ]);
+}
+
+function checkRule(rule: string, known: ReadonlySet<string>, field: string): void {
+  if (!APPROVABLE_RULE_ID.test(rule) || NEVER_ASK.has(rule) || !known.has(rule)) {
+    const why = NEVER_ASK.has(rule) ? 'denies and never asks' : 'is not a rule of this run';
+    throw new ConfigError(
+      'unknown_approval_rule',
+      `${field}: '${rule}' ${why} (rules that can ask: ${[...known].sort().join(', ')})`,
+      { field, value: rule },
+    );
+  }
+}
+
+/** The OS user who answers, as approvals record it. */
+export function approvingUser(): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return `uid:${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
+export async function setUpApprovals(
+  args: ApprovalArgs,
+  profile: Profile,
+  deps: CliDeps,
+): Promise<{ approvals: Approvals; setup: ApprovalSetup }> {
+  const known = approvableRules(profile);
+  const user = approvingUser();
+  const pre = [...new Set(args.approve ?? [])];
+  for (const rule of pre) checkRule(rule, known, '--approve');
+  const rules = new RuleApprovals(pre, user);
+  const sources: ApprovalSource[] = [rules];
+  let file: ApprovalSetup['file'] = null;
+  if (args.approvals !== undefined) {
+    const loaded = await loadApprovalsFile(args.approvals);
+    for (const [i, call] of loaded.calls.entries()) {
+      checkRule(call.rule, known, `--approvals ${loaded.path} [${i}].rule`);
+      if (!profile.tools.includes(call.tool)) {
+        throw new ConfigError(
+          'invalid_approvals_file',
+          `--approvals ${loaded.path} [${i}].tool: '${call.tool}' is not a tool of this run (${profile.tools.join(', ')})`,
+          { field: '--approvals', value: loaded.path },
+        );
+      }
+    }
+    sources.push(new FileApprovals(loaded.calls, user));
+    file = { path: loaded.path, sha256: loaded.sha256, calls: loaded.calls.length };
+  }
+  // Without a terminal cfh never prompts: an unanswered request is an observation.
+  const notInteractiveBecause =
+    args.nonInteractive === true
+      ? '--non-interactive'
+      : !terminalAvailable(deps.printer.stderr)
+        ? 'no terminal to ask on (stderr or the controlling terminal is missing)'
+        : null;
+  if (notInteractiveBecause === null) {
+    sources.push(
+      new TtyApprovals({
+        user,
+        rules,
+        open: () => openControllingTerminal(deps.printer.stderr),
+      }),
+    );
+  }
+  const approvals = new Approvals(sources);
+  return {
+    approvals,
+    setup: {
+      user,
+      interactive: notInteractiveBecause === null,
+      notInteractiveBecause,
+      preApprovedRules: rules.preApproved,
+      file,
+      surfaces: approvals.approvers.map((a) => a.surface),
+    },
+  };
+}

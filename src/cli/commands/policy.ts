@@ -1,0 +1,65 @@
+// `cfh policy explain --profile P TOOL ARGS_JSON`: which rule decides a call and why,
+// without running anything (the mediator's own evaluation, src/engine/policy-explain.ts).
+import { loadProfile } from '../../config/profile-loader.js';
+import { ConfigError } from '../../errors.js';
+import { explainCall, runFactsOf } from '../../engine/policy-explain.js';
+import type { CliDeps } from '../deps.js';
+import { reportFailure } from '../report-failure.js';
+
+export function policyExplainCommand(
+  args: {
+    profile: string;
+    tool: string;
+    argsJson: string;
+    plan: boolean;
+    fromPlan: boolean;
+    workspaceMode: string | undefined;
+    json: boolean;
+  },
+  deps: CliDeps,
+): number {
+  try {
+    let input: unknown;
+    try {
+      input = JSON.parse(args.argsJson);
+    } catch (error) {
+      throw new ConfigError(
+        'invalid_args_json',
+        `ARGS_JSON: not JSON (${error instanceof Error ? error.message : String(error)})`,
+        { field: 'ARGS_JSON' },
+      );
+    }
+    if (args.workspaceMode !== undefined && !['direct', 'draft'].includes(args.workspaceMode)) {
+      throw new ConfigError('invalid_workspace_mode', '--workspace-mode: direct or draft', {
+        field: '--workspace-mode',
+        value: args.workspaceMode,
+      });
+    }
+    const { profile } = loadProfile(args.profile);
+    const facts = runFactsOf(profile, {
+      mode: args.plan ? 'plan' : 'run',
+      fromPlan: args.fromPlan,
+      workspaceMode: args.workspaceMode === 'draft' ? 'draft' : 'direct',
+    });
+    const e = explainCall(profile, facts, args.tool, input);
+    if (args.json) {
+      deps.printer.json({ profile: profile.name, facts, ...e });
+      return 0;
+    }
+    const p = deps.printer;
+    const v = e.verdict;
+    p.out(`decision   ${v.decision}`);
+    p.out(`rule       ${v.rule} (tier ${v.tier})`);
+    p.out(`reason     ${v.reason}`);
+    p.out(`call       ${e.tool} ${e.checked}${e.issues === undefined ? '' : `: ${e.issues}`}`);
+    p.out(`args       ${e.argsDigest}`);
+    p.out(
+      `run        mode ${facts.mode}, workspace ${facts.workspaceMode}, network ${facts.network}, rw mounts ${facts.rwMounts ? 'yes' : 'no'}${facts.fromPlan ? ', from a plan' : ''}`,
+    );
+    for (const m of e.matched)
+      p.out(`matched    tier ${m.tier} ${m.class.padEnd(5)} ${m.decision} ${m.rule}: ${m.reason}`);
+    return 0;
+  } catch (error) {
+    return reportFailure(error, deps, args.json);
+  }
+}

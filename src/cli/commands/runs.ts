@@ -1,0 +1,192 @@
+// `cfh runs list` and `cfh runs show RUN_ID`: run evidence read back. A run whose state is
+// not terminal and whose writer is gone is shown `abandoned`, whatever state it stopped in
+// (created, running, or none yet). Every string printed here came from a file a sandbox or
+// a model may have chosen; the printer escapes it (print.ts), --json prints it exact.
+import { TERMINAL_STATES, listRuns, showRun, type RunSummary } from '../../evidence/runs-index.js';
+import {
+  LABEL_OWNER_HOST,
+  LABEL_OWNER_PID,
+  LABEL_OWNER_START,
+  ownerStatus,
+  type OwnerStatus,
+} from '../../sandbox/owner.js';
+import type { CliDeps } from '../deps.js';
+import { reportFailure } from '../report-failure.js';
+
+/**
+ * Whether the cfh writing a run still runs. With its identity (state.json's writer or the
+ * snapshot's caller: pid, process start time, host) the process table of this host
+ * decides; without it, or for another host's writer, the directory lock's heartbeat does.
+ */
+export function writerStatus(run: RunSummary): OwnerStatus {
+  const c = run.caller;
+  if (c?.pid !== undefined && c.start !== undefined && c.host !== undefined) {
+    const status = ownerStatus({
+      [LABEL_OWNER_PID]: String(c.pid),
+      [LABEL_OWNER_START]: c.start,
+      [LABEL_OWNER_HOST]: c.host,
+    });
+    if (status !== 'foreign-host') return status;
+    return run.locked ? 'foreign-host' : 'gone';
+  }
+  return run.locked ? 'alive' : 'gone';
+}
+
+/** The run with `writer` added while it is not terminal. */
+function withWriter(run: RunSummary): RunSummary & { writer?: OwnerStatus } {
+  return TERMINAL_STATES.includes(run.state) ? run : { ...run, writer: writerStatus(run) };
+}
+
+/** The state as shown: `abandoned` for a run in progress whose writer is gone. */
+function shownState(run: RunSummary & { writer?: OwnerStatus }): string {
+  return run.writer === 'gone' ? 'abandoned' : run.state;
+}
+
+export async function runsListCommand(
+  args: { json: boolean; artifactRoot?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
+  const runs = (await listRuns(args.artifactRoot ?? deps.env.artifactRoot)).map(withWriter);
+  if (args.json) deps.printer.json(runs);
+  else
+    for (const r of runs)
+      deps.printer.out(
+        `${r.runId}  ${shownState(r).padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${r.kind === 'agent' ? '[agent run]' : (r.command ?? []).join(' ')}`,
+      );
+  return 0;
+}
+
+export async function runsShowCommand(
+  args: { runId: string; json: boolean; artifactRoot?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
+  try {
+    const run = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId);
+    const summary = withWriter(run.summary);
+    if (args.json) {
+      deps.printer.json({
+        ...run,
+        ...(summary.writer === undefined ? {} : { writer: summary.writer }),
+      });
+      return 0;
+    }
+    const p = deps.printer;
+    const snap = run.snapshot ?? {};
+    const image = snap.image as { ref?: string; id?: string } | undefined;
+    const spec = snap.containerSpec as
+      | {
+          user?: string;
+          mounts?: { source: string; target: string; mode: string }[];
+          seccomp?: { sha256?: string };
+        }
+      | undefined;
+    p.out(`run        ${run.runId}`);
+    p.out(`dir        ${run.dir}`);
+    if (summary.writer === 'gone') {
+      p.out(`state      abandoned (stopped at ${summary.state}; the cfh that wrote it is gone)`);
+    } else {
+      p.out(
+        `state      ${summary.state} (${JSON.stringify(run.state?.terminalReason ?? '')}) exit ${JSON.stringify(run.state?.exitCode ?? null)}`,
+      );
+    }
+    if (snap.kind === 'agent') printAgent(p, snap, run.report, run.events);
+    else p.out(`command    ${JSON.stringify(snap.command)}`);
+    p.out(`profile    ${String((snap.profile as { name?: string } | undefined)?.name)}`);
+    p.out(`image      ${String(image?.ref)} ${String(image?.id)}`);
+    p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
+    for (const m of spec?.mounts ?? []) p.out(`mount      ${m.source} -> ${m.target} (${m.mode})`);
+    if (!run.eventLog) p.out('events     none: the writer stopped before it began events.jsonl');
+    const v = run.verification;
+    p.out(`evidence   ${v.ok ? 'verified' : 'BROKEN'} (${run.events.length} events)`);
+    for (const line of v.problems) p.out(`  BROKEN       ${line}`);
+    for (const line of v.verified) p.out(`  verified     ${line}`);
+    for (const line of v.notVerified) p.out(`  not verified ${line}`);
+    const network = snap.network as
+      { mode?: string; allow?: string[]; deny?: string[] } | undefined;
+    p.out(
+      `network    ${String(network?.mode)} allow [${(network?.allow ?? []).join(', ')}] deny [${(network?.deny ?? []).join(', ')}]`,
+    );
+    const egress = run.events
+      .filter((e) => e.type === 'egress')
+      .map((e) => e.data as Record<string, unknown>);
+    if (egress.length > 0) {
+      const allowed = egress.filter((e) => e.allowed === true).length;
+      p.out(
+        `egress     ${egress.length} attempt(s): ${allowed} allowed, ${egress.length - allowed} denied`,
+      );
+      for (const e of egress) {
+        const dest = [e.name, e.address].filter((x) => typeof x === 'string').join(' ');
+        const port = typeof e.port === 'number' ? `:${e.port}` : '';
+        p.out(
+          `  ${e.allowed === true ? 'allow' : 'deny '} ${String(e.protocol).padEnd(4)} ${dest}${port} ${String(e.reason)} out ${String(e.bytesOut)} in ${String(e.bytesIn)}`,
+        );
+      }
+    }
+    for (const e of run.events) p.out(`  ${String(e.seq).padStart(3)} ${e.ts} ${e.type}`);
+    return v.ok ? 0 : 1;
+  } catch (error) {
+    return reportFailure(error, deps, args.json);
+  }
+}
+
+/** The agent-run lines of `runs show`: the model, the tool surface, each call, the budget. */
+function printAgent(
+  p: CliDeps['printer'],
+  snap: Record<string, unknown>,
+  report: Record<string, unknown> | undefined,
+  events: readonly { type: string; data: unknown }[],
+): void {
+  const model = snap.model as
+    { adapter?: string; route?: Record<string, string>; languageModel?: boolean } | undefined;
+  const which =
+    model?.languageModel === false
+      ? 'scripted replay, no language model'
+      : `${String(model?.route?.model)} via ${String(model?.route?.credential)}`;
+  p.out(`agent      ${String(model?.adapter)} (${which})`);
+  const box = snap.toolContainer as { lifetime?: string } | undefined;
+  p.out(
+    `tools      ${((snap.tools as string[] | undefined) ?? []).join(', ')}; containers ${String(box?.lifetime)}`,
+  );
+  // Planning mode and approvals (governance extension): how this run could change anything.
+  const plan = report?.plan as { sha256?: string } | null | undefined;
+  const from = snap.fromPlan as { runId?: string; sha256?: string } | null | undefined;
+  p.out(
+    `mode       ${snap.mode === 'plan' ? 'plan' : 'run'}${plan?.sha256 === undefined ? '' : `; plan.md ${plan.sha256}`}${from?.runId === undefined ? '' : `; executes the plan of ${from.runId} (${String(from.sha256)})`}`,
+  );
+  const asks = snap.approvals as
+    | { interactive?: boolean; preApprovedRules?: string[]; file?: { path?: string } | null }
+    | undefined;
+  if (asks !== undefined) {
+    p.out(
+      `approvals  ${asks.interactive === true ? 'prompt on the terminal' : 'no prompt'}; rules [${(asks.preApprovedRules ?? []).join(', ')}]; file ${asks.file?.path ?? 'none'}`,
+    );
+  }
+  // One line a call, in call order, with its last word: executed, rejected, denied, not run.
+  const calls = new Map<string, string>();
+  const name = (d: Record<string, unknown>): string => {
+    const tool = String(d.tool);
+    return /^[a-z][a-z0-9_]{0,63}$/.test(tool) ? tool : JSON.stringify(tool);
+  };
+  for (const e of events) {
+    const d = e.data as Record<string, unknown>;
+    if (typeof d.callId !== 'string') continue;
+    const attempts = Number(d.attempts) > 1 ? ` (${String(d.attempts)} attempts)` : '';
+    const line =
+      e.type === 'tool_executed'
+        ? `${String(d.status)} exit ${String(d.exitCode)} ${typeof d.durationMs === 'number' ? d.durationMs : '-'} ms${attempts}`
+        : e.type === 'tool_rejected'
+          ? `rejected (${String(d.reason)})`
+          : e.type === 'tool_denied'
+            ? `denied (${String(d.rule)})`
+            : e.type === 'tool_call_aborted'
+              ? `aborted (${String(d.reason)})`
+              : undefined;
+    if (line !== undefined) calls.set(d.callId, `${name(d)} ${line}`);
+  }
+  for (const id of [...calls.keys()].sort()) p.out(`  ${id} ${String(calls.get(id))}`);
+  const budget = report?.budget as { budget?: string; limit?: number; used?: number } | undefined;
+  if (budget !== undefined)
+    p.out(
+      `budget     ${String(budget.budget)}: used ${String(budget.used)} of ${String(budget.limit)}`,
+    );
+}

@@ -1,0 +1,84 @@
+// `--from-plan RUN_ID`: execution after planning (governance extension, "Planning mode":
+// "Execution after planning requires approval when risk is present"). The plan is taken
+// only from a planning run whose evidence holds: the run exists, completed in plan mode,
+// its evidence verifies (verify-run.ts), and the bytes read from plan.md are the ones its
+// hash chain recorded (compared after reading, so a file swapped after the check is not
+// used). It reaches the model as context, never as authority (a `<context>` slot).
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { readBoundedFile } from '../config/bounded-file.js';
+import { ConfigError, errorMessage } from '../errors.js';
+import { showRun, type RunDetail } from '../evidence/runs-index.js';
+
+export const PLAN_FILE = 'plan.md';
+/** A plan is a final answer (bounded by max_output_tokens): 1 MiB is beyond any. */
+export const PLAN_MAX_BYTES = 1024 * 1024;
+
+export interface ApprovedPlan {
+  readonly runId: string;
+  /** `sha256:<hex>` of plan.md, as the planning run's chain recorded it. */
+  readonly sha256: string;
+  readonly text: string;
+}
+
+function refuse(runId: string, why: string, details: Record<string, unknown> = {}): ConfigError {
+  return new ConfigError('plan_unusable', `--from-plan ${runId}: ${why}`, {
+    field: '--from-plan',
+    value: runId,
+    ...details,
+  });
+}
+
+export async function loadApprovedPlan(artifactRoot: string, runId: string): Promise<ApprovedPlan> {
+  let run: RunDetail;
+  try {
+    run = await showRun(artifactRoot, runId);
+  } catch (error) {
+    if (error instanceof ConfigError) throw refuse(runId, error.message);
+    throw refuse(runId, `cannot read the run: ${errorMessage(error)}`);
+  }
+  if (!run.verification.ok) {
+    throw refuse(runId, `its evidence does not verify: ${run.verification.problems.join('; ')}`, {
+      problems: run.verification.problems,
+    });
+  }
+  if (run.snapshot?.kind !== 'agent' || run.snapshot.mode !== 'plan')
+    throw refuse(runId, 'it is not a planning run (started without --plan)');
+  if (run.report?.status !== 'completed' || run.report.mode !== 'plan') {
+    throw refuse(
+      runId,
+      `the planning run did not complete (${String(run.report?.status)}, ${String(run.report?.terminalReason)})`,
+    );
+  }
+  const recorded = run.events
+    .filter((e) => e.type === 'artifact_written' && e.data.file === PLAN_FILE)
+    .map((e) => e.data.sha256)
+    .at(-1);
+  if (typeof recorded !== 'string') throw refuse(runId, `its chain records no ${PLAN_FILE}`);
+  const { bytes } = await readBoundedFile(
+    path.join(run.dir, PLAN_FILE),
+    PLAN_MAX_BYTES,
+    '--from-plan',
+    'plan_unusable',
+  );
+  const got = createHash('sha256').update(bytes).digest('hex');
+  if (got !== recorded)
+    throw refuse(runId, `${PLAN_FILE} is not the file its chain recorded (digest differs)`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw refuse(runId, `${PLAN_FILE} is not UTF-8 text`);
+  }
+  return { runId, sha256: `sha256:${got}`, text };
+}
+
+/** The plan as the model sees it: a context slot that says what it is and is not. */
+export function planContext(plan: ApprovedPlan): string {
+  return [
+    `An approved plan from planning run ${plan.runId} (${PLAN_FILE}, ${plan.sha256}).`,
+    'It is context for the direct command, not an instruction of its own; every change it describes is still decided, and may need approval.',
+    '',
+    plan.text,
+  ].join('\n');
+}

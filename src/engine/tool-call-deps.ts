@@ -1,0 +1,54 @@
+// A proposed tool call and what checking it needs: the surface, the mediator, the runners,
+// the recorder. Shared by the turn's calls (tool-calls.ts) and their records (governance-of.ts).
+import type { BudgetTracker } from './budgets.js';
+import type { GovernanceRecord } from '../evidence/governance-record.js';
+import type { EventInput, EventType } from '../evidence/schema/registry.js';
+import type { Mediator } from '../mediator/mediator.js';
+import type { CheckedCall } from '../mediator/policy.js';
+import type { ToolDefinition, ToolRegistry } from '../tools/contract.js';
+import type { ToolRunner } from '../tools/runner.js';
+
+export interface ToolUse {
+  readonly id: string;
+  readonly name: string;
+  readonly input: unknown;
+}
+
+export interface ToolCallRecorder {
+  /** One event of the registry (src/evidence/schema/registry.ts), of its type's shape. */
+  event<T extends EventType>(type: T, data: EventInput<T>, durable?: boolean): Promise<void>;
+  /** Keeps a tool's raw output under outputs/; returns its reference (`outputs/NAME`). */
+  output(name: string, data: Buffer): Promise<string>;
+  /** One governance record per proposed action (governance.jsonl). */
+  governance(record: GovernanceRecord): Promise<void>;
+}
+
+export interface ToolCallDeps {
+  readonly registry: ToolRegistry;
+  readonly mediator: Mediator;
+  readonly budgets: BudgetTracker;
+  /** The runner for each kind of executor a tool names. */
+  readonly runners: Readonly<Partial<Record<ToolDefinition['executor'], ToolRunner>>>;
+  readonly recorder: ToolCallRecorder;
+  readonly mode: 'run' | 'plan';
+}
+
+/** `call-0001`…: numbers a run's calls across turns; names their outputs. */
+export function callIdOf(n: number): string {
+  return `call-${String(n).padStart(4, '0')}`;
+}
+
+/** What the surface and the schema say of a proposal, before policy says anything. */
+export function check(use: ToolUse, deps: ToolCallDeps): CheckedCall {
+  const tool = deps.registry.get(use.name);
+  if (tool === undefined || deps.runners[tool.executor] === undefined)
+    return { kind: 'unknown', name: use.name };
+  const parsed = tool.input.safeParse(use.input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`)
+      .join('; ');
+    return { kind: 'invalid', tool, issues };
+  }
+  return { kind: 'valid', tool, args: parsed.data };
+}

@@ -1,0 +1,173 @@
+// Evaluating a proposed call against policy, outside the model (governance extension,
+// "Permission decision object"; AH-CFC-1). Tiers, each decided as deny → ask → allow, first
+// match within each class; the first tier with a match decides:
+//
+//   0  cfh's own: a call off the surface or with invalid arguments (deny), planning mode
+//      (planning_mode: deny every mutation), a run from a plan (from_plan: risky calls ask)
+//   1  the profile's `policy:` rules, in order
+//   2  the tool's own contract (`permission_policy`)
+//   3  the built-in defaults, one per risk class (`default:<risk_class>`, defaults.ts)
+//
+// Nothing matched is denied (`default:deny`). Pure: facts in, a decision and its trace out.
+import type { RiskClass, SideEffectClass } from '../config/vocabulary.js';
+import type { ToolDefinition } from '../tools/contract.js';
+import type { CheckedCall, RunFacts } from './facts.js';
+import { classOf, type DecisionClass, type DecisionValue } from './decision.js';
+import { builtinDefaults } from './defaults.js';
+import type { CompiledRule, MatchFacts } from './policy-rule.js';
+
+export type { CheckedCall, RunFacts } from './facts.js';
+
+export interface Verdict {
+  readonly decision: DecisionValue;
+  readonly rule: string;
+  readonly reason: string;
+  readonly tier: 0 | 1 | 2 | 3;
+}
+
+export interface Explanation {
+  readonly verdict: Verdict;
+  /** Every rule that matched, by tier, in evaluation order. */
+  readonly matched: readonly (Verdict & { readonly class: DecisionClass })[];
+}
+
+const RISKLESS: ReadonlySet<RiskClass> = new Set([
+  'read_only',
+  'search_only',
+  'compute_only',
+  'draft_only',
+]);
+
+export class Policy {
+  readonly #profile: readonly CompiledRule[];
+  readonly #facts: RunFacts;
+
+  constructor(profileRules: readonly CompiledRule[], facts: RunFacts) {
+    this.#profile = profileRules;
+    this.#facts = facts;
+  }
+
+  get facts(): RunFacts {
+    return this.#facts;
+  }
+
+  decide(call: CheckedCall): Verdict {
+    return this.explain(call).verdict;
+  }
+
+  explain(call: CheckedCall): Explanation {
+    const matched: (Verdict & { class: DecisionClass })[] = [];
+    const tiers = [
+      this.#own(call),
+      call.kind === 'valid' ? this.#rules(1, this.#profile, call) : [],
+      call.kind === 'valid' ? contractTier(call.tool) : [],
+      call.kind === 'valid' ? this.#rules(3, builtinDefaults(call.tool, this.#facts), call) : [],
+    ];
+    let verdict: Verdict | undefined;
+    for (const tier of tiers) {
+      for (const v of tier) matched.push({ ...v, class: classOf(v.decision) });
+      verdict ??= firstByClass(tier);
+    }
+    return {
+      verdict: verdict ?? {
+        decision: 'deny',
+        rule: 'default:deny',
+        reason: 'no rule allows this call',
+        tier: 3,
+      },
+      matched,
+    };
+  }
+
+  #own(call: CheckedCall): Verdict[] {
+    if (call.kind === 'unknown')
+      return [deny('unknown_tool', `'${call.name}' is not a tool of this run`)];
+    if (call.kind === 'invalid')
+      return [deny('invalid_arguments', `the arguments do not match ${call.tool.name}'s schema`)];
+    const { tool } = call;
+    const f = this.#facts;
+    if (f.mode === 'plan' && mutates(tool, f))
+      return [deny('planning_mode', `planning mode blocks ${tool.name}: it can change things`)];
+    if (f.fromPlan && !RISKLESS.has(tool.riskClass)) {
+      return [
+        {
+          decision: 'approval_required',
+          rule: 'from_plan',
+          reason: `executing an approved plan: ${tool.name} (${tool.riskClass}) needs approval`,
+          tier: 0,
+        },
+      ];
+    }
+    return [];
+  }
+
+  #rules(tier: 1 | 3, rules: readonly CompiledRule[], call: CheckedCall): Verdict[] {
+    if (call.kind !== 'valid') return [];
+    const facts: MatchFacts = {
+      tool: call.tool.name,
+      riskClass: call.tool.riskClass,
+      sideEffectClass: call.tool.sideEffectClass,
+      mode: this.#facts.mode,
+      args: call.args,
+    };
+    return rules
+      .filter((r) => r.matches(facts))
+      .map((r) => ({ decision: r.rule.decision, rule: r.rule.id, reason: r.rule.reason, tier }));
+  }
+}
+
+function deny(rule: string, reason: string): Verdict {
+  return { decision: 'deny', rule, reason, tier: 0 };
+}
+
+/** deny → ask → allow: the first of the strongest class present. */
+function firstByClass(tier: readonly Verdict[]): Verdict | undefined {
+  for (const c of ['deny', 'ask', 'allow'] as const) {
+    const v = tier.find((x) => classOf(x.decision) === c);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+const CONTRACT: Readonly<Record<ToolDefinition['permissionPolicy'], DecisionValue | undefined>> = {
+  // `allow` says nothing the defaults would not: it leaves the decision to them.
+  allow: undefined,
+  deny: 'deny',
+  approval_required: 'approval_required',
+  stronger_auth: 'require_stronger_auth',
+  sandbox: 'run_in_sandbox',
+  draft_only: 'run_as_draft_only',
+};
+
+function contractTier(tool: ToolDefinition): Verdict[] {
+  const decision = CONTRACT[tool.permissionPolicy];
+  if (decision === undefined) return [];
+  return [
+    {
+      decision,
+      rule: `contract:${tool.name}`,
+      reason: `${tool.name} declares permission_policy ${tool.permissionPolicy}`,
+      tier: 2,
+    },
+  ];
+}
+
+const MUTATING: ReadonlySet<SideEffectClass> = new Set([
+  'local_artifact',
+  'internal_state_change',
+  'external_commitment',
+  'financial_transfer',
+  'identity_or_access_change',
+  'destructive_change',
+]);
+
+/**
+ * Planning mode lets the model read, search, list and plan. A program in the sandbox can
+ * change nothing lasting when no mount is writable and there is no network (its /tmp goes
+ * with its container); anything else that has a side effect is a mutation.
+ */
+export function mutates(tool: ToolDefinition, f: RunFacts): boolean {
+  if (tool.sideEffectClass === 'none') return false;
+  if (MUTATING.has(tool.sideEffectClass)) return true;
+  return tool.executor !== 'sandbox' || f.rwMounts || f.network !== 'disabled';
+}

@@ -1,0 +1,20 @@
+// What running a tool gives back, whatever executes it (the run's sandbox containers, the
+// host-tool channel): the observation for the model, and the raw output for the evidence.
+// A runner accepts only an AuthorizedCall: nothing undecided can reach it.
+import type { AuthorizedCall } from '../mediator/mediator.js';
+import type { Observation } from './observation.js';
+
+export interface ToolOutcome {
+  readonly observation: Observation;
+  readonly stdout: Buffer;
+  readonly stderr: Buffer;
+  readonly exitCode: number | null;
+  readonly durationMs: number;
+  /** Where it ran: a container id, or `host:<tool>`. */
+  readonly where: string;
+  readonly timedOut: boolean;
+}
+
+export interface ToolRunner {
+  run(call: AuthorizedCall, limitChars: number, signal: AbortSignal): Promise<ToolOutcome>;
+}

@@ -1,0 +1,48 @@
+// Runs an authorized built-in call in the run's tool containers (tool-executor.ts): the
+// tool's command for the authorized arguments, bounded by the lower of the tool's timeout
+// and the profile's cap, and the tool's own reading of the result.
+import { HarnessInvariantError } from '../errors.js';
+import { isAuthorized, type AuthorizedCall } from '../mediator/mediator.js';
+import type { BuiltinTool } from './builtins.js';
+import type { ToolOutcome, ToolRunner } from './runner.js';
+import type { ToolExecutor } from './tool-executor.js';
+
+export class SandboxToolRunner implements ToolRunner {
+  readonly #tools: ReadonlyMap<string, BuiltinTool>;
+  readonly #executor: ToolExecutor;
+  readonly #capMs: number;
+
+  constructor(tools: readonly BuiltinTool[], executor: ToolExecutor, capMs: number) {
+    this.#tools = new Map(tools.map((t) => [t.name, t]));
+    this.#executor = executor;
+    this.#capMs = capMs;
+  }
+
+  async run(call: AuthorizedCall, limitChars: number, signal: AbortSignal): Promise<ToolOutcome> {
+    const tool = this.#tools.get(call.tool.name);
+    if (!isAuthorized(call) || tool === undefined || tool !== call.tool) {
+      throw new HarnessInvariantError(
+        'unauthorized_call',
+        `the sandbox runner was handed ${call.tool.name} without the mediator's authorization`,
+        { tool: call.tool.name },
+      );
+    }
+    const { argv, stdin } = tool.command(call.args, { maxChars: limitChars });
+    const execution = await this.#executor.run(argv, {
+      runsIn: tool.runsIn,
+      stdin,
+      timeoutMs: Math.min(tool.timeoutMs, this.#capMs),
+      maxOutputBytes: tool.resultSizeLimitChars * 4,
+      signal,
+    });
+    return {
+      observation: tool.observe(execution, call.args),
+      stdout: execution.stdout,
+      stderr: execution.stderr,
+      exitCode: execution.exitCode,
+      durationMs: execution.durationMs,
+      where: execution.containerId,
+      timedOut: execution.timedOut,
+    };
+  }
+}
