@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { expect } from 'vitest';
 import { cfh, onlyRunDir, REPO_ROOT, type Scratch } from './helpers.js';
+import { ASKING_PROFILE, execScript } from './approval-support.js';
 import {
   dockerBridgeAddress,
   startDnsServer,
@@ -18,6 +19,8 @@ export interface AuditFixtures {
   readonly signedCommand: string;
   readonly agent: string;
   readonly network: string;
+  /** An agent run whose profile asks: one call approved by --approve, one left unanswered. */
+  readonly approval: string;
   /** The operator key directory the signed run used (CFH_KEY_DIR). */
   readonly keyDir: string;
   readonly servers: Closable[];
@@ -71,6 +74,34 @@ export async function makeAuditFixtures(scratch: Scratch): Promise<AuditFixtures
   ]);
   expect(a.exitCode, a.stderr).toBe(0);
 
+  const approvalRoot = scratch.path('art-approval');
+  const profile = await scratch.file('asking-profile.yaml', ASKING_PROFILE);
+  const approvalScript = await scratch.file(
+    'approval.yaml',
+    execScript([
+      ['rm', 'calc.py'],
+      ['touch', 'new.txt'],
+    ]),
+  );
+  const ap = await cfh([
+    'sandbox',
+    'run',
+    '--profile',
+    profile,
+    '--workspace',
+    await scratch.sampleRepo(),
+    '--artifact-root',
+    approvalRoot,
+    '--prompt',
+    'clean up',
+    '--script',
+    approvalScript,
+    '--approve',
+    'rm-needs-approval',
+    '--non-interactive',
+  ]);
+  expect(ap.exitCode, ap.stderr).toBe(0);
+
   const hostIp = dockerBridgeAddress();
   const web = await startHttpTarget('web');
   const dns = await startDnsServer({ 'api.audit.test': hostIp });
@@ -109,6 +140,7 @@ export async function makeAuditFixtures(scratch: Scratch): Promise<AuditFixtures
     signedCommand: await command(scratch.path('art-signed'), { CFH_KEY_DIR: keyDir }),
     agent: await onlyRunDir(agentRoot),
     network: await onlyRunDir(netRoot),
+    approval: await onlyRunDir(approvalRoot),
     keyDir,
     servers,
   };

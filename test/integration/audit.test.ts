@@ -25,7 +25,7 @@ afterAll(async () => {
   for (const s of fx.servers) await s.close();
 });
 
-type Kind = 'command' | 'signedCommand' | 'agent' | 'network';
+type Kind = 'command' | 'signedCommand' | 'agent' | 'network' | 'approval';
 
 async function audit(dir: string, signed = false): Promise<AuditResult> {
   const trustedKey = signed ? await loadTrustedKey(keyPaths(fx.keyDir).publicKey) : undefined;
@@ -36,24 +36,30 @@ const verdicts = (r: AuditResult): Record<string, string> =>
   Object.fromEntries(r.checks.map((c) => [c.id, c.verdict]));
 
 describe('a fresh run of each kind passes the audit', () => {
-  it.each(['command', 'signedCommand', 'agent', 'network'] as const)('%s', async (kind) => {
-    const r = await audit(fx[kind], kind === 'signedCommand');
-    const bad = r.checks.filter((c) => c.verdict === 'fail' || c.verdict === 'inconclusive');
-    expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
-    // The ledger is applied to fresh runs too: what it lists must still fail, nothing else may.
-    const ledger = await auditRunDirectory(fx[kind], {
-      trustedKey:
-        kind === 'signedCommand' ? await loadTrustedKey(keyPaths(fx.keyDir).publicKey) : undefined,
-      ledger: loadLedger(),
-    });
-    expect(ledger.ok, JSON.stringify(ledger.disappeared)).toBe(true);
-    // Each kind exercises what it is for.
-    const v = verdicts(r);
-    if (kind === 'agent') expect(v['tools.one-result']).toBe('pass');
-    if (kind === 'network') expect(v['egress.decided']).toBe('pass');
-    if (kind === 'signedCommand') expect(v['integrity.signature']).toBe('pass');
-    else expect(v['integrity.signature']).toBe('warn');
-  });
+  it.each(['command', 'signedCommand', 'agent', 'network', 'approval'] as const)(
+    '%s',
+    async (kind) => {
+      const r = await audit(fx[kind], kind === 'signedCommand');
+      const bad = r.checks.filter((c) => c.verdict === 'fail' || c.verdict === 'inconclusive');
+      expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
+      // The ledger is applied to fresh runs too: what it lists must still fail, nothing else may.
+      const ledger = await auditRunDirectory(fx[kind], {
+        trustedKey:
+          kind === 'signedCommand'
+            ? await loadTrustedKey(keyPaths(fx.keyDir).publicKey)
+            : undefined,
+        ledger: loadLedger(),
+      });
+      expect(ledger.ok, JSON.stringify(ledger.disappeared)).toBe(true);
+      // Each kind exercises what it is for.
+      const v = verdicts(r);
+      if (kind === 'agent') expect(v['tools.one-result']).toBe('pass');
+      if (kind === 'network') expect(v['egress.decided']).toBe('pass');
+      if (kind === 'approval') expect(v['approvals.paired']).toBe('pass');
+      if (kind === 'signedCommand') expect(v['integrity.signature']).toBe('pass');
+      else expect(v['integrity.signature']).toBe('warn');
+    },
+  );
 });
 
 type Mutation = readonly [check: string, kind: Kind, change: (dir: string) => Promise<void>];
@@ -74,9 +80,9 @@ function resultBlock(f: Forgery, toolUseId: string): Record<string, any> {
 const callData = (f: Forgery, type: string, callId: string): Record<string, any> =>
   eventOf(f, type, (d) => d.callId === callId);
 
-// One mutation for every check whose evidence today's runs carry. The dormant checks
-// (their event types are not yet written by cfh) are unit-tested (unit/audit-checks.test.ts).
-const DORMANT = ['approvals.paired', 'cfc.mode-recorded'];
+// One mutation for every check whose evidence today's runs carry. The dormant check (the
+// CFC mode, which cfh does not record yet) is unit-tested (unit/audit-checks.test.ts).
+const DORMANT = ['cfc.mode-recorded'];
 
 const MUTATIONS: Mutation[] = [
   [
@@ -190,7 +196,7 @@ const MUTATIONS: Mutation[] = [
     'tools.decision-first',
     'agent',
     forged((f) => {
-      const i = indexOf(f, 'permission_decision', (d) => d.callId === 'call-0005');
+      const i = indexOf(f, 'permission_decision', (d) => d.call_id === 'call-0005');
       const [decision] = f.events.splice(i, 1);
       if (decision === undefined) throw new Error('no decision');
       f.events.splice(
@@ -249,6 +255,13 @@ const MUTATIONS: Mutation[] = [
       await rm(path.join(d, 'outputs', 'stdout'));
       await symlink(outside, path.join(d, 'outputs', 'stdout'));
     },
+  ],
+  [
+    'approvals.paired',
+    'approval',
+    forged((f) => {
+      f.events.splice(indexOf(f, 'approval_received'), 1);
+    }),
   ],
   [
     'egress.decided',

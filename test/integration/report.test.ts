@@ -125,9 +125,7 @@ describe('cfh runs report, opened in Chromium', () => {
     const callOutputs = await o.source('section#tool-calls');
     expect(calls).toMatch(/call-0003\s+send_email[\s\S]*rejected: unknown_tool/);
     expect(calls).toMatch(/call-0004\s+read_file[\s\S]*rejected: invalid_arguments/);
-    expect(calls).toMatch(
-      /call-0005\s+exec[\s\S]*allow\s+fixed:side_effect_class=sandbox-contained/,
-    );
+    expect(calls).toMatch(/call-0005\s+exec[\s\S]*run_in_sandbox\s+\S+/);
     expect(callOutputs).toContain('<img src=x onerror="window.__pwned=2">');
     expect(await o.text('section#prompt')).toMatch(/direct command\s+15\s+sha256:[0-9a-f]{64}/);
     const usage = await o.text('section#usage');
@@ -149,6 +147,18 @@ describe('cfh runs report, opened in Chromium', () => {
     expect(egress).toMatch(/deny[\s\S]*denied\.audit\.test[\s\S]*denylisted/);
     expect(egress).toContain('<img src=x onerror=window.__pwned=5>.audit.test');
     expect(await o.count('img')).toBe(0);
+  });
+
+  it('an approval run: each approval asked and answered, in the approvals section', async () => {
+    const o = await open('approval');
+    inert(o);
+    // rm asked and granted (--approve); touch asked, with nobody to answer.
+    expect(await o.count('tr.approval')).toBe(4);
+    const approvals = await o.text('section#approvals');
+    expect(approvals).toMatch(/approval_requested[\s\S]*rm-needs-approval/);
+    expect(approvals).toMatch(/approval_received[\s\S]*"outcome":"granted"/);
+    expect(approvals).toMatch(/"outcome":"unavailable"/);
+    expect(await o.text('section#tool-calls')).toMatch(/denied: touch-needs-strong-auth/);
   });
 
   it('the page is self-contained: no external reference, a CSP that forbids scripts and loads', async () => {

@@ -55,7 +55,13 @@ describe('cfh runs prune', () => {
     try {
       const live = await waitForEvent(scratch.path('live'), 'container_started');
       const liveOld = path.join(root, '20200104T000000Z-00000004');
-      await cp(live, liveOld, { recursive: true });
+      // Copied once the writer has written state.json `running` (no temp file in flight).
+      for (let i = 0; i < 100; i += 1) {
+        const state = await readFile(path.join(live, 'state.json'), 'utf8').catch(() => '');
+        if (state.includes('"running"')) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await cp(live, liveOld, { recursive: true, filter: (src) => !src.endsWith('.tmp') });
       // Both directories' locks are the live writer's; the copy's lock is as fresh as it.
       const dry = await cfh([
         'runs',
@@ -167,7 +173,7 @@ describe('cfh runs export --format otlp-json', () => {
     });
     const exec = attrs(spans.find((s) => s.name === 'execute_tool exec'));
     expect(exec['gen_ai.tool.name']).toBe('exec');
-    expect(exec['cfh.tool.decision']).toBe('allow');
+    expect(exec['cfh.tool.decision']).toBe('run_in_sandbox');
     expect(exec['cfh.tool.input.sha256']).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(Number(exec['cfh.tool.output.bytes'])).toBeGreaterThan(0);
     // No payload: not the prompt, not a tool's input, not its output, not the answer.

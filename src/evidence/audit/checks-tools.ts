@@ -134,8 +134,9 @@ export const decisionFirstCheck: Check = {
         where.push(
           `${at(d)}: ${call.callId} failed validation, yet was decided '${d.data.decision}'`,
         );
-      if (kinds.has('tool_executed') && !allowing)
-        where.push(`${at(d)}: ${call.callId} executed on a '${d.data.decision}' decision`);
+      // An asking decision may run once a person granted it: approvals.paired checks that.
+      if (kinds.has('tool_executed') && d.data.decision === 'deny')
+        where.push(`${at(d)}: ${call.callId} executed on a 'deny' decision`);
       for (const r of call.results)
         if (r.type === 'tool_denied' && (allowing || r.data.rule !== d.data.policy_rule))
           where.push(
