@@ -50,6 +50,12 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       '--workspace <dir>',
       'host directory mounted at /workspace (default: current directory)',
     )
+    .addOption(
+      new Option(
+        '--workspace-mode <mode>',
+        "ro, rw, or draft: work on a copy and leave a patch for `cfh runs apply` (default: the profile's)",
+      ).choices(['ro', 'rw', 'draft']),
+    )
     .option(
       '--mount <src:dst[:ro|:rw]>',
       'extra bind mount, read-only unless :rw (repeatable)',
@@ -112,6 +118,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
           {
             profile: o.profile as string,
             workspace: o.workspace as string | undefined,
+            workspaceMode: o.workspaceMode as string | undefined,
             mounts: o.mount as string[],
             timeout: o.timeout as string | undefined,
             memory: o.memory as string | undefined,

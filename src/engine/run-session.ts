@@ -16,6 +16,7 @@ import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
 import { cancelSignalOf, decideTerminal, type RunEnd, type Terminal } from './terminal.js';
 import { reapOrphans } from './reaper.js';
 import { sweepSetid } from '../sandbox/setid-sweep.js';
+import { DraftWorkspace } from './draft-workspace.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -133,15 +134,34 @@ export async function runSession<R>(
     await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId);
     // The exact filter the engine receives, so an operator can read what the container ran under.
     await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
-    await dir.writeSnapshot(work.snapshot(buildSnapshot(plan, facts, deps.owner)));
+    // Draft mode: the copy exists (and its baseline is recorded) before the snapshot names it.
+    const prepared = await prepareDraft(plan, dir, log, signal);
+    await using draft = prepared.draft;
+    const runPlan = draft?.plan ?? plan;
+    await dir.writeSnapshot(
+      work.snapshot(buildSnapshot(runPlan, facts, deps.owner, draft?.record)),
+    );
     await dir.events.append(
       'run_created',
       { kind: work.kind, profile: plan.profile.name, imageId: facts.image.id },
       true,
     );
     await dir.writeProgress('created');
-    session = new RunSession(plan, deps, dir, facts, log);
-    const { end, result, error, disposeMs } = await perform(session, work, signal);
+    session = new RunSession(runPlan, deps, dir, facts, log);
+    let { end, result, error, disposeMs } =
+      prepared.failure === undefined
+        ? await perform(session, work, signal)
+        : { ...prepared.failure, result: undefined, disposeMs: 0 };
+    let patch: Record<string, unknown> | undefined;
+    if (draft !== undefined) {
+      // Every container is gone: what the draft holds now is what the run did.
+      const closed = await closeDraft(session, draft);
+      patch = closed.report;
+      if (closed.error !== undefined && error === undefined && end.kind !== 'cancelled') {
+        error = closed.error;
+        end = { kind: 'error', error, started: session.started };
+      }
+    }
     const terminal = decideTerminal(end);
     if (end.kind === 'cancelled')
       await dir.events.append('cancelled', { signal: end.signal }, true);
@@ -155,6 +175,7 @@ export async function runSession<R>(
       kind: work.kind,
       image: { ref: plan.spec.image, id: facts.image.id },
       ...work.report(result, terminal, times),
+      ...(patch === undefined ? {} : { draft: patch }),
       error:
         error === undefined
           ? null
@@ -173,6 +194,54 @@ export async function runSession<R>(
   } finally {
     await session?.sweep;
   }
+}
+
+/**
+ * Draft mode: the copy of the workspace, or how making it failed (a run that never
+ * started: recorded as such, with the snapshot, rather than left without a terminal).
+ */
+async function prepareDraft(
+  plan: RunPlan,
+  dir: RunDirectory,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<{ draft: DraftWorkspace | undefined; failure: { end: RunEnd; error: CfhError | undefined } | undefined }> {
+  if (plan.workspaceMode !== 'draft') return { draft: undefined, failure: undefined };
+  try {
+    return { draft: await DraftWorkspace.open(plan, dir, log, signal), failure: undefined };
+  } catch (thrown) {
+    if (signal.aborted && !(thrown instanceof CfhError))
+      return { draft: undefined, failure: { end: { kind: 'cancelled', signal: cancelSignalOf(signal) }, error: undefined } };
+    const error = asCfhError(thrown);
+    log.error({ err: error.message, code: error.code }, 'draft not prepared');
+    return { draft: undefined, failure: { end: { kind: 'error', error, started: false }, error } };
+  }
+}
+
+/**
+ * The end of a draft: the patch (when the work started: before that nothing could change
+ * the copy), then the copy is removed, whatever happened.
+ */
+async function closeDraft(
+  session: RunSession,
+  draft: DraftWorkspace,
+): Promise<{ report: Record<string, unknown>; error: CfhError | undefined }> {
+  let report: Record<string, unknown> = { patch: null };
+  let error: CfhError | undefined;
+  try {
+    if (session.started) report = { ...(await draft.writePatch(session.dir)) };
+  } catch (thrown) {
+    error = asCfhError(thrown);
+    session.log.error({ err: error.message }, 'patch not written');
+    report = { patch: null, error: error.code };
+  }
+  try {
+    await draft.discard(session.dir);
+  } catch (thrown) {
+    error ??= asCfhError(thrown);
+    session.log.error({ err: errorMessage(thrown) }, 'draft not removed');
+  }
+  return { report, error };
 }
 
 /** Runs the work, then disposes what it opened; a disposal failure never masks the end. */

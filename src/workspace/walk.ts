@@ -1,0 +1,167 @@
+// Walking a tree without following anything: every entry is lstat'ed, a symlink stays a
+// symlink, a regular file is opened O_NOFOLLOW | O_NONBLOCK and checked to be the inode the
+// walk saw, so a FIFO or a swapped name is never read. Names that are not lossless UTF-8,
+// and entries that are neither file, directory nor symlink, are skipped and said so.
+import { createHash } from 'node:crypto';
+import { constants, type BigIntStats } from 'node:fs';
+import { chmod, lstat, open, readdir, readlink, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  compareTreePaths,
+  componentOf,
+  joinTreePath,
+  type SkippedEntry,
+  type TreeEntry,
+  type TreeListing,
+} from './tree.js';
+
+const CHUNK = 1024 * 1024;
+
+export interface WalkOptions {
+  readonly signal: AbortSignal;
+  /**
+   * The tree is cfh's own scratch copy (a draft): a directory or file its owner made
+   * unreadable is made readable (the mode recorded is the one found) so the walk is
+   * complete even when cfh runs as that owner rather than as root.
+   */
+  readonly repairPermissions?: boolean;
+}
+
+export interface VisitedEntry {
+  readonly path: string;
+  readonly abs: string;
+  readonly stats: BigIntStats;
+}
+
+/** Visits every entry below `root` in tree-path order (a directory before its contents). */
+export async function visitTree(
+  root: string,
+  options: WalkOptions,
+  visit: (entry: VisitedEntry) => Promise<void>,
+  skipped: SkippedEntry[],
+): Promise<void> {
+  const walk = async (rel: string, abs: string): Promise<void> => {
+    options.signal.throwIfAborted();
+    const names = await listDirectory(abs, options);
+    const children: { name: string; raw: Buffer }[] = [];
+    for (const raw of names) {
+      const name = componentOf(raw);
+      if (name === undefined) {
+        skipped.push({ path: joinTreePath(rel, raw.toString('utf8')), reason: 'name-not-utf8' });
+        continue;
+      }
+      children.push({ name, raw });
+    }
+    children.sort((a, b) => compareTreePaths(a.name, b.name));
+    for (const { name } of children) {
+      const childRel = joinTreePath(rel, name);
+      const childAbs = path.join(abs, name);
+      const stats = await lstat(childAbs, { bigint: true });
+      if (!stats.isFile() && !stats.isDirectory() && !stats.isSymbolicLink()) {
+        skipped.push({ path: childRel, reason: kindOf(stats) });
+        continue;
+      }
+      await visit({ path: childRel, abs: childAbs, stats });
+      if (stats.isDirectory()) await walk(childRel, childAbs);
+    }
+  };
+  await walk('', root);
+}
+
+/** The listing of a tree, every regular file hashed. */
+export async function listTree(root: string, options: WalkOptions): Promise<TreeListing> {
+  const entries: TreeEntry[] = [];
+  const skipped: SkippedEntry[] = [];
+  await visitTree(
+    root,
+    options,
+    async ({ path: rel, abs, stats }) => {
+      entries.push(await entryOf(rel, abs, stats, options));
+    },
+    skipped,
+  );
+  return { entries, skipped };
+}
+
+export async function entryOf(
+  rel: string,
+  abs: string,
+  stats: BigIntStats,
+  options: WalkOptions,
+): Promise<TreeEntry> {
+  const mode = Number(stats.mode & 0o7777n);
+  if (stats.isDirectory()) return { path: rel, type: 'directory', mode };
+  if (stats.isSymbolicLink()) return { path: rel, type: 'symlink', mode, target: await readlink(abs) };
+  const { sha256, size } = await hashFile(abs, stats, options);
+  return { path: rel, type: 'file', mode, size, sha256 };
+}
+
+/** Opens a regular file the walk saw, refusing anything else at that name now. */
+export async function openSeenFile(
+  abs: string,
+  stats: BigIntStats,
+  options: Pick<WalkOptions, 'repairPermissions'> = {},
+): Promise<FileHandle> {
+  const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  let handle: FileHandle;
+  try {
+    handle = await open(abs, flags);
+  } catch (error) {
+    if (!(options.repairPermissions === true && isCode(error, 'EACCES'))) throw error;
+    await chmod(abs, Number(stats.mode & 0o7777n) | 0o400);
+    handle = await open(abs, flags);
+  }
+  const now = await handle.stat({ bigint: true });
+  if (!now.isFile() || now.ino !== stats.ino || now.dev !== stats.dev) {
+    await handle.close();
+    throw new Error(`${abs}: no longer the file the walk saw`);
+  }
+  return handle;
+}
+
+export async function hashFile(
+  abs: string,
+  stats: BigIntStats,
+  options: Pick<WalkOptions, 'repairPermissions'> = {},
+): Promise<{ sha256: string; size: number }> {
+  const handle = await openSeenFile(abs, stats, options);
+  try {
+    return await hashHandle(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function hashHandle(handle: FileHandle): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  const buffer = Buffer.allocUnsafe(CHUNK);
+  let size = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, size);
+    if (bytesRead === 0) break;
+    hash.update(buffer.subarray(0, bytesRead));
+    size += bytesRead;
+  }
+  return { sha256: hash.digest('hex'), size };
+}
+
+async function listDirectory(abs: string, options: WalkOptions): Promise<Buffer[]> {
+  if (options.repairPermissions === true) {
+    // Reading names needs r, reaching the entries needs x: the owner gets both back.
+    const stats = await lstat(abs);
+    if ((stats.mode & 0o700) !== 0o700) await chmod(abs, (stats.mode & 0o7777) | 0o700);
+  }
+  return readdir(abs, { encoding: 'buffer' });
+}
+
+function kindOf(stats: BigIntStats): string {
+  if (stats.isFIFO()) return 'fifo';
+  if (stats.isSocket()) return 'socket';
+  if (stats.isCharacterDevice()) return 'character-device';
+  if (stats.isBlockDevice()) return 'block-device';
+  return 'unknown-type';
+}
+
+export function isCode(error: unknown, code: string): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === code;
+}
