@@ -5,6 +5,7 @@ import { CFH_VERSION } from '../version.js';
 import type { CliDeps } from './deps.js';
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { sandboxRunCommand } from './commands/sandbox-run.js';
+import { runsApplyCommand, runsDiffCommand } from './commands/runs-patch.js';
 import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
 import {
   capabilitiesCommand,
@@ -232,6 +233,26 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('--json', 'machine-readable', false)
     .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {
       setExit(await runsShowCommand({ runId, ...o }, deps));
+    });
+
+  runs
+    .command('diff <runId>')
+    .description("Print the patch a draft run left (unified diff; --json: the change list)")
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {
+      setExit(await runsDiffCommand({ runId, ...o }, deps));
+    });
+  runs
+    .command('apply <runId>')
+    .description(
+      "Apply a draft run's patch to the host workspace, all or nothing, once, after approval",
+    )
+    .option('--yes', 'approve without a prompt (recorded as the approval surface)', false)
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .action(async (runId: string, o: { yes: boolean; json: boolean; artifactRoot?: string }) => {
+      setExit(await runsApplyCommand({ runId, ...o }, deps));
     });
 
   return program;

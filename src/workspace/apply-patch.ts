@@ -18,7 +18,14 @@ import path from 'node:path';
 import { WorkspaceError, errorMessage } from '../errors.js';
 import { isExecutable } from './tree.js';
 import type { PatchChange } from './patch.js';
-import { checkHost, lstatOrUndefined, sameEntry, seenOf, type Seen } from './host-check.js';
+import {
+  checkHost,
+  hostChangedError,
+  lstatOrUndefined,
+  sameEntry,
+  seenOf,
+  type Seen,
+} from './host-check.js';
 import { hashHandle } from './walk.js';
 
 /** The file-system calls the commit makes; a test can make one fail. */
@@ -71,7 +78,7 @@ export async function applyPatch(input: ApplyInput): Promise<ApplyResult> {
   const fs = input.fs ?? NODE_COMMIT_FS;
   const changes = input.changes.filter((c) => c.applicable);
   const check = await checkHost(input.root, changes, input.signal);
-  if (check.conflicts.length > 0) throw conflictError(check.conflicts);
+  if (check.conflicts.length > 0) throw hostChangedError(check.conflicts);
   const staging = await fsp.mkdtemp(path.join(input.root, '.cfh-apply-'));
   const undo: Undo[] = [];
   let committed = false;
@@ -105,19 +112,6 @@ export async function applyPatch(input: ApplyInput): Promise<ApplyResult> {
     await fsp.rm(staging, { recursive: true, force: true }).catch(() => leftovers.push(staging));
   }
   return { applied: changes.map((c) => ({ path: c.path, kind: c.kind })), leftovers };
-}
-
-function conflictError(conflicts: readonly { path: string; reason: string }[]): WorkspaceError {
-  const shown = conflicts
-    .slice(0, 10)
-    .map((c) => `${c.path}: ${c.reason}`)
-    .join('; ');
-  const more = conflicts.length > 10 ? ` (and ${conflicts.length - 10} more)` : '';
-  return new WorkspaceError(
-    'host_changed',
-    `the host workspace changed since the run where the patch touches it: ${shown}${more}; nothing was applied`,
-    { conflicts },
-  );
 }
 
 /** The mode a file gets on the host: the host's own bits, the run's executable bit only. */

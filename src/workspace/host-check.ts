@@ -8,6 +8,7 @@
 import type { BigIntStats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { WorkspaceError } from '../errors.js';
 import { isExecutable } from './tree.js';
 import type { PatchChange } from './patch.js';
 import { hashFile, isCode } from './walk.js';
@@ -155,6 +156,20 @@ async function unexpectedChildren(
     if (!removed.has(child)) return child;
   }
   return undefined;
+}
+
+/** The refusal when the host differs from what the patch expects: nothing is applied. */
+export function hostChangedError(conflicts: readonly HostConflict[]): WorkspaceError {
+  const shown = conflicts
+    .slice(0, 10)
+    .map((c) => `${c.path}: ${c.reason}`)
+    .join('; ');
+  const more = conflicts.length > 10 ? ` (and ${conflicts.length - 10} more)` : '';
+  return new WorkspaceError(
+    'host_changed',
+    `the host workspace changed since the run where the patch touches it: ${shown}${more}; nothing was applied`,
+    { conflicts },
+  );
 }
 
 export async function lstatOrUndefined(abs: string): Promise<BigIntStats | undefined> {
