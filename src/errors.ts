@@ -2,13 +2,7 @@
 // the boundary that failed (AH-DIAG-1) and the process exit status it maps to.
 
 export type FailingBoundary =
-  | 'configuration'
-  | 'sandbox'
-  | 'engine'
-  | 'artifact-store'
-  | 'image'
-  | 'harness'
-  | 'workspace';
+  'configuration' | 'sandbox' | 'engine' | 'artifact-store' | 'image' | 'harness' | 'workspace';
 
 /** Exit status when cfh could not start the command (mirrors `docker run`'s 125). */
 export const EXIT_CANNOT_START = 125;

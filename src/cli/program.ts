@@ -237,7 +237,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
 
   runs
     .command('diff <runId>')
-    .description("Print the patch a draft run left (unified diff; --json: the change list)")
+    .description('Print the patch a draft run left (unified diff; --json: the change list)')
     .option('--artifact-root <dir>', 'artifact root')
     .option('--json', 'machine-readable', false)
     .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {

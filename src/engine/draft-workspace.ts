@@ -57,12 +57,7 @@ export class DraftWorkspace implements AsyncDisposable {
   readonly #log: Logger;
   #discarded = false;
 
-  private constructor(
-    plan: RunPlan,
-    record: DraftRecord,
-    baseline: BaselineDocument,
-    log: Logger,
-  ) {
+  private constructor(plan: RunPlan, record: DraftRecord, baseline: BaselineDocument, log: Logger) {
     this.plan = plan;
     this.record = record;
     this.#baseline = baseline;
@@ -236,7 +231,9 @@ export class DraftWorkspace implements AsyncDisposable {
       } catch {
         // gone or unreadable: said below
       }
-      return { unavailable: `${c.path} changed on the host during the run; its old text is not shown` };
+      return {
+        unavailable: `${c.path} changed on the host during the run; its old text is not shown`,
+      };
     };
   }
 

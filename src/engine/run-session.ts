@@ -148,10 +148,12 @@ export async function runSession<R>(
     );
     await dir.writeProgress('created');
     session = new RunSession(runPlan, deps, dir, facts, log);
-    let { end, result, error, disposeMs } =
+    const performed =
       prepared.failure === undefined
         ? await perform(session, work, signal)
         : { ...prepared.failure, result: undefined, disposeMs: 0 };
+    const { result, disposeMs } = performed;
+    let { end, error } = performed;
     let patch: Record<string, unknown> | undefined;
     if (draft !== undefined) {
       // Every container is gone: what the draft holds now is what the run did.
@@ -205,13 +207,19 @@ async function prepareDraft(
   dir: RunDirectory,
   log: Logger,
   signal: AbortSignal,
-): Promise<{ draft: DraftWorkspace | undefined; failure: { end: RunEnd; error: CfhError | undefined } | undefined }> {
+): Promise<{
+  draft: DraftWorkspace | undefined;
+  failure: { end: RunEnd; error: CfhError | undefined } | undefined;
+}> {
   if (plan.workspaceMode !== 'draft') return { draft: undefined, failure: undefined };
   try {
     return { draft: await DraftWorkspace.open(plan, dir, log, signal), failure: undefined };
   } catch (thrown) {
     if (signal.aborted && !(thrown instanceof CfhError))
-      return { draft: undefined, failure: { end: { kind: 'cancelled', signal: cancelSignalOf(signal) }, error: undefined } };
+      return {
+        draft: undefined,
+        failure: { end: { kind: 'cancelled', signal: cancelSignalOf(signal) }, error: undefined },
+      };
     const error = asCfhError(thrown);
     log.error({ err: error.message, code: error.code }, 'draft not prepared');
     return { draft: undefined, failure: { end: { kind: 'error', error, started: false }, error } };

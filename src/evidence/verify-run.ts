@@ -110,7 +110,8 @@ function checkAfterEnd(
       `events follow run_finished (seq ${end.seq}): the log was extended (${foreign.map((e) => `${e.type} at seq ${e.seq}`).join(', ')})`,
     );
   const early = events.slice(0, at).filter((e) => e.type === 'applied');
-  if (early.length > 0) problems.push(`an applied event before run_finished (seq ${early[0]?.seq})`);
+  if (early.length > 0)
+    problems.push(`an applied event before run_finished (seq ${early[0]?.seq})`);
   const applied = after.filter((e) => e.type === 'applied');
   if (applied.length > 1)
     problems.push(`${applied.length} applied events after run_finished (a patch is applied once)`);

@@ -81,13 +81,11 @@ export async function applyPatch(input: ApplyInput): Promise<ApplyResult> {
   if (check.conflicts.length > 0) throw hostChangedError(check.conflicts);
   const staging = await fsp.mkdtemp(path.join(input.root, '.cfh-apply-'));
   const undo: Undo[] = [];
-  let committed = false;
   try {
     const staged = await stageFiles(staging, changes, check.seen, input);
     input.signal.throwIfAborted();
     await commitSteps(input.root, staging, changes, check.seen, staged, undo, fs, input.owner);
     await input.record();
-    committed = true;
   } catch (error) {
     const failed = await rollback(undo);
     if (failed.length > 0) {
@@ -107,10 +105,9 @@ export async function applyPatch(input: ApplyInput): Promise<ApplyResult> {
       error,
     );
   }
+  // Committed and recorded: the backups may go.
   const leftovers: string[] = [];
-  if (committed) {
-    await fsp.rm(staging, { recursive: true, force: true }).catch(() => leftovers.push(staging));
-  }
+  await fsp.rm(staging, { recursive: true, force: true }).catch(() => leftovers.push(staging));
   return { applied: changes.map((c) => ({ path: c.path, kind: c.kind })), leftovers };
 }
 
@@ -138,7 +135,8 @@ async function stageFiles(
     const host = seen.get(c.path);
     const owner = host === undefined ? input.owner : { uid: host.uid, gid: host.gid };
     await copyBlob(input.blobPath(want), file, want, c.path);
-    if (owner !== undefined && process.getuid?.() === 0) await fsp.chown(file, owner.uid, owner.gid);
+    if (owner !== undefined && process.getuid?.() === 0)
+      await fsp.chown(file, owner.uid, owner.gid);
     // After chown, which would clear set-id bits; appliedMode never sets one anyway.
     await fsp.chmod(file, appliedMode(host?.mode, isExecutable(c.after.mode)));
     staged.set(c.path, file);

@@ -71,9 +71,15 @@ async function renderChange(
   const from = c.before === null ? '/dev/null' : quote(a);
   const to = c.after === null ? '/dev/null' : quote(b);
   if (!Buffer.isBuffer(before) && 'unavailable' in before)
-    return { lines: [...head, `# ${before.unavailable}`], change: { ...c, note: before.unavailable } };
+    return {
+      lines: [...head, `# ${before.unavailable}`],
+      change: { ...c, note: before.unavailable },
+    };
   if (!Buffer.isBuffer(after) && 'unavailable' in after)
-    return { lines: [...head, `# ${after.unavailable}`], change: { ...c, note: after.unavailable } };
+    return {
+      lines: [...head, `# ${after.unavailable}`],
+      change: { ...c, note: after.unavailable },
+    };
   if (!Buffer.isBuffer(before) || !Buffer.isBuffer(after) || isBinary(before) || isBinary(after)) {
     return {
       lines: [...head, `Binary files ${from} and ${to} differ`],

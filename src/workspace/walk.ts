@@ -91,7 +91,8 @@ export async function entryOf(
 ): Promise<TreeEntry> {
   const mode = Number(stats.mode & 0o7777n);
   if (stats.isDirectory()) return { path: rel, type: 'directory', mode };
-  if (stats.isSymbolicLink()) return { path: rel, type: 'symlink', mode, target: await readlink(abs) };
+  if (stats.isSymbolicLink())
+    return { path: rel, type: 'symlink', mode, target: await readlink(abs) };
   const { sha256, size } = await hashFile(abs, stats, options);
   return { path: rel, type: 'file', mode, size, sha256 };
 }

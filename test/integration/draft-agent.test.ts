@@ -73,7 +73,9 @@ describe('agent run in workspace mode draft', () => {
     expect(snapshot.workspace).toMatchObject({ mode: 'draft', hostPath: repo });
     expect(existsSync(snapshot.workspace.draft.dir)).toBe(false);
     const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
-    expect(patch.changes.map((c: any) => [c.path, c.kind])).toEqual([
+    expect(
+      (patch.changes as { path: string; kind: string }[]).map((c) => [c.path, c.kind]),
+    ).toEqual([
       ['NOTES.md', 'added'],
       ['calc.py', 'modified'],
       ['result.txt', 'added'],

@@ -112,7 +112,11 @@ describe('workspace mode draft (command runs)', () => {
 
     const snapshot = await readJson<any>(path.join(dir, 'snapshot.json'));
     expect(snapshot.workspace).toMatchObject({ hostPath: ws, mode: 'draft' });
-    const draft = snapshot.workspace.draft;
+    const draft = snapshot.workspace.draft as {
+      dir: string;
+      source: string;
+      baseline: { sha256: string };
+    };
     expect(draft.baseline.sha256).toMatch(/^[0-9a-f]{64}$/);
     // The copy: outside the host tree and the artifact root, gone with the run.
     expect(draft.source.startsWith(ws)).toBe(false);
@@ -131,7 +135,7 @@ describe('workspace mode draft (command runs)', () => {
 
     const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
     const kinds = Object.fromEntries(
-      patch.changes.map((c: any) => [`${c.path}:${c.kind}`, c.applicable]),
+      (patch.changes as any[]).map((c: any) => [`${c.path}:${c.kind}`, c.applicable]),
     );
     expect(kinds).toMatchObject({
       'notes.txt:modified': true,
@@ -144,7 +148,7 @@ describe('workspace mode draft (command runs)', () => {
       'gone-dir/inside:removed': true,
       'gone-dir:removed': true,
     });
-    expect(patch.changes.find((c: any) => c.path === 'data.bin').binary).toBe(true);
+    expect((patch.changes as any[]).find((c: any) => c.path === 'data.bin').binary).toBe(true);
 
     const diff = await cfh(['runs', 'diff', runIdOf(dir), '--artifact-root', root]);
     expect(diff.exitCode, diff.stderr).toBe(0);
@@ -153,7 +157,9 @@ describe('workspace mode draft (command runs)', () => {
     expect(diff.stdout).toContain('Binary files /dev/null and b/data.bin differ');
     expect(diff.stdout).not.toContain('ELF');
     expect(diff.stdout).toContain('old mode 100644\nnew mode 100755');
-    expect(diff.stdout).toMatch(/# not applied by cfh runs apply: symlink.*\ndiff --git a\/escape-link/);
+    expect(diff.stdout).toMatch(
+      /# not applied by cfh runs apply: symlink.*\ndiff --git a\/escape-link/,
+    );
 
     // No terminal and no --yes: no approval, nothing applied.
     const unapproved = await apply(root, runIdOf(dir));
@@ -164,7 +170,8 @@ describe('workspace mode draft (command runs)', () => {
     const applied = await apply(root, runIdOf(dir), ['--yes']);
     expect(applied.exitCode, applied.stderr).toBe(0);
     expect(applied.stdout).toContain('escape-link  symlink -> "/etc/passwd"  (not applied');
-    const { 'escape-link': _link, ...expectedApplied } = expected;
+    const expectedApplied = { ...expected };
+    delete expectedApplied['escape-link'];
     expect(patchableState(treeState(ws))).toEqual(expectedApplied);
     expect(existsSync(path.join(ws, 'escape-link'))).toBe(false);
     // New entries belong to the workspace's owner.
@@ -215,7 +222,7 @@ describe('workspace mode draft (command runs)', () => {
     const root = scratch.path('art-tamper');
     const { dir } = await draftRun(ws, root, EDITS);
     const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
-    const added = patch.changes.find((c: any) => c.path === 'src/added.txt');
+    const added = (patch.changes as any[]).find((c: any) => c.path === 'src/added.txt');
     // The new contents the apply would write, swapped after the run.
     await writeFile(path.join(dir, 'patch', 'blobs', added.after.sha256), 'planted\n');
     const before = treeState(ws, { owners: true });
@@ -265,7 +272,7 @@ describe('workspace mode draft (command runs)', () => {
     expect(existsSync(snapshot.workspace.draft.dir)).toBe(false);
     expect(treeState(ws, { owners: true })).toEqual(before);
     const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
-    expect(patch.changes.map((c: any) => c.path)).toEqual(['partial.txt']);
+    expect((patch.changes as { path: string }[]).map((c) => c.path)).toEqual(['partial.txt']);
   });
 
   it('discards the copy after SIGINT', async () => {
@@ -336,7 +343,11 @@ describe('workspace mode draft (command runs)', () => {
     const { dir } = await draftRun(ws, root, EDITS);
     expect((await apply(root, runIdOf(dir), ['--yes'])).exitCode).toBe(0);
     const body = await readFile(path.join(dir, 'events.jsonl'), 'utf8');
-    const last = JSON.parse(body.trim().split('\n').at(-1) ?? '{}');
+    const last = JSON.parse(body.trim().split('\n').at(-1) ?? '{}') as {
+      seq: number;
+      runId: string;
+      hash: string;
+    };
     for (const type of ['applied', 'tool_executed']) {
       // A well-chained line: only the type makes it illegitimate.
       const base = {

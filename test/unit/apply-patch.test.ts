@@ -82,7 +82,10 @@ const standardEdits = async (): Promise<void> => {
   await symlink('/etc/passwd', path.join(draft, 'evil-link'));
 };
 
-function apply(changes: PatchChange[], extra: { fs?: CommitFs; record?: () => Promise<void> } = {}) {
+function apply(
+  changes: PatchChange[],
+  extra: { fs?: CommitFs; record?: () => Promise<void> } = {},
+) {
   return applyPatch({
     root: host,
     changes,

@@ -178,7 +178,9 @@ describe('renderPatch', () => {
     expect(rendered.text).toContain('new file mode 100644');
     expect(rendered.text).toContain('Binary files /dev/null and b/b.bin differ');
     expect(rendered.text).not.toContain('ELF');
-    expect(rendered.text).toMatch(/# not applied by cfh runs apply: symlink[^\n]*\ndiff --git a\/l b\/l/);
+    expect(rendered.text).toMatch(
+      /# not applied by cfh runs apply: symlink[^\n]*\ndiff --git a\/l b\/l/,
+    );
     expect(rendered.changes.find((c) => c.path === 'b.bin')?.binary).toBe(true);
     expect(rendered.changes.find((c) => c.path === 't.txt')?.binary).toBe(false);
   });

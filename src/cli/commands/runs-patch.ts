@@ -45,7 +45,10 @@ export async function runsApplyCommand(
       signal: deps.signal,
       approve: async (plan) => {
         // The summary goes to stderr under --json, so stdout stays one JSON document.
-        const say = args.json ? deps.printer.err : deps.printer.out;
+        const say = (line: string): void => {
+          if (args.json) deps.printer.err(line);
+          else deps.printer.out(line);
+        };
         for (const line of summaryLines(plan)) say(line);
         if (args.yes) return osApprover('cli-flag-yes');
         const terminal = deps.terminal;
