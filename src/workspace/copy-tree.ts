@@ -20,7 +20,7 @@ import {
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { SkippedEntry, TreeEntry, TreeListing } from './tree.js';
-import { openSeenFile, visitTree } from './walk.js';
+import { openSeenFile, sortEntries, visitTree } from './walk.js';
 
 const CHUNK = 1024 * 1024;
 
@@ -75,7 +75,12 @@ export async function copyTree(
   for (const d of directories.reverse()) await finishDirectory(d.abs, d.stats, options);
   const root = await lstat(source, { bigint: true });
   await finishDirectory(dest, root, options);
-  return { entries, skipped, bytes, rootMode: Number(root.mode & 0o7777n) };
+  return {
+    entries: sortEntries(entries),
+    skipped: sortEntries(skipped),
+    bytes,
+    rootMode: Number(root.mode & 0o7777n),
+  };
 }
 
 async function copyFile(

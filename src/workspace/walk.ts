@@ -33,7 +33,10 @@ export interface VisitedEntry {
   readonly stats: BigIntStats;
 }
 
-/** Visits every entry below `root` in tree-path order (a directory before its contents). */
+/**
+ * Visits every entry below `root`: a directory before its contents, files of one directory
+ * several at once (so in no fixed order: sort what the visits collect).
+ */
 export async function visitTree(
   root: string,
   options: WalkOptions,
@@ -53,19 +56,40 @@ export async function visitTree(
       children.push({ name, raw });
     }
     children.sort((a, b) => compareTreePaths(a.name, b.name));
-    for (const { name } of children) {
-      const childRel = joinTreePath(rel, name);
+    const seen = await inBatches(children, async ({ name }) => {
       const childAbs = path.join(abs, name);
-      const stats = await lstat(childAbs, { bigint: true });
-      if (!stats.isFile() && !stats.isDirectory() && !stats.isSymbolicLink()) {
-        skipped.push({ path: childRel, reason: kindOf(stats) });
-        continue;
-      }
-      await visit({ path: childRel, abs: childAbs, stats });
-      if (stats.isDirectory()) await walk(childRel, childAbs);
+      return {
+        path: joinTreePath(rel, name),
+        abs: childAbs,
+        stats: await lstat(childAbs, { bigint: true }),
+      };
+    });
+    const leaves: VisitedEntry[] = [];
+    const dirs: VisitedEntry[] = [];
+    for (const entry of seen) {
+      const { stats } = entry;
+      if (stats.isDirectory()) dirs.push(entry);
+      else if (stats.isFile() || stats.isSymbolicLink()) leaves.push(entry);
+      else skipped.push({ path: entry.path, reason: kindOf(stats) });
+    }
+    // Files side by side (the thread pool has four threads; one file's syscalls are small),
+    // then each directory before what is inside it.
+    await inBatches(leaves, visit);
+    for (const d of dirs) {
+      await visit(d);
+      await walk(d.path, d.abs);
     }
   };
   await walk('', root);
+}
+
+const BATCH = 8;
+
+async function inBatches<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += BATCH)
+    out.push(...(await Promise.all(items.slice(i, i + BATCH).map(fn))));
+  return out;
 }
 
 /** The listing of a tree, every regular file hashed. */
@@ -80,7 +104,11 @@ export async function listTree(root: string, options: WalkOptions): Promise<Tree
     },
     skipped,
   );
-  return { entries, skipped };
+  return { entries: sortEntries(entries), skipped: sortEntries(skipped) };
+}
+
+export function sortEntries<T extends { readonly path: string }>(entries: T[]): T[] {
+  return entries.sort((a, b) => compareTreePaths(a.path, b.path));
 }
 
 export async function entryOf(
