@@ -27,6 +27,12 @@ import { MAX_TEXT_BYTES, renderPatch, type ContentReader } from '../workspace/pa
 import { hashHandle, listTree, openSeenFile, visitTree } from '../workspace/walk.js';
 import type { RunPlan } from './run-plan.js';
 
+/** New contents larger than this (a file the sandbox grew or made) are never read. */
+export const MAX_READ_BYTES = 256 * 1024 * 1024;
+/** All new contents one patch keeps; past it, further changes are listed and not applied. */
+export const MAX_PATCH_BYTES = 1024 * 1024 * 1024;
+const PATCH_FULL_NOTE = `the patch's new contents would pass ${MAX_PATCH_BYTES} bytes: listed, not applied`;
+
 /** What the snapshot records of the draft (AH-INV-2). */
 export interface DraftRecord {
   readonly dir: string;
@@ -149,14 +155,28 @@ export class DraftWorkspace implements AsyncDisposable {
   async writePatch(dir: RunDirectory): Promise<PatchSummary> {
     const t0 = performance.now();
     const never = new AbortController().signal;
-    const end = await listTree(this.record.source, { signal: never, repairPermissions: true });
+    // What the sandbox can make cfh read is bounded by what the host tree already cost: a
+    // file past the limit is read only at its baseline size (a sparse 1 TiB file is not).
+    const sizes = new Map(this.#baseline.entries.map((e) => [e.path, e.size]));
+    const end = await listTree(this.record.source, {
+      signal: never,
+      repairPermissions: true,
+      mayHash: (p, size) => size <= MAX_READ_BYTES || sizes.get(p) === size,
+    });
     const changes = diffTrees(this.#baseline.entries, end.entries);
     const stored = new Set<string>();
-    for (const c of changes) {
+    let kept = 0;
+    for (const [i, c] of changes.entries()) {
       const sha = c.after?.sha256;
       if (sha === undefined || stored.has(sha) || !neededBlobs([c]).includes(sha)) continue;
+      const size = c.after?.size ?? 0;
+      if (kept + size > MAX_PATCH_BYTES) {
+        changes[i] = { ...c, applicable: false, note: PATCH_FULL_NOTE };
+        continue;
+      }
       await this.#storeBlob(dir, c);
       stored.add(sha);
+      kept += size;
     }
     const rendered = await renderPatch(changes, this.#reader(dir));
     const doc: PatchDocument = {
@@ -215,9 +235,14 @@ export class DraftWorkspace implements AsyncDisposable {
     const host = this.#baseline.hostWorkspace;
     return async (c, side) => {
       const s = side === 'before' ? c.before : c.after;
-      if (s?.sha256 === undefined) return Buffer.alloc(0);
+      if (s === null) return Buffer.alloc(0);
+      if (s.sha256 === undefined) return { unavailable: `${c.path}: ${c.note ?? 'not read'}` };
       if ((s.size ?? 0) > MAX_TEXT_BYTES) return { binary: true };
-      if (side === 'after') return readFile(dir.path(`${RUN_FILES.blobs}/${s.sha256}`));
+      if (side === 'after') {
+        return readFile(dir.path(`${RUN_FILES.blobs}/${s.sha256}`)).catch(() => ({
+          unavailable: `${c.path}: ${c.note ?? 'new contents not kept'}`,
+        }));
+      }
       const abs = path.join(host, c.path);
       try {
         const stats = await lstat(abs, { bigint: true });

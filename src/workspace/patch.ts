@@ -82,6 +82,7 @@ function sideOf(e: TreeEntry): PatchSide {
 }
 
 const SYMLINK_NOTE = 'symlink: listed, never applied (it could point the host anywhere)';
+export const OVERSIZE_NOTE = 'too large to keep: listed by size, never applied';
 
 /** The changes from `before` to `after`, in path order; at one path a removal first. */
 export function diffTrees(
@@ -109,6 +110,31 @@ function changesAt(p: string, b: TreeEntry | undefined, a: TreeEntry | undefined
         after: a === undefined ? null : sideOf(a),
         applicable: false,
         note: SYMLINK_NOTE,
+      },
+    ];
+  }
+  if (a?.type === 'file' && a.sha256 === undefined) {
+    // Too large to read: listed by size, never applied (its contents were never kept).
+    return [
+      ...(b !== undefined && b.type !== 'file'
+        ? [
+            {
+              path: p,
+              kind: 'removed' as const,
+              before: sideOf(b),
+              after: null,
+              applicable: false,
+              note: OVERSIZE_NOTE,
+            },
+          ]
+        : []),
+      {
+        path: p,
+        kind: b?.type === 'file' ? ('modified' as const) : ('added' as const),
+        before: b?.type === 'file' ? sideOf(b) : null,
+        after: sideOf(a),
+        applicable: false,
+        note: OVERSIZE_NOTE,
       },
     ];
   }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { constants, type BigIntStats } from 'node:fs';
 import { chmod, lstat, open, readdir, readlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { WorkspaceError } from '../errors.js';
 import {
   compareTreePaths,
   componentOf,
@@ -17,8 +18,13 @@ import {
 
 const CHUNK = 1024 * 1024;
 
+/** A tree with more entries than this is not walked (a copy, a patch): `tree_too_large`. */
+export const MAX_TREE_ENTRIES = 500_000;
+
 export interface WalkOptions {
   readonly signal: AbortSignal;
+  /** Whether to read a file of this size at this path; no: listed by size, without digest. */
+  readonly mayHash?: (path: string, size: number) => boolean;
   /**
    * The tree is cfh's own scratch copy (a draft): a directory or file its owner made
    * unreadable is made readable (the mode recorded is the one found) so the walk is
@@ -43,9 +49,18 @@ export async function visitTree(
   visit: (entry: VisitedEntry) => Promise<void>,
   skipped: SkippedEntry[],
 ): Promise<void> {
+  let count = 0;
   const walk = async (rel: string, abs: string): Promise<void> => {
     options.signal.throwIfAborted();
     const names = await listDirectory(abs, options);
+    count += names.length;
+    if (count > MAX_TREE_ENTRIES) {
+      throw new WorkspaceError(
+        'tree_too_large',
+        `${root} holds more than ${MAX_TREE_ENTRIES} entries; draft mode copies and compares whole trees`,
+        { root },
+      );
+    }
     const children: { name: string; raw: Buffer }[] = [];
     for (const raw of names) {
       const name = componentOf(raw);
@@ -121,6 +136,9 @@ export async function entryOf(
   if (stats.isDirectory()) return { path: rel, type: 'directory', mode };
   if (stats.isSymbolicLink())
     return { path: rel, type: 'symlink', mode, target: await readlink(abs) };
+  // Not opened at all: its size is all the patch will say of it.
+  if (options.mayHash?.(rel, Number(stats.size)) === false)
+    return { path: rel, type: 'file', mode, size: Number(stats.size) };
   const { sha256, size } = await hashFile(abs, stats, options);
   return { path: rel, type: 'file', mode, size, sha256 };
 }

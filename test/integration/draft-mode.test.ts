@@ -5,7 +5,7 @@
 // not verify, and the second time; the copy is gone after every kind of ending.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashEvent } from '../../src/evidence/event-log.js';
@@ -273,6 +273,26 @@ describe('workspace mode draft (command runs)', () => {
     expect(treeState(ws, { owners: true })).toEqual(before);
     const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
     expect((patch.changes as { path: string }[]).map((c) => c.path)).toEqual(['partial.txt']);
+  });
+
+  it('a sparse 1 TiB file the sandbox makes is listed by size, never read, kept or applied', async () => {
+    const ws = await workspace();
+    const root = scratch.path('art-sparse');
+    const { exitCode, dir } = await draftRun(
+      ws,
+      root,
+      'truncate -s 1T huge.img && echo ok > small.txt',
+    );
+    expect(exitCode).toBe(0);
+    const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
+    const huge = (patch.changes as { path: string }[]).find((c) => c.path === 'huge.img');
+    expect(huge).toMatchObject({ kind: 'added', applicable: false, after: { size: 2 ** 40 } });
+    const blobs = await readdir(path.join(dir, 'patch', 'blobs'));
+    expect(blobs).toHaveLength(1);
+    const r = await apply(root, runIdOf(dir), ['--yes']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(existsSync(path.join(ws, 'huge.img'))).toBe(false);
+    expect(await readFile(path.join(ws, 'small.txt'), 'utf8')).toBe('ok\n');
   });
 
   it('discards the copy after SIGINT', async () => {

@@ -102,6 +102,32 @@ describe('diffTrees', () => {
   });
 });
 
+describe('files too large to read', () => {
+  it('are listed by size, never applied, and need no kept contents', async () => {
+    const big = { path: 'big', type: 'file' as const, mode: 0o644, size: 2 ** 40 };
+    const changes = diffTrees(
+      [file('small', 's'), file('dir-now-big', 'x')],
+      [big, { ...big, path: 'small' }],
+    );
+    expect(changes.map((c) => [c.path, c.kind, c.applicable])).toEqual([
+      ['big', 'added', false],
+      ['dir-now-big', 'removed', true],
+      ['small', 'modified', false],
+    ]);
+    expect(neededBlobs(changes)).toEqual([]);
+    // The walk lists such a file without opening it.
+    await writeFile(path.join(tmp, 'sparse'), '');
+    execFileSync('truncate', ['-s', '1T', path.join(tmp, 'sparse')]);
+    const listing = await listTree(tmp, { signal, mayHash: (_p, size) => size < 2 ** 30 });
+    expect(listing.entries.find((e) => e.path === 'sparse')).toEqual({
+      path: 'sparse',
+      type: 'file',
+      mode: expect.any(Number),
+      size: 2 ** 40,
+    });
+  });
+});
+
 describe('unifiedHunks', () => {
   async function roundTrip(oldText: string, newText: string): Promise<string> {
     const target = path.join(tmp, 'f');
