@@ -23,7 +23,7 @@ import {
   type PatchChange,
   type PatchDocument,
 } from '../workspace/patch.js';
-import { MAX_TEXT_BYTES, renderPatch, type ContentReader } from '../workspace/patch-text.js';
+import { MAX_TEXT_BYTES, quote, renderPatch, type ContentReader } from '../workspace/patch-text.js';
 import { hashHandle, listTree, openSeenFile, visitTree } from '../workspace/walk.js';
 import type { RunPlan } from './run-plan.js';
 
@@ -236,11 +236,12 @@ export class DraftWorkspace implements AsyncDisposable {
     return async (c, side) => {
       const s = side === 'before' ? c.before : c.after;
       if (s === null) return Buffer.alloc(0);
-      if (s.sha256 === undefined) return { unavailable: `${c.path}: ${c.note ?? 'not read'}` };
+      if (s.sha256 === undefined)
+        return { unavailable: `${quote(c.path)}: ${c.note ?? 'not read'}` };
       if ((s.size ?? 0) > MAX_TEXT_BYTES) return { binary: true };
       if (side === 'after') {
         return readFile(dir.path(`${RUN_FILES.blobs}/${s.sha256}`)).catch(() => ({
-          unavailable: `${c.path}: ${c.note ?? 'new contents not kept'}`,
+          unavailable: `${quote(c.path)}: ${c.note ?? 'new contents not kept'}`,
         }));
       }
       const abs = path.join(host, c.path);
@@ -257,7 +258,7 @@ export class DraftWorkspace implements AsyncDisposable {
         // gone or unreadable: said below
       }
       return {
-        unavailable: `${c.path} changed on the host during the run; its old text is not shown`,
+        unavailable: `${quote(c.path)} changed on the host during the run; its old text is not shown`,
       };
     };
   }

@@ -70,6 +70,7 @@ async function renderChange(
   head.push(sameMode ? `${index} ${gitMode(c.after as PatchSide)}` : index);
   const from = c.before === null ? '/dev/null' : quote(a);
   const to = c.after === null ? '/dev/null' : quote(b);
+  // Notes name paths: shown quoted like the headers.
   if (!Buffer.isBuffer(before) && 'unavailable' in before)
     return {
       lines: [...head, `# ${before.unavailable}`],
@@ -115,9 +116,16 @@ function short(side: PatchSide | null): string {
   return (side.sha256 ?? '').slice(0, 12);
 }
 
-/** A path as a diff header shows it: quoted, C-style, when it holds a special character. */
+/**
+ * A name as cfh shows it (diff headers, the apply summary): quoted, with every character
+ * outside printable ASCII escaped (`\u…`), as git does by default. A name the sandbox chose
+ * can then neither hide a line from the approver with terminal escapes nor pass for
+ * another with invisible or right-to-left characters.
+ */
 export function quote(p: string): string {
-  // eslint-disable-next-line no-control-regex
-  if (!/[\x00-\x1f\x7f"\\ ]/.test(p)) return p;
-  return JSON.stringify(p);
+  if (/^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/.test(p) && !/["\\]/.test(p)) return p;
+  return JSON.stringify(p).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

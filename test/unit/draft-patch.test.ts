@@ -10,7 +10,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { copyTree } from '../../src/workspace/copy-tree.js';
 import { diffTrees, neededBlobs, summarize } from '../../src/workspace/patch.js';
-import { isBinary, renderPatch, type ContentReader } from '../../src/workspace/patch-text.js';
+import {
+  isBinary,
+  quote,
+  renderPatch,
+  type ContentReader,
+} from '../../src/workspace/patch-text.js';
 import type { TreeEntry } from '../../src/workspace/tree.js';
 import { MAX_EDITS, unifiedHunks } from '../../src/workspace/unified-diff.js';
 import { listTree } from '../../src/workspace/walk.js';
@@ -216,6 +221,18 @@ describe('renderPatch', () => {
     expect(isBinary(Buffer.from([0xc3, 0x28]))).toBe(true);
     expect(isBinary(Buffer.from('a\0b'))).toBe(true);
     expect(isBinary(Buffer.alloc(1024 * 1024 + 1, 0x61))).toBe(true);
+  });
+});
+
+describe('quote', () => {
+  it('shows a name the sandbox chose so it can neither hide a line nor pass for another', () => {
+    expect(quote('src/plain name.c')).toBe('src/plain name.c');
+    // A terminal escape that would erase the line before it, an RTL override, a newline.
+    expect(quote('a\u001b[2K\rb')).toBe('"a\\u001b[2K\\rb"');
+    expect(quote('evil\u202egnp.exe')).toBe('"evil\\u202egnp.exe"');
+    expect(quote('two\nlines')).toBe('"two\\nlines"');
+    expect(quote('café')).toBe('"caf\\u00e9"');
+    expect(quote(' lead')).toBe('" lead"');
   });
 });
 

@@ -103,13 +103,15 @@ function changeLine(c: PatchChange): string {
       : side.type === 'directory'
         ? 'directory'
         : side.type === 'symlink'
-          ? `symlink -> ${JSON.stringify(side.target ?? '')}`
+          ? `symlink -> ${quote(side.target ?? '')}`
           : `${gitMode(side)} sha256:${(side.sha256 ?? '').slice(0, 12)} ${String(side.size)} bytes${c.binary === true ? ' (binary)' : ''}`;
   const mode =
     c.kind === 'mode' && c.before !== null && c.after !== null
       ? `${gitMode(c.before)} -> ${gitMode(c.after)}`
       : what;
-  return `${letter}  ${quote(c.path)}  ${mode}`;
+  // Repository metadata runs on the host (hooks, config): said so before anyone approves.
+  const meta = /(^|\/)\.git(\/|$)/.test(c.path) ? '  [repository metadata: runs on the host]' : '';
+  return `${letter}  ${quote(c.path)}  ${mode}${meta}`;
 }
 
 function failed(error: unknown, deps: CliDeps, json: boolean): number {
