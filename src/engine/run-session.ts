@@ -16,7 +16,7 @@ import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
 import { cancelSignalOf, decideTerminal, type RunEnd, type Terminal } from './terminal.js';
 import { reapOrphans } from './reaper.js';
 import { sweepSetid } from '../sandbox/setid-sweep.js';
-import { DraftWorkspace } from './draft-workspace.js';
+import { closeDraft, prepareDraft } from './draft-session.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -196,60 +196,6 @@ export async function runSession<R>(
   } finally {
     await session?.sweep;
   }
-}
-
-/**
- * Draft mode: the copy of the workspace, or how making it failed (a run that never
- * started: recorded as such, with the snapshot, rather than left without a terminal).
- */
-async function prepareDraft(
-  plan: RunPlan,
-  dir: RunDirectory,
-  log: Logger,
-  signal: AbortSignal,
-): Promise<{
-  draft: DraftWorkspace | undefined;
-  failure: { end: RunEnd; error: CfhError | undefined } | undefined;
-}> {
-  if (plan.workspaceMode !== 'draft') return { draft: undefined, failure: undefined };
-  try {
-    return { draft: await DraftWorkspace.open(plan, dir, log, signal), failure: undefined };
-  } catch (thrown) {
-    if (signal.aborted && !(thrown instanceof CfhError))
-      return {
-        draft: undefined,
-        failure: { end: { kind: 'cancelled', signal: cancelSignalOf(signal) }, error: undefined },
-      };
-    const error = asCfhError(thrown);
-    log.error({ err: error.message, code: error.code }, 'draft not prepared');
-    return { draft: undefined, failure: { end: { kind: 'error', error, started: false }, error } };
-  }
-}
-
-/**
- * The end of a draft: the patch (when the work started: before that nothing could change
- * the copy), then the copy is removed, whatever happened.
- */
-async function closeDraft(
-  session: RunSession,
-  draft: DraftWorkspace,
-): Promise<{ report: Record<string, unknown>; error: CfhError | undefined }> {
-  let report: Record<string, unknown> = { patch: null };
-  let error: CfhError | undefined;
-  try {
-    if (session.started) report = { ...(await draft.writePatch(session.dir)) };
-  } catch (thrown) {
-    error = asCfhError(thrown);
-    session.log.error({ err: error.message }, 'patch not written');
-    report = { patch: null, error: error.code };
-  }
-  try {
-    await draft.discard(session.dir);
-  } catch (thrown) {
-    error ??= asCfhError(thrown);
-    session.log.error({ err: errorMessage(thrown) }, 'draft not removed');
-  }
-  return { report, error };
 }
 
 /** Runs the work, then disposes what it opened; a disposal failure never masks the end. */
