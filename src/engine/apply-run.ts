@@ -5,7 +5,8 @@
 // not applied before, the host must be as the run found it where the patch touches it;
 // then the approver is asked, the patch is applied all at once or not at all, and the
 // `applied` event extends the run's hash chain while the apply can still be undone.
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, readFile, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -13,7 +14,8 @@ import { WorkspaceError, errorMessage } from '../errors.js';
 import { withLockedRun } from '../evidence/run-amend.js';
 import { RUN_FILES } from '../evidence/run-directory.js';
 import type { RunDetail } from '../evidence/runs-index.js';
-import { applyPatch, type CommitFs } from '../workspace/apply-patch.js';
+import { OWN_AUTHORITY, applyPatch, type CommitFs } from '../workspace/apply-patch.js';
+import { authorityFor } from './write-authority.js';
 import { checkHost, hostChangedError } from '../workspace/host-check.js';
 import { PatchDocument, neededBlobs, type PatchChange } from '../workspace/patch.js';
 
@@ -144,7 +146,21 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
     }
     const root = await hostRoot(hostWorkspace);
     const applicable = patch.changes.filter((c) => c.applicable);
-    const check = await checkHost(root, applicable, request.signal);
+    const rootStats = await stat(root);
+    const authority = authorityFor({ uid: rootStats.uid, gid: rootStats.gid });
+    // The host is read as it will be written: with the writer's authority.
+    const writer =
+      authority === OWN_AUTHORITY ? 'cfh' : `the workspace owner (uid ${rootStats.uid})`;
+    const check = await authority
+      .asWriter(() => checkHost(root, applicable, request.signal))
+      .catch((e: unknown) => {
+        throw new WorkspaceError(
+          'workspace_unreadable',
+          `cannot check the host workspace as ${writer}, who applies it: ${errorMessage(e)}; nothing was applied`,
+          {},
+          e,
+        );
+      });
     if (check.conflicts.length > 0) throw hostChangedError(check.conflicts);
     const approver = await request.approve({
       runId,
@@ -157,14 +173,24 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
     });
     if (approver === undefined)
       throw new WorkspaceError('not_approved', `run ${runId}: not approved; nothing was applied`);
-    const rootStats = await stat(root);
     let event: { seq: number; hash: string } | undefined;
     const result = await applyPatch({
       root,
       changes: applicable,
-      blobPath: (sha) => path.join(detail.dir, RUN_FILES.blobs, sha),
-      // New entries belong to the workspace's owner, as the sandbox's own writes would.
-      owner: { uid: rootStats.uid, gid: rootStats.gid },
+      openBlob: (sha) =>
+        authority.asSelf(() =>
+          open(
+            path.join(detail.dir, RUN_FILES.blobs, sha),
+            constants.O_RDONLY | constants.O_NOFOLLOW,
+          ),
+        ),
+      authority,
+      // As the owner, what is written is the owner's; as root in a root-owned tree, new
+      // entries belong to root too.
+      owner:
+        authority === OWN_AUTHORITY && process.geteuid?.() === 0
+          ? { uid: rootStats.uid, gid: rootStats.gid }
+          : undefined,
       signal: request.signal,
       ...(request.fs === undefined ? {} : { fs: request.fs }),
       record: async () => {

@@ -33,8 +33,11 @@ export async function withLockedRun<T>(
     release = await lockfile.lock(dir, {
       lockfilePath: path.join(dir, RUN_FILES.lock),
       realpath: false,
-      stale: 30_000,
-      update: 10_000,
+      // Long enough for an apply: while it writes the workspace as its owner, cfh cannot
+      // refresh a lock in a directory only it may write.
+      stale: 120_000,
+      update: 60_000,
+      onCompromised: () => undefined,
     });
   } catch (error) {
     throw new ArtifactError(

@@ -12,7 +12,6 @@
 // 4. record: the caller's `record` (the `applied` event) runs while every undo is still
 //    possible; if any step or the record fails, every done step is undone, newest first.
 // Only then are the backups and the staging directory removed.
-import { constants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import { WorkspaceError, errorMessage } from '../errors.js';
@@ -53,9 +52,18 @@ export interface ApplyInput {
   /** The host workspace, realpath-resolved. */
   readonly root: string;
   readonly changes: readonly PatchChange[];
-  /** Where the new contents with this sha256 are kept. */
-  readonly blobPath: (sha256: string) => string;
-  /** Owner of the entries the patch adds (cfh runs as root); undefined: cfh's own user. */
+  /** Opens the kept new contents with this sha256 (with cfh's own authority). */
+  readonly openBlob: (sha256: string) => Promise<fsp.FileHandle>;
+  /**
+   * With whose authority the host is read and written. cfh as root applies a workspace
+   * another user owns as that user, so a swap on a path (a directory turned into a link by
+   * someone who may write there) can take the writes only where that user may write anyway.
+   */
+  readonly authority?: Authority;
+  /**
+   * When cfh writes with its own authority as root: the owner given to added entries, and
+   * whether a replaced file keeps its owner. Undefined: entries belong to the writer.
+   */
   readonly owner?: { readonly uid: number; readonly gid: number } | undefined;
   /** Runs after every step and before any backup is dropped; a throw undoes the apply. */
   readonly record: () => Promise<void>;
@@ -69,6 +77,18 @@ export interface ApplyResult {
   readonly leftovers: readonly string[];
 }
 
+export interface Authority {
+  /** Runs `fn` as the one who writes the host tree. */
+  asWriter<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` as cfh itself (the run's evidence: blobs, the event log). */
+  asSelf<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export const OWN_AUTHORITY: Authority = {
+  asWriter: (fn) => fn(),
+  asSelf: (fn) => fn(),
+};
+
 interface Undo {
   readonly what: string;
   readonly run: () => Promise<void>;
@@ -76,39 +96,62 @@ interface Undo {
 
 export async function applyPatch(input: ApplyInput): Promise<ApplyResult> {
   const fs = input.fs ?? NODE_COMMIT_FS;
+  const auth = input.authority ?? OWN_AUTHORITY;
   const changes = input.changes.filter((c) => c.applicable);
-  const check = await checkHost(input.root, changes, input.signal);
-  if (check.conflicts.length > 0) throw hostChangedError(check.conflicts);
-  const staging = await fsp.mkdtemp(path.join(input.root, '.cfh-apply-'));
   const undo: Undo[] = [];
-  try {
-    const staged = await stageFiles(staging, changes, check.seen, input);
-    input.signal.throwIfAborted();
-    await commitSteps(input.root, staging, changes, check.seen, staged, undo, fs, input.owner);
-    await input.record();
-  } catch (error) {
-    const failed = await rollback(undo);
-    if (failed.length > 0) {
-      throw new WorkspaceError(
-        'rollback_incomplete',
-        `apply failed (${errorMessage(error)}) and ${failed.length} step(s) could not be undone: ${failed.join('; ')}; the backups are in ${staging}`,
-        { staging, failed },
-        error,
-      );
+  const staging = await auth.asWriter(async () => {
+    const check = await checkHost(input.root, changes, input.signal).catch((e: unknown) => {
+      throw failure(e);
+    });
+    if (check.conflicts.length > 0) throw hostChangedError(check.conflicts);
+    const dir = await fsp.mkdtemp(path.join(input.root, '.cfh-apply-'));
+    try {
+      const staged = await stageFiles(dir, changes, check.seen, input);
+      input.signal.throwIfAborted();
+      await commitSteps(input.root, dir, changes, check.seen, staged, undo, fs, input.owner);
+    } catch (error) {
+      throw await undoAll(undo, dir, error);
     }
-    await fsp.rm(staging, { recursive: true, force: true });
-    if (error instanceof WorkspaceError) throw error;
-    throw new WorkspaceError(
-      'apply_failed',
-      `apply failed, the host workspace is as it was: ${errorMessage(error)}`,
-      {},
-      error,
-    );
+    return dir;
+  });
+  try {
+    await auth.asSelf(input.record);
+  } catch (error) {
+    throw await auth.asWriter(() => undoAll(undo, staging, error));
   }
   // Committed and recorded: the backups may go.
   const leftovers: string[] = [];
-  await fsp.rm(staging, { recursive: true, force: true }).catch(() => leftovers.push(staging));
+  await auth.asWriter(() =>
+    fsp.rm(staging, { recursive: true, force: true }).catch(() => {
+      leftovers.push(staging);
+    }),
+  );
   return { applied: changes.map((c) => ({ path: c.path, kind: c.kind })), leftovers };
+}
+
+/** Undoes what was done; the error to throw says whether the host is as it was. */
+async function undoAll(undo: readonly Undo[], staging: string, error: unknown): Promise<Error> {
+  const failed = await rollback(undo);
+  if (failed.length > 0) {
+    return new WorkspaceError(
+      'rollback_incomplete',
+      `apply failed (${errorMessage(error)}) and ${failed.length} step(s) could not be undone: ${failed.join('; ')}; the backups are in ${staging}`,
+      { staging, failed },
+      error,
+    );
+  }
+  await fsp.rm(staging, { recursive: true, force: true });
+  return failure(error);
+}
+
+function failure(error: unknown): WorkspaceError {
+  if (error instanceof WorkspaceError) return error;
+  return new WorkspaceError(
+    'apply_failed',
+    `apply failed, the host workspace is as it was: ${errorMessage(error)}`,
+    {},
+    error,
+  );
 }
 
 /** The mode a file gets on the host: the host's own bits, the run's executable bit only. */
@@ -133,10 +176,12 @@ async function stageFiles(
     const want = c.after.sha256 ?? '';
     const file = path.join(staging, `new-${(n += 1)}`);
     const host = seen.get(c.path);
-    const owner = host === undefined ? input.owner : { uid: host.uid, gid: host.gid };
-    await copyBlob(input.blobPath(want), file, want, c.path);
-    if (owner !== undefined && process.getuid?.() === 0)
-      await fsp.chown(file, owner.uid, owner.gid);
+    const owner =
+      input.owner === undefined || host === undefined
+        ? input.owner
+        : { uid: host.uid, gid: host.gid };
+    await copyBlob(await input.openBlob(want), file, want, c.path);
+    if (owner !== undefined) await fsp.chown(file, owner.uid, owner.gid);
     // After chown, which would clear set-id bits; appliedMode never sets one anyway.
     await fsp.chmod(file, appliedMode(host?.mode, isExecutable(c.after.mode)));
     staged.set(c.path, file);
@@ -144,8 +189,12 @@ async function stageFiles(
   return staged;
 }
 
-async function copyBlob(blob: string, file: string, want: string, p: string): Promise<void> {
-  const from = await fsp.open(blob, constants.O_RDONLY | constants.O_NOFOLLOW);
+async function copyBlob(
+  from: fsp.FileHandle,
+  file: string,
+  want: string,
+  p: string,
+): Promise<void> {
   try {
     const { sha256 } = await hashHandle(from);
     if (sha256 !== want) {
@@ -235,8 +284,7 @@ async function commitSteps(
     const target = path.join(root, c.path);
     await fs.mkdir(target, 0o755);
     undo.push({ what: `remove ${c.path}/`, run: () => fs.rmdir(target) });
-    if (owner !== undefined && process.getuid?.() === 0)
-      await fsp.chown(target, owner.uid, owner.gid);
+    if (owner !== undefined) await fsp.chown(target, owner.uid, owner.gid);
   }
   for (const c of additions.filter((x) => x.after?.type === 'file')) {
     const target = path.join(root, c.path);

@@ -3,7 +3,7 @@
 // the patch carries all three, and `cfh runs apply` commits them. The scripted gateway
 // stands in for the model; the tool containers are real.
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { treeState } from '../fixtures/tree-state.js';
@@ -22,6 +22,8 @@ const scratch = useScratch('draft-agent');
 describe('agent run in workspace mode draft', () => {
   it('writes with write_file, edit_file and exec into the draft, and the patch commits them', async () => {
     const repo = await scratch.sampleRepo();
+    // As root, runs apply writes as the workspace's owner, who must reach it.
+    await chmod(path.dirname(repo), 0o755);
     const calc = path.join(repo, 'calc.py');
     await writeFile(calc, (await readFile(calc, 'utf8')).replace('return a + b', 'return a - b'));
     const before = treeState(repo, { owners: true });

@@ -5,7 +5,7 @@
 // not verify, and the second time; the copy is gone after every kind of ending.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashEvent } from '../../src/evidence/event-log.js';
@@ -45,6 +45,8 @@ let repos = 0;
 async function workspace(): Promise<string> {
   repos += 1;
   const ws = scratch.path(`ws-${repos}`);
+  // As root, runs apply writes as the workspace's owner, who must reach it.
+  await chmod(path.dirname(ws), 0o755);
   await mkdir(path.join(ws, 'src'), { recursive: true });
   await mkdir(path.join(ws, 'gone-dir'));
   await writeFile(path.join(ws, 'notes.txt'), 'first line\n');
@@ -163,7 +165,7 @@ describe('workspace mode draft (command runs)', () => {
 
     // No terminal and no --yes: no approval, nothing applied.
     const unapproved = await apply(root, runIdOf(dir));
-    expect(unapproved.exitCode).toBe(1);
+    expect(unapproved.exitCode, unapproved.stderr).toBe(1);
     expect(unapproved.stderr).toContain('approval_required');
     expect(treeState(ws, { owners: true })).toEqual(hostBefore);
 
@@ -259,6 +261,26 @@ describe('workspace mode draft (command runs)', () => {
       const again = await apply(root, runIdOf(dir), ['--yes']);
       expect(again.exitCode, again.stderr).toBe(0);
       expect(await readFile(path.join(ws, 'zz-last.txt'), 'utf8')).toBe('last\nx\n');
+    },
+  );
+
+  it.skipIf(!isRoot)(
+    "as root, applies a workspace with its owner's authority: a root-owned part of it is not written",
+    async () => {
+      const ws = await workspace();
+      // A directory of root's inside the user's workspace; the copy gave it to the sandbox.
+      await mkdir(path.join(ws, 'rootdir'));
+      await writeFile(path.join(ws, 'rootdir', 'f.txt'), 'root wrote this\n');
+      const root = scratch.path('art-authority');
+      const { dir } = await draftRun(ws, root, 'echo sandbox wrote this > rootdir/f.txt');
+      const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
+      expect((patch.changes as { path: string }[]).map((c) => c.path)).toEqual(['rootdir/f.txt']);
+      const before = treeState(ws, { owners: true });
+      const r = await apply(root, runIdOf(dir), ['--yes']);
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toContain('apply_failed');
+      expect(treeState(ws, { owners: true })).toEqual(before);
+      expect(await readFile(path.join(ws, 'rootdir', 'f.txt'), 'utf8')).toBe('root wrote this\n');
     },
   );
 

@@ -8,6 +8,7 @@ import {
   copyFile,
   mkdir,
   mkdtemp,
+  open,
   readFile,
   rm,
   symlink,
@@ -89,7 +90,7 @@ function apply(
   return applyPatch({
     root: host,
     changes,
-    blobPath: (sha) => path.join(blobs, sha),
+    openBlob: (sha) => open(path.join(blobs, sha), 'r'),
     record: extra.record ?? (() => Promise.resolve()),
     signal,
     ...(extra.fs === undefined ? {} : { fs: extra.fs }),
