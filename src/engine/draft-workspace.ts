@@ -4,7 +4,7 @@
 // through the run directory: the baseline (workspace-baseline.json), the patch
 // (patch/patch.json, patch/patch.diff) and the new contents it needs (patch/blobs/<sha256>).
 // The copy itself is discarded with the run, on every path.
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { CfhError, WorkspaceError, errorMessage } from '../errors.js';
@@ -26,6 +26,8 @@ import {
 import { MAX_TEXT_BYTES, quote, renderPatch, type ContentReader } from '../workspace/patch-text.js';
 import { hashHandle, listTree, openSeenFile, visitTree } from '../workspace/walk.js';
 import type { RunPlan } from './run-plan.js';
+import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
+import { authorityFor } from './write-authority.js';
 
 /** New contents larger than this (a file the sandbox grew or made) are never read. */
 export const MAX_READ_BYTES = 256 * 1024 * 1024;
@@ -61,13 +63,22 @@ export class DraftWorkspace implements AsyncDisposable {
   readonly record: DraftRecord;
   readonly #baseline: BaselineDocument;
   readonly #log: Logger;
+  /** With whose authority the host tree and the copy are read and written. */
+  readonly #as: Authority;
   #discarded = false;
 
-  private constructor(plan: RunPlan, record: DraftRecord, baseline: BaselineDocument, log: Logger) {
+  private constructor(
+    plan: RunPlan,
+    record: DraftRecord,
+    baseline: BaselineDocument,
+    log: Logger,
+    as: Authority,
+  ) {
     this.plan = plan;
     this.record = record;
     this.#baseline = baseline;
     this.#log = log;
+    this.#as = as;
   }
 
   /** Copies the host workspace into a fresh private directory and records the baseline. */
@@ -82,9 +93,17 @@ export class DraftWorkspace implements AsyncDisposable {
     const t0 = performance.now();
     // mkdtemp: mode 0700, a name no one can guess; only cfh's user can reach what is inside.
     const parent = await mkdtemp(path.join(draft.root, `cfh-draft-${plan.runId}-`));
+    const as = draft.writer === undefined ? OWN_AUTHORITY : authorityFor(draft.writer);
     try {
       const source = path.join(parent, 'workspace');
       await mkdir(source, { mode: 0o700 });
+      if (draft.writer !== undefined) {
+        // The copy is made and read as the sandbox user: they may pass through the parent
+        // (root's, their group's, 0710) but not rename or list what is in it.
+        await chown(parent, 0, draft.writer.gid);
+        await chmod(parent, 0o710);
+        await chown(source, draft.writer.uid, draft.writer.gid);
+      }
       const placeholder = plan.spec.mounts.find((m) => m.target === WORKSPACE_TARGET);
       const host = identityOf(plan.workspace);
       if (host.dev !== placeholder?.identity?.dev || host.ino !== placeholder.identity.ino) {
@@ -93,7 +112,12 @@ export class DraftWorkspace implements AsyncDisposable {
           `the workspace '${plan.workspace}' is no longer the directory cfh checked; refusing to copy it`,
         );
       }
-      const copy = await copyTree(plan.workspace, source, { signal, owner: draft.owner });
+      const copy = await as.asWriter(() =>
+        copyTree(plan.workspace, source, {
+          signal,
+          owner: draft.writer === undefined ? draft.owner : undefined,
+        }),
+      );
       const baseline: BaselineDocument = {
         schema: BASELINE_SCHEMA,
         hostWorkspace: plan.workspace,
@@ -134,9 +158,9 @@ export class DraftWorkspace implements AsyncDisposable {
         { hostWorkspace: plan.workspace, ...record, ms: Math.round(performance.now() - t0) },
         true,
       );
-      return new DraftWorkspace(rebound, record, baseline, log);
+      return new DraftWorkspace(rebound, record, baseline, log, as);
     } catch (error) {
-      await removeTree(parent);
+      await removeDraft(parent, as);
       if (error instanceof CfhError || signal.aborted) throw error;
       throw new WorkspaceError(
         'draft_copy_failed',
@@ -158,11 +182,13 @@ export class DraftWorkspace implements AsyncDisposable {
     // What the sandbox can make cfh read is bounded by what the host tree already cost: a
     // file past the limit is read only at its baseline size (a sparse 1 TiB file is not).
     const sizes = new Map(this.#baseline.entries.map((e) => [e.path, e.size]));
-    const end = await listTree(this.record.source, {
-      signal: never,
-      repairPermissions: true,
-      mayHash: (p, size) => size <= MAX_READ_BYTES || sizes.get(p) === size,
-    });
+    const end = await this.#as.asWriter(() =>
+      listTree(this.record.source, {
+        signal: never,
+        repairPermissions: true,
+        mayHash: (p, size) => size <= MAX_READ_BYTES || sizes.get(p) === size,
+      }),
+    );
     const changes = diffTrees(this.#baseline.entries, end.entries);
     const stored = new Set<string>();
     let kept = 0;
@@ -214,8 +240,10 @@ export class DraftWorkspace implements AsyncDisposable {
 
   async #storeBlob(dir: RunDirectory, c: PatchChange): Promise<void> {
     const abs = path.join(this.record.source, c.path);
-    const stats = await lstat(abs, { bigint: true });
-    const handle = await openSeenFile(abs, stats, { repairPermissions: true });
+    // Opened as the copy's writer, kept in the run directory as cfh.
+    const handle = await this.#as.asWriter(async () =>
+      openSeenFile(abs, await lstat(abs, { bigint: true }), { repairPermissions: true }),
+    );
     try {
       const blob = await dir.storeBlob(handle);
       if (blob.sha256 !== c.after?.sha256) {
@@ -246,8 +274,9 @@ export class DraftWorkspace implements AsyncDisposable {
       }
       const abs = path.join(host, c.path);
       try {
-        const stats = await lstat(abs, { bigint: true });
-        const handle = await openSeenFile(abs, stats);
+        const handle = await this.#as.asWriter(async () =>
+          openSeenFile(abs, await lstat(abs, { bigint: true })),
+        );
         try {
           const { sha256 } = await hashHandle(handle);
           if (sha256 === s.sha256) return await handle.readFile();
@@ -267,7 +296,7 @@ export class DraftWorkspace implements AsyncDisposable {
   async discard(dir: RunDirectory): Promise<void> {
     if (this.#discarded) return;
     const t0 = performance.now();
-    await removeTree(this.record.dir);
+    await removeDraft(this.record.dir, this.#as);
     this.#discarded = true;
     await dir.events.append(
       'draft_discarded',
@@ -280,10 +309,20 @@ export class DraftWorkspace implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#discarded) return;
     this.#discarded = true;
-    await removeTree(this.record.dir).catch((e: unknown) => {
+    await removeDraft(this.record.dir, this.#as).catch((e: unknown) => {
       this.#log.error({ err: errorMessage(e), dir: this.record.dir }, 'draft not removed');
     });
   }
+}
+
+/** The copy's contents go as their writer (everything in it is theirs), the rest as cfh. */
+async function removeDraft(parent: string, as: Authority): Promise<void> {
+  const source = path.join(parent, 'workspace');
+  await as.asWriter(async () => {
+    for (const name of await readdir(source).catch(() => []))
+      await removeTree(path.join(source, name));
+  });
+  await rm(parent, { recursive: true, force: true });
 }
 
 /**
@@ -298,6 +337,12 @@ export async function removeTree(dir: string): Promise<void> {
   } catch {
     // repaired below
   }
+  const top = await lstat(dir).catch(() => undefined);
+  if (top?.isDirectory() !== true) {
+    await rm(dir, { force: true });
+    return;
+  }
+  await chmod(dir, (top.mode & 0o7777) | 0o700);
   await visitTree(
     dir,
     { signal: new AbortController().signal, repairPermissions: true },

@@ -146,7 +146,7 @@ export function planSandboxRun(
 
   const sandboxUser = resolveSandboxUser(profile.user, workspace, host);
   const draft = draftMode
-    ? planDraft(env.draftRoot, mounts, artifactRoot, sandboxUser, host)
+    ? planDraft(workspace, env.draftRoot, mounts, artifactRoot, sandboxUser, host)
     : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));
   const runId = newRunId();

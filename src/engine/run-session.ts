@@ -156,6 +156,9 @@ export async function runSession<R>(
     let { end, error } = performed;
     let patch: Record<string, unknown> | undefined;
     if (draft !== undefined) {
+      // The orphan sweep first: the draft may be read as its owner, who cannot reach the
+      // engine's socket.
+      await session.sweep;
       // Every container is gone: what the draft holds now is what the run did.
       const closed = await closeDraft(session, draft);
       patch = closed.report;

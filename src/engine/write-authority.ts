@@ -7,8 +7,7 @@
 // tree the owner may not write is not written. Linux changes credentials per thread;
 // glibc's seteuid/setegid/setgroups apply them to every thread of the process, libuv's
 // pool included, and the apply runs one file-system call at a time.
-import type { Authority } from '../workspace/apply-patch.js';
-import { OWN_AUTHORITY } from '../workspace/apply-patch.js';
+import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 
 export interface TreeOwner {
   readonly uid: number;

@@ -62,6 +62,9 @@ export class RunDirectory implements AsyncDisposable {
         realpath: false,
         stale: 30_000,
         update: 10_000,
+        // A refresh that fails (cfh working as a workspace's owner for a while, in draft
+        // mode) must not kill the run: the lock only keeps a second writer out.
+        onCompromised: () => undefined,
       });
       const events = await EventLog.create(path.join(dir, RUN_FILES.events), runId);
       return new RunDirectory(root, runId, events, release);

@@ -10,6 +10,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { isWithin } from './mount-policy.js';
+import { swapperOf } from './mount-trust.js';
 import type { HostIdentity, SandboxUser } from './sandbox-user.js';
 
 export interface DraftPlan {
@@ -17,9 +18,17 @@ export interface DraftPlan {
   readonly root: string;
   /** Owner given to the copy (cfh runs as root); undefined: cfh's own user. */
   readonly owner: { readonly uid: number; readonly gid: number } | undefined;
+  /**
+   * cfh is root and another user owns the workspace: every read of the host tree and every
+   * read and write of the copy is made with the sandbox user's authority, so a path the
+   * workspace's owner swaps for a link mid-copy can show the copy nothing the sandbox user
+   * could not read already. Undefined: cfh's own (a root-owned tree, or cfh not root).
+   */
+  readonly writer: { readonly uid: number; readonly gid: number } | undefined;
 }
 
 export function planDraft(
+  workspace: string,
   draftRoot: string,
   mounts: readonly SpecMount[],
   artifactRoot: string,
@@ -35,6 +44,24 @@ export function planDraft(
       'draft_root_missing',
       `workspace mode draft: the draft root '${draftRoot}' (CFH_DRAFT_ROOT, else TMPDIR) is not an existing directory`,
       { field: 'workspace.mode', value: draftRoot },
+    );
+  }
+  // Another user who may rename entries in the draft root could swap a draft for a link
+  // while cfh fills it: only a root that only root and cfh's user may change, or a sticky
+  // one (/tmp), where nobody else may rename cfh's entries.
+  const d = statSync(root);
+  const trusted = (uid: number): boolean => uid === 0 || uid === host.uid;
+  const othersWrite =
+    (!trusted(d.uid) && (d.mode & 0o200) !== 0) ||
+    ((d.mode & 0o020) !== 0 && d.gid !== 0) ||
+    (d.mode & 0o002) !== 0;
+  const stickyOwned = (d.mode & 0o1000) !== 0 && trusted(d.uid);
+  const above = swapperOf(root, host.uid);
+  if ((othersWrite && !stickyOwned) || above !== undefined) {
+    throw new ConfigError(
+      'draft_root_shared',
+      `workspace mode draft: another user could replace entries of the draft root '${root}'${above === undefined ? '' : ` (${above.who} through ${above.directory})`}; set CFH_DRAFT_ROOT to a directory only root and you can change, or a sticky one like /tmp`,
+      { field: 'workspace.mode', value: root },
     );
   }
   for (const m of mounts) {
@@ -61,5 +88,10 @@ export function planDraft(
       { field: 'user', value: user.user },
     );
   }
-  return { root, owner: host.uid === 0 ? { uid, gid } : undefined };
+  // A tree another user owns (who could swap its paths while root copies it) is copied
+  // with the sandbox user's authority; a root-owned one by root, taking only what the
+  // sandbox user could read (copy-tree.ts).
+  const treeOwner = statSync(workspace).uid;
+  const writer = host.uid === 0 && treeOwner !== 0 && uid !== 0 ? { uid, gid } : undefined;
+  return { root, owner: host.uid === 0 ? { uid, gid } : undefined, writer };
 }

@@ -15,6 +15,7 @@
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import { WorkspaceError, errorMessage } from '../errors.js';
+import { OWN_AUTHORITY, type Authority } from './authority.js';
 import { isExecutable } from './tree.js';
 import type { PatchChange } from './patch.js';
 import {
@@ -76,18 +77,6 @@ export interface ApplyResult {
   /** Backups or staged files that could not be removed after the commit (harmless). */
   readonly leftovers: readonly string[];
 }
-
-export interface Authority {
-  /** Runs `fn` as the one who writes the host tree. */
-  asWriter<T>(fn: () => Promise<T>): Promise<T>;
-  /** Runs `fn` as cfh itself (the run's evidence: blobs, the event log). */
-  asSelf<T>(fn: () => Promise<T>): Promise<T>;
-}
-
-export const OWN_AUTHORITY: Authority = {
-  asWriter: (fn) => fn(),
-  asSelf: (fn) => fn(),
-};
 
 interface Undo {
   readonly what: string;

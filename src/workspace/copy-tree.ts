@@ -20,13 +20,16 @@ import {
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { SkippedEntry, TreeEntry, TreeListing } from './tree.js';
-import { openSeenFile, sortEntries, visitTree } from './walk.js';
+import { isCode, openSeenFile, readableBy, sortEntries, visitTree } from './walk.js';
 
 const CHUNK = 1024 * 1024;
 
 export interface CopyOptions {
   readonly signal: AbortSignal;
-  /** Owner of everything copied (cfh runs as root); undefined: cfh's own user. */
+  /**
+   * Owner of everything copied (cfh runs as root); undefined: cfh's own user. The copy
+   * holds only what that owner could read on the host: nothing else is copied (`unreadable`).
+   */
   readonly owner?: { readonly uid: number; readonly gid: number } | undefined;
 }
 
@@ -46,9 +49,13 @@ export async function copyTree(
   const skipped: SkippedEntry[] = [];
   const directories: { abs: string; stats: BigIntStats }[] = [];
   let bytes = 0;
+  const owner = options.owner;
   await visitTree(
     source,
-    { signal: options.signal },
+    {
+      signal: options.signal,
+      ...(owner === undefined ? {} : { mayRead: (s: BigIntStats) => readableBy(owner, s) }),
+    },
     async ({ path: rel, abs, stats }) => {
       const target = path.join(dest, rel);
       const mode = Number(stats.mode & 0o7777n);
@@ -64,7 +71,14 @@ export async function copyTree(
         await lutimes(target, seconds(stats.atimeNs), seconds(stats.mtimeNs));
         entries.push({ path: rel, type: 'symlink', mode, target: link });
       } else {
-        const copied = await copyFile(abs, stats, target, options);
+        let copied: { sha256: string; size: number };
+        try {
+          copied = await copyFile(abs, stats, target, options);
+        } catch (error) {
+          if (!isCode(error, 'EACCES')) throw error;
+          skipped.push({ path: rel, reason: 'unreadable' });
+          return;
+        }
         bytes += copied.size;
         entries.push({ path: rel, type: 'file', mode, size: copied.size, sha256: copied.sha256 });
       }

@@ -23,6 +23,11 @@ export const MAX_TREE_ENTRIES = 500_000;
 
 export interface WalkOptions {
   readonly signal: AbortSignal;
+  /**
+   * Whether the entry may be taken at all (the sandbox user could read it); no: skipped as
+   * `unreadable`. Entries the walker itself may not read (EACCES) are skipped the same way.
+   */
+  readonly mayRead?: (stats: BigIntStats) => boolean;
   /** Whether to read a file of this size at this path; no: listed by size, without digest. */
   readonly mayHash?: (path: string, size: number) => boolean;
   /**
@@ -52,7 +57,14 @@ export async function visitTree(
   let count = 0;
   const walk = async (rel: string, abs: string): Promise<void> => {
     options.signal.throwIfAborted();
-    const names = await listDirectory(abs, options);
+    let names: Buffer[];
+    try {
+      names = await listDirectory(abs, options);
+    } catch (error) {
+      if (rel === '' || !isCode(error, 'EACCES')) throw error;
+      skipped.push({ path: `${rel}/*`, reason: 'unreadable' });
+      return;
+    }
     count += names.length;
     if (count > MAX_TREE_ENTRIES) {
       throw new WorkspaceError(
@@ -73,18 +85,28 @@ export async function visitTree(
     children.sort((a, b) => compareTreePaths(a.name, b.name));
     const seen = await inBatches(children, async ({ name }) => {
       const childAbs = path.join(abs, name);
-      return {
-        path: joinTreePath(rel, name),
-        abs: childAbs,
-        stats: await lstat(childAbs, { bigint: true }),
-      };
+      const childRel = joinTreePath(rel, name);
+      try {
+        return { path: childRel, abs: childAbs, stats: await lstat(childAbs, { bigint: true }) };
+      } catch (error) {
+        if (!isCode(error, 'EACCES')) throw error;
+        return { path: childRel, abs: childAbs, stats: undefined };
+      }
     });
     const leaves: VisitedEntry[] = [];
     const dirs: VisitedEntry[] = [];
     for (const entry of seen) {
       const { stats } = entry;
-      if (stats.isDirectory()) dirs.push(entry);
-      else if (stats.isFile() || stats.isSymbolicLink()) leaves.push(entry);
+      if (
+        stats === undefined ||
+        (options.mayRead !== undefined && !stats.isSymbolicLink() && !options.mayRead(stats))
+      ) {
+        skipped.push({ path: entry.path, reason: 'unreadable' });
+        continue;
+      }
+      const visited = { ...entry, stats };
+      if (stats.isDirectory()) dirs.push(visited);
+      else if (stats.isFile() || stats.isSymbolicLink()) leaves.push(visited);
       else skipped.push({ path: entry.path, reason: kindOf(stats) });
     }
     // Files side by side (the thread pool has four threads; one file's syscalls are small),
@@ -207,6 +229,20 @@ function kindOf(stats: BigIntStats): string {
   if (stats.isCharacterDevice()) return 'character-device';
   if (stats.isBlockDevice()) return 'block-device';
   return 'unknown-type';
+}
+
+/** Whether `user` (uid:gid, no other groups: what a sandbox process has) could read it. */
+export function readableBy(user: { uid: number; gid: number }, stats: BigIntStats): boolean {
+  if (user.uid === 0) return true;
+  const mode = Number(stats.mode);
+  const bits =
+    Number(stats.uid) === user.uid
+      ? (mode >> 6) & 7
+      : Number(stats.gid) === user.gid
+        ? (mode >> 3) & 7
+        : mode & 7;
+  const need = stats.isDirectory() ? 5 : 4;
+  return (bits & need) === need;
 }
 
 export function isCode(error: unknown, code: string): boolean {

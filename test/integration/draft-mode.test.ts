@@ -284,6 +284,45 @@ describe('workspace mode draft (command runs)', () => {
     },
   );
 
+  it.skipIf(!isRoot)(
+    'the copy holds only what the sandbox user could read on the host, and a patch never writes what it did not copy',
+    async () => {
+      for (const owner of ['root', 'user'] as const) {
+        const ws = owner === 'root' ? scratch.path(`rootws-${(repos += 1)}`) : await workspace();
+        if (owner === 'root') {
+          await mkdir(ws);
+          await chmod(path.dirname(ws), 0o755);
+        }
+        // root's own secret inside the workspace: no sandbox user could read it in place.
+        await writeFile(path.join(ws, 'secret'), 'root only\n', { mode: 0o600 });
+        await mkdir(path.join(ws, 'private'), { mode: 0o700 });
+        await writeFile(path.join(ws, 'private', 'key'), 'k\n', { mode: 0o644 });
+        await writeFile(path.join(ws, 'public'), 'anyone\n', { mode: 0o644 });
+        const root = scratch.path(`art-readable-${owner}`);
+        const { exitCode, dir } = await draftRun(
+          ws,
+          root,
+          'id -u; cat public; cat secret private/key 2>&1; ls -a; echo mine > secret',
+        );
+        expect(exitCode).toBe(0);
+        const out = await readFile(path.join(dir, 'outputs', 'stdout'), 'utf8');
+        expect(out).toContain(owner === 'root' ? '65534' : String(SANDBOX_UID));
+        expect(out).toContain('anyone');
+        expect(out).not.toContain('root only');
+        expect(out).not.toContain('k\n');
+        const baseline = await readJson<any>(path.join(dir, 'workspace-baseline.json'));
+        expect(baseline.skipped).toEqual(
+          expect.arrayContaining([{ path: 'secret', reason: 'unreadable' }]),
+        );
+        // The sandbox made a file by that name in its copy: an addition apply refuses.
+        const r = await apply(root, runIdOf(dir), ['--yes']);
+        expect(r.exitCode).toBe(1);
+        expect(r.stderr).toContain('secret: exists on the host now');
+        expect(await readFile(path.join(ws, 'secret'), 'utf8')).toBe('root only\n');
+      }
+    },
+  );
+
   it('discards the copy after a failed run (wall time) and still leaves its patch', async () => {
     const ws = await workspace();
     const root = scratch.path('art-timeout');

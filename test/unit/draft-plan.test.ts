@@ -1,7 +1,7 @@
 // Planning a draft run (governance extension, "Draft vs commit policy"; AH-INV-4): the
 // mode from the profile or --workspace-mode, what the mediator reads (plan.workspaceMode),
 // the host workspace never mounted writable, and where a draft may not live.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -82,6 +82,18 @@ describe('planning a draft run', () => {
       () => plan({ workspaceMode: 'draft' }, env({ draftRoot: path.join(ws, 'missing') })),
       'draft_root_missing',
     );
+  });
+
+  it('refuses a draft root another user could change entries of', async () => {
+    const shared = path.join(tmp ?? '', 'shared');
+    await mkdir(shared);
+    await chmod(shared, 0o777);
+    expectConfigError(
+      () => plan({ workspaceMode: 'draft' }, env({ draftRoot: shared })),
+      'draft_root_shared',
+    );
+    await chmod(shared, 0o1777);
+    expect(plan({ workspaceMode: 'draft' }, env({ draftRoot: shared })).draft?.root).toBe(shared);
   });
 
   it('refuses, when cfh is not root, a sandbox user it could not give the copy to', async () => {
