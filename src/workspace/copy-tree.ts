@@ -20,9 +20,7 @@ import {
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { SkippedEntry, TreeEntry, TreeListing } from './tree.js';
-import { isCode, openSeenFile, readableBy, sortEntries, visitTree } from './walk.js';
-
-const CHUNK = 1024 * 1024;
+import { isCode, openSeenFile, readBuffer, readableBy, sortEntries, visitTree } from './walk.js';
 
 export interface CopyOptions {
   readonly signal: AbortSignal;
@@ -113,15 +111,16 @@ async function copyFile(
       0o600,
     );
     try {
-      const buffer = Buffer.allocUnsafe(CHUNK);
+      const buffer = readBuffer(Number(stats.size));
       for (;;) {
         options.signal.throwIfAborted();
-        const { bytesRead } = await from.read(buffer, 0, CHUNK, size);
+        const { bytesRead } = await from.read(buffer, 0, buffer.length, size);
         if (bytesRead === 0) break;
         const chunk = buffer.subarray(0, bytesRead);
         hash.update(chunk);
         await to.write(chunk, 0, bytesRead, size);
         size += bytesRead;
+        if (bytesRead < buffer.length) break;
       }
       if (options.owner !== undefined) await to.chown(options.owner.uid, options.owner.gid);
       // After chown, which clears set-id bits anyway: none is copied.

@@ -195,23 +195,36 @@ export async function hashFile(
 ): Promise<{ sha256: string; size: number }> {
   const handle = await openSeenFile(abs, stats, options);
   try {
-    return await hashHandle(handle);
+    return await hashHandle(handle, Number(stats.size));
   } finally {
     await handle.close();
   }
 }
 
-export async function hashHandle(handle: FileHandle): Promise<{ sha256: string; size: number }> {
+export async function hashHandle(
+  handle: FileHandle,
+  expected?: number,
+): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
-  const buffer = Buffer.allocUnsafe(CHUNK);
+  const buffer = readBuffer(expected);
   let size = 0;
   for (;;) {
-    const { bytesRead } = await handle.read(buffer, 0, CHUNK, size);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, size);
     if (bytesRead === 0) break;
     hash.update(buffer.subarray(0, bytesRead));
     size += bytesRead;
+    // A short read of a regular file is its end: no second call to hear it.
+    if (bytesRead < buffer.length) break;
   }
   return { sha256: hash.digest('hex'), size };
+}
+
+/**
+ * A buffer one byte larger than the file is expected to be (so one read finds its end),
+ * at most 1 MiB: one 1 MiB allocation for each small file would cost more than its read.
+ */
+export function readBuffer(expected: number | undefined): Buffer {
+  return Buffer.allocUnsafe(Math.min(CHUNK, Math.max(4096, (expected ?? CHUNK) + 1)));
 }
 
 async function listDirectory(abs: string, options: WalkOptions): Promise<Buffer[]> {
