@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood clean
+.PHONY: setup node deps build engine image demo lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft clean
 
 node:
 	@scripts/node-up.sh
@@ -68,6 +68,9 @@ bench-tools: image
 
 bench-flood: image
 	@bench/run.sh flood
+
+bench-draft: build
+	@bench/run.sh draft
 
 clean:
 	rm -rf dist dist-bench

@@ -2,7 +2,7 @@
 // the boundary that failed (AH-DIAG-1) and the process exit status it maps to.
 
 export type FailingBoundary =
-  'configuration' | 'sandbox' | 'engine' | 'artifact-store' | 'image' | 'harness';
+  'configuration' | 'sandbox' | 'engine' | 'artifact-store' | 'image' | 'harness' | 'workspace';
 
 /** Exit status when cfh could not start the command (mirrors `docker run`'s 125). */
 export const EXIT_CANNOT_START = 125;
@@ -81,6 +81,21 @@ export class HarnessInvariantError extends CfhError {
 export class ArtifactError extends CfhError {
   constructor(code: string, message: string, cause?: unknown) {
     super(code, message, { boundary: 'artifact-store', cause });
+  }
+}
+
+/**
+ * A draft workspace could not be prepared, or its patch could not be applied to the host
+ * (governance extension, "Draft vs commit policy"): a refused apply changes nothing.
+ */
+export class WorkspaceError extends CfhError {
+  constructor(
+    code: string,
+    message: string,
+    details: Record<string, unknown> = {},
+    cause?: unknown,
+  ) {
+    super(code, message, { boundary: 'workspace', details, cause, exitCode: 1 });
   }
 }
 

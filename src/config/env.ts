@@ -19,6 +19,8 @@ export interface CfhEnvironment {
   readonly anthropicApiKey: string | undefined;
   readonly anthropicBaseUrl: string | undefined;
   readonly model: string;
+  /** Where draft copies of workspaces are made (CFH_DRAFT_ROOT, else the temp directory). */
+  readonly draftRoot: string;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnvironment {
@@ -31,6 +33,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
     anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
     model: nonEmpty(env.CFH_MODEL) ?? DEFAULT_MODEL,
+    draftRoot: nonEmpty(env.CFH_DRAFT_ROOT) ?? nonEmpty(env.TMPDIR) ?? os.tmpdir(),
   };
 }
 

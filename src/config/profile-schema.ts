@@ -6,6 +6,12 @@ import { PolicyRule } from './policy-schema.js';
 export const MountMode = z.enum(['ro', 'rw']);
 export type MountMode = z.infer<typeof MountMode>;
 
+// The workspace is mounted read-only, read-write, or as `draft`: the sandbox works on a
+// private copy and the run leaves a patch that `cfh runs apply` commits to the host
+// (governance extension, "Draft vs commit policy").
+export const WorkspaceMode = z.enum(['ro', 'rw', 'draft']);
+export type WorkspaceMode = z.infer<typeof WorkspaceMode>;
+
 const sizeField = z.union([z.string().min(1), z.number().int().positive()]);
 
 export const ProfileMount = z.strictObject({
@@ -81,7 +87,7 @@ export const Profile = z.strictObject({
   // `auto`: the invoking user, or an unprivileged uid when cfh runs as root. uid 0 inside
   // only when written here literally.
   user: z.string().regex(/^(auto|\d+:\d+)$/, "'auto' or 'UID:GID'"),
-  workspace: z.strictObject({ mode: MountMode }),
+  workspace: z.strictObject({ mode: WorkspaceMode }),
   mounts: z.array(ProfileMount),
   network: NetworkPosture,
   limits: Limits,

@@ -222,7 +222,8 @@ async function runAgent(
   const facts: RunFacts = {
     // Planning mode: policy denies every mutation (rule planning_mode, policy.ts).
     mode: request.mode,
-    workspaceMode: 'direct',
+    // Writes in a draft workspace are draft-only (the copy; the host is written by `runs apply`).
+    workspaceMode: plan.workspaceMode,
     network: plan.profile.network.mode,
     rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
     // Executing an approved plan: calls with risk ask for approval (rule from_plan).

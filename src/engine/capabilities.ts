@@ -59,7 +59,8 @@ export function describeCapabilities(): Record<string, unknown> {
         enforcement:
           'guard namespace + in-process egress gateway (TLS server name, HTTP Host, DNS filter)',
       },
-      workspaceModes: ['ro', 'rw'],
+      // draft: the sandbox works on a copy; `cfh runs apply` commits its patch, approved.
+      workspaceModes: ['ro', 'rw', 'draft'],
       seccomp: {
         mode: 'derived-default-deny',
         derivedPerProfile: true,

@@ -16,6 +16,7 @@ import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
 import { cancelSignalOf, decideTerminal, type RunEnd, type Terminal } from './terminal.js';
 import { reapOrphans } from './reaper.js';
 import { sweepSetid } from '../sandbox/setid-sweep.js';
+import { closeDraft, prepareDraft } from './draft-session.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -133,15 +134,39 @@ export async function runSession<R>(
     await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId, deps.owner);
     // The exact filter the engine receives, so an operator can read what the container ran under.
     await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
-    await dir.writeSnapshot(work.snapshot(buildSnapshot(plan, facts, deps.owner)));
+    // Draft mode: the copy exists (and its baseline is recorded) before the snapshot names it.
+    const prepared = await prepareDraft(plan, dir, log, signal);
+    await using draft = prepared.draft;
+    const runPlan = draft?.plan ?? plan;
+    await dir.writeSnapshot(
+      work.snapshot(buildSnapshot(runPlan, facts, deps.owner, draft?.record)),
+    );
     await dir.events.append(
       'run_created',
       { kind: work.kind, profile: plan.profile.name, imageId: facts.image.id },
       true,
     );
     await dir.writeProgress('created');
-    session = new RunSession(plan, deps, dir, facts, log);
-    const { end, result, error, disposeMs } = await perform(session, work, signal);
+    session = new RunSession(runPlan, deps, dir, facts, log);
+    const performed =
+      prepared.failure === undefined
+        ? await perform(session, work, signal)
+        : { ...prepared.failure, result: undefined, disposeMs: 0 };
+    const { result, disposeMs } = performed;
+    let { end, error } = performed;
+    let patch: Record<string, unknown> | undefined;
+    if (draft !== undefined) {
+      // The orphan sweep first: the draft may be read as its owner, who cannot reach the
+      // engine's socket.
+      await session.sweep;
+      // Every container is gone: what the draft holds now is what the run did.
+      const closed = await closeDraft(session, draft);
+      patch = closed.report;
+      if (closed.error !== undefined && error === undefined && end.kind !== 'cancelled') {
+        error = closed.error;
+        end = { kind: 'error', error, started: session.started };
+      }
+    }
     const terminal = decideTerminal(end);
     if (end.kind === 'cancelled')
       await dir.events.append('cancelled', { signal: end.signal }, true);
@@ -155,6 +180,7 @@ export async function runSession<R>(
       kind: work.kind,
       image: { ref: plan.spec.image, id: facts.image.id },
       ...work.report(result, terminal, times),
+      ...(patch === undefined ? {} : { draft: patch }),
       error:
         error === undefined
           ? null

@@ -5,6 +5,7 @@ import os from 'node:os';
 import { describeSpec } from '../substrate/container-spec.js';
 import type { PreflightFacts } from './preflight.js';
 import type { RunPlan } from './run-plan.js';
+import type { DraftRecord } from './draft-workspace.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import { CFH_VERSION } from '../version.js';
 
@@ -29,6 +30,7 @@ export function buildSnapshot(
   plan: RunPlan,
   facts: PreflightFacts,
   owner: OwnerIdentity,
+  draft?: DraftRecord,
 ): Record<string, unknown> {
   const userInfo = safeUserInfo();
   return {
@@ -68,6 +70,9 @@ export function buildSnapshot(
       hostPath: plan.workspace,
       target: plan.spec.workingDir,
       mode: plan.profile.workspace.mode,
+      // Draft: where the copy is and the digest of the host files it started from, so a
+      // later apply can tell what changed on the host since (governance extension).
+      ...(draft === undefined ? {} : { draft }),
     },
     workingDir: plan.spec.workingDir,
     command: plan.spec.command,

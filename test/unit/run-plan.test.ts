@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { chownSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -44,6 +45,7 @@ function env(artifactRoot = art): CfhEnvironment {
     anthropicApiKey: undefined,
     anthropicBaseUrl: undefined,
     model: 'm',
+    draftRoot: os.tmpdir(),
   };
 }
 

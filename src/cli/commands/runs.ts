@@ -95,6 +95,7 @@ export async function runsShowCommand(
     p.out(`image      ${String(image?.ref)} ${String(image?.id)}`);
     p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
     for (const m of spec?.mounts ?? []) p.out(`mount      ${m.source} -> ${m.target} (${m.mode})`);
+    printDraft(p, snap, run.events);
     if (!run.eventLog) p.out('events     none: the writer stopped before it began events.jsonl');
     const v = run.verification;
     p.out(`evidence   ${v.ok ? 'verified' : 'BROKEN'} (${run.events.length} events)`);
@@ -127,6 +128,27 @@ export async function runsShowCommand(
   } catch (error) {
     return reportFailure(error, deps, args.json);
   }
+}
+
+/** Draft runs: the host workspace, the patch's summary, and whether it was applied. */
+function printDraft(
+  p: CliDeps['printer'],
+  snap: Record<string, unknown>,
+  events: readonly { seq: number; type: string; data: Record<string, unknown> }[],
+): void {
+  const ws = snap.workspace as { mode?: string; hostPath?: string } | undefined;
+  if (ws?.mode !== 'draft') return;
+  const written = events.find((e) => e.type === 'patch_written')?.data.summary as
+    Record<string, number> | undefined;
+  const patch =
+    written === undefined
+      ? 'no patch'
+      : `patch ${written.added} added, ${written.modified} modified, ${written.removed} removed, ${written.mode} mode, ${written.notApplied} not applicable`;
+  const applied = events.find((e) => e.type === 'applied');
+  const approver = applied?.data.approver as { user?: string; surface?: string } | undefined;
+  p.out(
+    `draft      host ${String(ws.hostPath)}; ${patch}; ${applied === undefined ? 'not applied (cfh runs diff / runs apply)' : `applied (event ${applied.seq}, ${String(approver?.user)}, ${String(approver?.surface)})`}`,
+  );
 }
 
 /** The agent-run lines of `runs show`: the model, the tool surface, each call, the budget. */
