@@ -12,6 +12,13 @@ export interface CfhEnvironment {
   readonly anthropicApiKey: string | undefined;
   readonly anthropicBaseUrl: string | undefined;
   readonly model: string;
+  /** Where host-tool process records go, for `cfh reap` (CFH_STATE_DIR/host-processes). */
+  readonly hostProcessDir: string;
+  /**
+   * cfh's own environment: where a host tool's `fromEnv` credential is read, and only for
+   * that tool's process (never a sandbox, never recorded).
+   */
+  readonly credentialSource: NodeJS.ProcessEnv;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnvironment {
@@ -24,6 +31,11 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
     anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
     model: nonEmpty(env.CFH_MODEL) ?? 'claude-sonnet-4-5',
+    hostProcessDir: path.join(
+      nonEmpty(env.CFH_STATE_DIR) ?? path.join(stateHome, 'cfh'),
+      'host-processes',
+    ),
+    credentialSource: env,
   };
 }
 

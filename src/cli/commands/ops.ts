@@ -16,6 +16,7 @@ import type { CliDeps } from '../deps.js';
 import { ConfigError } from '../../errors.js';
 import { isRunId } from '../../evidence/run-id.js';
 import { reportFailure } from '../report-failure.js';
+import { isToolName } from '../../tools/contract.js';
 
 export function capabilitiesCommand(deps: CliDeps): number {
   deps.printer.json(describeCapabilities());
@@ -57,6 +58,7 @@ export async function reapCommand(
       logger: deps.logger,
       signal: deps.signal,
       runIds: args.run.length === 0 ? undefined : args.run,
+      hostProcessDir: deps.env.hostProcessDir,
     });
     if (args.json) deps.printer.json(entries);
     else {
@@ -186,7 +188,7 @@ function printAgent(
   const calls = new Map<string, string>();
   const name = (d: Record<string, unknown>): string => {
     const tool = String(d.tool);
-    return /^[a-z][a-z0-9_]{0,63}$/.test(tool) ? tool : JSON.stringify(tool);
+    return isToolName(tool) ? tool : JSON.stringify(tool);
   };
   for (const e of events) {
     const d = e.data as Record<string, unknown>;
