@@ -44,6 +44,8 @@ function env(artifactRoot = art): CfhEnvironment {
     anthropicApiKey: undefined,
     anthropicBaseUrl: undefined,
     model: 'm',
+    hostProcessDir: path.join(artifactRoot, '..', 'host-processes'),
+    credentialSource: {},
   };
 }
 
