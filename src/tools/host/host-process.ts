@@ -144,9 +144,11 @@ function groupAlive(pgid: number): boolean {
   return signal(-pgid, 0);
 }
 
+// Not unref'd: cfh awaits these while it stops a tree, and an unref'd timer would let the
+// process exit mid-stop when nothing else holds the event loop (a child already reaped).
 const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => {
-    setTimeout(resolve, ms).unref();
+    setTimeout(resolve, ms);
   });
 
 export interface TreeStop {

@@ -271,12 +271,14 @@ export class McpConnection {
     const broke = this.#transport.broke;
     await this.#transport.close();
     // A moment to exit on its own after stdin closes, then the group, then strays.
+    let grace: NodeJS.Timeout | undefined;
     await Promise.race([
       this.#exited,
       new Promise((r) => {
-        setTimeout(r, STOP_GRACE_MS).unref();
+        grace = setTimeout(r, STOP_GRACE_MS);
       }),
     ]);
+    clearTimeout(grace);
     const { strays } = await stopTree(
       this.pid,
       this.#entry.record.start,
@@ -284,6 +286,10 @@ export class McpConnection {
       STOP_GRACE_MS,
     );
     await this.#exited;
+    // Our ends of its pipes, whoever still holds the other ends: cfh never waits on them.
+    this.#child.stdout.destroy();
+    this.#child.stderr.destroy();
+    this.#child.stdin.destroy();
     await this.#entry.close();
     const { kept, dropped } = this.#transport.stderr();
     const sink = this.#launch.sink;
