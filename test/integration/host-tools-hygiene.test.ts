@@ -116,14 +116,18 @@ describe('host-tool processes never outlive the run', () => {
       agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile, script }),
       { env: { CFH_STATE_DIR: scratch.path('state-sigint') } },
     );
+    let settled = false;
     try {
       await waitForEvent(root, 'host_tool_progress');
       expect((await processesWithEnv('CFH_TEST_TAG', tag)).length).toBeGreaterThan(0);
       child.kill('SIGINT');
-      expect((await child).exitCode).toBe(130);
+      const result = await child;
+      settled = true;
+      expect(result.exitCode).toBe(130);
       expect(await processesWithEnv('CFH_TEST_TAG', tag)).toEqual([]);
     } finally {
-      if (child.exitCode === null) {
+      // A failed assertion must not leave cfh (and its server) behind: SIGINT cleans up.
+      if (!settled) {
         child.kill('SIGINT');
         await child;
       }

@@ -279,18 +279,19 @@ describe('host MCP server: server-everything', () => {
     );
     expect(Math.max(...(image?.observation.items ?? []).map((i) => i.length))).toBeLessThan(200);
     const raw = await readFile(path.join(dir, 'outputs', 'call-0005.stdout'), 'utf8');
-    expect(
-      JSON.parse(raw).content.some(
-        (b: { type: string; data?: string }) => b.type === 'image' && (b.data?.length ?? 0) > 100,
-      ),
-    ).toBe(true);
+    const rawResult = JSON.parse(raw) as { content: { type: string; data?: string }[] };
+    expect(rawResult.content.some((b) => b.type === 'image' && (b.data?.length ?? 0) > 100)).toBe(
+      true,
+    );
     expect(resource?.observation.items.join(' ')).toMatch(
       /\[resource demo:\/\/resource\/.+ bytes of binary content/,
     );
 
     expect(sum?.observation.status).toBe('approval_required');
-    const listed = events.find((e) => e.type === 'host_tools_listed')?.data as Record<string, any>;
-    expect(listed.exposed.find((t: any) => t.name === 'mcp__everything__get-sum')).toMatchObject({
+    const listed = events.find((e) => e.type === 'host_tools_listed')?.data as {
+      exposed: { name: string }[];
+    };
+    expect(listed.exposed.find((t) => t.name === 'mcp__everything__get-sum')).toMatchObject({
       classified: false,
       permissionPolicy: 'approval_required',
       annotations: { readOnlyHint: true },

@@ -76,16 +76,18 @@ describe('hostTools in a profile', () => {
   });
 
   it('takes a {field} only as a whole argument, declared and used', () => {
-    expect(() => checkArgvTemplate(execEntry({ argv: ['/bin/echo', '--to={message}'] }))).toThrow(
-      /only as a whole argument/,
-    );
-    expect(() =>
-      checkArgvTemplate(execEntry({ argv: ['/bin/echo', '{other}', '{message}'] })),
-    ).toThrow(/not a declared input field/);
-    expect(() => checkArgvTemplate(execEntry({ argv: ['/bin/echo'] }))).toThrow(
-      /used by no argument/,
-    );
-    expect(() => checkArgvTemplate(execEntry({ argv: ['{message}'] }))).toThrow(/argv\[0\]/);
+    expect(() => {
+      checkArgvTemplate(execEntry({ argv: ['/bin/echo', '--to={message}'] }));
+    }).toThrow(/only as a whole argument/);
+    expect(() => {
+      checkArgvTemplate(execEntry({ argv: ['/bin/echo', '{other}', '{message}'] }));
+    }).toThrow(/not a declared input field/);
+    expect(() => {
+      checkArgvTemplate(execEntry({ argv: ['/bin/echo'] }));
+    }).toThrow(/used by no argument/);
+    expect(() => {
+      checkArgvTemplate(execEntry({ argv: ['{message}'] }));
+    }).toThrow(/argv\[0\]/);
     expect(fillArgv(['/bin/echo', '{message}', 'x'], { message: 'a; rm -rf /' })).toEqual([
       '/bin/echo',
       'a; rm -rf /',
@@ -262,7 +264,7 @@ describe('MCP tools as definitions', () => {
     const decide = (name: string): string => {
       const tool = tools.find((t) => t.name === name);
       if (tool === undefined) throw new Error(name);
-      return `${policy.decide({ kind: 'valid', tool, args: { q: 'x' } }).decision}`;
+      return policy.decide({ kind: 'valid', tool, args: { q: 'x' } }).decision;
     };
     expect(decide('mcp__srv__read')).toBe('allow');
     expect(decide('mcp__srv__write')).toBe('approval_required');
