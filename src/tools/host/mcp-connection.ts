@@ -228,7 +228,12 @@ export class McpConnection {
         return { kind: 'oversize', limitBytes: broke.limitBytes };
       }
       if (broke === undefined && error instanceof McpError)
-        return { kind: 'mcp_error', code: error.code, message: error.message };
+        // The SDK prefixes the server's message with its code: the code is kept apart.
+        return {
+          kind: 'mcp_error',
+          code: error.code,
+          message: error.message.replace(/^MCP error -?\d+: /, ''),
+        };
       throw this.#failure('mcp_call_failed', `tools/call ${name}`, error);
     } finally {
       clearTimeout(timeout);
