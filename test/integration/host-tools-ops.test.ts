@@ -79,7 +79,8 @@ describe('capabilities --profile', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const caps = JSON.parse(r.stdout) as Record<string, any>;
     expect(caps.profile).toBe('host-tools-demo');
-    expect(caps.hostTools.map((t: { name: string; kind: string }) => [t.name, t.kind])).toEqual([
+    const declared = caps.hostTools as { name: string; kind: string }[];
+    expect(declared.map((t) => [t.name, t.kind])).toEqual([
       ['memory', 'mcp'],
       ['notify', 'exec'],
     ]);
