@@ -162,5 +162,7 @@ export async function openHostTools(
   }
   const tools = bindings.map((b) => b.tool);
   await sink.event('host_tools_ready', { tools: tools.map((t) => t.name) }, true);
-  return { tools, runner: new HostToolRunner(bindings, sink) };
+  const cap = session.plan.profile.toolTimeoutSeconds;
+  const capMs = cap === undefined ? Number.POSITIVE_INFINITY : cap * 1000;
+  return { tools, runner: new HostToolRunner(bindings, sink, capMs) };
 }

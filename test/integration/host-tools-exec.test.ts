@@ -21,7 +21,14 @@ import {
   toolResults,
   useScratch,
 } from './helpers.js';
-import { NODE, filesUnder, leaksIn, profileFile, scriptFile } from './host-tools-support.js';
+import {
+  NODE,
+  filesUnder,
+  leaksIn,
+  processesWithEnv,
+  profileFile,
+  scriptFile,
+} from './host-tools-support.js';
 
 const scratch = useScratch('host-exec');
 const TOKEN = `bearer-${process.pid}-Kd93/+pQ==x7`;
@@ -214,6 +221,45 @@ describe('exec host tool with a bearer token', () => {
     expect(r.exitCode).toBe(125);
     expect(r.stderr).toMatch(/env NOTIFY_TOKEN: fromEnv TEST_NOTIFY_TOKEN is not set/);
     await expect(onlyRunDir(root)).rejects.toThrow();
+  });
+});
+
+describe('exec host tool bounds', () => {
+  it('a call past its timeout is killed with its whole tree, typed `timeout`', async () => {
+    const tag = `exec-timeout-${process.pid}`;
+    const profile = await profileFile(scratch, 'exec-timeout', {
+      hostTools: [
+        {
+          name: 'slowpoke',
+          kind: 'exec',
+          // A child in the background and one in the foreground: both must go.
+          argv: ['/bin/sh', '-c', 'sleep 120 & sleep 120; echo never'],
+          env: { CFH_TEST_TAG: { value: tag } },
+          timeoutSeconds: 1,
+          riskClass: 'read_only',
+          sideEffectClass: 'none',
+        },
+      ],
+    });
+    const script = await scriptFile(scratch, 'exec-timeout', [
+      [{ name: 'host__slowpoke', input: {} }],
+    ]);
+    const root = scratch.path('art-exec-timeout');
+    const started = Date.now();
+    const r = await cfh(
+      agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile, script }),
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    const dir = await onlyRunDir(root);
+    const [slow] = await toolResults(dir);
+    expect(slow?.observation).toMatchObject({
+      status: 'timeout',
+      summary: 'timed out after 1000 ms: killed',
+    });
+    const stopped = (await readEvents(dir)).find((e) => e.type === 'host_tool_stopped');
+    expect(stopped?.data).toMatchObject({ tool: 'slowpoke', reason: 'timeout' });
+    expect(await processesWithEnv('CFH_TEST_TAG', tag)).toEqual([]);
   });
 });
 

@@ -45,6 +45,7 @@ export class ExecChannel implements HostChannel {
     args: unknown,
     callId: string,
     sanitizer: Sanitizer,
+    timeoutMs: number,
     signal: AbortSignal,
   ): Promise<ChannelOutcome> {
     const argv = fillArgv(this.#entry.argv, args);
@@ -90,7 +91,7 @@ export class ExecChannel implements HostChannel {
     const timeout = setTimeout(() => {
       timer.abort();
       kill();
-    }, tool.timeoutMs);
+    }, timeoutMs);
     signal.addEventListener('abort', kill, { once: true });
     const result = await child;
     clearTimeout(timeout);
@@ -125,7 +126,7 @@ export class ExecChannel implements HostChannel {
         stdout,
         stdoutCut: result.isMaxBuffer,
         timedOut: timer.signal.aborted,
-        timeoutMs: tool.timeoutMs,
+        timeoutMs,
       },
       sanitizer,
     );

@@ -22,6 +22,8 @@ export interface HostChannel {
     args: unknown,
     callId: string,
     sanitizer: Sanitizer,
+    /** The lower of the tool's timeout and the profile's `toolTimeoutSeconds`. */
+    timeoutMs: number,
     signal: AbortSignal,
   ): Promise<ChannelOutcome>;
   /** Stops whatever the channel still runs, with its whole process tree. */

@@ -33,9 +33,13 @@ export class HostToolRunner implements ToolRunner {
   readonly #sink: HostToolSink;
   readonly created: CreatedResources[] = [];
 
-  constructor(bindings: readonly HostBinding[], sink: HostToolSink) {
+  readonly #capMs: number;
+
+  /** `capMs`: the profile's `toolTimeoutSeconds` (infinite when not set). */
+  constructor(bindings: readonly HostBinding[], sink: HostToolSink, capMs: number) {
     this.#bindings = new Map(bindings.map((b) => [b.tool.name, b]));
     this.#sink = sink;
+    this.#capMs = capMs;
   }
 
   async run(call: AuthorizedCall, _limitChars: number, signal: AbortSignal): Promise<ToolOutcome> {
@@ -48,7 +52,8 @@ export class HostToolRunner implements ToolRunner {
       );
     }
     const { tool, channel, sanitizer } = binding;
-    const out = await channel.run(tool, call.args, call.callId, sanitizer, signal);
+    const timeoutMs = Math.min(tool.timeoutMs, this.#capMs);
+    const out = await channel.run(tool, call.args, call.callId, sanitizer, timeoutMs, signal);
     if (tool.resources !== undefined && out.observation.status === 'success') {
       const r = tool.resources;
       const ids = resourceIds(new RegExp(r.idPattern, 'u'), out.resultText);

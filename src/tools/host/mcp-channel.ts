@@ -78,6 +78,7 @@ export class McpChannel implements HostChannel {
     args: unknown,
     callId: string,
     sanitizer: Sanitizer,
+    timeoutMs: number,
     signal: AbortSignal,
   ): Promise<ChannelOutcome> {
     const conn = await this.#connection(signal);
@@ -86,7 +87,7 @@ export class McpChannel implements HostChannel {
     const outcome = await conn.call(
       tool.remoteName,
       Args.parse(args),
-      tool.timeoutMs,
+      timeoutMs,
       (p) => {
         // MCP progress notifications are events (AH-TOOL-3), scrubbed like everything else.
         sink
@@ -139,7 +140,7 @@ export class McpChannel implements HostChannel {
           ...base,
           observation: errorObservation(
             'timeout',
-            `timed out after ${tool.timeoutMs} ms: the call was cancelled and the server restarted`,
+            `timed out after ${timeoutMs} ms: the call was cancelled and the server restarted`,
           ),
           raw: Buffer.alloc(0),
           resultText: '',
