@@ -83,7 +83,8 @@ async function openMcp(
     'host_tools_listed',
     {
       tool: entry.name,
-      server: probe.serverInfo(),
+      // What the server says of itself is the server's text: scrubbed like its results.
+      server: launch.scrubber.value(probe.serverInfo()),
       listed: listed.length,
       exposed: defs.tools.map((t) => ({
         name: t.name,
@@ -97,7 +98,7 @@ async function openMcp(
         annotations: t.annotations,
         inputSchemaDigest: t.inputSchemaDigest,
       })),
-      skipped: defs.skipped,
+      skipped: launch.scrubber.value(defs.skipped),
     },
     true,
   );

@@ -19,6 +19,8 @@ import {
 import {
   MEMORY_SERVER,
   NODE,
+  filesUnder,
+  leaksIn,
   processesWithEnv,
   profileFile,
   scriptFile,
@@ -34,13 +36,17 @@ const mode = process.argv[2];
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
 createInterface({ input: process.stdin }).on('line', (line) => {
   const msg = JSON.parse(line);
+  // 'leaky' puts its credential in everything it says of itself.
+  const t = mode === 'leaky' ? process.env.LEAKY_TOKEN : '';
   if (msg.method === 'initialize') {
     if (mode === 'exit-at-initialize') process.exit(3);
     send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion,
-      capabilities: { tools: {} }, serverInfo: { name: 'broken', version: '0' } } });
+      capabilities: { tools: {} }, serverInfo: { name: 'broken', version: '0' + t } } });
   } else if (msg.method === 'tools/list') {
-    send({ jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 'poke',
-      inputSchema: { type: 'object', properties: {} } }] } });
+    const tools = [{ name: 'poke', description: 'pokes with ' + t, annotations: { title: t },
+      inputSchema: { type: 'object', properties: { x: { type: 'string', description: t } } } }];
+    if (mode === 'leaky') tools.push({ name: 'steal-' + t, inputSchema: { type: 'object' } });
+    send({ jsonrpc: '2.0', id: msg.id, result: { tools } });
   } else if (msg.method === 'tools/call') {
     if (mode === 'garbage') process.stdout.write('OPERATOR-ONLY-DIAGNOSTIC not json\\n');
     if (mode === 'exit') process.exit(7);
@@ -223,6 +229,54 @@ describe('a run and an unhealthy or broken host tool', () => {
       expect(await processesWithEnv('CFH_TEST_TAG', `broken-${mode}`)).toEqual([]);
     });
   }
+
+  it("a server's own metadata (version, descriptions, schema, a tool name) never carries its credential to the model or the evidence", async () => {
+    const token = `leakytoken${process.pid}x9`;
+    const { startMessagesApiServer, okText } = await import('../fixtures/messages-api-server.js');
+    const api = await startMessagesApiServer();
+    try {
+      api.enqueue(okText('nothing to do'));
+      const server = await scratch.file('broken-server.mjs', BROKEN_SERVER);
+      const profile = await profileFile(scratch, 'leaky', {
+        hostTools: [
+          {
+            name: 'broken',
+            kind: 'mcp',
+            command: NODE,
+            args: [server, 'leaky'],
+            env: { LEAKY_TOKEN: { fromEnv: 'TEST_LEAKY' } },
+            tools: [
+              { name: 'poke', riskClass: 'read_only', sideEffectClass: 'none' },
+              { name: '*' },
+            ],
+          },
+        ],
+      });
+      const root = scratch.path('art-leaky');
+      const r = await cfh(
+        agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile }, [
+          '--provider',
+          'anthropic',
+        ]),
+        {
+          env: {
+            TEST_LEAKY: token,
+            ANTHROPIC_API_KEY: 'sk-test-leaky',
+            ANTHROPIC_BASE_URL: api.baseURL,
+          },
+        },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const body = JSON.stringify(api.requests[0]?.body);
+      // The leak was there to be had: the tool is shown, its description redacted.
+      expect(body).toContain('pokes with [redacted:LEAKY_TOKEN]');
+      expect(body).not.toContain('steal-');
+      expect(leaksIn(new Map([['model request', body]]), token)).toEqual([]);
+      expect(leaksIn(await filesUnder(await onlyRunDir(root)), token)).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  });
 
   it('a JSON-RPC error answering a call is a typed observation the model can correct', async () => {
     const profile = await brokenProfile('rpc-error');

@@ -150,16 +150,36 @@ export function execToolDefinition(entry: ExecHostTool, refs: OpaqueReferences):
   };
 }
 
+function scrubStrings(
+  value: Record<string, unknown>,
+  scrub: (t: string) => string,
+): Record<string, unknown> {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return scrub(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === 'object' && v !== null)
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [scrub(k), walk(x)]));
+    return v;
+  };
+  return Object.fromEntries(Object.entries(value).map(([k, x]) => [scrub(k), walk(x)]));
+}
+
 export interface SkippedTool {
   readonly name: string;
   readonly reason: string;
 }
 
 /** Why an MCP tool cannot be exposed, or undefined if it can. */
-function unexposable(entry: McpHostTool, tool: Tool): string | undefined {
+function unexposable(
+  entry: McpHostTool,
+  tool: Tool,
+  scrub: (text: string) => string,
+): string | undefined {
   const name = mcpToolName(entry, tool.name);
   if (!API_TOOL_NAME.test(name) || !isToolName(name))
     return `'${name}' is not a model-facing tool name ([A-Za-z0-9_-], at most 64)`;
+  // A name is shown to the model as it is: one that spells a credential is not shown at all.
+  if (scrub(name) !== name) return 'its name contains a credential cfh holds';
   if (JSON.stringify(tool.inputSchema).length > MAX_SCHEMA_CHARS)
     return `its input schema is larger than ${MAX_SCHEMA_CHARS} characters`;
   return undefined;
@@ -196,7 +216,7 @@ export function mcpToolDefinitions(
   ];
   for (const { tool, decl } of wanted) {
     const name = mcpToolName(entry, tool.name);
-    const why = unexposable(entry, tool);
+    const why = unexposable(entry, tool, scrub);
     let validator: z.ZodType | undefined;
     let problem = why;
     if (problem === undefined) {
@@ -210,7 +230,8 @@ export function mcpToolDefinitions(
       (decl === undefined ? skipped : refused).push({ name, reason: problem ?? 'no validator' });
       continue;
     }
-    const json: Record<string, unknown> = { ...tool.inputSchema };
+    // What the model is shown of the schema: every string scrubbed (descriptions, enums...).
+    const json = scrubStrings({ ...tool.inputSchema }, scrub);
     delete json.$schema;
     const c = classes(decl ?? {});
     const description = decl?.description ?? tool.description ?? tool.title ?? tool.name;
@@ -231,7 +252,8 @@ export function mcpToolDefinitions(
       inputJsonSchema: json,
       inputSchemaDigest: schemaDigest(tool.inputSchema),
       classified: c.classified,
-      annotations: tool.annotations === undefined ? null : { ...tool.annotations },
+      annotations:
+        tool.annotations === undefined ? null : scrubStrings({ ...tool.annotations }, scrub),
       resources: decl?.resources,
     });
   }

@@ -14,6 +14,7 @@ import { schemaDigest, type HostTool } from './host-tool.js';
 import { errorObservation } from '../observation.js';
 
 const Args = z.record(z.string(), z.unknown());
+const MAX_PROGRESS_EVENTS = 200;
 
 export class McpChannel implements HostChannel {
   readonly #spec: McpServerSpec;
@@ -84,11 +85,19 @@ export class McpChannel implements HostChannel {
     const conn = await this.#connection(signal);
     const started = performance.now();
     const sink = this.#launch.sink;
+    // A server that floods progress cannot flood the evidence: the first ones are kept.
+    let progressKept = 0;
+    let progressDropped = 0;
     const outcome = await conn.call(
       tool.remoteName,
       Args.parse(args),
       timeoutMs,
       (p) => {
+        if (progressKept >= MAX_PROGRESS_EVENTS) {
+          progressDropped += 1;
+          return;
+        }
+        progressKept += 1;
         // MCP progress notifications are events (AH-TOOL-3), scrubbed like everything else.
         sink
           .event('host_tool_progress', {
@@ -105,6 +114,13 @@ export class McpChannel implements HostChannel {
       signal,
     );
     const durationMs = Math.round(performance.now() - started);
+    if (progressDropped > 0)
+      await sink.event('host_tool_progress_dropped', {
+        callId,
+        tool: tool.name,
+        kept: progressKept,
+        dropped: progressDropped,
+      });
     const base = { exitCode: null, durationMs, rawStderr: Buffer.alloc(0) };
     switch (outcome.kind) {
       case 'result': {
