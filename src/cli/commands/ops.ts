@@ -206,6 +206,10 @@ function printAgent(
   p.out(
     `tools      ${((snap.tools as string[] | undefined) ?? []).join(', ')}; containers ${String(box?.lifetime)}`,
   );
+  // Host tools apart from the sandbox's (AH-TOOL-7): which entries, of which kind.
+  const host = (snap.hostTools as { name?: string; kind?: string }[] | undefined) ?? [];
+  if (host.length > 0)
+    p.out(`host tools ${host.map((h) => `${String(h.name)} (${String(h.kind)})`).join(', ')}`);
   // One line a call, in call order, with its last word: executed, rejected, denied, not run.
   const calls = new Map<string, string>();
   const name = (d: Record<string, unknown>): string => {
