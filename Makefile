@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image demo demo-host-tools lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood clean
+.PHONY: setup node deps build engine image demo demo-host-tools lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-host-tools clean
 
 node:
 	@scripts/node-up.sh
@@ -79,6 +79,9 @@ bench-tools: image
 
 bench-flood: image
 	@bench/run.sh flood
+
+bench-host-tools: build
+	@bench/run.sh host-tools
 
 clean:
 	rm -rf dist dist-bench

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles src/ and bench/ into dist-bench/ and runs one bench:
-#   bench/run.sh [cold-path|seccomp|egress|tools|flood] [args...]   (default cold-path)
+#   bench/run.sh [cold-path|seccomp|egress|tools|flood|host-tools] [args...]   (default cold-path)
 # dist-bench/src/paths.js resolves the package root to dist-bench/, so the data
 # directories and package.json are linked in from the repository root.
 set -euo pipefail
@@ -13,8 +13,9 @@ case "$bench" in
   egress | egress-gateway) entry=egress-gateway ;;
   tools | tool-call) entry=tool-call ;;
   flood) entry=flood ;;
+  host-tools) entry=host-tools ;;
   *)
-    echo "bench/run.sh: unknown bench '$bench' (cold-path, seccomp, egress, tools, flood)" >&2
+    echo "bench/run.sh: unknown bench '$bench' (cold-path, seccomp, egress, tools, flood, host-tools)" >&2
     exit 2
     ;;
 esac
