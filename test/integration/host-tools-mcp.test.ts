@@ -265,8 +265,11 @@ describe('host MCP server: server-everything', () => {
     expect(long?.observation.status).toBe('success');
     const events = await readEvents(dir);
     const progress = events.filter((e) => e.type === 'host_tool_progress');
+    // The SDK handles a notification a tick after a response that came with it, so the last
+    // one can be lost when the result follows it at once (docs/conformance.md, deviations).
     expect(progress.length).toBeGreaterThanOrEqual(3);
-    expect(progress.at(-1)?.data).toMatchObject({ callId: 'call-0003', progress: 4, total: 4 });
+    for (const [i, p] of progress.entries())
+      expect(p.data).toMatchObject({ callId: 'call-0003', progress: i + 1, total: 4 });
 
     // The tool's error is a typed observation the model can act on, not a failed run.
     expect(gzip?.observation.status).toBe('error');

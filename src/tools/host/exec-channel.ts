@@ -48,6 +48,7 @@ export class ExecChannel implements HostChannel {
     timeoutMs: number,
     signal: AbortSignal,
   ): Promise<ChannelOutcome> {
+    signal.throwIfAborted();
     const argv = fillArgv(this.#entry.argv, args);
     const [, ...rest] = argv;
     const launch = this.#launch;
