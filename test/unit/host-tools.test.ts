@@ -5,7 +5,7 @@
 // `approval_required` whatever the server's annotations say; references are resolved in
 // validation, for their own authority only.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -20,6 +20,7 @@ import { execToolDefinition, mcpToolDefinitions } from '../../src/tools/host/hos
 import { fillArgv } from '../../src/tools/host/exec-channel.js';
 import { OpaqueReferences, concealPattern } from '../../src/tools/host/opaque-refs.js';
 import { Policy, type RunFacts } from '../../src/mediator/policy.js';
+import { loadProfile } from '../../src/config/profile-loader.js';
 
 const FACTS: RunFacts = {
   mode: 'run',
@@ -106,6 +107,25 @@ describe('hostTools in a profile', () => {
     );
     const short = execEntry({ env: { TOKEN: { fromEnv: 'T' } } });
     expect(() => planHostTools([short], 'r', { ...env, T: 'short' })).toThrow(/too short to scrub/);
+  });
+
+  it("resolves a host tool's cwd against the profile file's directory, as mount sources are", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cfh-unit-hostprofile-'));
+    mkdirSync(path.join(dir, 'srv'));
+    const file = path.join(dir, 'p.yaml');
+    writeFileSync(
+      file,
+      [
+        'extends: default',
+        'name: p',
+        'hostTools:',
+        '  - { name: a, kind: exec, argv: [/bin/true] }',
+        '  - { name: b, kind: exec, argv: [/bin/true], cwd: srv }',
+      ].join('\n'),
+    );
+    const tools = loadProfile(file).profile.hostTools;
+    expect(tools.map((t) => t.cwd)).toEqual([dir, path.join(dir, 'srv')]);
+    expect(() => loadProfile(path.join(dir, 'nope.yaml'))).toThrow(ConfigError);
   });
 
   it('reads a fromFile credential, records only its reference and a keyed digest', () => {
