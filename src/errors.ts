@@ -2,7 +2,14 @@
 // the boundary that failed (AH-DIAG-1) and the process exit status it maps to.
 
 export type FailingBoundary =
-  'configuration' | 'sandbox' | 'engine' | 'artifact-store' | 'image' | 'harness' | 'workspace';
+  | 'configuration'
+  | 'sandbox'
+  | 'engine'
+  | 'artifact-store'
+  | 'image'
+  | 'harness'
+  | 'workspace'
+  | 'tool';
 
 /** Exit status when cfh could not start the command (mirrors `docker run`'s 125). */
 export const EXIT_CANNOT_START = 125;
@@ -75,6 +82,18 @@ export class ContainmentError extends CfhError {
 export class HarnessInvariantError extends CfhError {
   constructor(code: string, message: string, details: Record<string, unknown> = {}) {
     super(code, message, { boundary: 'harness', details, exitCode: 1 });
+  }
+}
+
+/**
+ * A host tool's channel failed (AH-TOOL-6, AH-DIAG-1): its server would not start, broke the
+ * protocol, or exited; a declared tool is missing or cannot be validated. The run fails
+ * (boundary `tool`): 125 before the first model request, 1 after it. The message is cfh's
+ * own words with every credential scrubbed; the model is never told.
+ */
+export class HostToolError extends CfhError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+    super(code, message, { boundary: 'tool', details });
   }
 }
 

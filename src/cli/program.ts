@@ -259,15 +259,17 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .command('capabilities')
     .description('Machine-readable capability description (needs no engine)')
     .option('--json', 'JSON (the only format)', true)
-    .action(() => {
-      setExit(capabilitiesCommand(deps));
+    .option('--profile <name|file>', "also list the profile's host tools and their authority")
+    .action((o: { profile?: string }) => {
+      setExit(capabilitiesCommand({ profile: o.profile }, deps));
     });
 
   program
     .command('doctor')
     .description('Check the engine, runtimes, images and limits')
     .option('--json', 'machine-readable', false)
-    .action(async (o: { json: boolean }) => {
+    .option('--profile <name|file>', "also check the profile's host tools (starts each one)")
+    .action(async (o: { json: boolean; profile?: string }) => {
       setExit(await doctorCommand(o, deps));
     });
 

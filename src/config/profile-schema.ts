@@ -1,6 +1,7 @@
 // The profile: everything a sandbox is allowed, as data. Strict objects throughout, so an
 // unknown key is an error that names the key (issue 2, section 2).
 import { z } from 'zod';
+import { HostTools } from './host-tools-schema.js';
 import { PolicyRule } from './policy-schema.js';
 
 export const MountMode = z.enum(['ro', 'rw']);
@@ -108,6 +109,9 @@ export const Profile = z.strictObject({
   // The mediator's rules for this profile, before the tool contracts and the built-in
   // defaults (src/mediator/policy.ts).
   policy: z.array(PolicyRule).max(1000).default([]),
+  // Trusted tools on the host, outside every container (src/config/host-tools-schema.ts):
+  // their tools join this profile's surface, and only this profile's (AH-CONT-3).
+  hostTools: HostTools.default([]),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -136,5 +140,6 @@ export const ProfileFile = z.strictObject({
   toolLifetime: ToolLifetime.optional(),
   toolTimeoutSeconds: Profile.shape.toolTimeoutSeconds,
   policy: z.array(PolicyRule).max(1000).optional(),
+  hostTools: HostTools.optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

@@ -24,6 +24,8 @@ export interface RunDeps {
   readonly owner: OwnerIdentity;
   /** DNS server the egress gateway asks (CFH_EGRESS_RESOLVER); unset: the host's resolver. */
   readonly egressResolver?: string | undefined;
+  /** The host-process ledger, swept for orphans with the engine objects (`cfh reap`). */
+  readonly hostProcessDir?: string | undefined;
 }
 
 /** What a kind of run supplies: its snapshot fields, its work, its report fields. */
@@ -91,7 +93,11 @@ export class RunSession {
   markStarted(): void {
     this.#started = true;
     // Leftovers of a cfh that was SIGKILLed are swept by the next run, beside its workload.
-    this.sweep ??= reapOrphans(this.deps.runtime, { dryRun: false, logger: this.log }).then(
+    this.sweep ??= reapOrphans(this.deps.runtime, {
+      dryRun: false,
+      logger: this.log,
+      hostProcessDir: this.deps.hostProcessDir,
+    }).then(
       () => undefined,
       (e: unknown) => {
         this.log.warn({ err: errorMessage(e) }, 'orphan sweep failed; continuing');

@@ -56,7 +56,20 @@ export function buildSnapshot(
       digest: plan.profileDigest,
       overrides: plan.overrides,
       // Env values are the profile's literals, but may be sensitive: digests only (AH-INV-2).
-      resolved: { ...plan.profile, env: digestValues(plan.profile.env) },
+      resolved: {
+        ...plan.profile,
+        env: digestValues(plan.profile.env),
+        // A host tool's literal env values likewise; credentials are references already.
+        hostTools: plan.profile.hostTools.map((t) => ({
+          ...t,
+          env: Object.fromEntries(
+            Object.entries(t.env).map(([k, v]) => [
+              k,
+              'value' in v ? { value: digestValues({ v: v.value }).v } : v,
+            ]),
+          ),
+        })),
+      },
     },
     image: { ref: plan.spec.image, id: facts.image.id },
     engine: { serverVersion: facts.engine.serverVersion, apiVersion: facts.engine.apiVersion },

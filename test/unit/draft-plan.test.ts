@@ -34,6 +34,8 @@ function env(extra: Partial<CfhEnvironment> = {}): CfhEnvironment {
     anthropicApiKey: undefined,
     anthropicBaseUrl: undefined,
     model: 'm',
+    hostProcessDir: path.join(tmp ?? '', 'host-processes'),
+    credentialSource: {},
     draftRoot: os.tmpdir(),
     ...extra,
   };

@@ -46,6 +46,8 @@ function env(artifactRoot = art): CfhEnvironment {
     anthropicBaseUrl: undefined,
     model: 'm',
     draftRoot: os.tmpdir(),
+    hostProcessDir: path.join(artifactRoot, '..', 'host-processes'),
+    credentialSource: {},
   };
 }
 

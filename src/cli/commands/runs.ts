@@ -11,6 +11,7 @@ import {
   type OwnerStatus,
 } from '../../sandbox/owner.js';
 import type { CliDeps } from '../deps.js';
+import { isToolName } from '../../tools/contract.js';
 import { reportFailure } from '../report-failure.js';
 
 /**
@@ -169,6 +170,10 @@ function printAgent(
   p.out(
     `tools      ${((snap.tools as string[] | undefined) ?? []).join(', ')}; containers ${String(box?.lifetime)}`,
   );
+  // Host tools apart from the sandbox's (AH-TOOL-7): which entries, of which kind.
+  const host = (snap.hostTools as { name?: string; kind?: string }[] | undefined) ?? [];
+  if (host.length > 0)
+    p.out(`host tools ${host.map((h) => `${String(h.name)} (${String(h.kind)})`).join(', ')}`);
   // Planning mode and approvals (governance extension): how this run could change anything.
   const plan = report?.plan as { sha256?: string } | null | undefined;
   const from = snap.fromPlan as { runId?: string; sha256?: string } | null | undefined;
@@ -187,7 +192,7 @@ function printAgent(
   const calls = new Map<string, string>();
   const name = (d: Record<string, unknown>): string => {
     const tool = String(d.tool);
-    return /^[a-z][a-z0-9_]{0,63}$/.test(tool) ? tool : JSON.stringify(tool);
+    return isToolName(tool) ? tool : JSON.stringify(tool);
   };
   for (const e of events) {
     const d = e.data as Record<string, unknown>;
