@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image browser demo lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-audit schema clean
+.PHONY: setup node deps build engine image browser demo demo-host-tools lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit schema clean
 
 node:
 	@scripts/node-up.sh
@@ -36,6 +36,18 @@ demo: image
 	bin/cfh sandbox run --profile untrusted-repo --workspace .cache/demo-repo \
 	  --prompt "Run the calc tests and tell me whether calc works" --script examples/agent/fix-and-test.yaml
 	@echo "(evidence: bin/cfh runs list; bin/cfh runs show RUN_ID)"
+
+# Host tools (docs/operators.md, "Host tools"): the reference MCP memory server and an exec
+# notifier on the host, offline; the notifier's token lives only in its own process.
+demo-host-tools: image
+	@rm -rf .cache/demo-host-tools && mkdir -p .cache/demo-host-tools
+	@export DEMO_NOTIFY_TOKEN="demo-$$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"; \
+	  echo "== doctor: is each host tool of the profile healthy? =="; \
+	  bin/cfh doctor --profile examples/host-tools/profile.yaml && \
+	  echo "== an agent run that uses them (scripted model) ==" && \
+	  bin/cfh sandbox run --profile examples/host-tools/profile.yaml --workspace examples/sample-repo \
+	    --prompt "Remember this project, then tell ops" --script examples/host-tools/script.yaml
+	@echo "(the knowledge graph: .cache/demo-host-tools/graph.jsonl; evidence: bin/cfh runs list)"
 
 lint: deps
 	@npm run --silent lint
@@ -71,6 +83,12 @@ bench-tools: image
 
 bench-flood: image
 	@bench/run.sh flood
+
+bench-draft: build
+	@bench/run.sh draft
+
+bench-host-tools: build
+	@bench/run.sh host-tools
 
 bench-audit: build browser
 	@bench/run.sh audit

@@ -9,6 +9,8 @@ export default tseslint.config(
       'dist/**',
       'dist-bench/**',
       'scripts/**',
+      // Sample host programs the example profiles run: plain Node scripts, not cfh's code.
+      'examples/**/*.mjs',
       '.cache/**',
       'node_modules/**',
       '.tools/**',

@@ -1,7 +1,7 @@
 // The import structure of src/, checked in `npm run lint`: no import cycles, and layers
 // that point one way (docs/architecture.md):
 //
-//   cli → engine → (mediator, tools, model, sandbox, network, seccomp, image) → substrate
+//   cli → engine → (mediator, tools, model, sandbox, workspace, network, seccomp, image) → substrate
 //   config, evidence and the root files (errors, log, paths, version) are used by all;
 //   evidence uses none of the others but the root files and config's data.
 //
@@ -22,6 +22,7 @@ const RANK = {
   image: 2,
   network: 2,
   sandbox: 2,
+  workspace: 2,
   model: 2,
   tools: 2,
   mediator: 2,

@@ -2,7 +2,14 @@
 // the boundary that failed (AH-DIAG-1) and the process exit status it maps to.
 
 export type FailingBoundary =
-  'configuration' | 'sandbox' | 'engine' | 'artifact-store' | 'image' | 'harness';
+  | 'configuration'
+  | 'sandbox'
+  | 'engine'
+  | 'artifact-store'
+  | 'image'
+  | 'harness'
+  | 'workspace'
+  | 'tool';
 
 /** Exit status when cfh could not start the command (mirrors `docker run`'s 125). */
 export const EXIT_CANNOT_START = 125;
@@ -78,9 +85,36 @@ export class HarnessInvariantError extends CfhError {
   }
 }
 
+/**
+ * A host tool's channel failed (AH-TOOL-6, AH-DIAG-1): its server would not start, broke the
+ * protocol, or exited; a declared tool is missing or cannot be validated. The run fails
+ * (boundary `tool`): 125 before the first model request, 1 after it. The message is cfh's
+ * own words with every credential scrubbed; the model is never told.
+ */
+export class HostToolError extends CfhError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+    super(code, message, { boundary: 'tool', details });
+  }
+}
+
 export class ArtifactError extends CfhError {
   constructor(code: string, message: string, cause?: unknown) {
     super(code, message, { boundary: 'artifact-store', cause });
+  }
+}
+
+/**
+ * A draft workspace could not be prepared, or its patch could not be applied to the host
+ * (governance extension, "Draft vs commit policy"): a refused apply changes nothing.
+ */
+export class WorkspaceError extends CfhError {
+  constructor(
+    code: string,
+    message: string,
+    details: Record<string, unknown> = {},
+    cause?: unknown,
+  ) {
+    super(code, message, { boundary: 'workspace', details, cause, exitCode: 1 });
   }
 }
 

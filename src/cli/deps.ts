@@ -12,4 +12,13 @@ export interface CliDeps {
   runtime(): ContainerRuntime;
   /** Aborted with a CancelRequest on SIGINT/SIGTERM. */
   readonly signal: AbortSignal;
+  /** The operator's terminal, where an approval can be asked for (`runs apply`). */
+  readonly terminal?: Terminal | undefined;
+}
+
+export interface Terminal {
+  /** stdin is a terminal: someone can answer. */
+  readonly interactive: boolean;
+  /** Asks one question (on stderr) and returns the line typed. */
+  ask(question: string, signal: AbortSignal): Promise<string>;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The entry point: the only place that touches process signals and process exit.
+import { createInterface } from 'node:readline/promises';
 import { CommanderError } from 'commander';
 import { readEnvironment } from '../config/env.js';
 import { createLogger } from '../log.js';
@@ -59,6 +60,17 @@ async function main(argv: string[]): Promise<number> {
       printer,
       runtime: () => (runtime ??= new DockerRuntime({ dockerHost: env.dockerHost })),
       signal: controller.signal,
+      terminal: {
+        interactive: process.stdin.isTTY,
+        ask: async (question, signal) => {
+          const rl = createInterface({ input: process.stdin, output: process.stderr });
+          try {
+            return await rl.question(question, { signal });
+          } finally {
+            rl.close();
+          }
+        },
+      },
     },
     (code) => {
       exitCode = code;

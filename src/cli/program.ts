@@ -6,6 +6,7 @@ import type { CliDeps } from './deps.js';
 import { escapeText } from './terminal-text.js';
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { sandboxRunCommand } from './commands/sandbox-run.js';
+import { runsApplyCommand, runsDiffCommand } from './commands/runs-patch.js';
 import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
 import { policyExplainCommand } from './commands/policy.js';
 import {
@@ -55,6 +56,12 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option(
       '--workspace <dir>',
       'host directory mounted at /workspace (default: current directory)',
+    )
+    .addOption(
+      new Option(
+        '--workspace-mode <mode>',
+        "ro, rw, or draft: work on a copy and leave a patch for `cfh runs apply` (default: the profile's)",
+      ).choices(['ro', 'rw', 'draft']),
     )
     .option(
       '--mount <src:dst[:ro|:rw]>',
@@ -134,6 +141,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
           {
             profile: o.profile as string,
             workspace: o.workspace as string | undefined,
+            workspaceMode: o.workspaceMode as string | undefined,
             mounts: o.mount as string[],
             timeout: o.timeout as string | undefined,
             memory: o.memory as string | undefined,
@@ -255,15 +263,17 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .command('capabilities')
     .description('Machine-readable capability description (needs no engine)')
     .option('--json', 'JSON (the only format)', true)
-    .action(() => {
-      setExit(capabilitiesCommand(deps));
+    .option('--profile <name|file>', "also list the profile's host tools and their authority")
+    .action((o: { profile?: string }) => {
+      setExit(capabilitiesCommand({ profile: o.profile }, deps));
     });
 
   program
     .command('doctor')
     .description('Check the engine, runtimes, images and limits')
     .option('--json', 'machine-readable', false)
-    .action(async (o: { json: boolean }) => {
+    .option('--profile <name|file>', "also check the profile's host tools (starts each one)")
+    .action(async (o: { json: boolean; profile?: string }) => {
       setExit(await doctorCommand(o, deps));
     });
 
@@ -366,6 +376,26 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
           deps,
         ),
       );
+    });
+
+  runs
+    .command('diff <runId>')
+    .description('Print the patch a draft run left (unified diff; --json: the change list)')
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .action(async (runId: string, o: { json: boolean; artifactRoot?: string }) => {
+      setExit(await runsDiffCommand({ runId, ...o }, deps));
+    });
+  runs
+    .command('apply <runId>')
+    .description(
+      "Apply a draft run's patch to the host workspace, all or nothing, once, after approval",
+    )
+    .option('--yes', 'approve without a prompt (recorded as the approval surface)', false)
+    .option('--artifact-root <dir>', 'artifact root')
+    .option('--json', 'machine-readable', false)
+    .action(async (runId: string, o: { yes: boolean; json: boolean; artifactRoot?: string }) => {
+      setExit(await runsApplyCommand({ runId, ...o }, deps));
     });
 
   return program;

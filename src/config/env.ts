@@ -24,6 +24,15 @@ export interface CfhEnvironment {
   readonly anthropicApiKey: string | undefined;
   readonly anthropicBaseUrl: string | undefined;
   readonly model: string;
+  /** Where draft copies of workspaces are made (CFH_DRAFT_ROOT, else the temp directory). */
+  readonly draftRoot: string;
+  /** Where host-tool process records go, for `cfh reap` (CFH_STATE_DIR/host-processes). */
+  readonly hostProcessDir: string;
+  /**
+   * cfh's own environment: where a host tool's `fromEnv` credential is read, and only for
+   * that tool's process (never a sandbox, never recorded).
+   */
+  readonly credentialSource: NodeJS.ProcessEnv;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnvironment {
@@ -38,6 +47,12 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
     anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
     model: nonEmpty(env.CFH_MODEL) ?? DEFAULT_MODEL,
+    draftRoot: nonEmpty(env.CFH_DRAFT_ROOT) ?? nonEmpty(env.TMPDIR) ?? os.tmpdir(),
+    hostProcessDir: path.join(
+      nonEmpty(env.CFH_STATE_DIR) ?? path.join(stateHome, 'cfh'),
+      'host-processes',
+    ),
+    credentialSource: env,
   };
 }
 

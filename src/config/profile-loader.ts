@@ -105,17 +105,27 @@ function readLayer(
     );
   }
   const baseDir = path.dirname(filePath);
-  // Mount sources in a file are relative to that file, not to wherever cfh was started.
-  const file: ProfileFile =
-    parsed.data.mounts === undefined
-      ? parsed.data
+  // Mount sources in a file are relative to that file, not to wherever cfh was started;
+  // so is a host tool's working directory, which is the file's directory when not given.
+  const file: ProfileFile = {
+    ...parsed.data,
+    ...(parsed.data.mounts === undefined
+      ? {}
       : {
-          ...parsed.data,
           mounts: parsed.data.mounts.map((m) => ({
             ...m,
             source: path.resolve(baseDir, m.source),
           })),
-        };
+        }),
+    ...(parsed.data.hostTools === undefined
+      ? {}
+      : {
+          hostTools: parsed.data.hostTools.map((t) => ({
+            ...t,
+            cwd: path.resolve(baseDir, t.cwd ?? '.'),
+          })),
+        }),
+  };
   return { source: builtin ? `builtin:${ref}` : filePath, file, baseDir };
 }
 

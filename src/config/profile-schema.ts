@@ -1,10 +1,17 @@
 // The profile: everything a sandbox is allowed, as data. Strict objects throughout, so an
 // unknown key is an error that names the key (issue 2, section 2).
 import { z } from 'zod';
+import { HostTools } from './host-tools-schema.js';
 import { PolicyRule } from './policy-schema.js';
 
 export const MountMode = z.enum(['ro', 'rw']);
 export type MountMode = z.infer<typeof MountMode>;
+
+// The workspace is mounted read-only, read-write, or as `draft`: the sandbox works on a
+// private copy and the run leaves a patch that `cfh runs apply` commits to the host
+// (governance extension, "Draft vs commit policy").
+export const WorkspaceMode = z.enum(['ro', 'rw', 'draft']);
+export type WorkspaceMode = z.infer<typeof WorkspaceMode>;
 
 const sizeField = z.union([z.string().min(1), z.number().int().positive()]);
 
@@ -81,7 +88,7 @@ export const Profile = z.strictObject({
   // `auto`: the invoking user, or an unprivileged uid when cfh runs as root. uid 0 inside
   // only when written here literally.
   user: z.string().regex(/^(auto|\d+:\d+)$/, "'auto' or 'UID:GID'"),
-  workspace: z.strictObject({ mode: MountMode }),
+  workspace: z.strictObject({ mode: WorkspaceMode }),
   mounts: z.array(ProfileMount),
   network: NetworkPosture,
   limits: Limits,
@@ -102,6 +109,9 @@ export const Profile = z.strictObject({
   // The mediator's rules for this profile, before the tool contracts and the built-in
   // defaults (src/mediator/policy.ts).
   policy: z.array(PolicyRule).max(1000).default([]),
+  // Trusted tools on the host, outside every container (src/config/host-tools-schema.ts):
+  // their tools join this profile's surface, and only this profile's (AH-CONT-3).
+  hostTools: HostTools.default([]),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -130,5 +140,6 @@ export const ProfileFile = z.strictObject({
   toolLifetime: ToolLifetime.optional(),
   toolTimeoutSeconds: Profile.shape.toolTimeoutSeconds,
   policy: z.array(PolicyRule).max(1000).optional(),
+  hostTools: HostTools.optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

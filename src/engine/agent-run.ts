@@ -10,6 +10,14 @@ import { Mediator } from '../mediator/mediator.js';
 import type { RunFacts } from '../mediator/policy.js';
 import { policyFor } from './policy-explain.js';
 import { SandboxToolRunner } from '../tools/sandbox-runner.js';
+import { planHostTools } from '../tools/host/host-plan.js';
+import {
+  describeHostTools,
+  hostToolsReport,
+  openHostTools,
+  type HostToolDeps,
+  type OpenHostTools,
+} from './host-tools.js';
 import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
@@ -29,6 +37,8 @@ export interface AgentRunDeps extends RunDeps {
   readonly approvals?: Approvals | undefined;
   /** Filled in here so the gateway's bounded retries become events (AH-LIFE-5). */
   readonly retryHook?: RetryHook | undefined;
+  /** The host-tool channel (host-tools.ts); a profile with `hostTools` needs it. */
+  readonly hostTools?: HostToolDeps | undefined;
 }
 
 /**
@@ -105,6 +115,9 @@ export async function executeAgentRun(
   signal: AbortSignal,
 ): Promise<AgentOutcome> {
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
+  // Programs, templates and credentials before anything exists (AH-INV-4: 125).
+  const hostPlan = planHostTools(plan.profile.hostTools, plan.runId, deps.hostTools?.env ?? {});
+  const host: { open?: OpenHostTools } = {};
   const card = loadRateCard();
   const budgets = plan.profile.budgets;
   const slots = slotsOf(request);
@@ -132,6 +145,8 @@ export async function executeAgentRun(
         quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
       },
       tools: registry.modelDefinitions().map((t) => t.name),
+      // AH-TOOL-7: advertised apart from the sandbox tools, with their bounded authority.
+      hostTools: describeHostTools(hostPlan),
       budgets,
       toolContainer: {
         lifetime: plan.profile.toolLifetime,
@@ -140,7 +155,15 @@ export async function executeAgentRun(
         timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
       },
     }),
-    run: (session, s) => runAgent(session, { ...request, slots }, deps, registry, s),
+    run: async (session, s) => {
+      // AH-CAP-4: every declared host tool healthy before the first model request.
+      host.open = await openHostTools(session, hostPlan, deps.hostTools, s);
+      const surface = new ToolRegistry(
+        [...BUILTIN_TOOLS, ...host.open.tools],
+        [...plan.profile.tools, ...host.open.tools.map((t) => t.name)],
+      );
+      return runAgent(session, { ...request, slots }, deps, surface, host.open, s);
+    },
     report: (loop) => {
       const usage = loop?.usage ?? [];
       return {
@@ -153,6 +176,8 @@ export async function executeAgentRun(
         toolCalls: loop?.toolCalls ?? null,
         ...(loop?.budget === undefined ? {} : { budget: loop.budget }),
         toolLifetime: plan.profile.toolLifetime,
+        // AH-TOOL-9: what durable resources host tools created, found by their ids.
+        hostTools: hostToolsReport(host.open),
         // AH-USAGE-2: what the usage records cover.
         usageCoverage: { scope: 'direct-run', attempts: usage.length, descendants: 'none' },
         // AH-USAGE-4: the harness's estimate, never presented as a charge.
@@ -180,6 +205,7 @@ async function runAgent(
   request: AgentRequest,
   deps: AgentRunDeps,
   registry: ToolRegistry,
+  host: OpenHostTools,
   signal: AbortSignal,
 ): Promise<{ end: RunEnd; result: AgentResult }> {
   const { plan, dir, log } = session;
@@ -222,7 +248,8 @@ async function runAgent(
   const facts: RunFacts = {
     // Planning mode: policy denies every mutation (rule planning_mode, policy.ts).
     mode: request.mode,
-    workspaceMode: 'direct',
+    // Writes in a draft workspace are draft-only (the copy; the host is written by `runs apply`).
+    workspaceMode: plan.workspaceMode,
     network: plan.profile.network.mode,
     rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
     // Executing an approved plan: calls with risk ask for approval (rule from_plan).
@@ -265,7 +292,10 @@ async function runAgent(
       mediator,
       mode: facts.mode,
       budgets: tracker,
-      runners: { sandbox: new SandboxToolRunner(BUILTIN_TOOLS, executor, capMs) },
+      runners: {
+        sandbox: new SandboxToolRunner(BUILTIN_TOOLS, executor, capMs),
+        ...(host.runner === undefined ? {} : { host: host.runner }),
+      },
       recorder: {
         governance: async (record) => {
           // The extension's invariants hold for every record, or the harness is broken.

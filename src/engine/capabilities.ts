@@ -7,8 +7,14 @@ import { RATE_CARD_FILE } from '../model/cost.js';
 import { CFH_VERSION } from '../version.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { DecisionValue, RiskClass, SideEffectClass } from '../config/vocabulary.js';
+import type { Profile } from '../config/profile-schema.js';
+import { describeAuthority } from '../tools/host/host-plan.js';
 
-export function describeCapabilities(): Record<string, unknown> {
+/**
+ * `profile`: the profile `--profile P` names; its host tools are listed under `hostTools`,
+ * apart from the sandbox tools (AH-TOOL-7), and never among `parentTools` (AH-CONT-3).
+ */
+export function describeCapabilities(profile?: Profile): Record<string, unknown> {
   return {
     schema: 'cfh.capabilities/1',
     cfhVersion: CFH_VERSION,
@@ -32,7 +38,23 @@ export function describeCapabilities(): Record<string, unknown> {
     })),
     childProfiles: [],
     nativeModelTools: [],
-    hostTools: [],
+    // The host tools a profile declares (`--profile P`): trusted programs on the host, each
+    // with its bounded authority; none without a profile.
+    profile: profile?.name ?? null,
+    hostTools: (profile?.hostTools ?? []).map((t) => describeAuthority(t)),
+    hostToolChannel: {
+      kinds: ['mcp', 'exec'],
+      mcpTransport: 'stdio',
+      modelNames: ['mcp__<server>__<tool>', 'host__<name>'],
+      credentialReferences: ['fromEnv', 'fromFile'],
+      // What reaches the model of a result (AH-TOOL-10).
+      sanitization: {
+        credentials: ['raw', 'json-escape', 'percent-encoding', 'hex', 'base64', 'base64url'],
+        operatorOnlyIdentifiers: 'opaque-references',
+      },
+      lifecycle: ['first-use', 'run-start'],
+      unclassifiedDecision: 'approval_required',
+    },
     modelGateways: ['scripted', 'anthropic'],
     agentRun: {
       promptSlots: ['--prompt', '--context', '--quote'],
@@ -59,7 +81,8 @@ export function describeCapabilities(): Record<string, unknown> {
         enforcement:
           'guard namespace + in-process egress gateway (TLS server name, HTTP Host, DNS filter)',
       },
-      workspaceModes: ['ro', 'rw'],
+      // draft: the sandbox works on a copy; `cfh runs apply` commits its patch, approved.
+      workspaceModes: ['ro', 'rw', 'draft'],
       seccomp: {
         mode: 'derived-default-deny',
         derivedPerProfile: true,

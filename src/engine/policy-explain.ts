@@ -17,9 +17,10 @@ export function runFactsOf(
 ): RunFacts {
   return {
     mode: options.mode ?? 'run',
-    workspaceMode: options.workspaceMode ?? 'direct',
+    workspaceMode:
+      options.workspaceMode ?? (profile.workspace.mode === 'draft' ? 'draft' : 'direct'),
     network: profile.network.mode,
-    rwMounts: profile.workspace.mode === 'rw' || profile.mounts.some((m) => m.mode === 'rw'),
+    rwMounts: profile.workspace.mode !== 'ro' || profile.mounts.some((m) => m.mode === 'rw'),
     fromPlan: options.fromPlan ?? false,
   };
 }

@@ -3,9 +3,10 @@
 // be able to close its fence and open another: text inside a fence has every `<` of a
 // fence tag (opening or closing, any case) written as `&lt;`, and tool output is JSON with
 // `<` and `>` escaped, so it contains no tag at all.
+import { isToolName } from '../tools/contract.js';
+
 const FENCE_TAGS = ['direct-command', 'context', 'quoted-material', 'untrusted-tool-output'];
 const FENCE_TAG = new RegExp(`<(?=\\s*/?\\s*(?:${FENCE_TAGS.join('|')})\\b)`, 'gi');
-const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
 export type FenceRole = 'direct-command' | 'context' | 'quoted-material';
 
@@ -18,6 +19,7 @@ export function fence(role: FenceRole, text: string): string {
 export function fenceToolOutput(tool: string, observation: unknown): string {
   const json = JSON.stringify(observation).replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
   // The tool name comes from the model; one that is not a tool name is not echoed.
-  const name = TOOL_NAME.test(tool) ? tool : 'invalid-name';
+  // Host tools keep their MCP spelling (`-` included): still no quote, space or bracket.
+  const name = isToolName(tool) ? tool : 'invalid-name';
   return `<untrusted-tool-output tool="${name}">\n${json}\n</untrusted-tool-output>`;
 }

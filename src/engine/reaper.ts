@@ -7,9 +7,11 @@ import { LABEL_EGRESS_CONFIG, removeEgressConfig } from '../sandbox/egress-confi
 import { errorMessage } from '../errors.js';
 import { LABEL_RUN_ID, ownerStatus, type OwnerStatus } from '../sandbox/owner.js';
 import type { ContainerRuntime, LabelledObject } from '../substrate/runtime.js';
+import { reapHostProcesses } from '../tools/host/host-reap.js';
 
 export interface ReapEntry {
-  readonly kind: LabelledObject['kind'];
+  /** An engine object, or a host-tool process tree (src/tools/host/host-process.ts). */
+  readonly kind: LabelledObject['kind'] | 'host-process';
   readonly id: string;
   readonly name: string;
   readonly runId: string;
@@ -29,13 +31,29 @@ export async function reapOrphans(
     signal?: AbortSignal | undefined;
     /** Only the objects of these runs (`cfh reap --run ID`); all runs when absent. */
     runIds?: readonly string[] | undefined;
+    /** The host-process ledger; absent: host-tool processes are not looked at. */
+    hostProcessDir?: string | undefined;
   },
 ): Promise<ReapEntry[]> {
   const only = options.runIds === undefined ? undefined : new Set(options.runIds);
+  // Host processes first: a host tool of a dead run is stopped before anything else goes.
+  const hosts =
+    options.hostProcessDir === undefined
+      ? []
+      : await reapHostProcesses(options.hostProcessDir, { dryRun: options.dryRun, runIds: only });
+  const hostEntries: ReapEntry[] = hosts.map((h) => ({
+    kind: 'host-process',
+    id: String(h.record.pid ?? ''),
+    name: `${h.record.tool} (pid ${String(h.record.pid ?? 'unknown')}, ${h.killed} stray)`,
+    runId: h.record.runId,
+    owner: h.owner,
+    action: h.action,
+    ...(h.error === undefined ? {} : { error: h.error }),
+  }));
   const objects = (await runtime.listLabelled(LABEL_RUN_ID, options.signal))
     .filter((o) => only === undefined || only.has(o.labels[LABEL_RUN_ID] ?? ''))
     .sort((a, b) => ORDER[a.kind] - ORDER[b.kind]);
-  const entries: ReapEntry[] = [];
+  const entries: ReapEntry[] = [...hostEntries];
   for (const object of objects) {
     const owner = ownerStatus(object.labels);
     const base = {

@@ -28,6 +28,7 @@ import {
 } from '../sandbox/mount-policy.js';
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
 import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
+import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
 import {
@@ -58,6 +59,8 @@ export interface SandboxRunOptions {
   readonly budgets?: Readonly<Partial<Record<string, string>>> | undefined;
   readonly toolLifetime?: string | undefined;
   readonly toolTimeout?: string | undefined;
+  /** `--workspace-mode ro|rw|draft`, over the profile's `workspace.mode`. */
+  readonly workspaceMode?: string | undefined;
   readonly command: readonly string[];
 }
 
@@ -69,6 +72,16 @@ export interface RunPlan {
   /** CLI flags that changed the profile, recorded in the snapshot. */
   readonly overrides: Readonly<Record<string, string>>;
   readonly workspace: string;
+  /**
+   * `direct`: the host workspace is mounted (`ro` or `rw`). `draft`: the sandbox works on a
+   * private copy and the run leaves a patch; the host tree is only read (governance
+   * extension, "Draft vs commit policy"). Until the run session makes the copy, the spec
+   * mounts the host workspace read-only in its place, so a plan used before that never
+   * writes the host.
+   */
+  readonly workspaceMode: 'direct' | 'draft';
+  /** Where the draft is made and who gets it; set in `draft` mode only. */
+  readonly draft: DraftPlan | undefined;
   readonly artifactRoot: string;
   readonly sandboxUser: SandboxUser;
   readonly wallTimeMs: number;
@@ -115,11 +128,13 @@ export function planSandboxRun(
   const outputBytes = parseSize('limits.outputBytes', profile.limits.outputBytes);
 
   const workspace = resolveWorkspace(options.workspace ?? process.cwd());
+  const draftMode = profile.workspace.mode === 'draft';
   const requests: MountRequest[] = [
     {
       source: workspace,
       target: WORKSPACE_TARGET,
-      mode: profile.workspace.mode,
+      // Draft: a placeholder the session replaces with the copy (see RunPlan.workspaceMode).
+      mode: profile.workspace.mode === 'draft' ? 'ro' : profile.workspace.mode,
       origin: '--workspace',
     },
     ...profile.mounts.map((m, i) => ({ ...m, origin: `profile mounts[${i}]` })),
@@ -128,13 +143,18 @@ export function planSandboxRun(
   const mounts = resolveMounts(requests);
   // Mount exactly what was checked, in every container of the run (AH-CONT-1).
   checkNotInsideWritableMount(mounts);
-  const swappable = checkSwappable(mounts, profile.runtime, host.uid);
+  // Draft: the host workspace is never mounted; the session checks the copy it mounts.
+  const mounted = draftMode ? mounts.filter((m) => m.target !== WORKSPACE_TARGET) : mounts;
+  const swappable = checkSwappable(mounted, profile.runtime, host.uid);
 
   const artifactRoot = resolveArtifactRoot(options.artifactRoot ?? env.artifactRoot);
   checkArtifactRoot(artifactRoot, mounts);
   checkSigningKey(env.keyDir, artifactRoot, mounts);
 
   const sandboxUser = resolveSandboxUser(profile.user, workspace, host);
+  const draft = draftMode
+    ? planDraft(workspace, env.draftRoot, mounts, artifactRoot, sandboxUser, host)
+    : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));
   const runId = newRunId();
   const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);
@@ -158,6 +178,8 @@ export function planSandboxRun(
     profileDigest: createHash('sha256').update(canonicalJson(profile)).digest('hex'),
     overrides,
     workspace,
+    workspaceMode: draftMode ? 'draft' : 'direct',
+    draft,
     artifactRoot,
     sandboxUser,
     wallTimeMs: Math.round(profile.limits.wallTimeSeconds * 1000),
@@ -245,8 +267,14 @@ function applyOverrides(
     toolTimeoutSeconds = parsePositiveNumber('--tool-timeout', options.toolTimeout, false);
     overrides['tool-timeout'] = options.toolTimeout;
   }
+  let workspace = base.workspace;
+  if (options.workspaceMode !== undefined) {
+    workspace = { mode: options.workspaceMode as Profile['workspace']['mode'] };
+    overrides['workspace-mode'] = options.workspaceMode;
+  }
   const candidate = {
     ...base,
+    workspace,
     runtime,
     limits,
     network,
@@ -277,6 +305,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   'limits.pids': '--pids',
   runtime: '--runtime',
   'network.mode': '--network',
+  'workspace.mode': '--workspace-mode',
   toolLifetime: '--tool-lifetime',
   toolTimeoutSeconds: '--tool-timeout',
   ...Object.fromEntries(BUDGET_FLAGS.map((f) => [`budgets.${f.field}`, `--${f.flag}`])),
@@ -285,7 +314,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
 /** Override errors name the flag the user typed, not the profile field behind it. */
 function flagNames(message: string): string {
   return message.replace(
-    /(^|; )(limits\.\w+|budgets\.\w+|runtime|network\.mode|toolLifetime|toolTimeoutSeconds)(?=:)/g,
+    /(^|; )(limits\.\w+|budgets\.\w+|runtime|network\.mode|workspace\.mode|toolLifetime|toolTimeoutSeconds)(?=:)/g,
     (_m, sep: string, field: string) => `${sep}${FLAG_OF_FIELD[field] ?? field}`,
   );
 }

@@ -17,6 +17,7 @@ import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
 import { cancelSignalOf, decideTerminal, type RunEnd, type Terminal } from './terminal.js';
 import { reapOrphans } from './reaper.js';
 import { sweepSetid } from '../sandbox/setid-sweep.js';
+import { closeDraft, prepareDraft } from './draft-session.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -26,6 +27,8 @@ export interface RunDeps {
   readonly egressResolver?: string | undefined;
   /** The operator's key (`cfh keys init`): when set, the terminal record is signed. */
   readonly signer?: TerminalSigner | undefined;
+  /** The host-process ledger, swept for orphans with the engine objects (`cfh reap`). */
+  readonly hostProcessDir?: string | undefined;
 }
 
 /** What a kind of run supplies: its snapshot fields, its work, its report fields. */
@@ -93,7 +96,11 @@ export class RunSession {
   markStarted(): void {
     this.#started = true;
     // Leftovers of a cfh that was SIGKILLed are swept by the next run, beside its workload.
-    this.sweep ??= reapOrphans(this.deps.runtime, { dryRun: false, logger: this.log }).then(
+    this.sweep ??= reapOrphans(this.deps.runtime, {
+      dryRun: false,
+      logger: this.log,
+      hostProcessDir: this.deps.hostProcessDir,
+    }).then(
       () => undefined,
       (e: unknown) => {
         this.log.warn({ err: errorMessage(e) }, 'orphan sweep failed; continuing');
@@ -136,15 +143,39 @@ export async function runSession<R>(
     await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId, deps.owner);
     // The exact filter the engine receives, so an operator can read what the container ran under.
     await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
-    await dir.writeSnapshot(work.snapshot(buildSnapshot(plan, facts, deps.owner)));
+    // Draft mode: the copy exists (and its baseline is recorded) before the snapshot names it.
+    const prepared = await prepareDraft(plan, dir, log, signal);
+    await using draft = prepared.draft;
+    const runPlan = draft?.plan ?? plan;
+    await dir.writeSnapshot(
+      work.snapshot(buildSnapshot(runPlan, facts, deps.owner, draft?.record)),
+    );
     await dir.events.append(
       'run_created',
       { kind: work.kind, profile: plan.profile.name, imageId: facts.image.id },
       true,
     );
     await dir.writeProgress('created');
-    session = new RunSession(plan, deps, dir, facts, log);
-    const { end, result, error, disposeMs } = await perform(session, work, signal);
+    session = new RunSession(runPlan, deps, dir, facts, log);
+    const performed =
+      prepared.failure === undefined
+        ? await perform(session, work, signal)
+        : { ...prepared.failure, result: undefined, disposeMs: 0 };
+    const { result, disposeMs } = performed;
+    let { end, error } = performed;
+    let patch: Record<string, unknown> | undefined;
+    if (draft !== undefined) {
+      // The orphan sweep first: the draft may be read as its owner, who cannot reach the
+      // engine's socket.
+      await session.sweep;
+      // Every container is gone: what the draft holds now is what the run did.
+      const closed = await closeDraft(session, draft);
+      patch = closed.report;
+      if (closed.error !== undefined && error === undefined && end.kind !== 'cancelled') {
+        error = closed.error;
+        end = { kind: 'error', error, started: session.started };
+      }
+    }
     const terminal = decideTerminal(end);
     if (end.kind === 'cancelled')
       await dir.events.append('cancelled', { signal: end.signal }, true);
@@ -160,6 +191,7 @@ export async function runSession<R>(
         kind: work.kind,
         image: { ref: plan.spec.image, id: facts.image.id },
         ...work.report(result, terminal, times),
+        ...(patch === undefined ? {} : { draft: patch }),
         error:
           error === undefined
             ? null

@@ -5,6 +5,7 @@ import os from 'node:os';
 import { describeSpec } from '../substrate/container-spec.js';
 import type { PreflightFacts } from './preflight.js';
 import type { RunPlan } from './run-plan.js';
+import type { DraftRecord } from './draft-workspace.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import { CFH_VERSION } from '../version.js';
 
@@ -29,6 +30,7 @@ export function buildSnapshot(
   plan: RunPlan,
   facts: PreflightFacts,
   owner: OwnerIdentity,
+  draft?: DraftRecord,
 ): Record<string, unknown> {
   const userInfo = safeUserInfo();
   return {
@@ -54,7 +56,20 @@ export function buildSnapshot(
       digest: plan.profileDigest,
       overrides: plan.overrides,
       // Env values are the profile's literals, but may be sensitive: digests only (AH-INV-2).
-      resolved: { ...plan.profile, env: digestValues(plan.profile.env) },
+      resolved: {
+        ...plan.profile,
+        env: digestValues(plan.profile.env),
+        // A host tool's literal env values likewise; credentials are references already.
+        hostTools: plan.profile.hostTools.map((t) => ({
+          ...t,
+          env: Object.fromEntries(
+            Object.entries(t.env).map(([k, v]) => [
+              k,
+              'value' in v ? { value: digestValues({ v: v.value }).v } : v,
+            ]),
+          ),
+        })),
+      },
     },
     image: { ref: plan.spec.image, id: facts.image.id },
     engine: { serverVersion: facts.engine.serverVersion, apiVersion: facts.engine.apiVersion },
@@ -68,6 +83,9 @@ export function buildSnapshot(
       hostPath: plan.workspace,
       target: plan.spec.workingDir,
       mode: plan.profile.workspace.mode,
+      // Draft: where the copy is and the digest of the host files it started from, so a
+      // later apply can tell what changed on the host since (governance extension).
+      ...(draft === undefined ? {} : { draft }),
     },
     workingDir: plan.spec.workingDir,
     command: plan.spec.command,

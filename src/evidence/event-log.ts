@@ -47,6 +47,14 @@ export class EventLog implements AsyncDisposable {
     return new EventLog(await open(file, 'wx', 0o640), runId);
   }
 
+  /** Continues an existing, verified log after its last event (seq, hash). */
+  static async resume(file: string, runId: string, last: EventRecord): Promise<EventLog> {
+    const log = new EventLog(await open(file, 'a'), runId);
+    log.#seq = last.seq;
+    log.#prevHash = last.hash;
+    return log;
+  }
+
   get lastHash(): string {
     return this.#prevHash;
   }

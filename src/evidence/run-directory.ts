@@ -1,8 +1,8 @@
 // One run's evidence directory, `<artifact-root>/<run-id>/`, held under a lock while cfh
 // writes it. Owns the file layout; nothing else writes there.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ArtifactError, errorMessage } from '../errors.js';
@@ -24,6 +24,12 @@ export const RUN_FILES = {
   transcript: 'transcript.jsonl',
   outputs: 'outputs',
   lock: '.lock',
+  /** Draft runs: the host workspace as copied at the start (paths, modes, sha256). */
+  baseline: 'workspace-baseline.json',
+  /** Draft runs: the patch (structured), the same as a unified diff, and its new contents. */
+  patch: 'patch/patch.json',
+  patchDiff: 'patch/patch.diff',
+  blobs: 'patch/blobs',
 } as const;
 
 export interface TerminalRecord {
@@ -46,6 +52,7 @@ export class RunDirectory implements AsyncDisposable {
   readonly events: EventLog;
   readonly #release: () => Promise<void>;
   #released = false;
+  readonly #blobs = new Set<string>();
 
   private constructor(root: string, runId: string, events: EventLog, release: () => Promise<void>) {
     this.root = root;
@@ -76,6 +83,9 @@ export class RunDirectory implements AsyncDisposable {
         realpath: false,
         stale: 30_000,
         update: 10_000,
+        // A refresh that fails (cfh working as a workspace's owner for a while, in draft
+        // mode) must not kill the run: the lock only keeps a second writer out.
+        onCompromised: () => undefined,
       });
       const events = await EventLog.create(path.join(dir, RUN_FILES.events), runId);
       return new RunDirectory(root, runId, events, release);
@@ -109,6 +119,7 @@ export class RunDirectory implements AsyncDisposable {
   }
 
   async writeFile(file: string, contents: string): Promise<string> {
+    await mkdir(path.dirname(this.path(file)), { recursive: true, mode: 0o750 });
     const sha256 = await writeFileAtomic(this.path(file), contents);
     await this.#recorded(file, sha256, Buffer.byteLength(contents));
     return sha256;
@@ -125,6 +136,43 @@ export class RunDirectory implements AsyncDisposable {
     const ref = `${RUN_FILES.outputs}/${name}`;
     await this.#recorded(ref, createHash('sha256').update(data).digest('hex'), data.length);
     return ref;
+  }
+
+  /**
+   * Keeps a file's contents under patch/blobs/, named by their sha256 (content-addressed:
+   * the same contents are kept and recorded once). Returns the digest and the reference.
+   */
+  async storeBlob(from: FileHandle): Promise<{ sha256: string; ref: string; bytes: number }> {
+    const blobs = this.path(RUN_FILES.blobs);
+    await mkdir(blobs, { recursive: true, mode: 0o750 });
+    const incoming = path.join(blobs, `.incoming-${randomBytes(6).toString('hex')}`);
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const to = await open(incoming, 'wx', 0o640);
+    try {
+      const buffer = Buffer.allocUnsafe(1024 * 1024);
+      for (;;) {
+        const { bytesRead } = await from.read(buffer, 0, buffer.length, bytes);
+        if (bytesRead === 0) break;
+        hash.update(buffer.subarray(0, bytesRead));
+        await to.write(buffer, 0, bytesRead, bytes);
+        bytes += bytesRead;
+      }
+      // Not fsynced one by one (as tool outputs are not): a blob lost to a crash leaves a
+      // digest that no longer matches, and an apply refuses a run that does not verify.
+    } finally {
+      await to.close();
+    }
+    const sha256 = hash.digest('hex');
+    const ref = `${RUN_FILES.blobs}/${sha256}`;
+    if (this.#blobs.has(sha256)) {
+      await unlink(incoming);
+      return { sha256, ref, bytes };
+    }
+    await rename(incoming, this.path(ref));
+    this.#blobs.add(sha256);
+    await this.#recorded(ref, sha256, bytes);
+    return { sha256, ref, bytes };
   }
 
   /** A file written in pieces (streamed output, the transcript): its final digest. */

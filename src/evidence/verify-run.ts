@@ -86,8 +86,7 @@ function checkAnchor(
     anchorOf('state.json', state, last, problems, verified);
     return;
   }
-  if (last !== end)
-    problems.push(`events follow run_finished (seq ${end.seq}): the log was extended`);
+  checkAfterEnd(events, end, verified, problems);
   for (const [name, doc] of [
     ['state.json', state],
     ['report.json', report],
@@ -103,6 +102,40 @@ function checkAnchor(
         `${name} says ${String(status)} (${String(doc.terminalReason)}); run_finished says ${String(end.data.status)} (${String(end.data.terminalReason)})`,
       );
     }
+  }
+}
+
+/**
+ * After `run_finished` the log may hold one thing only: the `applied` event of the run's
+ * patch (`cfh runs apply`, governance extension "Draft vs commit policy"), once. Anything
+ * else there, a second `applied`, or an `applied` before the run finished, is an
+ * extension of the log nobody may make.
+ */
+function checkAfterEnd(
+  events: readonly EventRecord[],
+  end: EventRecord,
+  verified: string[],
+  problems: string[],
+): void {
+  const at = events.indexOf(end);
+  const after = events.slice(at + 1);
+  const foreign = after.filter((e) => e.type !== 'applied');
+  if (foreign.length > 0)
+    problems.push(
+      `events follow run_finished (seq ${end.seq}): the log was extended (${foreign.map((e) => `${e.type} at seq ${e.seq}`).join(', ')})`,
+    );
+  const early = events.slice(0, at).filter((e) => e.type === 'applied');
+  if (early.length > 0)
+    problems.push(`an applied event before run_finished (seq ${early[0]?.seq})`);
+  const applied = after.filter((e) => e.type === 'applied');
+  if (applied.length > 1)
+    problems.push(`${applied.length} applied events after run_finished (a patch is applied once)`);
+  else if (applied.length === 1 && foreign.length === 0) {
+    const a = applied[0] as EventRecord;
+    const approver = a.data.approver as { user?: unknown; surface?: unknown } | undefined;
+    verified.push(
+      `patch applied to the host after the run (event ${a.seq}), approved by ${String(approver?.user)} (${String(approver?.surface)})`,
+    );
   }
 }
 

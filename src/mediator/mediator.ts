@@ -296,12 +296,21 @@ function refused(
 }
 
 /**
- * What a verdict means for this tool in this run: a draft-only decision where there is no
- * draft, or a sandbox decision for a tool that does not run in the sandbox, cannot hold,
- * so it is a denial naming the same rule.
+ * What a verdict means for this tool in this run: an allowing decision for a high-risk
+ * commit asks instead; a draft-only decision where there is no draft, or a sandbox
+ * decision for a tool that does not run in the sandbox, cannot hold, so it is a denial
+ * naming the same rule.
  */
 function effective(verdict: Verdict, checked: CheckedCall, policy: Policy): Verdict {
   if (checked.kind !== 'valid') return verdict;
+  // High-risk commitments need a human authority (governance extension, "Schema"): no
+  // policy rule can allow one outright; it asks, under the rule that allowed it.
+  if (ALLOWING.has(verdict.decision) && isHighRisk(checked.tool))
+    return {
+      ...verdict,
+      decision: 'approval_required',
+      reason: `${verdict.reason}; a high-risk commit needs a person's approval`,
+    };
   if (verdict.decision === 'run_as_draft_only' && policy.facts.workspaceMode !== 'draft')
     return {
       ...verdict,

@@ -37,10 +37,16 @@ export function processStartTicks(pid: number): string | undefined {
   }
 }
 
+/** `<boot id>/<start ticks>` of a live process, or undefined when there is none. */
+export function processStart(pid: number): string | undefined {
+  const ticks = processStartTicks(pid);
+  return ticks === undefined ? undefined : `${bootId()}/${ticks}`;
+}
+
 export function currentOwner(): OwnerIdentity {
   return {
     pid: process.pid,
-    start: `${bootId()}/${processStartTicks(process.pid) ?? 'unknown'}`,
+    start: processStart(process.pid) ?? `${bootId()}/unknown`,
     host: hostname(),
   };
 }

@@ -35,6 +35,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType> {
   readonly maxRetries: number;
   readonly auditPolicy: AuditPolicy;
   readonly executor: ToolExecutorKind;
+  /**
+   * The JSON schema the model is shown, when it is not derived from `input` (a host tool's:
+   * an MCP server's own schema, which `input` validates).
+   */
+  readonly inputJsonSchema?: Readonly<Record<string, unknown>>;
 }
 
 /** What the model is shown of a tool: name, purpose and the JSON schema of its input. */
@@ -94,7 +99,7 @@ export class ToolRegistry<T extends ToolDefinition = ToolDefinition> {
   /** Sorted by name: the same surface gives the same bytes, so it can be prompt-cached. */
   modelDefinitions(): ModelToolDefinition[] {
     return this.all().map((tool) => {
-      const schema = z.toJSONSchema(tool.input) as Record<string, unknown>;
+      const schema = { ...(tool.inputJsonSchema ?? z.toJSONSchema(tool.input)) };
       delete schema.$schema;
       return { name: tool.name, description: tool.purpose, input_schema: schema };
     });

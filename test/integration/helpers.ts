@@ -251,7 +251,7 @@ export async function toolResults(dir: string): Promise<ToolResultBlock[]> {
     for (const block of message.content) {
       if (block.type !== 'tool_result') continue;
       const m =
-        /^<untrusted-tool-output tool="[a-z_]+">\n([\s\S]*)\n<\/untrusted-tool-output>$/.exec(
+        /^<untrusted-tool-output tool="[A-Za-z0-9_.-]+">\n([\s\S]*)\n<\/untrusted-tool-output>$/.exec(
           block.content as string,
         );
       if (m === null) throw new Error(`tool_result not wrapped: ${String(block.content)}`);

@@ -376,8 +376,36 @@ describe('mediator: each decision value, recorded before anything runs', () => {
     expect(strong).toMatchObject({ kind: 'refused', status: 'approval_required' });
   });
 
+  it('no rule allows a high-risk commit outright: it asks, under the rule that allowed it', async () => {
+    const risky = tool({
+      riskClass: 'communication',
+      sideEffectClass: 'external_commitment',
+      executor: 'host',
+    });
+    const { m, events } = mediator('allow');
+    const r = await m.decide(proposal(valid(risky)), signal);
+    expect(r).toMatchObject({ kind: 'refused', status: 'approval_required' });
+    expect(events[0]?.data).toMatchObject({
+      decision: 'approval_required',
+      policy_rule: 'the-rule',
+    });
+    const approved = await mediator(
+      'allow',
+      {},
+      new Approvals([new RuleApprovals(['the-rule'], 'alice')]),
+    ).m.decide(proposal(valid(risky)), signal);
+    expect(approved).toMatchObject({
+      kind: 'authorized',
+      decision: { approver: { kind: 'human' } },
+    });
+  });
+
   it('high-risk commits carry an idempotency key; others none', async () => {
-    const r = (await mediator('allow').m.decide(
+    const r = (await mediator(
+      'allow',
+      {},
+      new Approvals([new RuleApprovals(['the-rule'], 'alice')]),
+    ).m.decide(
       proposal(valid(tool({ riskClass: 'destructive', sideEffectClass: 'destructive_change' }))),
       signal,
     )) as Extract<Ruling, { kind: 'authorized' }>;

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { chownSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -45,6 +46,9 @@ function env(artifactRoot = art): CfhEnvironment {
     anthropicApiKey: undefined,
     anthropicBaseUrl: undefined,
     model: 'm',
+    draftRoot: os.tmpdir(),
+    hostProcessDir: path.join(artifactRoot, '..', 'host-processes'),
+    credentialSource: {},
   };
 }
 

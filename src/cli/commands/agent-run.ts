@@ -12,6 +12,7 @@ import { AnthropicGateway } from '../../model/anthropic-gateway.js';
 import { EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_SOURCE } from '../../model/embedded-script.js';
 import type { CfhEnvironment } from '../../config/env.js';
 import type { RetryHook } from '../../engine/agent-run.js';
+import type { HostToolDeps } from '../../engine/host-tools.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
@@ -94,6 +95,17 @@ function chooseGateway(
   return new ScriptedGateway(EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_SOURCE);
 }
 
+/** The host-tool channel: its ledger, where credentials are read, what else is scrubbed. */
+function hostToolDeps(env: CfhEnvironment, gateway: ModelGateway): HostToolDeps {
+  const key = env.anthropicApiKey;
+  const held = gateway.adapter === 'anthropic' && key !== undefined && key.length >= 8;
+  return {
+    processDir: env.hostProcessDir,
+    env: env.credentialSource,
+    heldCredentials: held ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [],
+  };
+}
+
 export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Promise<number> {
   try {
     if (args.command.length > 0) {
@@ -157,6 +169,8 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         signer: await loadOperatorSigner(deps.env.keyDir),
         retryHook,
         approvals,
+        hostProcessDir: deps.env.hostProcessDir,
+        hostTools: hostToolDeps(deps.env, gateway),
       },
       deps.signal,
     );

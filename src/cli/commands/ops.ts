@@ -8,15 +8,37 @@ import type { CliDeps } from '../deps.js';
 import { ConfigError } from '../../errors.js';
 import { isRunId } from '../../evidence/run-id.js';
 import { reportFailure } from '../report-failure.js';
+import { loadProfile } from '../../config/profile-loader.js';
+import { checkHostTools } from '../../engine/host-doctor.js';
 
-export function capabilitiesCommand(deps: CliDeps): number {
-  deps.printer.json(describeCapabilities());
-  return 0;
+export function capabilitiesCommand(args: { profile?: string | undefined }, deps: CliDeps): number {
+  try {
+    const profile = args.profile === undefined ? undefined : loadProfile(args.profile).profile;
+    deps.printer.json(describeCapabilities(profile));
+    return 0;
+  } catch (error) {
+    return reportFailure(error, deps, true);
+  }
 }
 
-export async function doctorCommand(args: { json: boolean }, deps: CliDeps): Promise<number> {
+export async function doctorCommand(
+  args: { json: boolean; profile?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
   try {
-    const checks = await runDoctor(deps.runtime(), deps.signal, { model: deps.env.model });
+    const profile = args.profile === undefined ? undefined : loadProfile(args.profile).profile;
+    const checks = [
+      ...(await runDoctor(deps.runtime(), deps.signal, { model: deps.env.model })),
+      // AH-CAP-4: each host tool the profile declares, started and asked.
+      ...(profile === undefined
+        ? []
+        : await checkHostTools(
+            profile,
+            deps.env.credentialSource,
+            deps.env.hostProcessDir,
+            deps.signal,
+          )),
+    ];
     const healthy = checks.every((c) => c.ok || !c.required);
     if (args.json) deps.printer.json({ healthy, checks });
     else {
@@ -49,6 +71,7 @@ export async function reapCommand(
       logger: deps.logger,
       signal: deps.signal,
       runIds: args.run.length === 0 ? undefined : args.run,
+      hostProcessDir: deps.env.hostProcessDir,
     });
     if (args.json) deps.printer.json(entries);
     else {

@@ -112,6 +112,9 @@ export function profilesShowCommand(
       sources: plan.profileSources,
       digest: plan.profileDigest,
       containerSpec: describeSpec(plan.spec),
+      // Draft: a run mounts its private copy at /workspace (rw) in place of the host
+      // workspace shown here read-only; the copy is made when the run starts.
+      workspaceMode: plan.workspaceMode,
       engineRequest: { ...request, HostConfig: hostConfig },
       // The rules the mediator applies for this profile, tier by tier (docs/operators.md).
       policy: effectivePolicy(plan.profile, runFactsOf(plan.profile)),

@@ -11,6 +11,7 @@ import {
   type OwnerStatus,
 } from '../../sandbox/owner.js';
 import type { CliDeps } from '../deps.js';
+import { isToolName } from '../../tools/contract.js';
 import { reportFailure } from '../report-failure.js';
 
 /**
@@ -95,6 +96,7 @@ export async function runsShowCommand(
     p.out(`image      ${String(image?.ref)} ${String(image?.id)}`);
     p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
     for (const m of spec?.mounts ?? []) p.out(`mount      ${m.source} -> ${m.target} (${m.mode})`);
+    printDraft(p, snap, run.events);
     if (!run.eventLog) p.out('events     none: the writer stopped before it began events.jsonl');
     const v = run.verification;
     p.out(`evidence   ${v.ok ? 'verified' : 'BROKEN'} (${run.events.length} events)`);
@@ -129,6 +131,27 @@ export async function runsShowCommand(
   }
 }
 
+/** Draft runs: the host workspace, the patch's summary, and whether it was applied. */
+function printDraft(
+  p: CliDeps['printer'],
+  snap: Record<string, unknown>,
+  events: readonly { seq: number; type: string; data: Record<string, unknown> }[],
+): void {
+  const ws = snap.workspace as { mode?: string; hostPath?: string } | undefined;
+  if (ws?.mode !== 'draft') return;
+  const written = events.find((e) => e.type === 'patch_written')?.data.summary as
+    Record<string, number> | undefined;
+  const patch =
+    written === undefined
+      ? 'no patch'
+      : `patch ${written.added} added, ${written.modified} modified, ${written.removed} removed, ${written.mode} mode, ${written.notApplied} not applicable`;
+  const applied = events.find((e) => e.type === 'applied');
+  const approver = applied?.data.approver as { user?: string; surface?: string } | undefined;
+  p.out(
+    `draft      host ${String(ws.hostPath)}; ${patch}; ${applied === undefined ? 'not applied (cfh runs diff / runs apply)' : `applied (event ${applied.seq}, ${String(approver?.user)}, ${String(approver?.surface)})`}`,
+  );
+}
+
 /** The agent-run lines of `runs show`: the model, the tool surface, each call, the budget. */
 function printAgent(
   p: CliDeps['printer'],
@@ -147,6 +170,10 @@ function printAgent(
   p.out(
     `tools      ${((snap.tools as string[] | undefined) ?? []).join(', ')}; containers ${String(box?.lifetime)}`,
   );
+  // Host tools apart from the sandbox's (AH-TOOL-7): which entries, of which kind.
+  const host = (snap.hostTools as { name?: string; kind?: string }[] | undefined) ?? [];
+  if (host.length > 0)
+    p.out(`host tools ${host.map((h) => `${String(h.name)} (${String(h.kind)})`).join(', ')}`);
   // Planning mode and approvals (governance extension): how this run could change anything.
   const plan = report?.plan as { sha256?: string } | null | undefined;
   const from = snap.fromPlan as { runId?: string; sha256?: string } | null | undefined;
@@ -165,7 +192,7 @@ function printAgent(
   const calls = new Map<string, string>();
   const name = (d: Record<string, unknown>): string => {
     const tool = String(d.tool);
-    return /^[a-z][a-z0-9_]{0,63}$/.test(tool) ? tool : JSON.stringify(tool);
+    return isToolName(tool) ? tool : JSON.stringify(tool);
   };
   for (const e of events) {
     const d = e.data as Record<string, unknown>;

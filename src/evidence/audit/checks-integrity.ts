@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { hashEvent, GENESIS_HASH } from '../event-log.js';
 import { reportDigest, RUN_FILES } from '../run-directory.js';
+import { AFTER_TERMINAL } from '../schema/events-draft.js';
 import { Report } from '../schema/report.js';
 import { issueText } from '../schema/registry.js';
 import { RunSignature } from '../schema/signature.js';
@@ -57,7 +58,6 @@ export const anchorCheck: Check = {
   clauses: ['AH-LIFE-2', 'AH-ART-1'],
   run({ run }) {
     const where: string[] = [];
-    const last = run.events.at(-1);
     const finished = eventsOf(run, 'run_finished');
     const state = recordOf(run.state.value);
     const stateName = typeof state?.state === 'string' ? state.state : undefined;
@@ -76,8 +76,10 @@ export const anchorCheck: Check = {
         ? pass(`run not finished; state.json cites an event of the log`)
         : fail('the log and its anchors disagree', where);
     }
-    if (last !== undefined && last.seq !== end.seq)
-      where.push(`${at(last)}: events follow run_finished (seq ${end.seq}): the log was extended`);
+    // Only an `applied` (draft commit, `cfh runs apply`) may follow the terminal record.
+    for (const e of run.events)
+      if (e.seq > end.seq && !AFTER_TERMINAL.includes(e.type))
+        where.push(`${at(e)}: events follow run_finished (seq ${end.seq}): the log was extended`);
     const endHash = run.events.find((e) => e.seq === end.seq)?.record.hash;
     for (const [name, doc] of [
       [RUN_FILES.state, run.state],

@@ -34,7 +34,10 @@ export const terminalCheck: Check = {
     const where: string[] = [];
     const created = eventsOf(run, 'run_created');
     if (created.length !== 1) where.push(`${created.length} run_created events (one expected)`);
-    const firstOther = run.events.find((e) => e.type !== 'artifact_written');
+    // Before run_created: the evidence files of the set-up and the draft copy of the workspace.
+    const firstOther = run.events.find(
+      (e) => e.type !== 'artifact_written' && e.type !== 'draft_prepared',
+    );
     if (created[0] !== undefined && firstOther !== undefined && firstOther.seq !== created[0].seq)
       where.push(`${at(firstOther)}: comes before run_created`);
     if (unreadable(run, 'run_finished') > 0)

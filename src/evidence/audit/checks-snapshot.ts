@@ -48,7 +48,11 @@ export const snapshotCheck: Check = {
       if (s.command === null) where.push('snapshot.json command: missing');
     }
     const ws = s.containerSpec.mounts.find((m) => m.target === s.workspace.target);
-    if (ws === undefined || ws.mode !== s.workspace.mode)
+    // A draft workspace is a copy the run may write: mounted rw, the host's own untouched.
+    const mounted = s.workspace.mode === 'draft' ? 'rw' : s.workspace.mode;
+    if (s.workspace.mode === 'draft' && s.workspace.draft === undefined)
+      where.push('snapshot.json workspace.draft: a draft run names no copy');
+    if (ws === undefined || ws.mode !== mounted)
       where.push(
         `snapshot.json containerSpec.mounts: the workspace (${s.workspace.mode}) is not mounted as recorded`,
       );

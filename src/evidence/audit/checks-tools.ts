@@ -35,7 +35,10 @@ export const surfaceCheck: Check = {
       z.looseObject({ resolved: z.looseObject({ tools: z.array(z.string()).optional() }) }),
     );
     const allow = new Set(profile.ok ? (profile.value.resolved.tools ?? []) : []);
-    const surface = new Set(tools.value);
+    // Host tools are a surface of their own, advertised apart (AH-TOOL-7): the ones the
+    // run exposed are those host_tools_ready lists.
+    const hostTools = eventsOf(run, 'host_tools_ready').flatMap((e) => e.data.tools);
+    const surface = new Set([...tools.value, ...hostTools]);
     const where: string[] = [];
     for (const t of tools.value)
       if (!allow.has(t)) where.push(`snapshot.json tools: ${t} is not in the profile's allowlist`);
@@ -57,7 +60,7 @@ export const surfaceCheck: Check = {
         where.push(`${at(e)}: ${e.data.tool} is not on the run's surface`);
     return where.length === 0
       ? pass(
-          `${surface.size} tool(s) on the surface, all from the allowlist; ${calls.size} call(s) within it`,
+          `${tools.value.length} sandbox tool(s) from the allowlist${hostTools.length > 0 ? ` and ${hostTools.length} host tool(s)` : ''}; ${calls.size} call(s) within them`,
         )
       : fail('the tool surface was widened', where);
   },

@@ -17,6 +17,8 @@
 import { z } from 'zod';
 import { IsoTime, RunIdString, Sha256Hex } from './common.js';
 import { containerEvents } from './events-container.js';
+import { draftEvents } from './events-draft.js';
+import { hostEvents } from './events-host.js';
 import { lifecycleEvents } from './events-lifecycle.js';
 import { modelEvents } from './events-model.js';
 import { networkEvents } from './events-network.js';
@@ -32,6 +34,8 @@ export const EVENT_SCHEMAS = {
   ...modelEvents,
   ...toolEvents,
   ...networkEvents,
+  ...hostEvents,
+  ...draftEvents,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

@@ -74,6 +74,12 @@ export const Report = z.strictObject({
     })
     .optional(),
   costEstimate: CostEstimate.optional(),
+  /** Draft mode: the patch the run left, in the chain (`cfh runs diff`, `cfh runs apply`). */
+  draft: z
+    .looseObject({ file: z.string(), diff: z.string(), sha256: Sha256Hex, blobs: Count })
+    .optional(),
+  /** Host tools: the durable resources they created (AH-TOOL-9); open here. */
+  hostTools: z.looseObject({ resources: z.array(z.unknown()) }).optional(),
   mode: z.enum(['run', 'plan']).optional(),
   /** A planning run's answer, kept as a file of the chain. */
   plan: z.strictObject({ file: z.string(), sha256: Sha256Hex }).nullable().optional(),

@@ -123,7 +123,15 @@ export const Snapshot = z.strictObject({
   workspace: z.strictObject({
     hostPath: z.string(),
     target: z.string(),
-    mode: z.enum(['ro', 'rw']),
+    /** `draft`: the run works on a copy (mounted rw) and leaves a patch (draft mode). */
+    mode: z.enum(['ro', 'rw', 'draft']),
+    draft: z
+      .looseObject({
+        dir: z.string(),
+        source: z.string(),
+        baseline: z.looseObject({ file: z.string(), sha256: Sha256Hex }),
+      })
+      .optional(),
   }),
   workingDir: z.string(),
   /** The command of a command run; null for an agent run (its tools run commands). */
@@ -143,6 +151,8 @@ export const Snapshot = z.strictObject({
   childProfiles: z.array(z.unknown()),
   promptSlots: PromptSlotsRecord.optional(),
   budgets: SnapshotBudgets.optional(),
+  /** Host tools of the run (AH-TOOL-7): their channels and bounded authority; open here. */
+  hostTools: z.array(z.unknown()).optional(),
   /** Agent runs: `plan` blocks every mutation (planning mode); `run` executes. */
   mode: z.enum(['run', 'plan']).optional(),
   fromPlan: FromPlan.optional(),

@@ -1,0 +1,121 @@
+// `cfh runs diff RUN_ID` (the patch a draft run left) and `cfh runs apply RUN_ID` (its
+// commit to the host, approved on a terminal or with --yes; governance extension, "Draft
+// vs commit policy").
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CfhError, errorMessage } from '../../errors.js';
+import { applyRun, osApprover, readRunPatch, type ApplyPlan } from '../../engine/apply-run.js';
+import { RUN_FILES } from '../../evidence/run-directory.js';
+import { showRun } from '../../evidence/runs-index.js';
+import { gitMode } from '../../workspace/tree.js';
+import type { PatchChange } from '../../workspace/patch.js';
+import { quote } from '../../workspace/patch-text.js';
+import type { CliDeps } from '../deps.js';
+import { reportFailure } from '../report-failure.js';
+
+export async function runsDiffCommand(
+  args: { runId: string; json: boolean; artifactRoot?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
+  try {
+    const detail = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId);
+    const run = await readRunPatch(detail);
+    const ok = detail.verification.ok;
+    if (args.json) deps.printer.json({ ...run.patch, verification: detail.verification });
+    else deps.printer.stdout.write(await readFile(path.join(detail.dir, RUN_FILES.patchDiff)));
+    if (!ok) {
+      deps.printer.err(
+        `cfh: the evidence of run ${args.runId} does not verify (cfh runs show ${args.runId}); this patch cannot be applied`,
+      );
+    }
+    return ok ? 0 : 1;
+  } catch (error) {
+    return failed(error, deps, args.json);
+  }
+}
+
+export async function runsApplyCommand(
+  args: { runId: string; yes: boolean; json: boolean; artifactRoot?: string | undefined },
+  deps: CliDeps,
+): Promise<number> {
+  try {
+    const outcome = await applyRun({
+      artifactRoot: args.artifactRoot ?? deps.env.artifactRoot,
+      runId: args.runId,
+      signal: deps.signal,
+      approve: async (plan) => {
+        // The summary goes to stderr under --json, so stdout stays one JSON document.
+        const say = (line: string): void => {
+          if (args.json) deps.printer.err(line);
+          else deps.printer.out(line);
+        };
+        for (const line of summaryLines(plan)) say(line);
+        if (args.yes) return osApprover('cli-flag-yes');
+        const terminal = deps.terminal;
+        if (terminal?.interactive !== true) {
+          throw new CfhError(
+            'approval_required',
+            `run ${plan.runId}: applying needs an approval: answer on a terminal, or pass --yes`,
+            { boundary: 'workspace', exitCode: 1 },
+          );
+        }
+        const answer = await terminal.ask(
+          `Apply these changes to ${plan.hostWorkspace}? [y/N] `,
+          deps.signal,
+        );
+        return /^(y|yes)$/i.test(answer.trim()) ? osApprover('cli-terminal-prompt') : undefined;
+      },
+    });
+    if (args.json) deps.printer.json({ status: 'applied', ...outcome });
+    else {
+      deps.printer.out(
+        `applied ${outcome.applied.length} change(s) to ${outcome.hostWorkspace}; recorded as event ${outcome.event.seq} of run ${outcome.runId}`,
+      );
+      for (const left of outcome.leftovers) deps.printer.err(`cfh: could not remove ${left}`);
+    }
+    return 0;
+  } catch (error) {
+    return failed(error, deps, args.json);
+  }
+}
+
+/** One line a change: what `runs apply` will do, and what it will not. */
+export function summaryLines(plan: ApplyPlan): string[] {
+  const s = plan.patch.summary;
+  const lines = [
+    `run        ${plan.runId} (${plan.status}, ${plan.terminalReason})`,
+    `workspace  ${plan.hostWorkspace}`,
+    `changes    ${s.added} added, ${s.modified} modified, ${s.removed} removed, ${s.mode} mode; ${s.notApplied} listed, not applied`,
+  ];
+  for (const c of plan.applicable) lines.push(`  ${changeLine(c)}`);
+  for (const c of plan.notApplied) lines.push(`  ${changeLine(c)}  (not applied: ${c.note ?? ''})`);
+  for (const u of plan.patch.unsupported)
+    lines.push(`  ?  ${quote(u.path)}  (not applied: ${u.reason})`);
+  return lines;
+}
+
+function changeLine(c: PatchChange): string {
+  const letter = { added: 'A', modified: 'M', removed: 'D', mode: 'X', symlink: 'L' }[c.kind];
+  const side = c.after ?? c.before;
+  const what =
+    side === null
+      ? ''
+      : side.type === 'directory'
+        ? 'directory'
+        : side.type === 'symlink'
+          ? `symlink -> ${quote(side.target ?? '')}`
+          : `${gitMode(side)} sha256:${(side.sha256 ?? '').slice(0, 12)} ${String(side.size)} bytes${c.binary === true ? ' (binary)' : ''}`;
+  const mode =
+    c.kind === 'mode' && c.before !== null && c.after !== null
+      ? `${gitMode(c.before)} -> ${gitMode(c.after)}`
+      : what;
+  // Repository metadata runs on the host (hooks, config): said so before anyone approves.
+  const meta = /(^|\/)\.git(\/|$)/.test(c.path) ? '  [repository metadata: runs on the host]' : '';
+  return `${letter}  ${quote(c.path)}  ${mode}${meta}`;
+}
+
+function failed(error: unknown, deps: CliDeps, json: boolean): number {
+  if (json || !(error instanceof CfhError)) return reportFailure(error, deps, json);
+  deps.printer.err(`cfh: ${error.code}: ${errorMessage(error)}`);
+  return error.exitCode;
+}

@@ -1,0 +1,182 @@
+// The `hostTools:` entries of a profile (AH-TOOL-7..10, AH-CONT-3): trusted programs cfh
+// runs on the host, outside every container, each with exactly the authority declared
+// here. Two kinds: `mcp`, a stdio MCP server whose listed tools are exposed as
+// `mcp__<server>__<tool>`, and `exec`, one host program with an argv template whose
+// arguments come only from schema-checked input fields, exposed as `host__<name>`.
+// Credentials are references (`fromEnv`, `fromFile`), never values.
+import { z } from 'zod';
+import {
+  PermissionPolicy,
+  ResourceScope,
+  RetryPolicy,
+  RiskClass,
+  SideEffectClass,
+} from './vocabulary.js';
+
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment name');
+
+/** A host tool's name: the `<server>` of `mcp__<server>__*`, the `<name>` of `host__<name>`. */
+export const HOST_TOOL_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
+/** One environment variable of a host process: a literal, or a credential by reference. */
+export const HostEnvValue = z.union([
+  z.strictObject({ value: z.string().max(100_000) }),
+  z.strictObject({ fromEnv: envName }),
+  z.strictObject({ fromFile: z.string().min(1) }),
+]);
+export type HostEnvValue = z.infer<typeof HostEnvValue>;
+
+/** Identifiers the model must not see: replaced by opaque references (AH-TOOL-10). */
+export const OperatorOnly = z.strictObject({
+  kind: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'lower-case letters, digits, _'),
+  pattern: z.string().min(1).max(500),
+});
+export type OperatorOnly = z.infer<typeof OperatorOnly>;
+
+/**
+ * A tool that creates durable external resources publishes how they are found and ended
+ * (AH-TOOL-9); the ids its results carry (`idPattern`, group 1 if it has one) are kept in
+ * the terminal evidence, and reach the model only as opaque references.
+ */
+export const DurableResources = z.strictObject({
+  kind: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'lower-case letters, digits, _'),
+  idPattern: z.string().min(1).max(500),
+  enumerate: z.string().min(1).max(1000),
+  cancel: z.string().min(1).max(1000),
+  cleanup: z.string().min(1).max(1000),
+  retention: z.string().min(1).max(1000),
+});
+export type DurableResources = z.infer<typeof DurableResources>;
+
+/** The governance classes an operator declares for a tool; all three or none. */
+const Classes = {
+  riskClass: RiskClass.optional(),
+  sideEffectClass: SideEffectClass.optional(),
+  resourceScope: ResourceScope.optional(),
+  permissionPolicy: PermissionPolicy.optional(),
+};
+
+const ResultBounds = {
+  /** What the model may see of one result, in characters (the run's budget caps it too). */
+  resultChars: z.number().int().positive().max(1_000_000).optional(),
+  retryPolicy: RetryPolicy.optional(),
+  resources: DurableResources.optional(),
+};
+
+function classified(
+  t: { riskClass?: unknown; sideEffectClass?: unknown; resourceScope?: unknown },
+  ctx: z.RefinementCtx,
+): void {
+  const given = [t.riskClass, t.sideEffectClass].filter((v) => v !== undefined).length;
+  if (given === 1)
+    ctx.addIssue({
+      code: 'custom',
+      message: 'riskClass and sideEffectClass are declared together (or neither: unclassified)',
+    });
+  if (given === 0 && t.resourceScope !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      message: 'resourceScope without riskClass and sideEffectClass',
+    });
+}
+
+/** One exposed tool of an MCP server, by the server's own spelling, or `*` for all. */
+export const McpToolEntry = z
+  .strictObject({
+    name: z.string().regex(/^(\*|[A-Za-z0-9_.-]{1,64})$/, "a tool name of the server, or '*'"),
+    description: z.string().max(2000).optional(),
+    ...Classes,
+    timeoutSeconds: z.number().positive().max(3600).optional(),
+    ...ResultBounds,
+  })
+  .superRefine((t, ctx) => {
+    classified(t, ctx);
+    if (t.name === '*' && Object.keys(t).some((k) => k !== 'name'))
+      ctx.addIssue({
+        code: 'custom',
+        message: "'*' exposes every other tool unclassified: it takes no other key",
+      });
+  });
+export type McpToolEntry = z.infer<typeof McpToolEntry>;
+
+const Common = {
+  name: z.string().regex(HOST_TOOL_NAME, 'letters, digits, _ and -, at most 32'),
+  env: z.record(envName, HostEnvValue).default({}),
+  cwd: z.string().min(1).optional(),
+  timeoutSeconds: z.number().positive().max(3600).default(30),
+  /** Raw output kept per call (bytes); past it the call's output is cut and marked. */
+  outputBytes: z
+    .number()
+    .int()
+    .positive()
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  operatorOnly: z.array(OperatorOnly).max(50).default([]),
+};
+
+export const McpHostTool = z.strictObject({
+  kind: z.literal('mcp'),
+  ...Common,
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  /** `first-use`: a probe lists the tools before the first model request and stops; the
+   * server the calls use starts at the first call. `run-start`: the probe is kept. */
+  start: z.enum(['first-use', 'run-start']).default('first-use'),
+  tools: z.array(McpToolEntry).min(1).max(200),
+});
+export type McpHostTool = z.infer<typeof McpHostTool>;
+
+/** One input field of an exec tool: what may become a whole argument. */
+export const ExecField = z.union([
+  z.strictObject({
+    type: z.literal('string'),
+    /** The whole value must match (anchored by cfh). */
+    pattern: z.string().min(1).max(500),
+    maxLength: z.number().int().positive().max(100_000).default(1000),
+    description: z.string().max(500).optional(),
+    /** A value starting with `-` could be read as an option: refused unless allowed. */
+    allowLeadingDash: z.boolean().default(false),
+  }),
+  z.strictObject({
+    type: z.literal('integer'),
+    minimum: z.number().int().optional(),
+    maximum: z.number().int().optional(),
+    description: z.string().max(500).optional(),
+  }),
+]);
+export type ExecField = z.infer<typeof ExecField>;
+
+export const ExecHostTool = z.strictObject({
+  kind: z.literal('exec'),
+  ...Common,
+  description: z.string().max(2000).optional(),
+  argv: z.array(z.string()).min(1).max(200),
+  input: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/), ExecField).default({}),
+  ...Classes,
+  ...ResultBounds,
+});
+export type ExecHostTool = z.infer<typeof ExecHostTool>;
+
+export const HostToolEntry = z
+  .discriminatedUnion('kind', [McpHostTool, ExecHostTool])
+  .superRefine((t, ctx) => {
+    if (t.kind === 'exec') classified(t, ctx);
+  });
+export type HostToolEntry = z.infer<typeof HostToolEntry>;
+
+export const HostTools = z
+  .array(HostToolEntry)
+  .max(50)
+  .superRefine((entries, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, e] of entries.entries()) {
+      // One name, one authority: opaque references are issued and resolved per name.
+      if (seen.has(e.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'name'],
+          message: `'${e.name}' is declared twice`,
+        });
+      seen.add(e.name);
+    }
+  });

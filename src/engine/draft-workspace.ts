@@ -1,0 +1,353 @@
+// A draft run's workspace (governance extension, "Draft vs commit policy"): the copy the
+// sandbox works on, made before the snapshot, and the patch it leaves, written after every
+// container is gone. The host tree is only read. Everything kept enters the hash chain
+// through the run directory: the baseline (workspace-baseline.json), the patch
+// (patch/patch.json, patch/patch.diff) and the new contents it needs (patch/blobs/<sha256>).
+// The copy itself is discarded with the run, on every path.
+import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import { CfhError, WorkspaceError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { RUN_FILES, type RunDirectory } from '../evidence/run-directory.js';
+import { WORKSPACE_TARGET, identityOf } from '../sandbox/mount-policy.js';
+import { checkSwappable } from '../sandbox/mount-trust.js';
+import { copyTree } from '../workspace/copy-tree.js';
+import {
+  BASELINE_SCHEMA,
+  PATCH_SCHEMA,
+  diffTrees,
+  neededBlobs,
+  summarize,
+  type BaselineDocument,
+  type PatchChange,
+  type PatchDocument,
+} from '../workspace/patch.js';
+import { MAX_TEXT_BYTES, quote, renderPatch, type ContentReader } from '../workspace/patch-text.js';
+import { hashHandle, listTree, openSeenFile, visitTree } from '../workspace/walk.js';
+import type { RunPlan } from './run-plan.js';
+import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
+import { authorityFor } from './write-authority.js';
+
+/** New contents larger than this (a file the sandbox grew or made) are never read. */
+export const MAX_READ_BYTES = 256 * 1024 * 1024;
+/** All new contents one patch keeps; past it, further changes are listed and not applied. */
+export const MAX_PATCH_BYTES = 1024 * 1024 * 1024;
+const PATCH_FULL_NOTE = `the patch's new contents would pass ${MAX_PATCH_BYTES} bytes: listed, not applied`;
+
+/** What the snapshot records of the draft (AH-INV-2). */
+export interface DraftRecord {
+  readonly dir: string;
+  readonly source: string;
+  readonly baseline: {
+    readonly file: string;
+    readonly sha256: string;
+    readonly entries: number;
+    readonly files: number;
+    readonly bytes: number;
+    readonly skipped: number;
+  };
+}
+
+export interface PatchSummary {
+  readonly file: string;
+  readonly diff: string;
+  readonly sha256: string;
+  readonly summary: PatchDocument['summary'];
+  readonly blobs: number;
+}
+
+export class DraftWorkspace implements AsyncDisposable {
+  /** The plan with the copy mounted at /workspace in place of the host workspace. */
+  readonly plan: RunPlan;
+  readonly record: DraftRecord;
+  readonly #baseline: BaselineDocument;
+  readonly #log: Logger;
+  /** With whose authority the host tree and the copy are read and written. */
+  readonly #as: Authority;
+  #discarded = false;
+
+  private constructor(
+    plan: RunPlan,
+    record: DraftRecord,
+    baseline: BaselineDocument,
+    log: Logger,
+    as: Authority,
+  ) {
+    this.plan = plan;
+    this.record = record;
+    this.#baseline = baseline;
+    this.#log = log;
+    this.#as = as;
+  }
+
+  /** Copies the host workspace into a fresh private directory and records the baseline. */
+  static async open(
+    plan: RunPlan,
+    dir: RunDirectory,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<DraftWorkspace> {
+    const draft = plan.draft;
+    if (draft === undefined) throw new Error('not a draft plan');
+    const t0 = performance.now();
+    // mkdtemp: mode 0700, a name no one can guess; only cfh's user can reach what is inside.
+    const parent = await mkdtemp(path.join(draft.root, `cfh-draft-${plan.runId}-`));
+    const as = draft.writer === undefined ? OWN_AUTHORITY : authorityFor(draft.writer);
+    try {
+      const source = path.join(parent, 'workspace');
+      await mkdir(source, { mode: 0o700 });
+      if (draft.writer !== undefined) {
+        // The copy is made and read as the sandbox user: they may pass through the parent
+        // (root's, their group's, 0710) but not rename or list what is in it.
+        await chown(parent, 0, draft.writer.gid);
+        await chmod(parent, 0o710);
+        await chown(source, draft.writer.uid, draft.writer.gid);
+      }
+      const placeholder = plan.spec.mounts.find((m) => m.target === WORKSPACE_TARGET);
+      const host = identityOf(plan.workspace);
+      if (host.dev !== placeholder?.identity?.dev || host.ino !== placeholder.identity.ino) {
+        throw new WorkspaceError(
+          'workspace_changed',
+          `the workspace '${plan.workspace}' is no longer the directory cfh checked; refusing to copy it`,
+        );
+      }
+      const copy = await as.asWriter(() =>
+        copyTree(plan.workspace, source, {
+          signal,
+          owner: draft.writer === undefined ? draft.owner : undefined,
+        }),
+      );
+      const baseline: BaselineDocument = {
+        schema: BASELINE_SCHEMA,
+        hostWorkspace: plan.workspace,
+        rootMode: copy.rootMode,
+        entries: [...copy.entries],
+        skipped: [...copy.skipped],
+      };
+      const sha256 = await dir.writeFile(RUN_FILES.baseline, `${JSON.stringify(baseline)}\n`);
+      const mount = { source, target: WORKSPACE_TARGET, mode: 'rw' as const };
+      const identified = { ...mount, identity: identityOf(source) };
+      // Under runsc a copy another user could replace is refused, as any mount source is.
+      const swappable = checkSwappable([identified], plan.spec.runtime, process.getuid?.() ?? 0);
+      const rebound: RunPlan = {
+        ...plan,
+        spec: {
+          ...plan.spec,
+          mounts: plan.spec.mounts.map((m) => (m.target === WORKSPACE_TARGET ? identified : m)),
+        },
+        mountChecks: {
+          ...plan.mountChecks,
+          swappable: [...plan.mountChecks.swappable, ...swappable],
+        },
+      };
+      const record: DraftRecord = {
+        dir: parent,
+        source,
+        baseline: {
+          file: RUN_FILES.baseline,
+          sha256,
+          entries: copy.entries.length,
+          files: copy.entries.filter((e) => e.type === 'file').length,
+          bytes: copy.bytes,
+          skipped: copy.skipped.length,
+        },
+      };
+      await dir.events.append(
+        'draft_prepared',
+        { hostWorkspace: plan.workspace, ...record, ms: Math.round(performance.now() - t0) },
+        true,
+      );
+      return new DraftWorkspace(rebound, record, baseline, log, as);
+    } catch (error) {
+      await removeDraft(parent, as);
+      if (error instanceof CfhError || signal.aborted) throw error;
+      throw new WorkspaceError(
+        'draft_copy_failed',
+        `cannot copy the workspace '${plan.workspace}' into a draft: ${errorMessage(error)}`,
+        {},
+        error,
+      );
+    }
+  }
+
+  /**
+   * After every container of the run is gone: the draft's end state against the baseline,
+   * kept as patch/patch.json and patch/patch.diff, with every new file's contents. Not cut
+   * short by a cancellation: the patch is the record of what the sandbox did.
+   */
+  async writePatch(dir: RunDirectory): Promise<PatchSummary> {
+    const t0 = performance.now();
+    const never = new AbortController().signal;
+    // What the sandbox can make cfh read is bounded by what the host tree already cost: a
+    // file past the limit is read only at its baseline size (a sparse 1 TiB file is not).
+    const sizes = new Map(this.#baseline.entries.map((e) => [e.path, e.size]));
+    const end = await this.#as.asWriter(() =>
+      listTree(this.record.source, {
+        signal: never,
+        repairPermissions: true,
+        mayHash: (p, size) => size <= MAX_READ_BYTES || sizes.get(p) === size,
+      }),
+    );
+    const changes = diffTrees(this.#baseline.entries, end.entries);
+    const stored = new Set<string>();
+    let kept = 0;
+    for (const [i, c] of changes.entries()) {
+      const sha = c.after?.sha256;
+      if (sha === undefined || stored.has(sha) || !neededBlobs([c]).includes(sha)) continue;
+      const size = c.after?.size ?? 0;
+      if (kept + size > MAX_PATCH_BYTES) {
+        changes[i] = { ...c, applicable: false, note: PATCH_FULL_NOTE };
+        continue;
+      }
+      await this.#storeBlob(dir, c);
+      stored.add(sha);
+      kept += size;
+    }
+    const rendered = await renderPatch(changes, this.#reader(dir));
+    const doc: PatchDocument = {
+      schema: PATCH_SCHEMA,
+      runId: dir.runId,
+      hostWorkspace: this.#baseline.hostWorkspace,
+      baseline: { file: this.record.baseline.file, sha256: this.record.baseline.sha256 },
+      blobs: RUN_FILES.blobs,
+      changes: [...rendered.changes],
+      unsupported: [...end.skipped],
+      summary: summarize(rendered.changes),
+    };
+    const sha256 = await dir.writeFile(RUN_FILES.patch, `${JSON.stringify(doc, null, 2)}\n`);
+    await dir.writeFile(RUN_FILES.patchDiff, rendered.text);
+    await dir.events.append(
+      'patch_written',
+      {
+        file: RUN_FILES.patch,
+        sha256,
+        summary: doc.summary,
+        unsupported: doc.unsupported.length,
+        blobs: stored.size,
+        ms: Math.round(performance.now() - t0),
+      },
+      true,
+    );
+    return {
+      file: RUN_FILES.patch,
+      diff: RUN_FILES.patchDiff,
+      sha256,
+      summary: doc.summary,
+      blobs: stored.size,
+    };
+  }
+
+  async #storeBlob(dir: RunDirectory, c: PatchChange): Promise<void> {
+    const abs = path.join(this.record.source, c.path);
+    // Opened as the copy's writer, kept in the run directory as cfh.
+    const handle = await this.#as.asWriter(async () =>
+      openSeenFile(abs, await lstat(abs, { bigint: true }), { repairPermissions: true }),
+    );
+    try {
+      const blob = await dir.storeBlob(handle);
+      if (blob.sha256 !== c.after?.sha256) {
+        throw new WorkspaceError(
+          'draft_changed',
+          `${c.path} changed in the draft while its patch was written`,
+          { path: c.path },
+        );
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Old contents from the host (only if still what the baseline recorded), new from the run. */
+  #reader(dir: RunDirectory): ContentReader {
+    const host = this.#baseline.hostWorkspace;
+    return async (c, side) => {
+      const s = side === 'before' ? c.before : c.after;
+      if (s === null) return Buffer.alloc(0);
+      if (s.sha256 === undefined)
+        return { unavailable: `${quote(c.path)}: ${c.note ?? 'not read'}` };
+      if ((s.size ?? 0) > MAX_TEXT_BYTES) return { binary: true };
+      if (side === 'after') {
+        return readFile(dir.path(`${RUN_FILES.blobs}/${s.sha256}`)).catch(() => ({
+          unavailable: `${quote(c.path)}: ${c.note ?? 'new contents not kept'}`,
+        }));
+      }
+      const abs = path.join(host, c.path);
+      try {
+        const handle = await this.#as.asWriter(async () =>
+          openSeenFile(abs, await lstat(abs, { bigint: true })),
+        );
+        try {
+          const { sha256 } = await hashHandle(handle);
+          if (sha256 === s.sha256) return await handle.readFile();
+        } finally {
+          await handle.close();
+        }
+      } catch {
+        // gone or unreadable: said below
+      }
+      return {
+        unavailable: `${quote(c.path)} changed on the host during the run; its old text is not shown`,
+      };
+    };
+  }
+
+  /** Removes the copy and says so; the run's last word on its workspace. */
+  async discard(dir: RunDirectory): Promise<void> {
+    if (this.#discarded) return;
+    const t0 = performance.now();
+    await removeDraft(this.record.dir, this.#as);
+    this.#discarded = true;
+    await dir.events.append(
+      'draft_discarded',
+      { dir: this.record.dir, ms: Math.round(performance.now() - t0) },
+      true,
+    );
+  }
+
+  /** The backstop on every other path (an error before the terminal record). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.#discarded) return;
+    this.#discarded = true;
+    await removeDraft(this.record.dir, this.#as).catch((e: unknown) => {
+      this.#log.error({ err: errorMessage(e), dir: this.record.dir }, 'draft not removed');
+    });
+  }
+}
+
+/** The copy's contents go as their writer (everything in it is theirs), the rest as cfh. */
+async function removeDraft(parent: string, as: Authority): Promise<void> {
+  const source = path.join(parent, 'workspace');
+  await as.asWriter(async () => {
+    for (const name of await readdir(source).catch(() => []))
+      await removeTree(path.join(source, name));
+  });
+  await rm(parent, { recursive: true, force: true });
+}
+
+/**
+ * Removes a draft. What the sandbox wrote may include directories it made unwritable;
+ * cfh owns them (or is root), so it gives itself access back first when a plain removal
+ * fails.
+ */
+export async function removeTree(dir: string): Promise<void> {
+  try {
+    await rm(dir, { recursive: true, force: true });
+    return;
+  } catch {
+    // repaired below
+  }
+  const top = await lstat(dir).catch(() => undefined);
+  if (top?.isDirectory() !== true) {
+    await rm(dir, { force: true });
+    return;
+  }
+  await chmod(dir, (top.mode & 0o7777) | 0o700);
+  await visitTree(
+    dir,
+    { signal: new AbortController().signal, repairPermissions: true },
+    () => Promise.resolve(),
+    [],
+  );
+  await rm(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,52 @@
+// Events of draft mode (the governance extension's draft/commit split): the run works on a
+// copy of the workspace, its changes become a patch in the chain, and `cfh runs apply`
+// commits it later, appending `applied` after run_finished: the only event a finished run
+// may gain (src/evidence/run-amend.ts). Nested records are left open (looseObject) for the
+// draft code to tighten.
+import { z } from 'zod';
+import { Count, IsoTime, Milliseconds, Sha256Hex } from './common.js';
+
+const Summary = z.looseObject({
+  added: Count,
+  modified: Count,
+  removed: Count,
+  mode: Count,
+  notApplied: Count,
+});
+
+export const draftEvents = {
+  draft_prepared: z.looseObject({
+    hostWorkspace: z.string(),
+    dir: z.string(),
+    source: z.string(),
+    baseline: z.looseObject({ file: z.string(), sha256: Sha256Hex }),
+    ms: Milliseconds,
+  }),
+  patch_written: z.looseObject({
+    file: z.string(),
+    sha256: Sha256Hex,
+    summary: Summary,
+    unsupported: Count,
+    blobs: Count,
+    ms: Milliseconds,
+  }),
+  draft_discarded: z.looseObject({ dir: z.string(), ms: Milliseconds }),
+  /** The patch committed to the host, by whom, after the run (`cfh runs apply`). */
+  applied: z.looseObject({
+    /** The person at the host who applied it, and where they said yes. */
+    approver: z.looseObject({
+      user: z.string(),
+      uid: z.number().int(),
+      host: z.string(),
+      surface: z.enum(['cli-terminal-prompt', 'cli-flag-yes']),
+    }),
+    approvedAt: IsoTime,
+    hostWorkspace: z.string(),
+    patch: z.strictObject({ file: z.string(), sha256: Sha256Hex }),
+    applied: Summary,
+    paths: z.array(z.string()),
+  }),
+} as const;
+
+/** Event types a finished run may gain after run_finished. */
+export const AFTER_TERMINAL: readonly string[] = ['applied'];

@@ -1,0 +1,32 @@
+// Events of host tools (AH-TOOL-7..9): the channel to a stdio MCP server or an exec
+// program on the host, its processes, what it created, and the opaque references cfh
+// issued for it. These schemas name the fields the audit and the report read and leave the
+// rest open (looseObject): the host-tool channel owns the full shapes; tighten a schema to a
+// strictObject with the fields its writer sets (src/engine/host-tools.ts, src/tools/host/).
+import { z } from 'zod';
+import { CallId, Count } from './common.js';
+
+const Pid = z.number().int().nullable();
+
+export const hostEvents = {
+  host_tools_listed: z.looseObject({
+    tool: z.string(),
+    listed: Count,
+    exposed: z.array(z.unknown()),
+  }),
+  host_tools_ready: z.looseObject({ tools: z.array(z.string()) }),
+  host_tool_started: z.looseObject({ tool: z.string(), kind: z.enum(['exec', 'mcp']), pid: Pid }),
+  host_tool_stopped: z.looseObject({ tool: z.string(), pid: Pid, reason: z.string() }),
+  host_tool_retired: z.looseObject({ tool: z.string(), reason: z.string(), pid: Pid }),
+  host_tool_progress: z.looseObject({ callId: CallId, tool: z.string(), progress: z.number() }),
+  host_tool_progress_dropped: z.looseObject({
+    callId: CallId,
+    tool: z.string(),
+    kept: Count,
+    dropped: Count,
+  }),
+  /** A durable external resource a host tool created (AH-TOOL-9). */
+  host_resources_created: z.looseObject({}),
+  /** A model-bound opaque handle cfh minted; the canonical value stays in cfh's memory. */
+  opaque_reference_issued: z.looseObject({}),
+} as const;

@@ -1,0 +1,97 @@
+// Where a draft copy of the workspace may live (governance extension, "Draft vs commit
+// policy"; AH-CONT-1, AH-CONT-5). Each draft is a fresh private directory
+// (`cfh-draft-<run>-<random>`, mode 0700, cfh's own) under the draft root, holding the copy
+// the sandbox mounts. Checked at planning: the draft root lies outside every mount source
+// (or another mount would show the copy, and the copy of a workspace could land inside
+// itself) and outside the artifact root (the sandbox never reaches the evidence); and cfh
+// must be able to give the copy to the sandbox user and take it back: as root it chowns
+// the copy, as anyone else the sandbox must run as cfh's own user.
+import { realpathSync, statSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+import type { SpecMount } from '../substrate/container-spec.js';
+import { isWithin } from './mount-policy.js';
+import { swapperOf } from './mount-trust.js';
+import type { HostIdentity, SandboxUser } from './sandbox-user.js';
+
+export interface DraftPlan {
+  /** The realpath of the directory drafts are made in. */
+  readonly root: string;
+  /** Owner given to the copy (cfh runs as root); undefined: cfh's own user. */
+  readonly owner: { readonly uid: number; readonly gid: number } | undefined;
+  /**
+   * cfh is root and another user owns the workspace: every read of the host tree and every
+   * read and write of the copy is made with the sandbox user's authority, so a path the
+   * workspace's owner swaps for a link mid-copy can show the copy nothing the sandbox user
+   * could not read already. Undefined: cfh's own (a root-owned tree, or cfh not root).
+   */
+  readonly writer: { readonly uid: number; readonly gid: number } | undefined;
+}
+
+export function planDraft(
+  workspace: string,
+  draftRoot: string,
+  mounts: readonly SpecMount[],
+  artifactRoot: string,
+  user: SandboxUser,
+  host: HostIdentity,
+): DraftPlan {
+  let root: string;
+  try {
+    root = realpathSync(draftRoot);
+    if (!statSync(root).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw new ConfigError(
+      'draft_root_missing',
+      `workspace mode draft: the draft root '${draftRoot}' (CFH_DRAFT_ROOT, else TMPDIR) is not an existing directory`,
+      { field: 'workspace.mode', value: draftRoot },
+    );
+  }
+  // Another user who may rename entries in the draft root could swap a draft for a link
+  // while cfh fills it: only a root that only root and cfh's user may change, or a sticky
+  // one (/tmp), where nobody else may rename cfh's entries.
+  const d = statSync(root);
+  const trusted = (uid: number): boolean => uid === 0 || uid === host.uid;
+  const othersWrite =
+    (!trusted(d.uid) && (d.mode & 0o200) !== 0) ||
+    ((d.mode & 0o020) !== 0 && d.gid !== 0) ||
+    (d.mode & 0o002) !== 0;
+  const stickyOwned = (d.mode & 0o1000) !== 0 && trusted(d.uid);
+  const above = swapperOf(root, host.uid);
+  if ((othersWrite && !stickyOwned) || above !== undefined) {
+    throw new ConfigError(
+      'draft_root_shared',
+      `workspace mode draft: another user could replace entries of the draft root '${root}'${above === undefined ? '' : ` (${above.who} through ${above.directory})`}; set CFH_DRAFT_ROOT to a directory only root and you can change, or a sticky one like /tmp`,
+      { field: 'workspace.mode', value: root },
+    );
+  }
+  for (const m of mounts) {
+    if (isWithin(root, m.source)) {
+      throw new ConfigError(
+        'draft_root_exposed',
+        `workspace mode draft: the draft root '${root}' lies inside '${m.source}', mounted at ${m.target}; set CFH_DRAFT_ROOT to a directory outside every mount`,
+        { field: 'workspace.mode', value: root },
+      );
+    }
+  }
+  if (isWithin(root, artifactRoot)) {
+    throw new ConfigError(
+      'draft_root_exposed',
+      `workspace mode draft: the draft root '${root}' lies inside the artifact root '${artifactRoot}'; set CFH_DRAFT_ROOT to a directory outside it`,
+      { field: 'workspace.mode', value: root },
+    );
+  }
+  const [uid = NaN, gid = NaN] = user.user.split(':').map(Number);
+  if (host.uid !== 0 && uid !== host.uid) {
+    throw new ConfigError(
+      'draft_user_unsupported',
+      `workspace mode draft: the sandbox would run as ${user.user}, and only cfh running as root can give the copy to another user and remove what that user writes; run as root or with user: auto`,
+      { field: 'user', value: user.user },
+    );
+  }
+  // A tree another user owns (who could swap its paths while root copies it) is copied
+  // with the sandbox user's authority; a root-owned one by root, taking only what the
+  // sandbox user could read (copy-tree.ts).
+  const treeOwner = statSync(workspace).uid;
+  const writer = host.uid === 0 && treeOwner !== 0 && uid !== 0 ? { uid, gid } : undefined;
+  return { root, owner: host.uid === 0 ? { uid, gid } : undefined, writer };
+}

@@ -1,0 +1,212 @@
+// The host tools of a run, planned before anything starts (AH-INV-4): each entry's program
+// found, its argv template checked, its patterns compiled, its credentials resolved. Every
+// failure here is a configuration error (125) before the first model request. The plan's
+// description is the bounded authority the snapshot records (AH-TOOL-7, AH-TOOL-9).
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError, errorMessage } from '../../errors.js';
+import type { ExecHostTool, HostToolEntry, McpHostTool } from '../../config/host-tools-schema.js';
+import { resolveHostEnv, type EnvRecord, type ResolvedEnv } from './credentials.js';
+import { concealPattern, type ConcealPattern } from './opaque-refs.js';
+import type { HeldCredential } from './scrub.js';
+
+export interface PlannedHostTool {
+  readonly entry: HostToolEntry;
+  /** The program, absolute. */
+  readonly program: string;
+  readonly cwd: string;
+  readonly env: ResolvedEnv;
+  /** Operator-only identifiers of this authority's results. */
+  readonly conceal: readonly ConcealPattern[];
+}
+
+export interface HostToolPlan {
+  readonly tools: readonly PlannedHostTool[];
+  /** Every credential the run's host tools hold, for the scrubber. */
+  readonly credentials: readonly HeldCredential[];
+}
+
+const PLACEHOLDER = /^\{([A-Za-z_][A-Za-z0-9_]{0,63})\}$/;
+
+function configError(entry: HostToolEntry, what: string, field = 'hostTools'): ConfigError {
+  return new ConfigError('invalid_host_tool', `hostTools ${entry.name}: ${what}`, {
+    field: `${field}.${entry.name}`,
+  });
+}
+
+/** A program by absolute path, a path relative to the entry's cwd, or a name on cfh's PATH. */
+export function findProgram(
+  program: string,
+  cwd: string,
+  searchPath: string | undefined,
+): string | undefined {
+  const candidates = program.includes('/')
+    ? [path.resolve(cwd, program)]
+    : (searchPath ?? '')
+        .split(':')
+        .filter((d) => d !== '' && path.isAbsolute(d))
+        .map((d) => path.join(d, program));
+  for (const candidate of candidates) {
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+function programOf(entry: HostToolEntry): string {
+  return entry.kind === 'mcp' ? entry.command : (entry.argv[0] ?? '');
+}
+
+/** The argv template's placeholders, each a declared field used as a whole argument. */
+export function checkArgvTemplate(entry: ExecHostTool): void {
+  const used = new Set<string>();
+  for (const [i, arg] of entry.argv.entries()) {
+    const m = PLACEHOLDER.exec(arg);
+    if (m === null) {
+      if (/[{}]/.test(arg))
+        throw configError(entry, `argv[${i}]: {field} only as a whole argument (got '${arg}')`);
+      continue;
+    }
+    if (i === 0) throw configError(entry, 'argv[0] is the program: it cannot be a {field}');
+    const field = m[1] ?? '';
+    if (entry.input[field] === undefined)
+      throw configError(entry, `argv[${i}]: {${field}} is not a declared input field`);
+    used.add(field);
+  }
+  for (const [name, field] of Object.entries(entry.input)) {
+    if (!used.has(name)) throw configError(entry, `input ${name} is used by no argument`);
+    if (field.type === 'string') {
+      try {
+        new RegExp(`^(?:${field.pattern})$`, 'u');
+      } catch (error) {
+        throw configError(entry, `input ${name}: pattern does not compile: ${errorMessage(error)}`);
+      }
+    }
+  }
+}
+
+function compileConceal(entry: HostToolEntry): ConcealPattern[] {
+  const patterns: ConcealPattern[] = [];
+  const add = (kind: string, pattern: string, where: string): void => {
+    try {
+      patterns.push(concealPattern(kind, pattern));
+    } catch (error) {
+      throw configError(entry, `${where}: ${errorMessage(error)}`);
+    }
+  };
+  for (const o of entry.operatorOnly) add(o.kind, o.pattern, `operatorOnly ${o.kind}`);
+  // The ids of durable resources are operator-only too: the model gets references.
+  const declared = entry.kind === 'mcp' ? entry.tools : [entry];
+  for (const t of declared) {
+    if (t.resources !== undefined)
+      add(t.resources.kind, t.resources.idPattern, `resources of ${t.name}`);
+  }
+  return patterns;
+}
+
+export function planHostTools(
+  entries: readonly HostToolEntry[],
+  runId: string,
+  hostEnv: NodeJS.ProcessEnv,
+): HostToolPlan {
+  const tools: PlannedHostTool[] = [];
+  const credentials: HeldCredential[] = [];
+  for (const entry of entries) {
+    const cwd = entry.cwd ?? process.cwd();
+    if (!path.isAbsolute(cwd)) throw configError(entry, `cwd '${cwd}' is not absolute`);
+    try {
+      if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+    } catch (error) {
+      throw configError(entry, `cwd '${cwd}': ${errorMessage(error)}`);
+    }
+    if (entry.kind === 'exec') checkArgvTemplate(entry);
+    const program = findProgram(programOf(entry), cwd, hostEnv.PATH);
+    if (program === undefined) {
+      throw new ConfigError(
+        'host_tool_program_missing',
+        `hostTools ${entry.name}: program '${programOf(entry)}' not found or not executable`,
+        { field: `hostTools.${entry.name}` },
+      );
+    }
+    const conceal = compileConceal(entry);
+    const env = resolveHostEnv(entry, runId, hostEnv);
+    credentials.push(...env.credentials);
+    tools.push({ entry, program, cwd, env, conceal });
+  }
+  return { tools, credentials };
+}
+
+/** The model-facing name of an exec tool. */
+export function execToolName(entry: ExecHostTool): string {
+  return `host__${entry.name}`;
+}
+
+/** The model-facing name of an MCP server's tool (the MCP convention). */
+export function mcpToolName(entry: McpHostTool, tool: string): string {
+  return `mcp__${entry.name}__${tool}`;
+}
+
+/**
+ * The bounded authority of one entry, as the snapshot and `capabilities --profile` record
+ * it: which program, which tools with which classes, which argument patterns, scope,
+ * timeouts, output caps, durable-resource semantics; env by reference (and, in a run, a
+ * keyed digest), never a value.
+ */
+export function describeAuthority(
+  entry: HostToolEntry,
+  env?: Readonly<Record<string, EnvRecord>>,
+  program?: string,
+): Record<string, unknown> {
+  const envRefs = Object.fromEntries(
+    Object.entries(entry.env).map(([name, spec]) => [
+      name,
+      env?.[name] ?? ('value' in spec ? { value: 'literal' } : spec),
+    ]),
+  );
+  const common = {
+    name: entry.name,
+    kind: entry.kind,
+    executor: 'host',
+    program: program ?? programOf(entry),
+    cwd: entry.cwd ?? null,
+    env: envRefs,
+    timeoutSeconds: entry.timeoutSeconds,
+    outputBytes: entry.outputBytes,
+    operatorOnly: entry.operatorOnly.map((o) => ({ kind: o.kind, pattern: o.pattern })),
+  };
+  if (entry.kind === 'exec') {
+    return {
+      ...common,
+      tool: execToolName(entry),
+      argv: entry.argv,
+      input: entry.input,
+      riskClass: entry.riskClass ?? null,
+      sideEffectClass: entry.sideEffectClass ?? null,
+      resourceScope: entry.resourceScope ?? null,
+      permissionPolicy: entry.permissionPolicy ?? null,
+      classified: entry.riskClass !== undefined,
+      resources: entry.resources ?? null,
+    };
+  }
+  return {
+    ...common,
+    args: entry.args,
+    start: entry.start,
+    tools: entry.tools.map((t) => ({
+      name: t.name === '*' ? `mcp__${entry.name}__*` : mcpToolName(entry, t.name),
+      serverName: t.name,
+      riskClass: t.riskClass ?? null,
+      sideEffectClass: t.sideEffectClass ?? null,
+      resourceScope: t.resourceScope ?? null,
+      permissionPolicy: t.permissionPolicy ?? null,
+      classified: t.riskClass !== undefined,
+      timeoutSeconds: t.timeoutSeconds ?? entry.timeoutSeconds,
+      resources: t.resources ?? null,
+    })),
+  };
+}

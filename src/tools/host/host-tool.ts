@@ -1,0 +1,261 @@
+// Host tools as tool definitions (executor `host`), in the governance extension's
+// vocabulary like any other. Classes come from the operator, never from the server: an MCP
+// tool's own annotations (readOnlyHint, destructiveHint, ...) are recorded and cannot lower
+// anything, and an exposed tool the operator did not classify is treated as changing an
+// external system and decided `approval_required` (its contract says so). Input is checked
+// twice over: opaque references resolved for this authority only, then the declared schema
+// (an exec field's anchored pattern, an MCP tool's JSON Schema as zod), so a cross-authority
+// or schema-incompatible input is an invalid argument and nothing is sent (AH-TOOL-8).
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  DurableResources,
+  ExecField,
+  ExecHostTool,
+  McpHostTool,
+  McpToolEntry,
+} from '../../config/host-tools-schema.js';
+import { canonicalJson } from '../../evidence/canonical-json.js';
+import { isToolName, type ToolDefinition } from '../contract.js';
+import { ObservationSchema } from '../observation.js';
+import { ReferenceRefused, type OpaqueReferences } from './opaque-refs.js';
+import { execToolName, mcpToolName } from './host-plan.js';
+
+export interface HostTool extends ToolDefinition {
+  readonly executor: 'host';
+  /** The host tool entry it belongs to: the authority its references are issued under. */
+  readonly authority: string;
+  readonly channel: 'mcp' | 'exec';
+  /** The server's own name of an MCP tool. */
+  readonly remoteName: string;
+  readonly inputJsonSchema: Readonly<Record<string, unknown>>;
+  readonly inputSchemaDigest: string;
+  readonly classified: boolean;
+  /** What the server says of the tool (recorded, never trusted). */
+  readonly annotations: Readonly<Record<string, unknown>> | null;
+  readonly resources: DurableResources | undefined;
+}
+
+/** Model-facing names are what the Messages API accepts: [A-Za-z0-9_-], at most 64. */
+const API_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_SCHEMA_CHARS = 20_000;
+const DEFAULT_RESULT_CHARS = 20_000;
+
+export function schemaDigest(schema: unknown): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(schema)).digest('hex')}`;
+}
+
+/** Resolves references for `authority`, then validates with `inner`. */
+function withReferences(authority: string, refs: OpaqueReferences, inner: z.ZodType): z.ZodType {
+  return z
+    .unknown()
+    .transform((value, ctx) => {
+      try {
+        return refs.resolve(authority, value);
+      } catch (error) {
+        if (!(error instanceof ReferenceRefused)) throw error;
+        for (const issue of error.issues)
+          ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
+        return z.NEVER;
+      }
+    })
+    .pipe(inner);
+}
+
+function classes(
+  t: Pick<McpToolEntry, 'riskClass' | 'sideEffectClass' | 'resourceScope' | 'permissionPolicy'>,
+): Pick<ToolDefinition, 'riskClass' | 'sideEffectClass' | 'resourceScope' | 'permissionPolicy'> & {
+  classified: boolean;
+} {
+  if (t.riskClass !== undefined && t.sideEffectClass !== undefined) {
+    return {
+      riskClass: t.riskClass,
+      sideEffectClass: t.sideEffectClass,
+      resourceScope: t.resourceScope ?? 'external',
+      permissionPolicy: t.permissionPolicy ?? 'allow',
+      classified: true,
+    };
+  }
+  // Unclassified: assume the worst an exposed tool plausibly does, and ask.
+  return {
+    riskClass: 'write_external',
+    sideEffectClass: 'external_commitment',
+    resourceScope: 'external',
+    permissionPolicy: t.permissionPolicy === 'deny' ? 'deny' : 'approval_required',
+    classified: false,
+  };
+}
+
+function bounds(
+  t: Pick<McpToolEntry, 'timeoutSeconds' | 'resultChars' | 'retryPolicy'>,
+  entryTimeout: number,
+): Pick<
+  ToolDefinition,
+  'timeoutMs' | 'resultSizeLimitChars' | 'retryPolicy' | 'maxRetries' | 'auditPolicy'
+> {
+  const retryPolicy = t.retryPolicy ?? 'no_auto_retry';
+  return {
+    timeoutMs: Math.round((t.timeoutSeconds ?? entryTimeout) * 1000),
+    resultSizeLimitChars: t.resultChars ?? DEFAULT_RESULT_CHARS,
+    retryPolicy,
+    maxRetries: retryPolicy === 'no_auto_retry' ? 0 : 1,
+    auditPolicy: 'full_structured_event',
+  };
+}
+
+function execField(name: string, f: ExecField): z.ZodType {
+  if (f.type === 'integer') {
+    let n = z.number().int();
+    if (f.minimum !== undefined) n = n.min(f.minimum);
+    if (f.maximum !== undefined) n = n.max(f.maximum);
+    return f.description === undefined ? n : n.describe(f.description);
+  }
+  let s = z
+    .string()
+    .max(f.maxLength)
+    .regex(new RegExp(`^(?:${f.pattern})$`, 'u'), `${name} must match the declared pattern`)
+    .refine((v) => !v.includes('\0'), `${name} may not contain NUL`);
+  if (!f.allowLeadingDash)
+    s = s.refine((v) => !v.startsWith('-'), `${name} may not start with '-' (an option)`);
+  return f.description === undefined ? s : s.describe(f.description);
+}
+
+export function execToolDefinition(entry: ExecHostTool, refs: OpaqueReferences): HostTool {
+  const inner = z.strictObject(
+    Object.fromEntries(Object.entries(entry.input).map(([k, f]) => [k, execField(k, f)])),
+  );
+  const json = z.toJSONSchema(inner) as Record<string, unknown>;
+  delete json.$schema;
+  const c = classes(entry);
+  return {
+    name: execToolName(entry),
+    purpose: `${entry.description ?? `runs ${entry.argv[0] ?? ''} on the operator's host`} (host tool, outside the sandbox)`,
+    input: withReferences(entry.name, refs, inner),
+    output: ObservationSchema,
+    riskClass: c.riskClass,
+    sideEffectClass: c.sideEffectClass,
+    resourceScope: c.resourceScope,
+    permissionPolicy: c.permissionPolicy,
+    ...bounds(entry, entry.timeoutSeconds),
+    executor: 'host',
+    authority: entry.name,
+    channel: 'exec',
+    remoteName: entry.name,
+    inputJsonSchema: json,
+    inputSchemaDigest: schemaDigest(json),
+    classified: c.classified,
+    annotations: null,
+    resources: entry.resources,
+  };
+}
+
+function scrubStrings(
+  value: Record<string, unknown>,
+  scrub: (t: string) => string,
+): Record<string, unknown> {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return scrub(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === 'object' && v !== null)
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [scrub(k), walk(x)]));
+    return v;
+  };
+  return Object.fromEntries(Object.entries(value).map(([k, x]) => [scrub(k), walk(x)]));
+}
+
+export interface SkippedTool {
+  readonly name: string;
+  readonly reason: string;
+}
+
+/** Why an MCP tool cannot be exposed, or undefined if it can. */
+function unexposable(
+  entry: McpHostTool,
+  tool: Tool,
+  scrub: (text: string) => string,
+): string | undefined {
+  const name = mcpToolName(entry, tool.name);
+  if (!API_TOOL_NAME.test(name) || !isToolName(name))
+    return `'${name}' is not a model-facing tool name ([A-Za-z0-9_-], at most 64)`;
+  // A name is shown to the model as it is: one that spells a credential is not shown at all.
+  if (scrub(name) !== name) return 'its name contains a credential cfh holds';
+  if (JSON.stringify(tool.inputSchema).length > MAX_SCHEMA_CHARS)
+    return `its input schema is larger than ${MAX_SCHEMA_CHARS} characters`;
+  return undefined;
+}
+
+/**
+ * The exposed tools of an MCP server from what it listed: the entries named, then (for
+ * `*`) every other tool, unclassified. A named tool the server does not list, or cannot be
+ * exposed, is an error; a `*` tool that cannot be is skipped and said so.
+ */
+export function mcpToolDefinitions(
+  entry: McpHostTool,
+  listed: readonly Tool[],
+  refs: OpaqueReferences,
+  scrub: (text: string) => string,
+): { tools: HostTool[]; skipped: SkippedTool[]; missing: string[]; refused: SkippedTool[] } {
+  const byName = new Map(listed.map((t) => [t.name, t]));
+  const named = entry.tools.filter((t) => t.name !== '*');
+  const all = entry.tools.some((t) => t.name === '*');
+  const tools: HostTool[] = [];
+  const skipped: SkippedTool[] = [];
+  const refused: SkippedTool[] = [];
+  const missing = named.filter((t) => !byName.has(t.name)).map((t) => t.name);
+  const wanted: { tool: Tool; decl: McpToolEntry | undefined }[] = [
+    ...named.flatMap((decl) => {
+      const tool = byName.get(decl.name);
+      return tool === undefined ? [] : [{ tool, decl }];
+    }),
+    ...(all
+      ? listed
+          .filter((t) => !named.some((n) => n.name === t.name))
+          .map((tool) => ({ tool, decl: undefined }))
+      : []),
+  ];
+  for (const { tool, decl } of wanted) {
+    const name = mcpToolName(entry, tool.name);
+    const why = unexposable(entry, tool, scrub);
+    let validator: z.ZodType | undefined;
+    let problem = why;
+    if (problem === undefined) {
+      try {
+        validator = z.fromJSONSchema(tool.inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
+      } catch (error) {
+        problem = `its input schema cannot be validated: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }
+    if (problem !== undefined || validator === undefined) {
+      (decl === undefined ? skipped : refused).push({ name, reason: problem ?? 'no validator' });
+      continue;
+    }
+    // What the model is shown of the schema: every string scrubbed (descriptions, enums...).
+    const json = scrubStrings({ ...tool.inputSchema }, scrub);
+    delete json.$schema;
+    const c = classes(decl ?? {});
+    const description = decl?.description ?? tool.description ?? tool.title ?? tool.name;
+    tools.push({
+      name,
+      purpose: `${scrub(description).slice(0, 2000)} (host tool ${entry.name}, outside the sandbox)`,
+      input: withReferences(entry.name, refs, validator),
+      output: ObservationSchema,
+      riskClass: c.riskClass,
+      sideEffectClass: c.sideEffectClass,
+      resourceScope: c.resourceScope,
+      permissionPolicy: c.permissionPolicy,
+      ...bounds(decl ?? {}, entry.timeoutSeconds),
+      executor: 'host',
+      authority: entry.name,
+      channel: 'mcp',
+      remoteName: tool.name,
+      inputJsonSchema: json,
+      inputSchemaDigest: schemaDigest(tool.inputSchema),
+      classified: c.classified,
+      annotations:
+        tool.annotations === undefined ? null : scrubStrings({ ...tool.annotations }, scrub),
+      resources: decl?.resources,
+    });
+  }
+  return { tools, skipped, missing, refused };
+}

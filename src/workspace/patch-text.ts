@@ -1,0 +1,131 @@
+// The patch as a reader sees it: a unified diff in git's extended form (`diff --git`,
+// `new file mode`, `deleted file mode`, `old mode`/`new mode`, `index`), text changes
+// inlined, binary ones listed ("Binary files … differ") and never inlined. Lines starting
+// with `#` say what `cfh runs apply` will not apply and why; diff tools skip them.
+import { gitMode } from './tree.js';
+import type { PatchChange, PatchSide } from './patch.js';
+import { unifiedHunks } from './unified-diff.js';
+
+/** Larger than this, a file is listed like a binary one, not inlined. */
+export const MAX_TEXT_BYTES = 1024 * 1024;
+
+/** One side's contents, or that they are too large to show, or why they are unavailable. */
+export type Content = Buffer | { readonly binary: true } | { readonly unavailable: string };
+
+export type ContentReader = (change: PatchChange, side: 'before' | 'after') => Promise<Content>;
+
+export interface RenderedPatch {
+  readonly text: string;
+  /** The changes with `binary` and `note` filled in from what the contents showed. */
+  readonly changes: readonly PatchChange[];
+}
+
+export function isBinary(data: Buffer): boolean {
+  if (data.length > MAX_TEXT_BYTES || data.includes(0)) return true;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(data);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+export async function renderPatch(
+  changes: readonly PatchChange[],
+  read: ContentReader,
+): Promise<RenderedPatch> {
+  const lines: string[] = [];
+  const out: PatchChange[] = [];
+  for (const c of changes) {
+    const section = await renderChange(c, read);
+    lines.push(...section.lines);
+    out.push(section.change);
+  }
+  return { text: lines.length === 0 ? '' : `${lines.join('\n')}\n`, changes: out };
+}
+
+async function renderChange(
+  c: PatchChange,
+  read: ContentReader,
+): Promise<{ lines: string[]; change: PatchChange }> {
+  const a = `a/${c.path}`;
+  const b = `b/${c.path}`;
+  const head = [`diff --git ${quote(a)} ${quote(b)}`];
+  const type = (c.after ?? c.before)?.type;
+  if (type === 'directory') {
+    const what = c.kind === 'added' ? 'added' : 'removed';
+    return { lines: [`# directory ${what}: ${quote(c.path)}/`], change: c };
+  }
+  if (!c.applicable) head.unshift(`# not applied by cfh runs apply: ${c.note ?? c.kind}`);
+  if (c.before === null) head.push(`new file mode ${gitMode(sideType(c.after))}`);
+  else if (c.after === null) head.push(`deleted file mode ${gitMode(c.before)}`);
+  else if (gitMode(c.before) !== gitMode(c.after)) {
+    head.push(`old mode ${gitMode(c.before)}`, `new mode ${gitMode(c.after)}`);
+  }
+  if (c.kind === 'mode') return { lines: head, change: c };
+  const before = c.before === null ? Buffer.alloc(0) : await contentOf(c, c.before, 'before', read);
+  const after = c.after === null ? Buffer.alloc(0) : await contentOf(c, c.after, 'after', read);
+  const index = `index ${short(c.before)}..${short(c.after)}`;
+  const sameMode = c.before !== null && c.after !== null && gitMode(c.before) === gitMode(c.after);
+  head.push(sameMode ? `${index} ${gitMode(c.after as PatchSide)}` : index);
+  const from = c.before === null ? '/dev/null' : quote(a);
+  const to = c.after === null ? '/dev/null' : quote(b);
+  // Notes name paths: shown quoted like the headers.
+  if (!Buffer.isBuffer(before) && 'unavailable' in before)
+    return {
+      lines: [...head, `# ${before.unavailable}`],
+      change: { ...c, note: before.unavailable },
+    };
+  if (!Buffer.isBuffer(after) && 'unavailable' in after)
+    return {
+      lines: [...head, `# ${after.unavailable}`],
+      change: { ...c, note: after.unavailable },
+    };
+  if (!Buffer.isBuffer(before) || !Buffer.isBuffer(after) || isBinary(before) || isBinary(after)) {
+    return {
+      lines: [...head, `Binary files ${from} and ${to} differ`],
+      change: { ...c, binary: true },
+    };
+  }
+  const [oldData, newData] = [before, after];
+  const hunks = unifiedHunks(oldData.toString('utf8'), newData.toString('utf8'));
+  return {
+    lines: [...head, ...(hunks.length === 0 ? [] : [`--- ${from}`, `+++ ${to}`, ...hunks])],
+    change: { ...c, binary: false },
+  };
+}
+
+async function contentOf(
+  c: PatchChange,
+  side: PatchSide,
+  which: 'before' | 'after',
+  read: ContentReader,
+): Promise<Content> {
+  // A symlink's contents, as git shows them, are its target.
+  if (side.type === 'symlink') return Buffer.from(side.target ?? '', 'utf8');
+  return read(c, which);
+}
+
+function sideType(side: PatchSide | null): PatchSide {
+  return side ?? { type: 'file', mode: 0o644 };
+}
+
+function short(side: PatchSide | null): string {
+  if (side === null) return '0000000';
+  if (side.type === 'symlink') return 'symlink';
+  return (side.sha256 ?? '').slice(0, 12);
+}
+
+/**
+ * A name as cfh shows it (diff headers, the apply summary): quoted, with every character
+ * outside printable ASCII escaped (`\u…`), as git does by default. A name the sandbox chose
+ * can then neither hide a line from the approver with terminal escapes nor pass for
+ * another with invisible or right-to-left characters.
+ */
+export function quote(p: string): string {
+  if (/^[\x21-\x7e]+(?: [\x21-\x7e]+)*$/.test(p) && !/["\\]/.test(p)) return p;
+  return JSON.stringify(p).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

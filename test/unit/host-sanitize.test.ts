@@ -1,0 +1,135 @@
+// The host-tool channel's boundaries that are pure logic (AH-TOOL-7/8/10): credentials
+// scrubbed in every spelling a program commonly prints them in, operator-only identifiers
+// concealed as opaque references that resolve only for the authority that issued them.
+import { describe, expect, it } from 'vitest';
+import { Scrubber, spellingsOf } from '../../src/tools/host/scrub.js';
+import { OpaqueReferences, concealPattern } from '../../src/tools/host/opaque-refs.js';
+
+const SECRET = 'tok_Q7v/+z9Kp2mW!x';
+
+/** Every way the tests encode a credential, each at several positions in a longer text. */
+function encodings(secret: string): Record<string, string> {
+  const bytes = Buffer.from(secret);
+  return {
+    raw: secret,
+    json: JSON.stringify(secret).slice(1, -1),
+    percent: encodeURIComponent(secret),
+    percentLower: encodeURIComponent(secret).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+    hex: bytes.toString('hex'),
+    HEX: bytes.toString('hex').toUpperCase(),
+    base64: bytes.toString('base64'),
+    base64url: bytes.toString('base64url'),
+    // Inside a longer base64 text, at each alignment.
+    base64at1: Buffer.concat([Buffer.from('a'), bytes, Buffer.from('tail')]).toString('base64'),
+    base64at2: Buffer.concat([Buffer.from('ab'), bytes, Buffer.from('tail')]).toString('base64'),
+    base64at3: Buffer.concat([Buffer.from('abc'), bytes, Buffer.from('t')]).toString('base64'),
+    authHeader: `Authorization: Basic ${Buffer.from(`user:${secret}`).toString('base64')}`,
+  };
+}
+
+/** Whether any recognisable spelling of the secret survived in `text`. */
+function leaks(text: string, secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  const found: string[] = [];
+  if (text.includes(secret)) found.push('raw');
+  if (text.toLowerCase().includes(bytes.toString('hex'))) found.push('hex');
+  try {
+    if (!text.includes(secret) && decodeURIComponent(text).includes(secret)) found.push('percent');
+  } catch {
+    // not decodable: no percent-encoded leak to find
+  }
+  // Decode every base64-looking run at each offset and look for the secret in it.
+  for (const run of text.match(/[A-Za-z0-9+/_-]{12,}={0,2}/g) ?? []) {
+    for (let i = 0; i < 4; i += 1) {
+      const decoded = Buffer.from(run.slice(i).replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+      if (decoded.includes(bytes)) found.push(`base64:${run}`);
+      // The middle of the secret (a third of it) is enough to count as a leak.
+      if (decoded.includes(bytes.subarray(5, 12))) found.push(`base64-part:${run}`);
+    }
+  }
+  return found;
+}
+
+describe('credential scrubbing', () => {
+  const scrubber = new Scrubber([{ name: 'API_TOKEN', value: SECRET }]);
+
+  for (const [name, encoded] of Object.entries(encodings(SECRET))) {
+    it(`removes the ${name} spelling from text and from bytes`, () => {
+      const text = `before ${encoded} after`;
+      expect(leaks(text, SECRET).length, 'the test itself must see the leak').toBeGreaterThan(0);
+      const scrubbed = scrubber.text(text);
+      expect(leaks(scrubbed, SECRET)).toEqual([]);
+      expect(scrubbed).toContain('[redacted:API_TOKEN]');
+      const bytes = scrubber.bytes(Buffer.from(text));
+      expect(leaks(bytes.toString('latin1'), SECRET)).toEqual([]);
+    });
+  }
+
+  it('scrubs every string of a JSON value, keys included', () => {
+    const value = { [SECRET]: [SECRET, { deep: `x${Buffer.from(SECRET).toString('hex')}` }], n: 1 };
+    expect(JSON.stringify(scrubber.value(value))).not.toContain(SECRET);
+    expect(leaks(JSON.stringify(scrubber.value(value)), SECRET)).toEqual([]);
+  });
+
+  it('leaves text without a credential as it is, and an empty scrubber changes nothing', () => {
+    expect(scrubber.text('nothing secret here')).toBe('nothing secret here');
+    expect(new Scrubber([]).text(SECRET)).toBe(SECRET);
+    expect(new Scrubber([]).empty).toBe(true);
+  });
+
+  it('never yields a spelling shorter than the minimum (no scrubbing of ordinary words)', () => {
+    for (const s of spellingsOf('abcdefgh')) expect(s.length).toBeGreaterThanOrEqual(8);
+  });
+});
+
+describe('opaque references', () => {
+  const account = concealPattern('account', 'acct_[0-9]{4,}');
+  const quoted = concealPattern('entity', '"name":\\s*"([^"]+)"');
+
+  it('conceals operator-only identifiers, the same value always the same reference', () => {
+    const refs = new OpaqueReferences();
+    const text = refs.conceal('billing', [account], 'acct_1234 paid acct_5678; acct_1234 again');
+    expect(text).toBe('cfh-ref:billing:1 paid cfh-ref:billing:2; cfh-ref:billing:1 again');
+    expect(text).not.toMatch(/acct_/);
+  });
+
+  it('replaces a capture group only, keeping its context', () => {
+    const refs = new OpaqueReferences();
+    expect(refs.conceal('memory', [quoted], '{"name": "alice", "x": 1}')).toBe(
+      '{"name": "cfh-ref:memory:1", "x": 1}',
+    );
+  });
+
+  it('never rewrites a reference already issued (a pattern for digits)', () => {
+    const refs = new OpaqueReferences();
+    const digits = concealPattern('n', '[0-9]+');
+    const text = refs.conceal('t', [account, digits], 'acct_1234 and 99');
+    expect(text).toBe('cfh-ref:t:1 and cfh-ref:t:2');
+  });
+
+  it('resolves a reference for its own authority, anywhere in the arguments', () => {
+    const refs = new OpaqueReferences();
+    refs.conceal('billing', [account], 'acct_1234');
+    expect(
+      refs.resolve('billing', { to: 'cfh-ref:billing:1', note: ['pay cfh-ref:billing:1'] }),
+    ).toEqual({
+      to: 'acct_1234',
+      note: ['pay acct_1234'],
+    });
+  });
+
+  it('refuses a reference of another authority, and one never issued, naming where', () => {
+    const refs = new OpaqueReferences();
+    refs.conceal('billing', [account], 'acct_1234');
+    expect(() => refs.resolve('notify', { message: 'cfh-ref:billing:1' })).toThrow(
+      /cfh-ref:billing:1 belongs to host tool 'billing', not to 'notify'/,
+    );
+    expect(() => refs.resolve('billing', { a: ['cfh-ref:billing:9'] })).toThrow(
+      /cfh-ref:billing:9 is not a reference this run issued/,
+    );
+  });
+
+  it('refuses a pattern that matches the empty string (it would conceal nothing, everywhere)', () => {
+    expect(() => concealPattern('x', 'a*')).toThrow(/empty string/);
+  });
+});
