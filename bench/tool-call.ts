@@ -1,4 +1,4 @@
-// The agent harness's own overhead per tool call (issue 5): the model/tool loop, argument
+// The agent harness's own overhead per tool call: the model/tool loop, argument
 // validation, the mediator, evidence writing, against the raw container execution it wraps,
 // for per-run and per-call tool containers, in one process.
 //

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The integration tests also run cfh as an ordinary user in the docker group (issue 2,
-# section 8). When we are root, make sure that user exists.
+# The integration tests also run cfh as an ordinary user in the docker group.
+# When we are root, make sure that user exists.
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || exit 0
 getent group docker >/dev/null || groupadd -r docker

@@ -15,7 +15,8 @@ import { describeIssues } from './zod-issues.js';
 export const APPROVALS_FILE_MAX_BYTES = 256 * 1024;
 
 /** Rule ids as profiles and cfh write them (`rm-needs-approval`, `from_plan`, `default:…`). */
-export const APPROVABLE_RULE_ID = /^[a-z0-9][a-z0-9._:-]{0,127}$/;
+// Upper case too: a contract rule carries its tool's name, and MCP tools keep their spelling.
+export const APPROVABLE_RULE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export const ApprovalsFile = z
   .array(

@@ -1,4 +1,4 @@
-// The CLI overrides of an agent run's budgets (issue 5; AH-LIFE-4): one flag per budget,
+// The CLI overrides of an agent run's budgets (AH-LIFE-4): one flag per budget,
 // named after the budget, so an operator reads the same name in `--help`, the profile,
 // the snapshot's overrides and the terminal reason.
 import { ConfigError } from '../errors.js';

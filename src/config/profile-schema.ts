@@ -1,5 +1,5 @@
 // The profile: everything a sandbox is allowed, as data. Strict objects throughout, so an
-// unknown key is an error that names the key (issue 2, section 2).
+// unknown key is an error that names the key.
 import { z } from 'zod';
 import { HostTools } from './host-tools-schema.js';
 import { PolicyRule } from './policy-schema.js';

@@ -1,4 +1,4 @@
-// The model/tool loop (issue 5), with everything it touches injected: the model proposes;
+// The model/tool loop, with everything it touches injected: the model proposes;
 // the loop validates, asks the mediator, executes, bounds and records, and answers every
 // tool call with exactly one observation (AH-TOOL-3/5). Model-correctable failures go back
 // to the model; engine and containment failures end the run and stay out of the model's

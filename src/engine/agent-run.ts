@@ -1,4 +1,4 @@
-// One agent run, `cfh sandbox run --prompt` (issue 5): the work of an agent run inside its
+// One agent run, `cfh sandbox run --prompt`: the work of an agent run inside its
 // run session (run-session.ts owns preflight, evidence, disposal and the terminal record):
 // the transcript, the tool containers, the egress posture, and the model/tool loop.
 import { createHash } from 'node:crypto';

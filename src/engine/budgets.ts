@@ -1,4 +1,4 @@
-// Hard limits of an agent run (issue 5; AH-LIFE-4): each from the profile, with CLI
+// Hard limits of an agent run (AH-LIFE-4): each from the profile, with CLI
 // overrides. Charging past a limit reports which one, so the terminal reason can name it.
 export interface Budgets {
   readonly maxModelTurns: number;

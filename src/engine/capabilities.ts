@@ -29,6 +29,13 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       'reap',
       'runs list',
       'runs show',
+      'runs diff',
+      'runs apply',
+      'runs report',
+      'runs export',
+      'runs prune',
+      'audit',
+      'keys init',
     ],
     // The tools a profile may allow (its `tools` list is the run's actual surface).
     parentTools: BUILTIN_TOOLS.map((t) => ({

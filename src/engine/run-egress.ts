@@ -1,4 +1,4 @@
-// The egress part of a run whose posture is `allowlist` or `open` (issue 3): opens the
+// The egress part of a run whose posture is `allowlist` or `open`: opens the
 // network, guard and gateway, sends the gateway's events into the run's log, and records
 // the gateway's identity (egress_ready) before the workload exists.
 import { errorMessage, HarnessInvariantError } from '../errors.js';

@@ -1,4 +1,4 @@
-// The tool calls of one model turn (issue 5; governance extension, "Canonical loop"): each
+// The tool calls of one model turn (governance extension, "Canonical loop"): each
 // proposal is checked against the surface and its schema, decided by the mediator (which
 // records the decision before anything happens), and the authorized ones run, up to
 // max_parallel_tool_calls at once; results are recorded in the order proposed, so the

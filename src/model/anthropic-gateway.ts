@@ -1,4 +1,4 @@
-// The `anthropic` model gateway (issue 5): one ModelRequest becomes one streamed Messages API
+// The `anthropic` model gateway: one ModelRequest becomes one streamed Messages API
 // call, assembled into one ModelResponse. What comes back is untrusted proposal data.
 //
 // - The key is handed to the SDK and to nothing else. The route names the credential by

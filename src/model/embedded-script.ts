@@ -1,4 +1,4 @@
-// The embedded default of the scripted gateway (issue 5): with no ANTHROPIC_API_KEY and no
+// The embedded default of the scripted gateway: with no ANTHROPIC_API_KEY and no
 // --script, an agent run still works offline and says plainly that no language model took
 // part. It lists the workspace (through the same validation, mediator and container as any
 // call) and answers with that statement.

@@ -1,4 +1,4 @@
-// The model gateway seam (issue 5): one request, one proposal. What comes back is
+// The model gateway seam: one request, one proposal. What comes back is
 // untrusted proposal data (runtime contract, section 1). Usage counters are kept exactly as
 // the provider reported them: absent stays absent, never zero (AH-USAGE-1).
 export interface ModelMessage {

@@ -1,4 +1,4 @@
-// The `scripted` gateway (issue 5): replays a file of model turns, deterministically, for
+// The `scripted` gateway: replays a file of model turns, deterministically, for
 // offline runs, demos and tests. It ignores what it is sent, except that it refuses to run
 // past the end of its script.
 import { parse as parseYaml } from 'yaml';

@@ -1,4 +1,4 @@
-// The DEST grammar of network allow and deny lists (issue 3): `host`, `host:port`,
+// The DEST grammar of network allow and deny lists: `host`, `host:port`,
 // `*.domain` (subdomains only), `ip`, `ip/prefix`, each optionally with `:port`
 // (`[v6]:port` for IPv6). Parsed once, at validation, into typed entries.
 import { isIP } from 'node:net';

@@ -1,5 +1,5 @@
-// One `egress` event per connection attempt, refused request or DNS query (issue 3,
-// Evidence): where it was going, what decided, and the bytes it carried.
+// One `egress` event per connection attempt, refused request or DNS query
+// (AH-CONT-4): where it was going, what decided, and the bytes it carried.
 import type { EgressReason } from './egress-policy.js';
 
 /** Reasons only the gateway gives: the policy never sees these attempts whole. */

@@ -1,5 +1,5 @@
 // The egress gateway: the only way out of a sandbox whose posture is `allowlist` or
-// `open` (issue 3). It runs in cfh's process, listening on the sandbox network's host-side
+// `open`. It runs in cfh's process, listening on the sandbox network's host-side
 // address; the sandbox's netfilter rules send it every TCP connection and DNS query. For
 // each it learns the destination (TLS server name, HTTP Host, CONNECT target, or the
 // listed address a dedicated listener stands for), asks EgressPolicy, resolves names
@@ -20,6 +20,7 @@ import {
   type RelayContext,
 } from './gateway-relay.js';
 import type { OriginalDestinationLookup } from './original-destination.js';
+import { DeniedNameAddresses } from './denied-addresses.js';
 import { RunResolutions } from './run-resolutions.js';
 
 export type { EgressEvent } from './egress-event.js';
@@ -86,6 +87,7 @@ export class EgressGateway implements AsyncDisposable {
       policy: options.policy,
       resolve: options.resolve,
       resolutions: options.resolutions ?? new RunResolutions(),
+      deniedNames: new DeniedNameAddresses(options.resolve),
       onEvent: options.onEvent,
       track,
       originalDestination: options.originalDestination,

@@ -1,4 +1,4 @@
-// The egress decision, in one place (issue 3): whichever process enforces a posture asks
+// The egress decision, in one place: whichever process enforces a posture asks
 // this module, and records its reason code. Pure: names, addresses and ports in, a decision
 // out. Deny wins over allow; in every mode loopback, link-local (the metadata address
 // included), private, multicast and the host's own addresses are refused unless an allow
@@ -152,9 +152,7 @@ export class EgressPolicy {
           (d.kind === 'cidr' && cidrContains(d, address))),
     );
     if (deny) return { allowed: false, reason: 'denylisted', rule: deny.text };
-    const explicit = this.config.allow.find(
-      (a) => a.kind === 'cidr' && portMatches(a, request.port) && cidrContains(a, address),
-    );
+    const explicit = this.listedAddress(address, request.port);
     const special = this.#classify(address);
     if (special !== undefined && explicit === undefined) return { allowed: false, reason: special };
     if (this.config.mode === 'open')
@@ -178,6 +176,14 @@ export class EgressPolicy {
     return explicit
       ? { allowed: true, reason: 'allowlisted', rule: explicit.text }
       : { allowed: false, reason: 'not-allowlisted' };
+  }
+
+  /** The allow entry that lists `address` (on `port`) by address, if any. */
+  listedAddress(address: string, port: number): Destination | undefined {
+    const canonical = canonicalAddress(address);
+    return this.config.allow.find(
+      (a) => a.kind === 'cidr' && portMatches(a, port) && cidrContains(a, canonical),
+    );
   }
 
   /**

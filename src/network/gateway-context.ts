@@ -4,6 +4,7 @@
 // alike, so the name budget and the record of answers cannot be bypassed by either path.
 import type { EgressEvent, GatewayReason } from './egress-event.js';
 import type { EgressDecision, EgressPolicy } from './egress-policy.js';
+import type { DeniedNameAddresses } from './denied-addresses.js';
 import type { RunResolutions } from './run-resolutions.js';
 
 export type Resolve = (name: string) => Promise<string[]>;
@@ -12,6 +13,8 @@ export interface GatewayContext {
   readonly policy: EgressPolicy;
   readonly resolve: Resolve;
   readonly resolutions: RunResolutions;
+  /** The addresses of the run's exact-name denies, which a connection may not reach. */
+  readonly deniedNames: DeniedNameAddresses;
   readonly onEvent: (event: EgressEvent) => void;
 }
 

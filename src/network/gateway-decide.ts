@@ -1,6 +1,7 @@
-// The decision for one TCP destination the gateway relays to (issue 3, AH-CONT-4): by
+// The decision for one TCP destination the gateway relays to (AH-CONT-4): by
 // address alone when the client stated no name; by name otherwise, the address being one
-// the gateway resolved for that name during the run (or listed in its own right).
+// the gateway resolved for that name during the run (or listed in its own right); and in
+// every case never an address of a denied name (denied-addresses.ts).
 import type { EgressEvent, Outcome } from './egress-event.js';
 import { canonicalAddress, type EgressDecision } from './egress-policy.js';
 import { lookUp, type GatewayContext } from './gateway-context.js';
@@ -20,6 +21,23 @@ export interface Destination {
  * if the gateway resolved that address for that name during the run, or it is listed.
  */
 export async function decide(
+  dest: Destination,
+  ctx: GatewayContext,
+): Promise<{ decision: Outcome; address?: string | undefined }> {
+  const decided = await decideByPolicy(dest, ctx);
+  const { decision, address } = decided;
+  if (!decision.allowed || address === undefined) return decided;
+  // Deny wins over allow for a denied name's addresses too, unless the connection is to a
+  // name the gateway resolved to this address (names share addresses: a CDN serves the
+  // allowed and the denied alike) or the profile lists the address by itself.
+  if (dest.name !== undefined && ctx.resolutions.resolvedFor(dest.name, address)) return decided;
+  if (ctx.policy.listedAddress(address, dest.port) !== undefined) return decided;
+  const rule = await ctx.deniedNames.denying(ctx.policy, address, dest.port);
+  if (rule === undefined) return decided;
+  return { decision: { allowed: false, reason: 'denylisted', rule }, address };
+}
+
+async function decideByPolicy(
   dest: Destination,
   ctx: GatewayContext,
 ): Promise<{ decision: Outcome; address?: string | undefined }> {

@@ -1,4 +1,4 @@
-// The filtering resolver (issue 3): every DNS query from the sandbox lands here (the guard
+// The filtering resolver: every DNS query from the sandbox lands here (the guard
 // redirects UDP port 53, and everything sent to the engine's embedded resolver, to it), and
 // every query gets one `egress` event with its decision: malformed ones, types other than
 // A/AAAA (answered empty, never forwarded) and names past their bounds included.

@@ -1,4 +1,4 @@
-// The gateway's TCP side (issue 3): one connection from the sandbox, from its first bytes
+// The gateway's TCP side: one connection from the sandbox, from its first bytes
 // to the end of the relay. The listener it arrived on says what is known (a destination
 // port, a listed address, a CONNECT target); the first bytes give the name (TLS server
 // name, HTTP Host); the guard's conntrack table gives the address and port a catch-all

@@ -1,5 +1,5 @@
 // The netfilter rules the guard installs in a sandbox's network namespace before the
-// workload joins it (issue 3). Every TCP connection and DNS query leaves only towards the
+// workload joins it. Every TCP connection and DNS query leaves only towards the
 // egress gateway on the host side of the sandbox's own internal network; everything else,
 // UDP (QUIC included) and IPv6 too, is dropped. The workload never holds NET_ADMIN, so it
 // cannot change them. Pure: endpoints in, a shell script out (the guard image has iptables).

@@ -1,4 +1,4 @@
-// HTTP/1.x request framing for the gateway's plain-HTTP relay (issue 3). The gateway
+// HTTP/1.x request framing for the gateway's plain-HTTP relay. The gateway
 // decides a connection on its first request's Host; without framing, a second pipelined
 // request (or a duplicate Host, or an absolute-form target) would reach the allowed
 // upstream naming any host: domain fronting on one connection. So every request on the

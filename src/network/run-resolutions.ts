@@ -1,5 +1,5 @@
 // What the gateway resolved during one run, and how many new names it may still forward
-// (issue 3). Two questions the egress decision needs state for:
+//. Two questions the egress decision needs state for:
 // - Which addresses stand for a name? Those the filtering resolver answered the sandbox for
 //   it, or the gateway's own lookups: a name entry admits only these, so a client cannot
 //   pair an allowed Host or server name with an address of its choosing.

@@ -1,5 +1,5 @@
 // The host-side directory holding a sandbox's resolv.conf, bind-mounted read-only into it
-// (issue 3). Under the shared temporary directory, so it must be neither predictable nor
+//. Under the shared temporary directory, so it must be neither predictable nor
 // pre-creatable by another local user: its name carries 128 random bits, it is created
 // exclusively (mkdir without `recursive` fails on anything already there, a symlink
 // included) and private (0700), and the file is created exclusively too ('wx'). The

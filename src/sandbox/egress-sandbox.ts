@@ -1,4 +1,4 @@
-// A sandbox network with an egress posture (`allowlist` or `open`, issue 3): an internal
+// A sandbox network with an egress posture (`allowlist` or `open`): an internal
 // bridge network of its own, a guard container holding the network namespace and its
 // netfilter rules, and the egress gateway in cfh's process on the host side of that
 // network. The workload joins the guard's namespace after the rules are in place. Torn

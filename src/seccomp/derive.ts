@@ -1,4 +1,4 @@
-// Derives each container's seccomp filter from its profile (issue 4). Deterministic:
+// Derives each container's seccomp filter from its profile. Deterministic:
 // sorted names, sorted rules, canonical JSON; the sha256 is over the exact bytes the
 // engine receives and the run directory keeps.
 import { createHash } from 'node:crypto';

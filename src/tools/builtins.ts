@@ -1,4 +1,4 @@
-// The built-in sandbox tools (issue 5): exec, read_file, write_file, edit_file, list_dir,
+// The built-in sandbox tools: exec, read_file, write_file, edit_file, list_dir,
 // grep. Each becomes a command inside one of the run's tool containers, so the kernel
 // enforces the mounts (a write to an `ro` mount fails there, and comes back as a typed
 // error). `exec` runs the model's program in the workload container. The file tools run

@@ -1,5 +1,5 @@
 // The structured observation every tool call returns to the model, exactly one per call
-// (issue 5; AH-TOOL-5). Bounded before exposure, with the truncation recorded.
+// (AH-TOOL-5). Bounded before exposure, with the truncation recorded.
 import { z } from 'zod';
 
 /** Every built-in tool's output schema: what reaches the model is exactly this shape. */

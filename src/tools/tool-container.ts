@@ -1,4 +1,4 @@
-// The containers a run's tools execute in (issue 5). Two kinds, both derived from the run's
+// The containers a run's tools execute in. Two kinds, both derived from the run's
 // ContainerSpec, so the image, mounts and modes, user, seccomp filter, limits and owner
 // labels are the sandbox's own, and paths are resolved by the kernel inside, never on the
 // host. Each idles under its init process; each tool call is an exec, bounded by

@@ -1,4 +1,4 @@
-// Where a run's tool calls execute (issue 5). Each call names its container kind: `exec` the
+// Where a run's tool calls execute. Each call names its container kind: `exec` the
 // workload container, the file tools the file-tool container (tool-container.ts says why
 // they are apart). Both kinds follow the profile's `toolLifetime`: `per-run` (each kind
 // created at the first call of that kind that passes validation and the mediator, reused,

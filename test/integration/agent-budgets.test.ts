@@ -1,4 +1,4 @@
-// Agent-run budgets, tool lifetimes, timeouts, retries and parallel calls (issue 5), end to
+// Agent-run budgets, tool lifetimes, timeouts, retries and parallel calls, end to
 // end: the built CLI, the scripted gateway, real tool containers. Every run is checked
 // through its evidence (state.json, report.json, snapshot.json, events.jsonl,
 // transcript.jsonl, outputs/) and for containers left behind.

@@ -1,4 +1,4 @@
-// Adversarial: a model's tool calls are as contained as any sandbox (issue 5). Whatever the
+// Adversarial: a model's tool calls are as contained as any sandbox. Whatever the
 // lifetime, the calls run as a non-root user with no capabilities, no-new-privileges, the
 // run's seccomp filter and no network; an escape attempted through `exec` fails, and the
 // evidence records the attempt and its output.

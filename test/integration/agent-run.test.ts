@@ -1,5 +1,5 @@
 // `cfh sandbox run --prompt` with the scripted gateway, end to end through real containers
-// (issue 5): tools run in the run's tool container, every call is answered and recorded,
+//: tools run in the run's tool container, every call is answered and recorded,
 // budgets end the run naming the limit, SIGINT leaves nothing behind.
 import { describe, expect, it } from 'vitest';
 import { readFile, readdir, writeFile } from 'node:fs/promises';

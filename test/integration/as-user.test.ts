@@ -1,4 +1,4 @@
-// cfh run by an ordinary user in the docker group (issue 2, sections 2 and 8): the sandbox
+// cfh run by an ordinary user in the docker group: the sandbox
 // runs as that user, files it writes to an rw workspace belong to that user.
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';

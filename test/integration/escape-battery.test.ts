@@ -1,4 +1,4 @@
-// The seccomp escape battery (issue 4, AH-CONT-1): a static probe
+// The seccomp escape battery (AH-CONT-1): a static probe
 // (test/fixtures/probe/probe.c) tries every syscall on the deny list and a handful of
 // escape scenarios inside real sandboxes, through each x86 ABI (x86_64, i386 `int $0x80`,
 // x32), all cases of a profile in ONE container, and reports one errno per case.
@@ -319,7 +319,7 @@ describe('the default profile (runc, kernel seccomp)', () => {
       abis: ['x86_64'],
     });
     // Where docs/operators.md says it is recorded (snapshot.seccomp), and inside the
-    // container spec's seccomp record beside sha256 and grants, as issue 4 asks.
+    // container spec's seccomp record beside sha256 and grants.
     expect(byDefault.snapshot.seccomp.enforcement).toBe('kernel-seccomp');
     expect(spec.enforcement, 'snapshot.containerSpec.seccomp.enforcement').toBe('kernel-seccomp');
   });

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -260,6 +261,69 @@ describe('exec host tool bounds', () => {
     const stopped = (await readEvents(dir)).find((e) => e.type === 'host_tool_stopped');
     expect(stopped?.data).toMatchObject({ tool: 'slowpoke', reason: 'timeout' });
     expect(await processesWithEnv('CFH_TEST_TAG', tag)).toEqual([]);
+  });
+});
+
+/** `sha256:` of the canonical JSON of `{args, tool}` for host__notify, written out by hand. */
+function notifyDigest(message: string): string {
+  const canonical = `{"args":{"message":${JSON.stringify(message)}},"tool":"host__notify"}`;
+  return `sha256:${createHash('sha256').update(canonical).digest('hex')}`;
+}
+
+describe('approving a host-tool call', () => {
+  it('an approvals file approves exactly the call it names, not a changed one', async () => {
+    const profile = await notifyProfile('notify-approved', false);
+    const approvals = await scratch.file(
+      'notify-approvals.yaml',
+      `- { rule: 'default:communication', tool: host__notify, argsDigest: '${notifyDigest('build green')}' }\n`,
+    );
+    const script = await scriptFile(scratch, 'notify-approved', [
+      [{ name: 'host__notify', input: { message: 'build green' } }],
+      [{ name: 'host__notify', input: { message: 'build green!' } }],
+    ]);
+    const root = scratch.path('art-notify-approved');
+    currentRoot = root;
+    received.length = 0;
+    const r = await cfh(
+      agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile, script }, [
+        '--approvals',
+        approvals,
+      ]),
+      { env: { TEST_NOTIFY_TOKEN: TOKEN } },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(received.map((x) => x.body)).toEqual(['build green']);
+    const [approved, changed] = await toolResults(await onlyRunDir(root));
+    expect(approved?.observation.status).toBe('success');
+    expect(changed?.observation.status).toBe('approval_required');
+  });
+
+  it("--approve takes a host tool contract, and refuses a tool that is not the run's", async () => {
+    const profile = await notifyProfile('notify-contract', false);
+    const base = {
+      workspace: await scratch.sampleRepo(),
+      artifactRoot: scratch.path('art-notify-contract'),
+      profile,
+      script: await scriptFile(scratch, 'notify-contract', [
+        [{ name: 'host__notify', input: { message: 'x' } }],
+      ]),
+    };
+    for (const [rule, message] of [
+      ['contract:host__teleport', "'contract:host__teleport' is not a rule of this run"],
+      ['contract:mcp__notify__x', "'contract:mcp__notify__x' is not a rule of this run"],
+    ] as const) {
+      const r = await cfh(agentRunArgs(base, ['--approve', rule]), {
+        env: { TEST_NOTIFY_TOKEN: TOKEN },
+      });
+      expect(r.exitCode, r.stderr).toBe(125);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).toContain('contract:<tool> for a tool of the run (exec, host__notify');
+    }
+    // Accepted: the notifier's contract asks nothing (its default does), so nothing is approved.
+    const r = await cfh(agentRunArgs(base, ['--approve', 'contract:host__notify']), {
+      env: { TEST_NOTIFY_TOKEN: TOKEN },
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
   });
 });
 

@@ -1,5 +1,5 @@
 // Servers the network tests start on this machine, and nothing else: every destination a
-// sandbox is pointed at is one of these (issue 3, "local servers only"). An HTTP server
+// sandbox is pointed at is one of these. An HTTP server
 // that names itself and records what reached it, a raw TCP listener that records
 // connections, a lenient raw HTTP upstream that records every byte, a DNS server on
 // 127.0.0.1 answering from a fixed map (the egress gateway's upstream, via

@@ -1,5 +1,5 @@
 // Every DNS query from the sandbox reaches cfh's filtering resolver and is recorded with
-// its decision (issue 3, AH-CONT-4), and `*.domain` entries are no open channel out:
+// its decision (AH-CONT-4), and `*.domain` entries are no open channel out:
 //
 // - The engine's embedded resolver (127.0.0.11 on cfh's per-run networks, behind Docker's
 //   DOCKER_OUTPUT DNAT, on random ports) never answers: UDP to 127.0.0.11 goes to the

@@ -1,6 +1,6 @@
 // What the network test files share: a workspace holding the probe program, one cfh run
 // with a network posture whose sandbox command prints `@@ label k=v ...` lines, and readers
-// for those lines and for the run's `egress` events (issue 3). Every destination a probe is
+// for those lines and for the run's `egress` events. Every destination a probe is
 // pointed at is a server the test file started on this machine (local-servers.ts).
 import { beforeAll, afterAll } from 'vitest';
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';

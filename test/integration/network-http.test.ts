@@ -1,4 +1,4 @@
-// One plain-HTTP connection, one name (issue 3, AH-CONT-4). The gateway decides a
+// One plain-HTTP connection, one name (AH-CONT-4). The gateway decides a
 // connection on its first request's Host; every later request on it is framed
 // (Content-Length, chunked) and must state the same name, so a second pipelined request, a
 // duplicate Host, an absolute-form target naming another host, or framing an upstream

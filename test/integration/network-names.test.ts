@@ -1,5 +1,5 @@
-// A name entry allows a name, not whatever address a client pairs with it (issue 3,
-// AH-CONT-4). With `--allow bind.cfh.test` (no port) a connection on a port nobody
+// A name entry allows a name, not whatever address a client pairs with it (AH-CONT-4).
+// With `--allow bind.cfh.test` (no port) a connection on a port nobody
 // intercepts reaches the catch-all, which learns the address the client targeted from
 // conntrack and the name from the Host header or TLS server name. It may go on only to an
 // address the gateway itself resolved for that name during the run (its filtering
@@ -41,7 +41,13 @@ beforeAll(async () => {
   const [resolved = '', unresolved = ''] = far?.addresses ?? [];
   // bind.cfh.test resolves to the first far address; twin.cfh.test, also allowed, to the
   // second: an address resolved for one allowed name does not serve another.
-  dns = await startDnsServer({ 'bind.cfh.test': resolved, 'twin.cfh.test': unresolved });
+  // blocked.cfh.test (denied under `open`) and shared.cfh.test share the first address.
+  dns = await startDnsServer({
+    'bind.cfh.test': resolved,
+    'twin.cfh.test': unresolved,
+    'blocked.cfh.test': resolved,
+    'shared.cfh.test': resolved,
+  });
   runtimes = await engineRuntimes();
 });
 
@@ -168,5 +174,97 @@ describe.each(['runc', 'runsc'] as const)('a name entry under %s', (runtime) => 
       }),
     );
     expect(farHeads(unresolved).filter((h) => /host: twin\.cfh\.test/i.test(h))).toHaveLength(1);
+  });
+});
+
+// Under `open` any name goes and nothing ties a name to an address, so a name deny that held
+// for names only would stop just the clients that announce themselves. It holds for the
+// addresses the gateway resolves for the denied name as well: dialled bare, or behind a
+// made-up Host or server name, they are refused with the deny entry as the rule. A name the
+// gateway did resolve to the same address (a shared front) still passes.
+describe.each(['runc', 'runsc'] as const)('a name deny under open, %s', (runtime) => {
+  let run: NetRun;
+  let skip = '';
+  let blocked = '';
+  let elsewhere = '';
+  let port = 0;
+  let farBefore = 0;
+
+  beforeAll(async () => {
+    if (far === undefined) {
+      skip = farSkip;
+      return;
+    }
+    if (runtime === 'runsc' && !runtimes.includes('runsc-host')) {
+      skip = RUNSC_HOST_MISSING;
+      return;
+    }
+    [blocked, elsewhere] = far.addresses;
+    port = far.port;
+    farBefore = far.connections.length;
+    const url = (address: string): string => `http://${address}:${port}/`;
+    run = await net.run({
+      mode: 'open',
+      runtime,
+      deny: ['blocked.cfh.test'],
+      script: [
+        `probe bare ${url(blocked)}`,
+        `probe madeup -H 'Host: madeup.cfh.test' ${url(blocked)}`,
+        `py tls sni-madeup ${blocked} ${port} madeup.cfh.test`,
+        `probe byname http://blocked.cfh.test:${port}/`,
+        'getent hosts shared.cfh.test; echo "@@ getent-shared rc=$?"',
+        `probe shared http://shared.cfh.test:${port}/`,
+        `probe elsewhere ${url(elsewhere)}`,
+        'echo "@@ done"',
+      ].join('\n'),
+    });
+  });
+
+  const guard = (ctx: { skip: (note?: string) => void }): void => {
+    if (skip !== '') ctx.skip(skip);
+  };
+  const heads = (address: string): string[] =>
+    (far?.connections ?? [])
+      .slice(farBefore)
+      .filter((c) => c.local === address)
+      .map((c) => c.head);
+
+  it("refuses the denied name's address, bare or behind another name, with the deny as rule", (ctx) => {
+    guard(ctx);
+    expect(run.result.exitCode, run.result.stderr).toBe(0);
+    for (const label of ['bare', 'madeup', 'byname'])
+      expect(failed(marker(run, label)), label).toBe(true);
+    expect(marker(run, 'sni-madeup').handshake).not.toBe('ok');
+    const refused = run.egress.filter((e) => e.address === blocked && !e.allowed);
+    expect(refused.map((e) => e.protocol).sort()).toEqual(['http', 'http', 'tls']);
+    for (const e of refused)
+      expect(e).toMatchObject({ port, reason: 'denylisted', rule: 'blocked.cfh.test' });
+    // The name itself is refused where it is asked, at the resolver.
+    expect(run.egress).toContainEqual(
+      expect.objectContaining({ name: 'blocked.cfh.test', allowed: false, reason: 'denylisted' }),
+    );
+    // Only the shared name's request reached the blocked address.
+    const reached = heads(blocked);
+    expect(reached).toHaveLength(1);
+    expect(reached[0]).toMatch(/host: shared\.cfh\.test/i);
+  });
+
+  it('lets a name the gateway resolved to the same address through, and other addresses', (ctx) => {
+    guard(ctx);
+    expect(marker(run, 'getent-shared').rc).toBe('0');
+    expect(marker(run, 'shared')).toMatchObject({ code: '200' });
+    expect(marker(run, 'elsewhere')).toMatchObject({ code: '200' });
+    expect(run.egress).toContainEqual(
+      expect.objectContaining({
+        name: 'shared.cfh.test',
+        address: blocked,
+        port,
+        allowed: true,
+        reason: 'open',
+      }),
+    );
+    expect(run.egress).toContainEqual(
+      expect.objectContaining({ address: elsewhere, port, allowed: true, reason: 'open' }),
+    );
   });
 });

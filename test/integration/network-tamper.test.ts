@@ -1,4 +1,4 @@
-// The workload cannot loosen its own network posture (issue 3): it holds no NET_ADMIN, so
+// The workload cannot loosen its own network posture: it holds no NET_ADMIN, so
 // flushing the guard's rules or changing the policy fails, and the destination it tried to
 // free stays unreachable. Local listener only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Network postures against the real engine (issue 3): `disabled`, `allowlist` and `open`,
+// Network postures against the real engine: `disabled`, `allowlist` and `open`,
 // enforced below the application, with every egress decision in the run's evidence.
 //
 // Local servers only: every destination is a server this file starts on this machine (an
@@ -254,7 +254,7 @@ describe.each(['runc', 'runsc'] as const)('allowlist under %s', (runtime) => {
 
   it('records where a refused connection to an unlisted port was going (address and port)', (ctx) => {
     guard(ctx);
-    // Every attempt carries its destination (issue 3, Evidence), the ones the gateway's
+    // Every attempt carries its destination, the ones the gateway's
     // catch-all refuses included: HTTP to an unlisted port, and raw TCP.
     expect(run.egress).toContainEqual(
       expect.objectContaining({

@@ -1,4 +1,4 @@
-// gVisor as a runtime (issue 2, section 2; issue 4): where the engine has runsc registered,
+// gVisor as a runtime: where the engine has runsc registered,
 // a run under it works, stays hardened, and the snapshot and report say how the seccomp
 // filter is applied (AH-DIAG-2). Where it is missing, a runsc profile is refused with
 // 125 before any container exists (AH-CAP-4).

@@ -1,5 +1,5 @@
-// The anthropic gateway against a loopback server that speaks the Messages API (issue 5,
-// Tests): streamed and plain responses, tool calls, usage kept exactly as reported, bounded
+// The anthropic gateway against a loopback server that speaks the Messages API:
+// streamed and plain responses, tool calls, usage kept exactly as reported, bounded
 // and visible retries, typed failures that never carry the key, cancellation.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inspect } from 'node:util';

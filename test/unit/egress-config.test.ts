@@ -1,4 +1,4 @@
-// The host-side directory of a sandbox's resolv.conf (issue 3): unpredictable, private,
+// The host-side directory of a sandbox's resolv.conf: unpredictable, private,
 // created exclusively, and removed by reap only when it is cfh's own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// The egress gateway in this process, on loopback (issue 3): the paths a sandbox's rules
+// The egress gateway in this process, on loopback: the paths a sandbox's rules
 // never route to (the CONNECT listener) and the resolver's bookkeeping, against real
 // sockets. Every upstream is a listener this file starts on 127.0.0.1, listed by address;
 // names resolve to 127.0.0.1 through a resolver this file supplies.

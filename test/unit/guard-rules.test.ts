@@ -1,4 +1,4 @@
-// The guard's netfilter script (issue 3): everything leaves only towards the gateway, the
+// The guard's netfilter script: everything leaves only towards the gateway, the
 // engine's embedded resolver included.
 import { describe, expect, it } from 'vitest';
 import { guardRules } from '../../src/network/guard-rules.js';

@@ -1,4 +1,4 @@
-// Host addresses from the kernel (issue 3, "never the host"): the local routing table and
+// Host addresses from the kernel: the local routing table and
 // the routes of an interface, as /proc writes them. Fixture text copied from a machine of
 // this kind, with docker0 idle (NO-CARRIER), which os.networkInterfaces() leaves out.
 import { describe, expect, it } from 'vitest';

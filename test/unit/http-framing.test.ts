@@ -1,4 +1,4 @@
-// Request framing for the gateway's plain-HTTP relay (issue 3): what may reach an allowed
+// Request framing for the gateway's plain-HTTP relay: what may reach an allowed
 // upstream on one connection. Every request must state the first one's host; framing an
 // upstream could read another way is refused; bodies pass whatever they contain.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The run's record of resolutions and its budget of new names (issue 3): what a name entry
+// The run's record of resolutions and its budget of new names: what a name entry
 // may connect to, and how many distinct names a `*.domain` entry may send upstream.
 import { describe, expect, it } from 'vitest';
 import { RunResolutions } from '../../src/network/run-resolutions.js';

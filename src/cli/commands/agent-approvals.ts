@@ -14,6 +14,7 @@ import {
   RuleApprovals,
   type ApprovalSource,
 } from '../../mediator/approvals.js';
+import { execToolName, mcpToolName } from '../../tools/host/host-plan.js';
 import type { CliDeps } from '../deps.js';
 import { TtyApprovals, openControllingTerminal, terminalAvailable } from '../tty-approvals.js';
 
@@ -26,22 +27,69 @@ export interface ApprovalArgs {
 /** cfh's own rules that decide `deny` and so never ask: approving them means nothing. */
 const NEVER_ASK = new Set(['planning_mode', 'unknown_tool', 'invalid_arguments', 'default:deny']);
 
-/** Every rule id that can ask in a run of this profile: its rules, cfh's, contracts, defaults. */
-export function approvableRules(profile: Profile): Set<string> {
-  return new Set([
-    ...profile.policy.map((r) => r.id),
-    'from_plan',
-    ...profile.tools.map((t) => `contract:${t}`),
-    ...RiskClass.options.map((r) => `default:${r}`),
-  ]);
+/**
+ * The tools of a run of this profile, as the model names them: the built-ins, each declared
+ * host tool, and for an MCP server exposed through `*` any tool under its prefix (which
+ * tools the server lists is known only once it runs).
+ */
+export class RunTools {
+  readonly #exact: Set<string>;
+  readonly #prefixes: string[];
+
+  constructor(profile: Profile) {
+    this.#exact = new Set(profile.tools);
+    this.#prefixes = [];
+    for (const entry of profile.hostTools) {
+      if (entry.kind === 'exec') {
+        this.#exact.add(execToolName(entry));
+        continue;
+      }
+      for (const t of entry.tools) {
+        if (t.name === '*') this.#prefixes.push(mcpToolName(entry, ''));
+        else this.#exact.add(mcpToolName(entry, t.name));
+      }
+    }
+  }
+
+  has(tool: string): boolean {
+    return (
+      this.#exact.has(tool) ||
+      this.#prefixes.some((p) => tool.length > p.length && tool.startsWith(p))
+    );
+  }
+
+  /** How the run's tools are spelled in a message: exact names, then `prefix*`. */
+  describe(): string {
+    return [...[...this.#exact].sort(), ...this.#prefixes.map((p) => `${p}*`)].join(', ');
+  }
 }
 
-function checkRule(rule: string, known: ReadonlySet<string>, field: string): void {
+/** Every rule id that can ask in a run of this profile: its rules, cfh's, contracts, defaults. */
+export function approvableRules(profile: Profile): {
+  has(rule: string): boolean;
+  describe(): string;
+} {
+  const tools = new RunTools(profile);
+  const named = new Set([
+    ...profile.policy.map((r) => r.id),
+    'from_plan',
+    ...RiskClass.options.map((r) => `default:${r}`),
+  ]);
+  return {
+    has: (rule) => named.has(rule) || (rule.startsWith('contract:') && tools.has(rule.slice(9))),
+    describe: () =>
+      [...[...named].sort(), `contract:<tool> for a tool of the run (${tools.describe()})`].join(
+        ', ',
+      ),
+  };
+}
+
+function checkRule(rule: string, known: ReturnType<typeof approvableRules>, field: string): void {
   if (!APPROVABLE_RULE_ID.test(rule) || NEVER_ASK.has(rule) || !known.has(rule)) {
     const why = NEVER_ASK.has(rule) ? 'denies and never asks' : 'is not a rule of this run';
     throw new ConfigError(
       'unknown_approval_rule',
-      `${field}: '${rule}' ${why} (rules that can ask: ${[...known].sort().join(', ')})`,
+      `${field}: '${rule}' ${why} (rules that can ask: ${known.describe()})`,
       { field, value: rule },
     );
   }
@@ -62,6 +110,7 @@ export async function setUpApprovals(
   deps: CliDeps,
 ): Promise<{ approvals: Approvals; setup: ApprovalSetup }> {
   const known = approvableRules(profile);
+  const tools = new RunTools(profile);
   const user = approvingUser();
   const pre = [...new Set(args.approve ?? [])];
   for (const rule of pre) checkRule(rule, known, '--approve');
@@ -72,10 +121,10 @@ export async function setUpApprovals(
     const loaded = await loadApprovalsFile(args.approvals);
     for (const [i, call] of loaded.calls.entries()) {
       checkRule(call.rule, known, `--approvals ${loaded.path} [${i}].rule`);
-      if (!profile.tools.includes(call.tool)) {
+      if (!tools.has(call.tool)) {
         throw new ConfigError(
           'invalid_approvals_file',
-          `--approvals ${loaded.path} [${i}].tool: '${call.tool}' is not a tool of this run (${profile.tools.join(', ')})`,
+          `--approvals ${loaded.path} [${i}].tool: '${call.tool}' is not a tool of this run (${tools.describe()})`,
           { field: '--approvals', value: loaded.path },
         );
       }

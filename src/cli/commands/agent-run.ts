@@ -1,5 +1,5 @@
 // `cfh sandbox run --prompt TEXT [--context FILE]... [--quote FILE]... [--script FILE]`:
-// an agent run (issue 5). The model gateway is chosen here, once; a failure never moves
+// an agent run. The model gateway is chosen here, once; a failure never moves
 // the run to another gateway or credential (AH-INV-5).
 import { ConfigError } from '../../errors.js';
 import { INPUT_FILE_LIMITS, readInputFile } from '../../config/input-file.js';

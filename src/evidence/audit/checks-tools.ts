@@ -99,7 +99,7 @@ export const oneResultCheck: Check = {
 export const decisionFirstCheck: Check = {
   id: 'tools.decision-first',
   title: 'one permission decision per call, recorded before its result and any side effect',
-  clauses: ['AHGE-LOOP-2', 'AHGE-LOOP-3', 'AH-TOOL-4'],
+  clauses: ['AHGE-LOOP-2', 'AHGE-LOOP-3', 'AH-TOOL-4', 'AH-TOOL-8'],
   run({ run }) {
     const calls = toolCalls(run);
     if (calls.size === 0) return notApplicable('no tool call');
