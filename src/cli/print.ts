@@ -21,6 +21,11 @@ export interface Printer {
   /** Multi-line text on stdout (an agent's final answer): line feeds kept, the rest escaped. */
   text(body: string): void;
   json(value: unknown): void;
+  /**
+   * A file's bytes on stdout (a patch): exact into a pipe or a file, so they can be applied
+   * as they are; escaped like `text` on a terminal, where they would be read.
+   */
+  document(bytes: Buffer): void;
   /** Raw streams, for commander's own help text and errors. */
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
@@ -41,6 +46,7 @@ export function streamPrinter(
     err: (line) => stderr.write(`${escapeLine(line)}\n`),
     text: (body) => stdout.write(`${escapeText(body)}\n`),
     json: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    document: (bytes) => stdout.write(isTty(stdout) ? escapeText(bytes.toString('utf8')) : bytes),
     stdout,
     stderr,
     liveOutput: () => {

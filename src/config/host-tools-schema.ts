@@ -139,6 +139,7 @@ export const ExecField = z.union([
   }),
   z.strictObject({
     type: z.literal('integer'),
+    /** Default 0: a negative value would be an argument starting with `-`. */
     minimum: z.number().int().optional(),
     maximum: z.number().int().optional(),
     description: z.string().max(500).optional(),

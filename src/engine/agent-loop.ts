@@ -98,8 +98,10 @@ export async function runAgentLoop(
 ): Promise<AgentLoopResult> {
   const state: LoopState = {
     usage: [],
-    byStatus: {},
-    byTool: {},
+    // Keys the model chooses (tool names): no prototype, so `constructor` or `__proto__` is
+    // a count like any other.
+    byStatus: Object.create(null) as Record<string, number>,
+    byTool: Object.create(null) as Record<string, number>,
     toolCalls: 0,
     pending: [],
     settled: new Map(),

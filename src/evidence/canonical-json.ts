@@ -15,7 +15,9 @@ function sortKeys(value: unknown): unknown {
   }
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // No prototype: a key spelled `__proto__` (JSON.parse makes it an own key) is data
+    // like any other and is hashed, not swallowed by an assignment to the prototype.
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const key of Object.keys(value).sort()) {
       out[key] = sortKeys((value as Record<string, unknown>)[key]);
     }

@@ -89,10 +89,16 @@ export class RuleApprovals implements ApprovalSource {
   }
 }
 
+/**
+ * An approvals file: each entry approves one call, once. A model that repeats an approved
+ * call (same tool, same arguments) is asked again, so a file approving one commit cannot
+ * be replayed into many; approving the same call twice takes two entries.
+ */
 export class FileApprovals implements ApprovalSource {
   readonly surface = 'file' as const;
   readonly user: string;
   readonly #calls: readonly ApprovedCall[];
+  readonly #used = new Set<number>();
 
   constructor(calls: readonly ApprovedCall[], user: string) {
     this.#calls = calls;
@@ -101,14 +107,16 @@ export class FileApprovals implements ApprovalSource {
 
   answer(request: ApprovalRequest): Promise<ApprovalAnswer | undefined> {
     if (needsPresence(request)) return Promise.resolve(undefined);
-    const hit = this.#calls.some(
-      (c) =>
+    const hit = this.#calls.findIndex(
+      (c, i) =>
+        !this.#used.has(i) &&
         c.rule === request.rule &&
         c.tool === request.tool.name &&
         c.argsDigest === request.argsDigest,
     );
+    if (hit >= 0) this.#used.add(hit);
     return Promise.resolve(
-      hit
+      hit >= 0
         ? {
             granted: true,
             approver: { kind: 'human', user: this.user, surface: 'file' },

@@ -7,12 +7,11 @@
 // accepts, and a thing nothing outside this module can make.
 import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from '../evidence/canonical-json.js';
-import type { RiskClass, SideEffectClass } from '../config/vocabulary.js';
 import type { ToolDefinition } from '../tools/contract.js';
 import type { Approvals, ApprovalAnswer } from './approvals.js';
 import { ALLOWING, ASKING, type Approver, type PermissionDecision } from './decision.js';
 import type { EventInput, EventType } from '../evidence/schema/registry.js';
-import type { CheckedCall, Policy, Verdict } from './policy.js';
+import type { CheckedCall, Policy } from './policy.js';
 
 export interface DecisionRecorder {
   /** One event of the registry (src/evidence/schema/registry.ts), of its type's shape. */
@@ -85,24 +84,9 @@ export type Ruling =
       readonly approver: Approver | null;
     };
 
-const HIGH_RISK_CLASSES: ReadonlySet<RiskClass> = new Set([
-  'financial',
-  'identity_access',
-  'security_sensitive',
-  'destructive',
-  'privileged_admin',
-]);
-const HIGH_RISK_EFFECTS: ReadonlySet<SideEffectClass> = new Set([
-  'external_commitment',
-  'financial_transfer',
-  'identity_or_access_change',
-  'destructive_change',
-]);
+import { isHighRisk } from './risk.js';
 
-/** A commit the extension calls high-risk: idempotency key, approval record, no retry. */
-export function isHighRisk(tool: ToolDefinition): boolean {
-  return HIGH_RISK_CLASSES.has(tool.riskClass) || HIGH_RISK_EFFECTS.has(tool.sideEffectClass);
-}
+export { isHighRisk };
 
 export function argsDigest(tool: string, args: unknown): string {
   return `sha256:${createHash('sha256')
@@ -134,7 +118,7 @@ export class Mediator {
     const { checked } = proposal;
     // What is digested, decided, approved and run is one value nothing can change after.
     if (checked.kind === 'valid') deepFreeze(checked.args);
-    const verdict = effective(this.policy.decide(checked), checked, this.policy);
+    const verdict = this.policy.decide(checked);
     const decision = decisionObject(proposal, verdict.decision, verdict.rule, verdict.reason);
     // Durable before any side effect: the executor can only run what comes after this.
     await this.#recorder.event('permission_decision', { ...decision }, true);
@@ -293,35 +277,4 @@ function refused(
   approver: Approver | null,
 ): Ruling {
   return { kind: 'refused', decision, status, reason, approver };
-}
-
-/**
- * What a verdict means for this tool in this run: an allowing decision for a high-risk
- * commit asks instead; a draft-only decision where there is no draft, or a sandbox
- * decision for a tool that does not run in the sandbox, cannot hold, so it is a denial
- * naming the same rule.
- */
-function effective(verdict: Verdict, checked: CheckedCall, policy: Policy): Verdict {
-  if (checked.kind !== 'valid') return verdict;
-  // High-risk commitments need a human authority (governance extension, "Schema"): no
-  // policy rule can allow one outright; it asks, under the rule that allowed it.
-  if (ALLOWING.has(verdict.decision) && isHighRisk(checked.tool))
-    return {
-      ...verdict,
-      decision: 'approval_required',
-      reason: `${verdict.reason}; a high-risk commit needs a person's approval`,
-    };
-  if (verdict.decision === 'run_as_draft_only' && policy.facts.workspaceMode !== 'draft')
-    return {
-      ...verdict,
-      decision: 'deny',
-      reason: `${verdict.reason}; the workspace is not a draft`,
-    };
-  if (verdict.decision === 'run_in_sandbox' && checked.tool.executor !== 'sandbox')
-    return {
-      ...verdict,
-      decision: 'deny',
-      reason: `${verdict.reason}; it does not run in the sandbox`,
-    };
-  return verdict;
 }

@@ -6,6 +6,7 @@ import type { RiskClass, SideEffectClass } from '../config/vocabulary.js';
 
 export { PolicyRule } from '../config/policy-schema.js';
 import type { PolicyRule } from '../config/policy-schema.js';
+import { ALLOWING } from './decision.js';
 
 /** What a rule can be matched against: the call and the run's mode. */
 export interface MatchFacts {
@@ -26,9 +27,12 @@ export interface CompiledRule {
 export function compileRule(rule: PolicyRule): CompiledRule {
   const m = rule.match;
   const tool = m.tool === undefined ? undefined : globRegex(m.tool);
+  // A value too long for a regex to see whole matches a rule that restricts and never one
+  // that allows: padding must not carry a call past an anchored allow.
+  const restricts = !ALLOWING.has(rule.decision);
   const args = Object.entries(m.args ?? {}).map(([p, want]) => ({
     path: p.split('.'),
-    test: valueTest(want),
+    test: valueTest(want, restricts),
   }));
   return {
     rule,
@@ -55,12 +59,16 @@ function globRegex(glob: string): RegExp {
 /** How much of a value a rule's regex sees: the model chooses the value. */
 const REGEX_INPUT_CHARS = 10_000;
 
-/** `/…/flags` is a regular expression; anything else an exact string. */
-function valueTest(want: string): (value: string) => boolean {
+/**
+ * `/…/flags` is a regular expression; anything else an exact string. A value longer than
+ * the regex may see is `tooLong` (true for a restricting rule, false for an allowing one).
+ * `g` and `y` are dropped: they would make one regex's answers depend on the one before.
+ */
+function valueTest(want: string, tooLong: boolean): (value: string) => boolean {
   const re = /^\/(.*)\/([a-z]*)$/s.exec(want);
   if (re === null) return (v) => v === want;
-  const regex = new RegExp(re[1] ?? '', re[2]);
-  return (v) => regex.test(v.slice(0, REGEX_INPUT_CHARS));
+  const regex = new RegExp(re[1] ?? '', (re[2] ?? '').replace(/[gy]/g, ''));
+  return (v) => (v.length > REGEX_INPUT_CHARS ? tooLong : regex.test(v));
 }
 
 /** The value at a dotted path, as a string when it is a string, number or boolean. */

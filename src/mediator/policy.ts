@@ -3,18 +3,23 @@
 // match within each class; the first tier with a match decides:
 //
 //   0  cfh's own: a call off the surface or with invalid arguments (deny), planning mode
-//      (planning_mode: deny every mutation), a run from a plan (from_plan: risky calls ask)
+//      (planning_mode: deny every mutation)
 //   1  the profile's `policy:` rules, in order
 //   2  the tool's own contract (`permission_policy`)
 //   3  the built-in defaults, one per risk class (`default:<risk_class>`, defaults.ts)
 //
-// Nothing matched is denied (`default:deny`). Pure: facts in, a decision and its trace out.
+// Nothing matched is denied (`default:deny`). Then what the verdict means for this tool in
+// this run, which only ever tightens it: a decision that cannot hold here is a denial; an
+// allowing one asks when the run executes a plan (from_plan) or the call is a high-risk
+// commit. A denial or a question stays what it is: no step turns `deny` or
+// `require_stronger_auth` into something weaker. Pure: facts in, a decision and its trace out.
 import type { RiskClass, SideEffectClass } from '../config/vocabulary.js';
 import type { ToolDefinition } from '../tools/contract.js';
 import type { CheckedCall, RunFacts } from './facts.js';
-import { classOf, type DecisionClass, type DecisionValue } from './decision.js';
+import { ALLOWING, classOf, type DecisionClass, type DecisionValue } from './decision.js';
 import { builtinDefaults } from './defaults.js';
 import type { CompiledRule, MatchFacts } from './policy-rule.js';
+import { isHighRisk } from './risk.js';
 
 export type { CheckedCall, RunFacts } from './facts.js';
 
@@ -68,15 +73,48 @@ export class Policy {
       for (const v of tier) matched.push({ ...v, class: classOf(v.decision) });
       verdict ??= firstByClass(tier);
     }
-    return {
-      verdict: verdict ?? {
-        decision: 'deny',
-        rule: 'default:deny',
-        reason: 'no rule allows this call',
-        tier: 3,
-      },
-      matched,
+    const base = verdict ?? {
+      decision: 'deny',
+      rule: 'default:deny',
+      reason: 'no rule allows this call',
+      tier: 3,
     };
+    return { verdict: this.#effective(base, call), matched };
+  }
+
+  /** What a verdict means for this tool in this run; only ever stricter (see the header). */
+  #effective(verdict: Verdict, call: CheckedCall): Verdict {
+    if (call.kind !== 'valid') return verdict;
+    const { tool } = call;
+    if (verdict.decision === 'run_as_draft_only' && this.#facts.workspaceMode !== 'draft')
+      return {
+        ...verdict,
+        decision: 'deny',
+        reason: `${verdict.reason}; the workspace is not a draft`,
+      };
+    if (verdict.decision === 'run_in_sandbox' && tool.executor !== 'sandbox')
+      return {
+        ...verdict,
+        decision: 'deny',
+        reason: `${verdict.reason}; it does not run in the sandbox`,
+      };
+    if (!ALLOWING.has(verdict.decision)) return verdict;
+    // The plan is context, never authority: what it leads to asks, unless it cannot change anything.
+    if (this.#facts.fromPlan && !RISKLESS.has(tool.riskClass))
+      return {
+        decision: 'approval_required',
+        rule: 'from_plan',
+        reason: `executing an approved plan: ${tool.name} (${tool.riskClass}) needs approval`,
+        tier: 0,
+      };
+    // High-risk commitments need a human authority: it asks, under the rule that allowed it.
+    if (isHighRisk(tool))
+      return {
+        ...verdict,
+        decision: 'approval_required',
+        reason: `${verdict.reason}; a high-risk commit needs a person's approval`,
+      };
+    return verdict;
   }
 
   #own(call: CheckedCall): Verdict[] {
@@ -88,16 +126,6 @@ export class Policy {
     const f = this.#facts;
     if (f.mode === 'plan' && mutates(tool, f))
       return [deny('planning_mode', `planning mode blocks ${tool.name}: it can change things`)];
-    if (f.fromPlan && !RISKLESS.has(tool.riskClass)) {
-      return [
-        {
-          decision: 'approval_required',
-          rule: 'from_plan',
-          reason: `executing an approved plan: ${tool.name} (${tool.riskClass}) needs approval`,
-          tier: 0,
-        },
-      ];
-    }
     return [];
   }
 

@@ -113,6 +113,28 @@ function harness(
 const signal = new AbortController().signal;
 
 describe('agent loop', () => {
+  it('counts tool names the model chose like any other, prototype names included', async () => {
+    const h = harness({
+      model: 'm',
+      turns: [
+        {
+          tool_calls: [
+            { name: 'constructor', input: {} },
+            { name: '__proto__', input: {} },
+            { name: 'toString', input: {} },
+          ],
+        },
+        { text: 'done', tool_calls: [] },
+      ],
+    });
+    const r = await runAgentLoop({ prompt: 'x' }, h.deps, signal);
+    expect(JSON.parse(JSON.stringify(r.toolCalls))).toEqual({
+      total: 3,
+      byStatus: { error: 3 },
+      byTool: JSON.parse('{"constructor":1,"__proto__":1,"toString":1}'),
+    });
+  });
+
   it('keeps prompt roles apart in the first message', () => {
     const m = firstUserMessage({
       prompt: 'fix the test',

@@ -233,6 +233,13 @@ describe('writeJsonAtomic', () => {
 });
 
 describe('canonicalJson', () => {
+  it('hashes a key spelled __proto__ as data: a line that adds one hashes differently', () => {
+    const plain = JSON.parse('{"type":"x","data":{}}') as unknown;
+    const added = JSON.parse('{"type":"x","data":{},"__proto__":{"forged":true}}') as unknown;
+    expect(canonicalJson(added)).toBe('{"__proto__":{"forged":true},"data":{},"type":"x"}');
+    expect(canonicalJson(added)).not.toBe(canonicalJson(plain));
+  });
+
   it('sorts keys at every depth, including inside arrays, without whitespace', () => {
     expect(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } })).toBe(
       '{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}',

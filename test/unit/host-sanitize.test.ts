@@ -3,9 +3,14 @@
 // concealed as opaque references that resolve only for the authority that issued them.
 import { describe, expect, it } from 'vitest';
 import { Scrubber, spellingsOf } from '../../src/tools/host/scrub.js';
+import { Sanitizer } from '../../src/tools/host/host-results.js';
 import { OpaqueReferences, concealPattern } from '../../src/tools/host/opaque-refs.js';
 
 const SECRET = 'tok_Q7v/+z9Kp2mW!x';
+
+function wrap(text: string, columns: number, eol: string): string {
+  return (text.match(new RegExp(`.{1,${columns}}`, 'g')) ?? []).join(eol);
+}
 
 /** Every way the tests encode a credential, each at several positions in a longer text. */
 function encodings(secret: string): Record<string, string> {
@@ -24,11 +29,42 @@ function encodings(secret: string): Record<string, string> {
     base64at2: Buffer.concat([Buffer.from('ab'), bytes, Buffer.from('tail')]).toString('base64'),
     base64at3: Buffer.concat([Buffer.from('abc'), bytes, Buffer.from('t')]).toString('base64'),
     authHeader: `Authorization: Basic ${Buffer.from(`user:${secret}`).toString('base64')}`,
+    // Wrapped as the base64 tool (76 columns), PEM (64) and MIME (76, CRLF) wrap it, in a
+    // blob long enough to wrap inside the credential.
+    base64wrapped76: wrap(Buffer.concat([Buffer.alloc(70, 1), bytes]).toString('base64'), 76, '\n'),
+    base64wrapped64: wrap(Buffer.concat([Buffer.alloc(40, 2), bytes]).toString('base64'), 64, '\n'),
+    base64mime: wrap(Buffer.concat([Buffer.alloc(50, 3), bytes]).toString('base64'), 76, '\r\n'),
+    goJson: JSON.stringify(secret).slice(1, -1).replace(/\//g, '\\/'),
+    everyUnit: Array.from(secret)
+      .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .join(''),
+    EVERYUNIT: Array.from(secret)
+      .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`)
+      .join(''),
+    percentMixed: [...bytes]
+      .map((b) => `%${b.toString(16).padStart(2, '0')}`)
+      .map((x, i) => (i % 2 === 0 ? x.toUpperCase() : x))
+      .join(''),
+    pythonQuote: encodeURIComponent(secret).replace(/%2F/g, '/'),
+    hexMixed: Array.from(bytes.toString('hex'))
+      .map((c, i) => (i % 3 === 0 ? c.toUpperCase() : c))
+      .join(''),
   };
 }
 
-/** Whether any recognisable spelling of the secret survived in `text`. */
+/**
+ * Whether any recognisable spelling of the secret survived in `text`, also once line breaks
+ * are taken out (wrapped encodings) and JSON escapes decoded (`\\uXXXX`, `\\/`).
+ */
 function leaks(text: string, secret: string): string[] {
+  const unwrapped = text.replace(/\r?\n/g, '');
+  const unescaped = unwrapped
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)))
+    .replace(/\\\//g, '/');
+  return [...new Set([text, unwrapped, unescaped].flatMap((t) => leaksAsIs(t, secret)))];
+}
+
+function leaksAsIs(text: string, secret: string): string[] {
   const bytes = Buffer.from(secret);
   const found: string[] = [];
   if (text.includes(secret)) found.push('raw');
@@ -65,6 +101,24 @@ describe('credential scrubbing', () => {
     });
   }
 
+  it('a cut never leaves part of a credential: scrubbed whole before the cap cuts it', () => {
+    const s = new Sanitizer(scrubber, new OpaqueReferences(), 'gh', []);
+    const cap = 100;
+    // Whatever the padding before it (the model can choose it), the credential is never
+    // cut before it is scrubbed: read as exec-channel reads, up to cap + margin bytes.
+    for (let pad = cap - SECRET.length - 2; pad <= cap + 2; pad += 1) {
+      const produced = Buffer.from(`${'x'.repeat(pad)}${SECRET}\n${'y'.repeat(500)}`);
+      const read = produced.subarray(0, cap + s.margin);
+      const { bytes, cut } = s.scrubThenCut(read, cap, read.length < produced.length);
+      expect(cut).toBe(true);
+      expect(bytes.length).toBeLessThanOrEqual(cap);
+      const text = bytes.toString('latin1');
+      // No 8-character piece of the credential survives at the end.
+      for (let i = 0; i + 8 <= SECRET.length; i += 1)
+        expect(text.includes(SECRET.slice(i, i + 8)), `pad ${pad}`).toBe(false);
+    }
+  });
+
   it('scrubs every string of a JSON value, keys included', () => {
     const value = { [SECRET]: [SECRET, { deep: `x${Buffer.from(SECRET).toString('hex')}` }], n: 1 };
     expect(JSON.stringify(scrubber.value(value))).not.toContain(SECRET);
@@ -97,6 +151,14 @@ describe('opaque references', () => {
     const refs = new OpaqueReferences();
     expect(refs.conceal('memory', [quoted], '{"name": "alice", "x": 1}')).toBe(
       '{"name": "cfh-ref:memory:1", "x": 1}',
+    );
+  });
+
+  it('replaces the group where it matched, not an equal text earlier in the match', () => {
+    const refs = new OpaqueReferences();
+    const user = concealPattern('user', 'accounts/\\d+/users/(\\d+)');
+    expect(refs.conceal('crm', [user], 'see accounts/4512/users/45 now')).toBe(
+      'see accounts/4512/users/cfh-ref:crm:1 now',
     );
   });
 

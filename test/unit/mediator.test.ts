@@ -166,6 +166,86 @@ describe('policy: tiers and evaluation order', () => {
     const read = tool({ riskClass: 'read_only', sideEffectClass: 'none' });
     expect(p.decide(valid(read))).toMatchObject({ decision: 'allow' });
   });
+
+  it('a run from a plan only tightens: denials, stronger authentication and what cannot hold stand', async () => {
+    const noRm = {
+      id: 'no-rm',
+      match: { args: { 'command.0': 'rm' } },
+      decision: 'deny',
+      reason: 'never',
+    };
+    const cases: [string, ToolDefinition, unknown, { decision: string; rule: string }][] = [
+      [
+        'profile deny',
+        tool(),
+        { command: ['rm', '-rf', '/'] },
+        { decision: 'deny', rule: 'no-rm' },
+      ],
+      [
+        'contract deny',
+        tool({
+          name: 'host__pay',
+          executor: 'host',
+          permissionPolicy: 'deny',
+          riskClass: 'write_external',
+          sideEffectClass: 'external_commitment',
+        }),
+        { command: ['x'] },
+        { decision: 'deny', rule: 'contract:host__pay' },
+      ],
+      [
+        'stronger authentication',
+        tool({
+          name: 'host__wire',
+          executor: 'host',
+          riskClass: 'financial',
+          sideEffectClass: 'financial_transfer',
+        }),
+        { command: ['x'] },
+        { decision: 'require_stronger_auth', rule: 'default:financial' },
+      ],
+      [
+        'sandbox-only on the host',
+        tool({ name: 'host__s', executor: 'host', permissionPolicy: 'sandbox' }),
+        { command: ['x'] },
+        { decision: 'deny', rule: 'contract:host__s' },
+      ],
+      [
+        'sandbox-only on the host, high-risk',
+        tool({
+          name: 'host__d',
+          executor: 'host',
+          permissionPolicy: 'sandbox',
+          riskClass: 'destructive',
+        }),
+        { command: ['x'] },
+        { decision: 'deny', rule: 'contract:host__d' },
+      ],
+      [
+        'open world with the network disabled',
+        tool({ name: 'fetch', riskClass: 'network_open_world' }),
+        { command: ['x'] },
+        { decision: 'deny', rule: 'default:network_open_world' },
+      ],
+    ];
+    for (const [label, t, args, want] of cases) {
+      for (const fromPlan of [false, true]) {
+        const p = policy([noRm], { fromPlan });
+        expect(p.decide(valid(t, args)), `${label}, fromPlan ${fromPlan}`).toMatchObject(want);
+        // Even with `--approve from_plan`, none of them is authorized.
+        const m = new Mediator({
+          policy: p,
+          approvals: new Approvals([new RuleApprovals(['from_plan'], 'op')]),
+          recorder: { event: () => Promise.resolve() },
+        });
+        const ruling = await m.decide(
+          { callId: 'c1', toolUseId: 'u1', checked: valid(t, args) },
+          new AbortController().signal,
+        );
+        expect(ruling.kind, `${label}, fromPlan ${fromPlan}`).toBe('refused');
+      }
+    }
+  });
 });
 
 describe('policy: the built-in defaults, every risk class', () => {
@@ -246,6 +326,37 @@ describe('policy: matching on arguments', () => {
     expect(on({ args: { options: '/.*/' } })(valid(t, nested)).rule).not.toBe('r');
     // Prototype names are not paths into the input.
     expect(on({ args: { 'constructor.name': 'Object' } })(valid(t, {})).rule).not.toBe('r');
+  });
+
+  it('a value padded past what a regex sees never passes an allow, and still meets a deny', () => {
+    const t = tool({ input: z.strictObject({ sql: z.string() }) });
+    const allowSelect = policy([
+      {
+        id: 'select',
+        match: { args: { sql: '/^SELECT [a-z_, ]+ FROM [a-z_]+$/' } },
+        decision: 'allow',
+        reason: 'x',
+      },
+    ]);
+    const padded = `SELECT ${'a'.repeat(9986)} FROM t; DROP TABLE users`;
+    expect(allowSelect.decide(valid(t, { sql: 'SELECT a FROM t' })).rule).toBe('select');
+    expect(
+      allowSelect.decide(valid(t, { sql: 'SELECT a FROM t; DROP TABLE users' })).rule,
+    ).not.toBe('select');
+    expect(allowSelect.decide(valid(t, { sql: padded })).rule).not.toBe('select');
+    const denyDrop = policy([
+      { id: 'no-drop', match: { args: { sql: '/DROP/' } }, decision: 'deny', reason: 'x' },
+    ]);
+    expect(denyDrop.decide(valid(t, { sql: `${'a'.repeat(20_000)} DROP` })).rule).toBe('no-drop');
+  });
+
+  it('a regex with g or y answers the same every time (no state between calls)', () => {
+    const t = tool();
+    const p = policy([
+      { id: 'rm', match: { args: { 'command.0': '/rm/g' } }, decision: 'deny', reason: 'x' },
+    ]);
+    const rules = [0, 1, 2].map(() => p.decide(valid(t, { command: ['rm'] })).rule);
+    expect(rules).toEqual(['rm', 'rm', 'rm']);
   });
 
   it('every given field must hold: tool glob, classes, mode', () => {
@@ -360,6 +471,29 @@ describe('mediator: each decision value, recorded before anything runs', () => {
     ]);
     expect(events[2]?.data).toMatchObject({ outcome: 'granted', approver: { surface: 'file' } });
     expect(events[5]?.data).toMatchObject({ outcome: 'unavailable', approver: null });
+  });
+
+  it('a file entry approves one call once: a repeat is asked again, two entries approve two', async () => {
+    const t = tool();
+    const entry = {
+      rule: 'the-rule',
+      tool: 'exec',
+      argsDigest: argsDigest('exec', { command: ['ls'] }),
+    };
+    for (const [entries, expected] of [
+      [[entry], ['authorized', 'refused', 'refused']],
+      [
+        [entry, entry],
+        ['authorized', 'authorized', 'refused'],
+      ],
+    ] as const) {
+      const sources = new Approvals([new FileApprovals(entries, 'alice')]);
+      const { m } = mediator('approval_required', {}, sources);
+      const kinds: string[] = [];
+      for (let i = 0; i < 3; i += 1)
+        kinds.push((await m.decide(proposal(valid(t, { command: ['ls'] })), signal)).kind);
+      expect(kinds).toEqual(expected);
+    }
   });
 
   it('a rule approved for the run covers its calls, but never stronger authentication', async () => {

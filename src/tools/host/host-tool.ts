@@ -106,8 +106,12 @@ function bounds(
 
 function execField(name: string, f: ExecField): z.ZodType {
   if (f.type === 'integer') {
-    let n = z.number().int();
-    if (f.minimum !== undefined) n = n.min(f.minimum);
+    // A negative number is an argument starting with '-' (an option, as for strings): the
+    // minimum is 0 unless the operator declares a lower one.
+    let n = z
+      .number()
+      .int()
+      .min(f.minimum ?? 0, `${name} must be at least ${String(f.minimum ?? 0)}`);
     if (f.maximum !== undefined) n = n.max(f.maximum);
     return f.description === undefined ? n : n.describe(f.description);
   }

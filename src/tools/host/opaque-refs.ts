@@ -53,11 +53,15 @@ export class OpaqueReferences {
     for (const p of patterns) {
       // Never inside a reference already issued: a pattern for digits must not rewrite one.
       out = outsideReferences(out, (segment) =>
-        segment.replace(p.regex, (match: string, ...groups: unknown[]) => {
-          const captured = p.group && typeof groups[0] === 'string' ? groups[0] : undefined;
-          if (captured === undefined || captured === '')
+        replaceMatches(segment, p.regex, (m) => {
+          const match = m[0];
+          const span = p.group ? m.indices?.[1] : undefined;
+          const captured = m[1];
+          if (span === undefined || captured === undefined || captured === '')
             return match === '' ? match : this.referenceFor(authority, p.kind, match);
-          return match.replace(captured, this.referenceFor(authority, p.kind, captured));
+          // The group where it matched, not the first equal text in the match.
+          const [from, to] = [span[0] - m.index, span[1] - m.index];
+          return `${match.slice(0, from)}${this.referenceFor(authority, p.kind, captured)}${match.slice(to)}`;
         }),
       );
     }
@@ -124,8 +128,24 @@ export interface ConcealPattern {
  * A profile pattern as a global regex; `group` when it has a capture group. Throws (a
  * configuration error at planning) for a pattern that does not compile or matches nothing.
  */
+/** `text` with each match of a global regex replaced; the match carries its group indices. */
+function replaceMatches(
+  text: string,
+  regex: RegExp,
+  replace: (m: RegExpExecArray) => string,
+): string {
+  let out = '';
+  let last = 0;
+  for (const m of text.matchAll(regex)) {
+    out += text.slice(last, m.index) + replace(m);
+    last = m.index + m[0].length;
+  }
+  return out + text.slice(last);
+}
+
 export function concealPattern(kind: string, pattern: string): ConcealPattern {
-  const regex = new RegExp(pattern, 'gu');
+  // `d`: group indices, so a captured identifier is replaced where it was captured.
+  const regex = new RegExp(pattern, 'gud');
   if (regex.test('')) throw new Error(`pattern /${pattern}/ matches the empty string`);
   regex.lastIndex = 0;
   const groups = new RegExp(`${pattern}|`, 'u').exec('')?.length ?? 1;
