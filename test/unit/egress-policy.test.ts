@@ -51,7 +51,7 @@ function policy(
   mode: EgressMode,
   allow: string[],
   deny: string[] = [],
-  hostAddresses: string[] = ['172.17.0.1'],
+  hostAddresses: string[] = ['172.30.0.1'],
 ) {
   return new EgressPolicy({
     mode,
@@ -171,7 +171,7 @@ describe('EgressPolicy.decideConnection', () => {
       ['169.254.169.254', 'metadata-address'],
       ['169.254.1.1', 'link-local-address'],
       ['fe80::1', 'link-local-address'],
-      ['172.17.0.1', 'host-address'],
+      ['172.30.0.1', 'host-address'],
       ['::ffff:127.0.0.1', 'loopback-address'],
       ['0.0.0.0', 'unspecified-address'],
       ['224.0.0.1', 'multicast-address'],
@@ -309,7 +309,7 @@ describe('EgressPolicy.decideConnection', () => {
       allowed: false,
       reason: 'metadata-address',
     });
-    expect(p.decideConnection({ address: '172.17.0.1', port: 80 })).toEqual({
+    expect(p.decideConnection({ address: '172.30.0.1', port: 80 })).toEqual({
       allowed: false,
       reason: 'host-address',
     });
@@ -317,12 +317,12 @@ describe('EgressPolicy.decideConnection', () => {
       allowed: false,
       reason: 'private-address',
     });
-    const listed = policy('open', ['172.17.0.1:8080']);
-    expect(listed.decideConnection({ address: '172.17.0.1', port: 8080 })).toMatchObject({
+    const listed = policy('open', ['172.30.0.1:8080']);
+    expect(listed.decideConnection({ address: '172.30.0.1', port: 8080 })).toMatchObject({
       allowed: true,
-      rule: '172.17.0.1:8080',
+      rule: '172.30.0.1:8080',
     });
-    expect(listed.decideConnection({ address: '172.17.0.1', port: 8081 })).toEqual({
+    expect(listed.decideConnection({ address: '172.30.0.1', port: 8081 })).toEqual({
       allowed: false,
       reason: 'host-address',
     });
@@ -336,12 +336,12 @@ describe('host addresses', () => {
     const trie = [
       'Local:',
       '  +-- 0.0.0.0/0 3 0 5',
-      '     |-- 172.17.0.1',
+      '     |-- 172.30.0.1',
       '        /32 host LOCAL',
       '     |-- 172.17.255.255',
       '        /32 link BROADCAST',
     ].join('\n');
-    expect(localIpv4FromFibTrie(trie)).toEqual(['172.17.0.1']);
+    expect(localIpv4FromFibTrie(trie)).toEqual(['172.30.0.1']);
     expect(ipv6FromIfInet6('00000000000000000000000000000001 01 80 10 80       lo\n')).toEqual([
       '0:0:0:0:0:0:0:1',
     ]);

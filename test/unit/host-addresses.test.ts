@@ -7,7 +7,7 @@ import { ipv4OfInterface, localIpv4FromFibTrie } from '../../src/network/host-ad
 const ROUTE = [
   'Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT',
   'eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0',
-  'docker0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0',
+  'docker0\t00001EAC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0',
   'eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0',
   'br-1\t000013AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0',
 ].join('\n');
@@ -17,12 +17,12 @@ const FIB_TRIE = `Main:
      +-- 127.0.0.0/8 2 0 2
            |-- 127.0.0.1
               /32 host LOCAL
-        +-- 172.17.0.0/31 1 0 0
-           |-- 172.17.0.0
+        +-- 172.30.0.0/31 1 0 0
+           |-- 172.30.0.0
               /16 link UNICAST
-           |-- 172.17.0.1
+           |-- 172.30.0.1
               /32 host LOCAL
-        |-- 172.17.255.255
+        |-- 172.30.255.255
            /32 link BROADCAST
            |-- 172.19.0.1
               /32 host LOCAL
@@ -34,14 +34,14 @@ describe('host addresses from the kernel', () => {
   it('lists the local addresses of the local table', () => {
     expect(localIpv4FromFibTrie(FIB_TRIE).sort()).toEqual([
       '127.0.0.1',
-      '172.17.0.1',
       '172.19.0.1',
+      '172.30.0.1',
       '192.0.2.2',
     ]);
   });
 
   it("finds an idle docker0's address through its route", () => {
-    expect(ipv4OfInterface('docker0', ROUTE, FIB_TRIE)).toEqual(['172.17.0.1']);
+    expect(ipv4OfInterface('docker0', ROUTE, FIB_TRIE)).toEqual(['172.30.0.1']);
     expect(ipv4OfInterface('eth0', ROUTE, FIB_TRIE)).toEqual(['192.0.2.2']);
     expect(ipv4OfInterface('br-1', ROUTE, FIB_TRIE)).toEqual(['172.19.0.1']);
   });
