@@ -56,6 +56,13 @@ afterAll(async () => {
   await far?.close();
 });
 
+/** Why a runtime's runs cannot be made here ('' when they can). */
+function whySkip(runtime: 'runc' | 'runsc'): string {
+  if (far === undefined) return farSkip;
+  if (runtime === 'runsc' && !runtimes.includes('runsc-host')) return RUNSC_HOST_MISSING;
+  return '';
+}
+
 describe.each(['runc', 'runsc'] as const)('a name entry under %s', (runtime) => {
   let run: NetRun;
   let skip = '';
@@ -65,14 +72,8 @@ describe.each(['runc', 'runsc'] as const)('a name entry under %s', (runtime) => 
   let farBefore = 0;
 
   beforeAll(async () => {
-    if (far === undefined) {
-      skip = farSkip;
-      return;
-    }
-    if (runtime === 'runsc' && !runtimes.includes('runsc-host')) {
-      skip = RUNSC_HOST_MISSING;
-      return;
-    }
+    skip = whySkip(runtime);
+    if (far === undefined || skip !== '') return;
     [resolved, unresolved] = far.addresses;
     port = far.port;
     farBefore = far.connections.length;
@@ -191,14 +192,8 @@ describe.each(['runc', 'runsc'] as const)('a name deny under open, %s', (runtime
   let farBefore = 0;
 
   beforeAll(async () => {
-    if (far === undefined) {
-      skip = farSkip;
-      return;
-    }
-    if (runtime === 'runsc' && !runtimes.includes('runsc-host')) {
-      skip = RUNSC_HOST_MISSING;
-      return;
-    }
+    skip = whySkip(runtime);
+    if (far === undefined || skip !== '') return;
     [blocked, elsewhere] = far.addresses;
     port = far.port;
     farBefore = far.connections.length;
