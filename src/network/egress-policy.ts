@@ -26,7 +26,9 @@ export type EgressReason =
   | 'no-destination'
   | 'address-not-resolved-for-name'
   | 'name-too-deep'
-  | 'name-too-long';
+  | 'name-too-long'
+  /** Not a host name: a byte outside letters, digits, `-` and `_`, or a bad label. */
+  | 'invalid-name';
 
 export interface EgressDecision {
   readonly allowed: boolean;
@@ -75,12 +77,20 @@ function family(address: string): 'ipv4' | 'ipv6' {
   return isIP(address) === 6 ? 'ipv6' : 'ipv4';
 }
 
-/** An IPv4-mapped IPv6 address is judged as the IPv4 address it carries. */
+/**
+ * One spelling per address, so set lookups and ranges agree: an IPv4-mapped IPv6 address in
+ * any of its spellings (`::ffff:198.51.100.7`, `::ffff:c633:6407`, `0:0:0:0:0:ffff:…`) is
+ * the IPv4 address it carries (a socket to it reaches that IPv4 address); any other IPv6
+ * address compressed and in lower case.
+ */
 export function canonicalAddress(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1] !== undefined) return mapped[1];
-  // One spelling per IPv6 address (compressed, lower case), so set lookups agree.
-  return isIP(address) === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
+  if (isIP(address) !== 6) return address;
+  const compressed = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed);
+  if (mapped?.[1] === undefined || mapped[2] === undefined) return compressed;
+  const hi = parseInt(mapped[1], 16);
+  const lo = parseInt(mapped[2], 16);
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
 }
 
 function cidrContains(entry: Extract<Destination, { kind: 'cidr' }>, address: string): boolean {
@@ -96,6 +106,19 @@ function portMatches(entry: Destination, port: number): boolean {
 
 function normalize(name: string): string {
   return name.toLowerCase().replace(/\.$/, '');
+}
+
+const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+/**
+ * Whether a (normalized) name is a host name: labels of letters, digits, `-` and `_`, at
+ * most 63 characters each and 253 in all. A name from a server name, a DNS question or a
+ * Host header is the sandbox's choice: one carrying a NUL, a space or any other byte is
+ * refused before any rule or resolver sees it (a resolver library may stop at a NUL and
+ * look up a different name than the one the policy judged).
+ */
+export function isHostName(name: string): boolean {
+  return name.length > 0 && name.length <= 253 && name.split('.').every((l) => LABEL.test(l));
 }
 
 export function nameMatches(entry: Destination, name: string): boolean {
@@ -122,6 +145,7 @@ export class EgressPolicy {
   /** May this name be resolved at all? (The filtering resolver's question.) */
   decideName(rawName: string, port?: number): EgressDecision {
     const name = normalize(rawName);
+    if (!isHostName(name)) return { allowed: false, reason: 'invalid-name' };
     const deny = this.config.deny.find(
       (d) => nameMatches(d, name) && (port === undefined || portMatches(d, port)),
     );
@@ -145,6 +169,7 @@ export class EgressPolicy {
     const address = canonicalAddress(request.address);
     const name = request.name === undefined ? undefined : normalize(request.name);
     const resolvedForName = request.name !== undefined && request.resolvedForName;
+    if (name !== undefined && !isHostName(name)) return { allowed: false, reason: 'invalid-name' };
     const deny = this.config.deny.find(
       (d) =>
         portMatches(d, request.port) &&

@@ -7,10 +7,12 @@
 // Strict on purpose: whatever two parsers could read differently is refused rather than
 // guessed (Content-Length with Transfer-Encoding, a coding other than plain `chunked`, two
 // Content-Lengths, obs-fold, a bare LF, a method not in upper case). A request carrying
-// Upgrade, or a CONNECT, may switch the connection to opaque bytes, only as the first
-// request and only once the upstream answers 101 (Upgrade) or 2xx (CONNECT): until then the
-// client's further bytes are held, and a refused switch resumes framing. An upgrade to h2c
-// is refused: HTTP/2 would carry requests naming any host, unframed.
+// Upgrade may switch the connection to opaque bytes, only as the first request and only once
+// the upstream answers 101: until then the client's further bytes are held, and a refused
+// switch resumes framing. An upgrade to h2c is refused: HTTP/2 would carry requests naming
+// any host, unframed. CONNECT is refused: cfh configures no proxy, so a CONNECT on a
+// transparent connection asks the upstream to be one, and an upstream that answers 2xx to
+// anything (a catch-all handler) would take the next requests unframed, naming any host.
 //
 // Untrusted input; pure (bytes in, bytes to forward and a verdict out).
 import { splitHostPort } from './client-hello.js';
@@ -48,11 +50,11 @@ type State =
   | { readonly kind: 'chunk-data'; left: number }
   | { readonly kind: 'chunk-end' }
   | { readonly kind: 'trailers'; bytes: number }
-  | { readonly kind: 'switching'; readonly accept: 'upgrade' | 'connect' }
+  | { readonly kind: 'switching'; readonly accept: 'upgrade' }
   | { readonly kind: 'opaque' }
   | { readonly kind: 'refused' };
 
-type Switch = 'upgrade' | 'connect' | undefined;
+type Switch = 'upgrade' | undefined;
 
 export class RequestFraming {
   #state: State = { kind: 'head' };
@@ -181,8 +183,8 @@ export class RequestFraming {
 
   /**
    * The upstream's bytes while a switch is pending (only its status line is read): 101 to
-   * an Upgrade, or 2xx to a CONNECT, makes the connection opaque and releases what was
-   * held; any other answer keeps it HTTP and frames the held bytes.
+   * the Upgrade makes the connection opaque and releases what was held; any other answer
+   * keeps it HTTP and frames the held bytes.
    */
   upstream(chunk: Buffer): Fed {
     const state = this.#state;
@@ -196,8 +198,7 @@ export class RequestFraming {
     this.#status = Buffer.alloc(0);
     const held = this.#pending;
     this.#pending = Buffer.alloc(0);
-    const accepted = state.accept === 'upgrade' ? code === 101 : code >= 200 && code < 300;
-    if (accepted) {
+    if (code === 101) {
       this.#state = { kind: 'opaque' };
       return { forward: held.length > 0 ? [held] : [] };
     }
@@ -233,10 +234,7 @@ export class RequestFraming {
     const [, method = '', target = '', minor] = request;
     let targetHost: string | undefined;
     if (method === 'CONNECT') {
-      const authority = splitHostPort(target);
-      targetHost = hostName(target);
-      if (targetHost === undefined || authority.port === undefined)
-        return bad('a CONNECT target that is not host:port');
+      return bad('CONNECT on a transparent connection (no proxy is configured)', hostName(target));
     } else if (!target.startsWith('/') && !(target === '*' && method === 'OPTIONS')) {
       const authority = ABSOLUTE.exec(target)?.[1];
       targetHost = authority === undefined ? undefined : hostName(authority);
@@ -286,7 +284,7 @@ export class RequestFraming {
     if (codings.length > 1 || (codings[0] !== undefined && codings[0].toLowerCase() !== 'chunked'))
       return bad('a transfer coding other than chunked');
     if (codings.length > 0 && minor === '0') return bad('Transfer-Encoding in HTTP/1.0');
-    const switchTo: Switch = method === 'CONNECT' ? 'connect' : upgrade ? 'upgrade' : undefined;
+    const switchTo: Switch = upgrade ? 'upgrade' : undefined;
     if (switchTo !== undefined && this.#requests > 0)
       return bad('a protocol switch after the first request', host);
     if (this.#requests === 0) this.#host = host;

@@ -1,7 +1,12 @@
 // Issue 3: the DEST grammar and the one egress decision every enforcement point asks.
 import { describe, expect, it } from 'vitest';
 import { parseDestination, parseDestinations } from '../../src/network/destination.js';
-import { EgressPolicy, type EgressMode } from '../../src/network/egress-policy.js';
+import {
+  EgressPolicy,
+  canonicalAddress,
+  isHostName,
+  type EgressMode,
+} from '../../src/network/egress-policy.js';
 import { ConfigError } from '../../src/errors.js';
 
 describe('parseDestination', () => {
@@ -326,6 +331,57 @@ describe('EgressPolicy.decideConnection', () => {
       allowed: false,
       reason: 'host-address',
     });
+  });
+});
+
+describe('names and addresses the sandbox spells (adversarial)', () => {
+  it('refuses a name that is not a host name before any rule sees it', () => {
+    const p = policy('allowlist', ['*.ok.test', 'good.test']);
+    for (const name of [
+      'evil.test\u0000.ok.test',
+      'evil.test\u0000',
+      'a b.ok.test',
+      'a\r\n.ok.test',
+      'é.ok.test',
+      '-a.ok.test',
+      '..ok.test',
+      `${'a'.repeat(64)}.ok.test`,
+      '',
+    ]) {
+      expect(p.decideName(name), JSON.stringify(name)).toEqual({
+        allowed: false,
+        reason: 'invalid-name',
+      });
+      expect(
+        p.decideConnection({ name, address: '198.51.100.7', port: 443, resolvedForName: true }),
+        JSON.stringify(name),
+      ).toEqual({ allowed: false, reason: 'invalid-name' });
+    }
+    // Under open too: no name of that shape is ever resolved.
+    expect(policy('open', []).decideName('evil.test\u0000.ok.test').reason).toBe('invalid-name');
+    expect(p.decideName('_srv.a.ok.test').allowed).toBe(true);
+    expect(isHostName('a-b.c_d.test')).toBe(true);
+  });
+
+  it('judges every spelling of an IPv4-mapped address as the IPv4 address', () => {
+    for (const spelling of [
+      '::ffff:198.51.100.50',
+      '::ffff:c633:6432',
+      '::FFFF:C633:6432',
+      '0:0:0:0:0:ffff:c633:6432',
+    ])
+      expect(canonicalAddress(spelling), spelling).toBe('198.51.100.50');
+    expect(canonicalAddress('2001:DB8:0::1')).toBe('2001:db8::1');
+    const p = policy('open', [], ['198.51.100.50'], ['172.30.0.1', '198.51.100.49']);
+    expect(p.decideConnection({ address: '::ffff:c633:6432', port: 80 })).toMatchObject({
+      allowed: false,
+      reason: 'denylisted',
+    });
+    expect(p.decideConnection({ address: '::ffff:c633:6431', port: 80 })).toMatchObject({
+      allowed: false,
+      reason: 'host-address',
+    });
+    expect(p.decideConnection({ address: '::ffff:ac1e:1', port: 80 }).allowed).toBe(false);
   });
 });
 

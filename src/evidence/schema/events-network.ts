@@ -21,6 +21,7 @@ export const EgressReason = z.enum([
   'address-not-resolved-for-name',
   'name-too-deep',
   'name-too-long',
+  'invalid-name',
   'resolve-failed',
   'connect-failed',
   'bad-request',
