@@ -12,6 +12,7 @@
 // 4. record: the caller's `record` (the `applied` event) runs while every undo is still
 //    possible; if any step or the record fails, every done step is undone, newest first.
 // Only then are the backups and the staging directory removed.
+import { constants as fsConstants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import { WorkspaceError, errorMessage } from '../errors.js';
@@ -160,6 +161,11 @@ async function stageFiles(
   const staged = new Map<string, string>();
   let n = 0;
   for (const c of changes) {
+    if (c.kind === 'mode' && c.after?.type === 'file') {
+      const copy = await stageModeCopy(staging, `mode-${(n += 1)}`, c, seen, input);
+      if (copy !== undefined) staged.set(c.path, copy);
+      continue;
+    }
     if ((c.kind !== 'added' && c.kind !== 'modified') || c.after?.type !== 'file') continue;
     input.signal.throwIfAborted();
     const want = c.after.sha256 ?? '';
@@ -176,6 +182,30 @@ async function stageFiles(
     staged.set(c.path, file);
   }
   return staged;
+}
+
+/**
+ * A mode change to a file with other hard links would change them all, files outside the
+ * workspace included (a package store's, say): such a file gets a copy with the new mode,
+ * renamed over it at commit as a modified file is, which leaves the other links as they
+ * were. Undefined for a file with one link (changed in place).
+ */
+async function stageModeCopy(
+  staging: string,
+  name: string,
+  c: PatchChange,
+  seen: ReadonlyMap<string, Seen>,
+  input: ApplyInput,
+): Promise<string | undefined> {
+  const target = path.join(input.root, c.path);
+  const st = await fsp.lstat(target);
+  if (!st.isFile() || st.nlink <= 1) return undefined;
+  const host = seen.get(c.path);
+  const file = path.join(staging, name);
+  await fsp.copyFile(target, file, fsConstants.COPYFILE_EXCL);
+  if (input.owner !== undefined && host !== undefined) await fsp.chown(file, host.uid, host.gid);
+  await fsp.chmod(file, appliedMode(host?.mode, isExecutable(c.after?.mode ?? 0)));
+  return file;
 }
 
 async function copyBlob(
@@ -247,6 +277,15 @@ async function commitSteps(
   for (const c of changes.filter((x) => x.kind === 'mode')) {
     const target = path.join(root, c.path);
     await still(c.path);
+    const copy = staged.get(c.path);
+    if (copy !== undefined) {
+      // Hard-linked: the copy with the new mode takes this name; the other links keep theirs.
+      const old = backup();
+      await fs.link(target, old);
+      await fs.rename(copy, target);
+      undo.push({ what: `restore ${c.path}`, run: () => fs.rename(old, target) });
+      continue;
+    }
     const was = seen.get(c.path)?.mode ?? 0o644;
     await fs.chmod(target, appliedMode(was, isExecutable(c.after?.mode ?? 0)));
     undo.push({ what: `mode of ${c.path}`, run: () => fs.chmod(target, was) });

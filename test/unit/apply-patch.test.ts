@@ -6,6 +6,7 @@ import { lstatSync } from 'node:fs';
 import {
   chmod,
   copyFile,
+  link,
   mkdir,
   mkdtemp,
   open,
@@ -122,6 +123,21 @@ describe('applyPatch', () => {
     expect(await readFile(path.join(host, 'blob.bin'))).toEqual(Buffer.from([0, 1, 2, 255]));
     // Nothing of the apply's own is left in the workspace.
     expect(Object.keys(treeState(host)).some((p) => p.startsWith('.cfh-apply'))).toBe(false);
+  });
+
+  it('a mode change to a hard-linked file never reaches its other links (outside the workspace)', async () => {
+    const outside = path.join(tmp, 'store', 'shared');
+    await mkdir(path.dirname(outside));
+    await writeFile(outside, 'echo shared\n', { mode: 0o644 });
+    await rm(path.join(host, 'script'));
+    await link(outside, path.join(host, 'script'));
+    const changes = await draftPatch(() => chmod(path.join(draft, 'script'), 0o755));
+    expect(changes.map((c) => [c.path, c.kind])).toEqual([['script', 'mode']]);
+    await apply(changes);
+    expect(lstatSync(outside).mode & 0o7777).toBe(0o644);
+    expect(lstatSync(outside).nlink).toBe(1);
+    expect(lstatSync(path.join(host, 'script')).mode & 0o7777).toBe(0o755);
+    expect(await readFile(path.join(host, 'script'), 'utf8')).toBe('echo shared\n');
   });
 
   it('refuses, changing nothing, when a file the patch touches changed on the host', async () => {
