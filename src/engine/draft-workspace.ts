@@ -4,7 +4,7 @@
 // through the run directory: the baseline (workspace-baseline.json), the patch
 // (patch/patch.json, patch/patch.diff) and the new contents it needs (patch/blobs/<sha256>).
 // The copy itself is discarded with the run, on every path.
-import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { CfhError, WorkspaceError, errorMessage } from '../errors.js';
@@ -24,7 +24,7 @@ import {
   type PatchDocument,
 } from '../workspace/patch.js';
 import { MAX_TEXT_BYTES, quote, renderPatch, type ContentReader } from '../workspace/patch-text.js';
-import { hashHandle, listTree, openSeenFile, visitTree } from '../workspace/walk.js';
+import { hashHandle, listTree, openSeenFile } from '../workspace/walk.js';
 import type { RunPlan } from './run-plan.js';
 import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
@@ -326,28 +326,50 @@ async function removeDraft(parent: string, as: Authority): Promise<void> {
 }
 
 /**
- * Removes a draft. What the sandbox wrote may include directories it made unwritable;
- * cfh owns them (or is root), so it gives itself access back first when a plain removal
- * fails.
+ * Removes a draft. What the sandbox wrote may include directories it made unwritable and
+ * directories nested past PATH_MAX (where no path-based call reaches, so a plain removal
+ * fails with ENAMETOOLONG and would leave the copy on the host's disk); when a plain
+ * removal fails, the tree is opened up first (below).
  */
 export async function removeTree(dir: string): Promise<void> {
   try {
     await rm(dir, { recursive: true, force: true });
     return;
   } catch {
-    // repaired below
+    // opened up below
   }
   const top = await lstat(dir).catch(() => undefined);
   if (top?.isDirectory() !== true) {
     await rm(dir, { force: true });
     return;
   }
-  await chmod(dir, (top.mode & 0o7777) | 0o700);
-  await visitTree(
-    dir,
-    { signal: new AbortController().signal, repairPermissions: true },
-    () => Promise.resolve(),
-    [],
-  );
+  await openUp(dir);
   await rm(dir, { recursive: true, force: true });
+}
+
+/** A path this long or shorter, plus one name, stays well under PATH_MAX (4096). */
+const SHALLOW_CHARS = 2048;
+
+/**
+ * Makes a tree removable by path: every directory given back to cfh (0700 added; cfh owns
+ * it or is root), and every directory deeper than SHALLOW_CHARS moved up to the top under a
+ * name of cfh's, so every path in the tree is short. Symbolic links are never followed.
+ */
+async function openUp(top: string): Promise<void> {
+  const pending = [top];
+  let moved = 0;
+  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+    const st = await lstat(dir);
+    await chmod(dir, (st.mode & 0o7777) | 0o700);
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      let child = path.join(dir, entry.name);
+      if (child.length > SHALLOW_CHARS) {
+        const flat = path.join(top, `.cfh-flat-${(moved += 1)}`);
+        await rename(child, flat);
+        child = flat;
+      }
+      pending.push(child);
+    }
+  }
 }

@@ -76,7 +76,11 @@ export const Report = z.strictObject({
   costEstimate: CostEstimate.optional(),
   /** Draft mode: the patch the run left, in the chain (`cfh runs diff`, `cfh runs apply`). */
   draft: z
-    .looseObject({ file: z.string(), diff: z.string(), sha256: Sha256Hex, blobs: Count })
+    .union([
+      z.looseObject({ file: z.string(), diff: z.string(), sha256: Sha256Hex, blobs: Count }),
+      // No patch: the work never started, or writing it failed (the error code says why).
+      z.strictObject({ patch: z.null(), error: z.string().optional() }),
+    ])
     .optional(),
   /** Host tools: the durable resources they created (AH-TOOL-9); open here. */
   hostTools: z.looseObject({ resources: z.array(z.unknown()) }).optional(),
