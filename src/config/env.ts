@@ -26,6 +26,8 @@ export interface CfhEnvironment {
   readonly model: string;
   /** Where draft copies of workspaces are made (CFH_DRAFT_ROOT, else the temp directory). */
   readonly draftRoot: string;
+  /** The most a draft copy may hold (CFH_DRAFT_MAX_BYTES, a size; parsed at planning). */
+  readonly draftMaxBytes: string | undefined;
   /** Where host-tool process records go, for `cfh reap` (CFH_STATE_DIR/host-processes). */
   readonly hostProcessDir: string;
   /**
@@ -48,6 +50,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
     model: nonEmpty(env.CFH_MODEL) ?? DEFAULT_MODEL,
     draftRoot: nonEmpty(env.CFH_DRAFT_ROOT) ?? nonEmpty(env.TMPDIR) ?? os.tmpdir(),
+    draftMaxBytes: nonEmpty(env.CFH_DRAFT_MAX_BYTES),
     hostProcessDir: path.join(
       nonEmpty(env.CFH_STATE_DIR) ?? path.join(stateHome, 'cfh'),
       'host-processes',

@@ -4,7 +4,17 @@
 // through the run directory: the baseline (workspace-baseline.json), the patch
 // (patch/patch.json, patch/patch.diff) and the new contents it needs (patch/blobs/<sha256>).
 // The copy itself is discarded with the run, on every path.
-import { chmod, chown, mkdir, mkdtemp, readFile, readdir, rename, rm } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  statfs,
+} from 'node:fs/promises';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { CfhError, WorkspaceError, errorMessage } from '../errors.js';
@@ -112,10 +122,12 @@ export class DraftWorkspace implements AsyncDisposable {
           `the workspace '${plan.workspace}' is no longer the directory cfh checked; refusing to copy it`,
         );
       }
+      const maxBytes = await copyBudget(draft.root, draft.maxBytes);
       const copy = await as.asWriter(() =>
         copyTree(plan.workspace, source, {
           signal,
           owner: draft.writer === undefined ? draft.owner : undefined,
+          maxBytes,
         }),
       );
       const baseline: BaselineDocument = {
@@ -345,6 +357,16 @@ export async function removeTree(dir: string): Promise<void> {
   }
   await openUp(dir);
   await rm(dir, { recursive: true, force: true });
+}
+
+/** Free space the draft root keeps whatever a copy needs: the host goes on working. */
+const DRAFT_RESERVE_BYTES = 1024 ** 3;
+
+/** The draft's bound: the configured one, within the draft root's free space less a reserve. */
+async function copyBudget(root: string, configured: number): Promise<number> {
+  const fsInfo = await statfs(root);
+  const free = fsInfo.bavail * fsInfo.bsize;
+  return Math.max(0, Math.min(configured, free - DRAFT_RESERVE_BYTES));
 }
 
 /** A path this long or shorter, plus one name, stays well under PATH_MAX (4096). */

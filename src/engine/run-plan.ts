@@ -153,7 +153,15 @@ export function planSandboxRun(
 
   const sandboxUser = resolveSandboxUser(profile.user, workspace, host);
   const draft = draftMode
-    ? planDraft(workspace, env.draftRoot, mounts, artifactRoot, sandboxUser, host)
+    ? planDraft(
+        workspace,
+        env.draftRoot,
+        mounts,
+        artifactRoot,
+        sandboxUser,
+        host,
+        env.draftMaxBytes,
+      )
     : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));
   const runId = newRunId();

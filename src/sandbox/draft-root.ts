@@ -7,6 +7,7 @@
 // must be able to give the copy to the sandbox user and take it back: as root it chowns
 // the copy, as anyone else the sandbox must run as cfh's own user.
 import { realpathSync, statSync } from 'node:fs';
+import { parseSize } from '../config/size.js';
 import { ConfigError } from '../errors.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { isWithin } from './mount-policy.js';
@@ -25,7 +26,15 @@ export interface DraftPlan {
    * could not read already. Undefined: cfh's own (a root-owned tree, or cfh not root).
    */
   readonly writer: { readonly uid: number; readonly gid: number } | undefined;
+  /**
+   * The most the copy may hold, in bytes: CFH_DRAFT_MAX_BYTES (default 8 GiB), and never
+   * more than the draft root's free space less a reserve (checked when the copy is made).
+   */
+  readonly maxBytes: number;
 }
+
+/** A draft copy's default bound: big for a repository, small for a disk. */
+export const DRAFT_MAX_BYTES = 8 * 1024 ** 3;
 
 export function planDraft(
   workspace: string,
@@ -34,7 +43,10 @@ export function planDraft(
   artifactRoot: string,
   user: SandboxUser,
   host: HostIdentity,
+  maxBytes?: string,
 ): DraftPlan {
+  const limit =
+    maxBytes === undefined ? DRAFT_MAX_BYTES : parseSize('CFH_DRAFT_MAX_BYTES', maxBytes);
   let root: string;
   try {
     root = realpathSync(draftRoot);
@@ -93,5 +105,5 @@ export function planDraft(
   // sandbox user could read (copy-tree.ts).
   const treeOwner = statSync(workspace).uid;
   const writer = host.uid === 0 && treeOwner !== 0 && uid !== 0 ? { uid, gid } : undefined;
-  return { root, owner: host.uid === 0 ? { uid, gid } : undefined, writer };
+  return { root, owner: host.uid === 0 ? { uid, gid } : undefined, writer, maxBytes: limit };
 }

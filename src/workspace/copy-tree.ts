@@ -19,6 +19,7 @@ import {
 } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import { WorkspaceError } from '../errors.js';
 import type { SkippedEntry, TreeEntry, TreeListing } from './tree.js';
 import { isCode, openSeenFile, readBuffer, readableBy, sortEntries, visitTree } from './walk.js';
 
@@ -29,6 +30,11 @@ export interface CopyOptions {
    * holds only what that owner could read on the host: nothing else is copied (`unreadable`).
    */
   readonly owner?: { readonly uid: number; readonly gid: number } | undefined;
+  /**
+   * How many bytes of file contents the copy may hold: past it the copy stops with
+   * `draft_too_large` (a workspace, or a sparse file in it, must not fill the host's disk).
+   */
+  readonly maxBytes?: number;
 }
 
 export interface CopyResult extends TreeListing {
@@ -70,14 +76,20 @@ export async function copyTree(
         entries.push({ path: rel, type: 'symlink', mode, target: link });
       } else {
         let copied: { sha256: string; size: number };
+        // Reserved before the copy (files are copied side by side), settled after it.
+        const size = Number(stats.size);
+        const max = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
+        if (bytes + size > max) throw tooLarge(rel, max);
+        bytes += size;
         try {
-          copied = await copyFile(abs, stats, target, options);
+          copied = await copyFile(abs, stats, target, options, max - bytes + size, rel);
         } catch (error) {
+          bytes -= size;
           if (!isCode(error, 'EACCES')) throw error;
           skipped.push({ path: rel, reason: 'unreadable' });
           return;
         }
-        bytes += copied.size;
+        bytes += copied.size - size;
         entries.push({ path: rel, type: 'file', mode, size: copied.size, sha256: copied.sha256 });
       }
     },
@@ -95,11 +107,21 @@ export async function copyTree(
   };
 }
 
+function tooLarge(rel: string, maxBytes: number): WorkspaceError {
+  return new WorkspaceError(
+    'draft_too_large',
+    `workspace mode draft: the copy would hold more than ${String(maxBytes)} bytes (at ${rel}); a sparse or huge file counts at its full size (CFH_DRAFT_MAX_BYTES, and the draft root's free space, bound it)`,
+    { path: rel, maxBytes },
+  );
+}
+
 async function copyFile(
   abs: string,
   stats: BigIntStats,
   target: string,
   options: CopyOptions,
+  left: number,
+  rel: string,
 ): Promise<{ sha256: string; size: number }> {
   const from = await openSeenFile(abs, stats);
   const hash = createHash('sha256');
@@ -120,6 +142,8 @@ async function copyFile(
         hash.update(chunk);
         await to.write(chunk, 0, bytesRead, size);
         size += bytesRead;
+        // A file that grows while it is copied counts as it grows.
+        if (size > left) throw tooLarge(rel, options.maxBytes ?? 0);
         if (bytesRead < buffer.length) break;
       }
       if (options.owner !== undefined) await to.chown(options.owner.uid, options.owner.gid);

@@ -32,6 +32,7 @@ function env(extra: Partial<CfhEnvironment> = {}): CfhEnvironment {
     dockerHost: undefined,
     logLevel: 'warn',
     egressResolver: undefined,
+    draftMaxBytes: undefined,
     anthropicApiKey: undefined,
     anthropicBaseUrl: undefined,
     model: 'm',

@@ -43,6 +43,7 @@ function env(artifactRoot = art): CfhEnvironment {
     dockerHost: undefined,
     logLevel: 'warn',
     egressResolver: undefined,
+    draftMaxBytes: undefined,
     anthropicApiKey: undefined,
     anthropicBaseUrl: undefined,
     model: 'm',
