@@ -5,7 +5,7 @@
 // not verify, and the second time; the copy is gone after every kind of ending.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, cp, mkdir, open, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashEvent } from '../../src/evidence/event-log.js';
@@ -357,6 +357,56 @@ describe('workspace mode draft (command runs)', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(existsSync(path.join(ws, 'huge.img'))).toBe(false);
     expect(await readFile(path.join(ws, 'small.txt'), 'utf8')).toBe('ok\n');
+  });
+
+  it('a workspace past the copy bound (a sparse host file) is refused with 125, nothing left', async () => {
+    const ws = await workspace();
+    const sparse = await open(path.join(ws, 'sparse.img'), 'w');
+    await sparse.truncate(64 * 1024 ** 3);
+    await sparse.close();
+    const root = scratch.path('art-bound');
+    const drafts = scratch.path('drafts-bound');
+    await mkdir(drafts, { mode: 0o700 });
+    const r = await cfh(
+      [
+        'sandbox',
+        'run',
+        '--workspace',
+        ws,
+        '--workspace-mode',
+        'draft',
+        '--artifact-root',
+        root,
+        '--',
+        'true',
+      ],
+      { env: { CFH_DRAFT_ROOT: drafts, CFH_DRAFT_MAX_BYTES: '64m' } },
+    );
+    expect(r.exitCode, r.stderr).toBe(125);
+    expect(r.stderr).toContain('draft_too_large');
+    expect(r.stderr).toContain('sparse.img');
+    expect(await readdir(drafts)).toEqual([]);
+  });
+
+  it('removes a copy the sandbox nested past PATH_MAX; the run fails with evidence the audit reads', async () => {
+    const ws = await workspace();
+    const root = scratch.path('art-deep');
+    const deep = [
+      'import os',
+      'for i in range(20):',
+      "    os.mkdir('d' * 250); os.chdir('d' * 250)",
+      "open('bottom', 'w').write('x')",
+    ].join('\n');
+    const { exitCode, dir } = await draftRun(ws, root, `python3 -c "${deep}"`);
+    expect(exitCode).toBe(1);
+    const snapshot = await readJson<any>(path.join(dir, 'snapshot.json'));
+    expect(existsSync(snapshot.workspace.draft.dir)).toBe(false);
+    const events = await readEvents(dir);
+    expect(events.map((e) => e.type)).toContain('draft_discarded');
+    const audit = await cfh(['audit', dir, '--json']);
+    const checks = (JSON.parse(audit.stdout) as { checks: { id: string; verdict: string }[] })
+      .checks;
+    expect(checks.find((c) => c.id === 'evidence.schema')?.verdict).not.toBe('fail');
   });
 
   it('discards the copy after SIGINT', async () => {
