@@ -161,7 +161,12 @@ async function main(): Promise<number> {
     };
     const toolSamples: number[] = [];
     {
-      await using executor = toolExecutor('per-run', runtime, plan.spec, events);
+      await using executor = toolExecutor(
+        'per-run',
+        runtime,
+        { workload: plan.spec, 'file-tool': plan.spec },
+        events,
+      );
       const runner = new SandboxToolRunner(BUILTIN_TOOLS, executor, 30_000);
       for (let i = 0; i <= toolCalls; i += 1) {
         const ruling = await mediator

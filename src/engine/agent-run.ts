@@ -22,7 +22,8 @@ import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
 import { toolContainerName } from '../tools/tool-container.js';
-import { toolExecutor } from '../tools/tool-executor.js';
+import { toolExecutor, type ToolSpecs } from '../tools/tool-executor.js';
+import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
 import { PLAN_FILE, planContext, type ApprovedPlan } from './from-plan.js';
 import { BudgetTracker } from './budgets.js';
@@ -84,6 +85,21 @@ export interface AgentOutcome {
   readonly artifactDir: string;
   readonly usage: AgentLoopResult['usage'];
   readonly toolCalls: AgentLoopResult['toolCalls'] | null;
+}
+
+/**
+ * The spec each kind of tool container derives from. In a draft run the file tools decide
+ * as draft-only writes (run_as_draft_only): their container keeps only the draft copy
+ * writable, every other mount read-only, so that decision is true whatever path the model
+ * names (`/data/x`, `../data/x`, a link). `exec` is decided as a process in the sandbox and
+ * keeps the run's mounts as they are.
+ */
+function toolSpecs(plan: RunPlan): ToolSpecs {
+  if (plan.workspaceMode !== 'draft') return { workload: plan.spec, 'file-tool': plan.spec };
+  const mounts = plan.spec.mounts.map((m) =>
+    m.target === WORKSPACE_TARGET ? m : { ...m, mode: 'ro' as const },
+  );
+  return { workload: plan.spec, 'file-tool': { ...plan.spec, mounts } };
 }
 
 function digest(text: string): string {
@@ -269,7 +285,7 @@ async function runAgent(
   // After the egress posture on the stack: tool containers are removed before it closes.
   // Disposal waits for starts and calls still in flight: nothing is left behind.
   const executor = session.stack.use(
-    toolExecutor(lifetime, deps.runtime, plan.spec, {
+    toolExecutor(lifetime, deps.runtime, toolSpecs(plan), {
       started: async (container) => {
         await dir.events.append('tool_container_started', { ...container }, true);
       },

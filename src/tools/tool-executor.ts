@@ -40,15 +40,22 @@ export interface ToolExecutor extends AsyncDisposable {
   run(argv: readonly string[], options: ToolRunOptions): Promise<ToolExecution>;
 }
 
+/**
+ * The run's spec each kind of tool container derives from (toolContainerSpec): the same for
+ * both, unless the run narrows the file tools' mounts (a draft run keeps only the draft
+ * copy writable for them, so a write decided as draft-only can land nowhere else).
+ */
+export type ToolSpecs = Readonly<Record<ToolContainerKind, ContainerSpec>>;
+
 export function toolExecutor(
   lifetime: ToolLifetime,
   runtime: ContainerRuntime,
-  spec: ContainerSpec,
+  specs: ToolSpecs,
   events: ToolContainerEvents,
 ): ToolExecutor {
   return lifetime === 'per-run'
-    ? new PerRunExecutor(runtime, spec, events)
-    : new PerCallExecutor(runtime, spec, events);
+    ? new PerRunExecutor(runtime, specs, events)
+    : new PerCallExecutor(runtime, specs, events);
 }
 
 function recordOf(container: ToolContainer, lifetime: ToolLifetime): ToolContainerRecord {
@@ -57,7 +64,7 @@ function recordOf(container: ToolContainer, lifetime: ToolLifetime): ToolContain
 
 async function startRecorded(
   runtime: ContainerRuntime,
-  spec: ContainerSpec,
+  specs: ToolSpecs,
   options: ToolRunOptions,
   lifetime: ToolLifetime,
   events: ToolContainerEvents,
@@ -65,7 +72,7 @@ async function startRecorded(
 ): Promise<ToolContainer> {
   const container = await ToolContainer.start(
     runtime,
-    spec,
+    specs[options.runsIn],
     options.runsIn,
     options.signal,
     suffix,
@@ -104,14 +111,14 @@ function closed(): HarnessInvariantError {
 class PerRunExecutor implements ToolExecutor {
   readonly lifetime = 'per-run' as const;
   readonly #runtime: ContainerRuntime;
-  readonly #spec: ContainerSpec;
+  readonly #specs: ToolSpecs;
   readonly #events: ToolContainerEvents;
   readonly #starting = new Map<ToolContainerKind, Promise<ToolContainer>>();
   #closed = false;
 
-  constructor(runtime: ContainerRuntime, spec: ContainerSpec, events: ToolContainerEvents) {
+  constructor(runtime: ContainerRuntime, specs: ToolSpecs, events: ToolContainerEvents) {
     this.#runtime = runtime;
-    this.#spec = spec;
+    this.#specs = specs;
     this.#events = events;
   }
 
@@ -119,7 +126,7 @@ class PerRunExecutor implements ToolExecutor {
     if (this.#closed) throw closed();
     let starting = this.#starting.get(options.runsIn);
     if (starting === undefined) {
-      starting = startRecorded(this.#runtime, this.#spec, options, this.lifetime, this.#events);
+      starting = startRecorded(this.#runtime, this.#specs, options, this.lifetime, this.#events);
       this.#starting.set(options.runsIn, starting);
     }
     const container = await starting;
@@ -141,15 +148,15 @@ class PerRunExecutor implements ToolExecutor {
 class PerCallExecutor implements ToolExecutor {
   readonly lifetime = 'per-call' as const;
   readonly #runtime: ContainerRuntime;
-  readonly #spec: ContainerSpec;
+  readonly #specs: ToolSpecs;
   readonly #events: ToolContainerEvents;
   readonly #inFlight = new Set<Promise<unknown>>();
   #calls = 0;
   #closed = false;
 
-  constructor(runtime: ContainerRuntime, spec: ContainerSpec, events: ToolContainerEvents) {
+  constructor(runtime: ContainerRuntime, specs: ToolSpecs, events: ToolContainerEvents) {
     this.#runtime = runtime;
-    this.#spec = spec;
+    this.#specs = specs;
     this.#events = events;
   }
 
@@ -170,7 +177,7 @@ class PerCallExecutor implements ToolExecutor {
   ): Promise<ToolExecution> {
     const container = await startRecorded(
       this.#runtime,
-      this.#spec,
+      this.#specs,
       options,
       this.lifetime,
       this.#events,

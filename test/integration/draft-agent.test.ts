@@ -3,7 +3,7 @@
 // the patch carries all three, and `cfh runs apply` commits them. The scripted gateway
 // stands in for the model; the tool containers are real.
 import { existsSync } from 'node:fs';
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { treeState } from '../fixtures/tree-state.js';
@@ -91,5 +91,45 @@ describe('agent run in workspace mode draft', () => {
     expect(await readFile(calc, 'utf8')).toContain('return a + b');
     expect(await readFile(path.join(repo, 'NOTES.md'), 'utf8')).toBe('fixed add\n');
     expect(await readFile(path.join(repo, 'result.txt'), 'utf8')).toMatch(/OK\n0\n$/);
+  });
+
+  it('a draft-only write lands only in the draft: another rw mount is read-only to the file tools', async () => {
+    const repo = await scratch.sampleRepo();
+    const data = scratch.path('host-data');
+    await mkdir(data, { mode: 0o777 });
+    await chmod(data, 0o777);
+    const script = await scratch.file(
+      'escape.yaml',
+      [
+        'model: scripted-test',
+        'turns:',
+        '  - tool_calls:',
+        '      - { name: write_file, input: { path: /data/pwned.txt, content: "x" } }',
+        '  - tool_calls:',
+        '      - { name: write_file, input: { path: ../data/pwned2.txt, content: "x" } }',
+        '  - tool_calls:',
+        '      - { name: write_file, input: { path: in-draft.txt, content: "ok" } }',
+        '  - text: done',
+      ].join('\n'),
+    );
+    const root = scratch.path('art-escape');
+    const r = await cfh(
+      agentRunArgs(
+        { workspace: repo, artifactRoot: root, script, prompt: 'write', profile: 'untrusted-repo' },
+        ['--workspace-mode', 'draft', '--mount', `${data}:/data:rw`],
+      ),
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(await readdir(data)).toEqual([]);
+    const dir = await onlyRunDir(root);
+    const events = await readEvents(dir);
+    expect(
+      events.filter((e) => e.type === 'permission_decision').map((e) => e.data.decision as string),
+    ).toEqual(['run_as_draft_only', 'run_as_draft_only', 'run_as_draft_only']);
+    expect(
+      events.filter((e) => e.type === 'tool_executed').map((e) => e.data.status as string),
+    ).toEqual(['error', 'error', 'success']);
+    const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
+    expect((patch.changes as { path: string }[]).map((c) => c.path)).toEqual(['in-draft.txt']);
   });
 });
