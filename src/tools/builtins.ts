@@ -69,23 +69,29 @@ try:
             data = f.read(req['limit'] + 1)
         out({'content': data[:req['limit']].decode('utf-8', 'replace'), 'truncated': len(data) > req['limit'], 'size': size})
     elif op == 'write':
-        with open(path, 'w') as f:
-            f.write(req['content'])
-        out({'bytes': len(req['content'].encode())})
+        # Encoded before the file is opened: content that cannot be written leaves it as it was.
+        data = req['content'].encode('utf-8')
+        with open(path, 'wb') as f:
+            f.write(data)
+        out({'bytes': len(data)})
     elif op == 'edit':
-        with open(path) as f:
-            text = f.read()
+        # Bytes in, bytes out: line endings (CRLF, a lone CR) stay exactly as they were.
+        with open(path, 'rb') as f:
+            text = f.read().decode('utf-8')
         n = text.count(req['old'])
         if n != 1:
             fail('match_count', 'old_string occurs %d times; it must occur exactly once' % n)
-        with open(path, 'w') as f:
-            f.write(text.replace(req['old'], req['new'], 1))
+        data = text.replace(req['old'], req['new'], 1).encode('utf-8')
+        with open(path, 'wb') as f:
+            f.write(data)
         out({'replaced': 1})
     elif op == 'list':
         names = sorted(os.listdir(path))
         out({'entries': [n + ('/' if os.path.isdir(os.path.join(path, n)) else '') for n in names]})
 except OSError as e:
     fail(errno.errorcode.get(e.errno, 'EIO'), e.strerror or str(e))
+except UnicodeError as e:
+    fail('not_utf8', 'the text is not valid UTF-8 (%s); nothing was written' % e.reason)
 `;
 
 // Every built-in acts on the workspace and the run's other mounts only (the kernel holds it
@@ -178,6 +184,27 @@ function grepAsGiven(given: string): {
     line: (l) => (l.startsWith(prefix) ? l.slice(prefix.length) : l),
     message: (m) => m.replaceAll(grepOperand(given), given),
   };
+}
+
+/** `grep -Z` output: each match is `FILE \0 LINE:TEXT \n`; FILE may hold anything but NUL. */
+export function grepMatches(out: string): { file: string; rest: string }[] {
+  const matches: { file: string; rest: string }[] = [];
+  let at = 0;
+  while (at < out.length) {
+    const nul = out.indexOf('\0', at);
+    if (nul < 0) break;
+    const eol = out.indexOf('\n', nul);
+    const end = eol < 0 ? out.length : eol;
+    matches.push({ file: out.slice(at, nul), rest: out.slice(nul + 1, end) });
+    at = end + 1;
+  }
+  return matches;
+}
+
+/** A file name as the observation shows it: JSON-quoted when it holds a control character. */
+function fileName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /[\u0000-\u001f\u007f]/.test(name) ? JSON.stringify(name) : name;
 }
 
 export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
@@ -294,7 +321,9 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     riskClass: 'search_only',
     sideEffectClass: 'none',
     command: (args) => ({
-      argv: [GREP_BINARY, '-rn', '-e', args.pattern, '--', grepOperand(args.path)],
+      // -Z: each file name ends with a NUL, which no name can hold, so a name with a line
+      // feed in it cannot pass for a match of another file.
+      argv: [GREP_BINARY, '-rnZ', '-e', args.pattern, '--', grepOperand(args.path)],
     }),
     observe: (result, args) => {
       if (result.timedOut) return errorObservation('timeout', 'the search ran out of time');
@@ -305,11 +334,9 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
           asGiven.message(result.stderr.toString('utf8').trim()) ||
             `grep failed (exit ${result.exitCode})`,
         );
-      const lines = result.stdout
-        .toString('utf8')
-        .split('\n')
-        .filter((l) => l !== '')
-        .map(asGiven.line);
+      const lines = grepMatches(result.stdout.toString('utf8')).map(
+        (m) => `${fileName(asGiven.line(m.file))}:${m.rest}`,
+      );
       return {
         status: 'success',
         summary: `${lines.length} matching line(s)`,
