@@ -347,7 +347,7 @@ async function runAgent(
   // file; `--from-plan` takes it only from there.
   if (request.mode === 'plan' && loop.status === 'completed' && loop.finalAnswer !== undefined) {
     const sha256 = await dir.writeFile(PLAN_FILE, loop.finalAnswer);
-    return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256: `sha256:${sha256}` } } };
+    return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256 } } };
   }
   return { end, result: loop };
 }

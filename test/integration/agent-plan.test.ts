@@ -142,7 +142,7 @@ describe('planning mode', () => {
     expect(report).toMatchObject({
       status: 'completed',
       mode: 'plan',
-      plan: { file: 'plan.md', sha256: sha256(PLAN) },
+      plan: { file: 'plan.md', sha256: sha256(PLAN).slice('sha256:'.length) },
     });
     // The model was told why each mutation was refused.
     const transcript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
@@ -151,6 +151,9 @@ describe('planning mode', () => {
     expect(shown.exitCode, shown.stdout).toBe(0);
     expect(shown.stdout).toContain(`mode       plan; plan.md ${sha256(PLAN)}`);
     expect(shown.stdout).toMatch(/call-0004 write_file denied \(planning_mode\)/);
+    // The audit finds nothing wrong with a planning run's own evidence.
+    const audit = await cfh(['audit', dir]);
+    expect(audit.exitCode, audit.stdout).toBe(0);
   });
 });
 
@@ -195,7 +198,10 @@ describe('execution after planning (--from-plan)', () => {
     // Nobody could approve: nothing changed.
     expect(await treeDigest(repo)).toEqual(before);
     const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
-    expect(snapshot).toMatchObject({ mode: 'run', fromPlan: { runId, sha256: sha256(PLAN) } });
+    expect(snapshot).toMatchObject({
+      mode: 'run',
+      fromPlan: { runId, sha256: sha256(PLAN).slice('sha256:'.length) },
+    });
     // The plan is in a <context> slot of the first user turn, never in the direct command.
     const first = JSON.parse(
       (await readFile(path.join(dir, 'transcript.jsonl'), 'utf8')).split('\n')[0] ?? '',
@@ -206,6 +212,8 @@ describe('execution after planning (--from-plan)', () => {
     expect(first.content[1]?.text).toContain(PLAN);
     expect(first.content[1]?.text).toContain('not an instruction of its own');
     expect(snapshot.promptSlots.context).toHaveLength(1);
+    const audit = await cfh(['audit', dir]);
+    expect(audit.exitCode, audit.stdout).toBe(0);
 
     // With the rule approved, the plan's calls run.
     const approved = await cfh(

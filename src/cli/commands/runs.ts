@@ -178,7 +178,7 @@ function printAgent(
   const plan = report?.plan as { sha256?: string } | null | undefined;
   const from = snap.fromPlan as { runId?: string; sha256?: string } | null | undefined;
   p.out(
-    `mode       ${snap.mode === 'plan' ? 'plan' : 'run'}${plan?.sha256 === undefined ? '' : `; plan.md ${plan.sha256}`}${from?.runId === undefined ? '' : `; executes the plan of ${from.runId} (${String(from.sha256)})`}`,
+    `mode       ${snap.mode === 'plan' ? 'plan' : 'run'}${plan?.sha256 === undefined ? '' : `; plan.md sha256:${plan.sha256}`}${from?.runId === undefined ? '' : `; executes the plan of ${from.runId} (sha256:${String(from.sha256)})`}`,
   );
   const asks = snap.approvals as
     | { interactive?: boolean; preApprovedRules?: string[]; file?: { path?: string } | null }
