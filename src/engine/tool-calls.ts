@@ -125,7 +125,12 @@ async function prepare(
     const limit = Math.min(tool.resultSizeLimitChars, deps.budgets.budgets.maxToolResultChars);
     return { use, callId, call: ruling.call, limit };
   }
-  const observation = await refusal(use, callId, checked, ruling, deps);
+  // Bounded like any observation: a refusal can echo what the model sent (an unknown key).
+  const limit = Math.min(
+    checked.kind === 'unknown' ? Number.MAX_SAFE_INTEGER : checked.tool.resultSizeLimitChars,
+    deps.budgets.budgets.maxToolResultChars,
+  );
+  const observation = boundObservation(await refusal(use, callId, checked, ruling, deps), limit);
   await deps.recorder.governance(governanceOf(callId, checked, ruling, observation, deps, false));
   return { use, observation };
 }

@@ -113,6 +113,21 @@ function harness(
 const signal = new AbortController().signal;
 
 describe('agent loop', () => {
+  it('bounds the observation of a refused call too (it may echo what the model sent)', async () => {
+    const h = harness({
+      model: 'm',
+      turns: [
+        { tool_calls: [{ name: 'read_file', input: { path: 'a', ['K'.repeat(5000)]: 1 } }] },
+        { text: 'done', tool_calls: [] },
+      ],
+    });
+    await runAgentLoop({ prompt: 'x' }, h.deps, signal);
+    const results = JSON.stringify(h.transcript[2]);
+    expect(results).toContain('invalid arguments');
+    // max_tool_result_chars is 200 here: the 5000-character key is not echoed whole.
+    expect(results).not.toContain('K'.repeat(300));
+  });
+
   it('counts tool names the model chose like any other, prototype names included', async () => {
     const h = harness({
       model: 'm',
