@@ -14,6 +14,7 @@ import {
   rename,
   rm,
   statfs,
+  writeFile,
 } from 'node:fs/promises';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
@@ -38,6 +39,7 @@ import { hashHandle, listTree, openSeenFile } from '../workspace/walk.js';
 import type { RunPlan } from './run-plan.js';
 import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
+import { DRAFT_OWNER_FILE } from './draft-owner.js';
 
 /** New contents larger than this (a file the sandbox grew or made) are never read. */
 export const MAX_READ_BYTES = 256 * 1024 * 1024;
@@ -105,6 +107,12 @@ export class DraftWorkspace implements AsyncDisposable {
     const parent = await mkdtemp(path.join(draft.root, `cfh-draft-${plan.runId}-`));
     const as = draft.writer === undefined ? OWN_AUTHORITY : authorityFor(draft.writer);
     try {
+      // Who made it, as the run's containers are labelled: `cfh reap` removes a copy whose
+      // cfh is gone (draft-reap.ts). Beside the copy, never in it: the sandbox cannot reach it.
+      await writeFile(path.join(parent, DRAFT_OWNER_FILE), JSON.stringify(plan.spec.labels), {
+        mode: 0o600,
+        flag: 'wx',
+      });
       const source = path.join(parent, 'workspace');
       await mkdir(source, { mode: 0o700 });
       if (draft.writer !== undefined) {

@@ -8,14 +8,16 @@ import { errorMessage } from '../errors.js';
 import { LABEL_RUN_ID, ownerStatus, type OwnerStatus } from '../sandbox/owner.js';
 import type { ContainerRuntime, LabelledObject } from '../substrate/runtime.js';
 import { reapHostProcesses } from '../tools/host/host-reap.js';
+import { reapDrafts } from './draft-reap.js';
 
 export interface ReapEntry {
-  /** An engine object, or a host-tool process tree (src/tools/host/host-process.ts). */
-  readonly kind: LabelledObject['kind'] | 'host-process';
+  /** An engine object, a host-tool process tree (src/tools/host/host-process.ts), or a
+   * draft copy's directory (draft-reap.ts). */
+  readonly kind: LabelledObject['kind'] | 'host-process' | 'draft';
   readonly id: string;
   readonly name: string;
   readonly runId: string;
-  readonly owner: OwnerStatus;
+  readonly owner: OwnerStatus | 'unknown';
   readonly action: 'removed' | 'would-remove' | 'kept' | 'failed';
   readonly error?: string;
 }
@@ -33,6 +35,8 @@ export async function reapOrphans(
     runIds?: readonly string[] | undefined;
     /** The host-process ledger; absent: host-tool processes are not looked at. */
     hostProcessDir?: string | undefined;
+    /** Where draft copies are made; absent: drafts are not looked at. */
+    draftRoot?: string | undefined;
   },
 ): Promise<ReapEntry[]> {
   const only = options.runIds === undefined ? undefined : new Set(options.runIds);
@@ -53,7 +57,20 @@ export async function reapOrphans(
   const objects = (await runtime.listLabelled(LABEL_RUN_ID, options.signal))
     .filter((o) => only === undefined || only.has(o.labels[LABEL_RUN_ID] ?? ''))
     .sort((a, b) => ORDER[a.kind] - ORDER[b.kind]);
-  const entries: ReapEntry[] = [...hostEntries];
+  const drafts =
+    options.draftRoot === undefined
+      ? []
+      : await reapDrafts(options.draftRoot, { dryRun: options.dryRun, runIds: only });
+  const draftEntries: ReapEntry[] = drafts.map((d) => ({
+    kind: 'draft',
+    id: d.dir,
+    name: d.dir,
+    runId: d.runId,
+    owner: d.owner,
+    action: d.action,
+    ...(d.error === undefined ? {} : { error: d.error }),
+  }));
+  const entries: ReapEntry[] = [...hostEntries, ...draftEntries];
   for (const object of objects) {
     const owner = ownerStatus(object.labels);
     const base = {

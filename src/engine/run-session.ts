@@ -29,6 +29,8 @@ export interface RunDeps {
   readonly signer?: TerminalSigner | undefined;
   /** The host-process ledger, swept for orphans with the engine objects (`cfh reap`). */
   readonly hostProcessDir?: string | undefined;
+  /** Where draft copies are made, swept for copies of dead runs (`cfh reap`). */
+  readonly draftRoot?: string | undefined;
 }
 
 /** What a kind of run supplies: its snapshot fields, its work, its report fields. */
@@ -100,6 +102,7 @@ export class RunSession {
       dryRun: false,
       logger: this.log,
       hostProcessDir: this.deps.hostProcessDir,
+      draftRoot: this.deps.draftRoot,
     }).then(
       () => undefined,
       (e: unknown) => {

@@ -409,6 +409,62 @@ describe('workspace mode draft (command runs)', () => {
     expect(checks.find((c) => c.id === 'evidence.schema')?.verdict).not.toBe('fail');
   });
 
+  it('after SIGKILL of cfh, `cfh reap` removes the copy with the container; a live copy is kept', async () => {
+    const ws = await workspace();
+    // The default draft root (the temp directory, shared): `--run` keeps reap to these runs.
+    const start = (r: string) =>
+      startCfh([
+        'sandbox',
+        'run',
+        '--workspace',
+        ws,
+        '--workspace-mode',
+        'draft',
+        '--artifact-root',
+        r,
+        '--',
+        'sleep',
+        '60',
+      ]);
+    const root = scratch.path('art-sigkill');
+    const child = start(root);
+    const dir = await waitForEvent(root, 'container_started');
+    const runId = runIdOf(dir);
+    child.kill('SIGKILL');
+    await child.catch(() => undefined);
+    const draftDir = (await readJson<any>(path.join(dir, 'snapshot.json'))).workspace.draft
+      .dir as string;
+    expect(existsSync(draftDir)).toBe(true);
+    const dry = await cfh(['reap', '--dry-run', '--json', '--run', runId]);
+    expect(JSON.parse(dry.stdout)).toContainEqual(
+      expect.objectContaining({ runId, kind: 'draft', owner: 'gone', action: 'would-remove' }),
+    );
+    expect(existsSync(draftDir)).toBe(true);
+    const reaped = await cfh(['reap', '--json', '--run', runId]);
+    expect(reaped.exitCode, reaped.stderr).toBe(0);
+    expect(JSON.parse(reaped.stdout)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ runId, kind: 'draft', action: 'removed' }),
+        expect.objectContaining({ runId, kind: 'container', action: 'removed' }),
+      ]),
+    );
+    expect(existsSync(draftDir)).toBe(false);
+    // A live run's copy is kept.
+    const liveRoot = scratch.path('art-sigkill-live');
+    const live = start(liveRoot);
+    const liveDir = await waitForEvent(liveRoot, 'container_started');
+    const liveDraft = (await readJson<any>(path.join(liveDir, 'snapshot.json'))).workspace.draft
+      .dir as string;
+    const kept = await cfh(['reap', '--json', '--run', runIdOf(liveDir)]);
+    expect(JSON.parse(kept.stdout)).toContainEqual(
+      expect.objectContaining({ kind: 'draft', owner: 'alive', action: 'kept' }),
+    );
+    expect(existsSync(liveDraft)).toBe(true);
+    live.kill('SIGINT');
+    await live.catch(() => undefined);
+    expect(existsSync(liveDraft)).toBe(false);
+  });
+
   it('discards the copy after SIGINT', async () => {
     const ws = await workspace();
     const root = scratch.path('art-sigint');

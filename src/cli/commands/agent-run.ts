@@ -170,6 +170,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         retryHook,
         approvals,
         hostProcessDir: deps.env.hostProcessDir,
+        draftRoot: deps.env.draftRoot,
         hostTools: hostToolDeps(deps.env, gateway),
       },
       deps.signal,

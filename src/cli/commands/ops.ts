@@ -72,6 +72,7 @@ export async function reapCommand(
       signal: deps.signal,
       runIds: args.run.length === 0 ? undefined : args.run,
       hostProcessDir: deps.env.hostProcessDir,
+      draftRoot: deps.env.draftRoot,
     });
     if (args.json) deps.printer.json(entries);
     else {

@@ -54,6 +54,7 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
         owner,
         egressResolver: deps.env.egressResolver,
         signer: await loadOperatorSigner(deps.env.keyDir),
+        draftRoot: deps.env.draftRoot,
       },
       live === undefined ? {} : { stdout: live.stdout, stderr: live.stderr },
       deps.signal,
