@@ -23,8 +23,13 @@ export type Destination =
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
+/** One spelling per name: lower case, without the root's trailing dot. */
+export function foldName(name: string): string {
+  return name.toLowerCase().replace(/\.$/, '');
+}
+
 export function normalizeName(name: string): string | undefined {
-  const n = name.toLowerCase().replace(/\.$/, '');
+  const n = foldName(name);
   if (n.length === 0 || n.length > 253) return undefined;
   return n.split('.').every((l) => LABEL.test(l)) ? n : undefined;
 }

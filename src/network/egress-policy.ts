@@ -6,7 +6,7 @@
 // address only as one resolved for it; a `*.domain` entry allows names of bounded shape
 // below the domain (what an unbounded one would forward upstream is a channel out).
 import { BlockList, isIP } from 'node:net';
-import type { Destination } from './destination.js';
+import { foldName, type Destination } from './destination.js';
 
 export type EgressMode = 'allowlist' | 'open';
 
@@ -104,10 +104,6 @@ function portMatches(entry: Destination, port: number): boolean {
   return entry.port === undefined || entry.port === port;
 }
 
-function normalize(name: string): string {
-  return name.toLowerCase().replace(/\.$/, '');
-}
-
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 
 /**
@@ -144,7 +140,7 @@ export class EgressPolicy {
 
   /** May this name be resolved at all? (The filtering resolver's question.) */
   decideName(rawName: string, port?: number): EgressDecision {
-    const name = normalize(rawName);
+    const name = foldName(rawName);
     if (!isHostName(name)) return { allowed: false, reason: 'invalid-name' };
     const deny = this.config.deny.find(
       (d) => nameMatches(d, name) && (port === undefined || portMatches(d, port)),
@@ -167,7 +163,7 @@ export class EgressPolicy {
       | { name: string; address: string; port: number; resolvedForName: boolean },
   ): EgressDecision {
     const address = canonicalAddress(request.address);
-    const name = request.name === undefined ? undefined : normalize(request.name);
+    const name = request.name === undefined ? undefined : foldName(request.name);
     const resolvedForName = request.name !== undefined && request.resolvedForName;
     if (name !== undefined && !isHostName(name)) return { allowed: false, reason: 'invalid-name' };
     const deny = this.config.deny.find(

@@ -3,6 +3,7 @@
 // reaches the upstream resolver, for the sandbox's queries and the gateway's own needs
 // alike, so the name budget and the record of answers cannot be bypassed by either path.
 import type { EgressEvent, GatewayReason } from './egress-event.js';
+import { foldName } from './destination.js';
 import { isHostName, type EgressDecision, type EgressPolicy } from './egress-policy.js';
 import type { DeniedNameAddresses } from './denied-addresses.js';
 import type { RunResolutions } from './run-resolutions.js';
@@ -29,7 +30,7 @@ export async function lookUp(
 > {
   // Only a host name reaches the resolver, whatever decided before (defence in depth: a
   // resolver library may read a name with a NUL in it as a shorter one).
-  if (!isHostName(name.toLowerCase().replace(/\.$/, ''))) return { refusal: 'resolve-failed' };
+  if (!isHostName(foldName(name))) return { refusal: 'resolve-failed' };
   if (decision.bySuffix === true && !ctx.resolutions.admit(name))
     return { refusal: 'name-rate-exceeded' };
   let addresses: string[];

@@ -16,6 +16,7 @@
 //
 // Untrusted input; pure (bytes in, bytes to forward and a verdict out).
 import { splitHostPort } from './client-hello.js';
+import { foldName } from './destination.js';
 
 export interface FramingRefusal {
   readonly reason: 'bad-request' | 'conflicting-host';
@@ -304,7 +305,7 @@ export function hostName(authority: string): string | undefined {
   const { name } = splitHostPort(authority);
   if (authority.startsWith('['))
     return /^[0-9a-f:.]+$/i.test(name) ? name.toLowerCase() : undefined;
-  const lower = name.toLowerCase().replace(/\.$/, '');
+  const lower = foldName(name);
   return HOST_NAME.test(lower) ? lower : undefined;
 }
 

@@ -7,6 +7,7 @@
 //   each distinct name carries data to the domain's authoritative server. A token bucket
 //   bounds how many new names per run (a burst, then a slow refill); names seen before cost
 //   nothing. Both maps grow only by admitted names, so the budget bounds them too.
+import { foldName } from './destination.js';
 import { canonicalAddress } from './egress-policy.js';
 
 /** New names under `*.domain` entries: this many at once, then one per interval. */
@@ -32,7 +33,7 @@ export class RunResolutions {
 
   /** May `name` be forwarded upstream now? Seen before: yes; new: if the budget allows. */
   admit(name: string): boolean {
-    const key = normalize(name);
+    const key = foldName(name);
     if (this.#admitted.has(key)) return true;
     const now = this.#now();
     this.#tokens = Math.min(this.#burst, this.#tokens + (now - this.#refilledAt) / this.#refillMs);
@@ -45,7 +46,7 @@ export class RunResolutions {
 
   /** The gateway resolved `name` to `addresses` (for the sandbox or for itself). */
   record(name: string, addresses: readonly string[]): void {
-    const key = normalize(name);
+    const key = foldName(name);
     let known = this.#addresses.get(key);
     if (known === undefined) {
       known = new Set();
@@ -56,10 +57,6 @@ export class RunResolutions {
 
   /** Did the gateway resolve `name` to `address` during this run? */
   resolvedFor(name: string, address: string): boolean {
-    return this.#addresses.get(normalize(name))?.has(canonicalAddress(address)) ?? false;
+    return this.#addresses.get(foldName(name))?.has(canonicalAddress(address)) ?? false;
   }
-}
-
-function normalize(name: string): string {
-  return name.toLowerCase().replace(/\.$/, '');
 }

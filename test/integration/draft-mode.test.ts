@@ -68,13 +68,9 @@ async function expectedEndState(ws: string, script: string): Promise<Record<stri
   return patchableState(treeState(copy));
 }
 
-async function draftRun(
-  ws: string,
-  root: string,
-  script: string,
-  extra: string[] = [],
-): Promise<{ exitCode: number; stderr: string; dir: string }> {
-  const r = await cfh([
+/** `cfh sandbox run` of `command` on a draft of `ws`, evidence under `root`. */
+function draftArgs(ws: string, root: string, command: readonly string[], extra: string[] = []) {
+  return [
     'sandbox',
     'run',
     '--workspace',
@@ -85,10 +81,17 @@ async function draftRun(
     root,
     ...extra,
     '--',
-    'sh',
-    '-c',
-    script,
-  ]);
+    ...command,
+  ];
+}
+
+async function draftRun(
+  ws: string,
+  root: string,
+  script: string,
+  extra: string[] = [],
+): Promise<{ exitCode: number; stderr: string; dir: string }> {
+  const r = await cfh(draftArgs(ws, root, ['sh', '-c', script], extra));
   return { exitCode: r.exitCode, stderr: r.stderr, dir: await onlyRunDir(root) };
 }
 
@@ -367,21 +370,9 @@ describe('workspace mode draft (command runs)', () => {
     const root = scratch.path('art-bound');
     const drafts = scratch.path('drafts-bound');
     await mkdir(drafts, { mode: 0o700 });
-    const r = await cfh(
-      [
-        'sandbox',
-        'run',
-        '--workspace',
-        ws,
-        '--workspace-mode',
-        'draft',
-        '--artifact-root',
-        root,
-        '--',
-        'true',
-      ],
-      { env: { CFH_DRAFT_ROOT: drafts, CFH_DRAFT_MAX_BYTES: '64m' } },
-    );
+    const r = await cfh(draftArgs(ws, root, ['true']), {
+      env: { CFH_DRAFT_ROOT: drafts, CFH_DRAFT_MAX_BYTES: '64m' },
+    });
     expect(r.exitCode, r.stderr).toBe(125);
     expect(r.stderr).toContain('draft_too_large');
     expect(r.stderr).toContain('sparse.img');
@@ -412,20 +403,7 @@ describe('workspace mode draft (command runs)', () => {
   it('after SIGKILL of cfh, `cfh reap` removes the copy with the container; a live copy is kept', async () => {
     const ws = await workspace();
     // The default draft root (the temp directory, shared): `--run` keeps reap to these runs.
-    const start = (r: string) =>
-      startCfh([
-        'sandbox',
-        'run',
-        '--workspace',
-        ws,
-        '--workspace-mode',
-        'draft',
-        '--artifact-root',
-        r,
-        '--',
-        'sleep',
-        '60',
-      ]);
+    const start = (r: string) => startCfh(draftArgs(ws, r, ['sleep', '60']));
     const root = scratch.path('art-sigkill');
     const child = start(root);
     const dir = await waitForEvent(root, 'container_started');
@@ -469,20 +447,7 @@ describe('workspace mode draft (command runs)', () => {
     const ws = await workspace();
     const root = scratch.path('art-sigint');
     const before = treeState(ws, { owners: true });
-    const child = startCfh([
-      'sandbox',
-      'run',
-      '--workspace',
-      ws,
-      '--workspace-mode',
-      'draft',
-      '--artifact-root',
-      root,
-      '--',
-      'sh',
-      '-c',
-      'echo x > during.txt; sleep 60',
-    ]);
+    const child = startCfh(draftArgs(ws, root, ['sh', '-c', 'echo x > during.txt; sleep 60']));
     const dir = await waitForEvent(root, 'container_started');
     const snapshot = await readJson<any>(path.join(dir, 'snapshot.json'));
     expect(existsSync(snapshot.workspace.draft.source)).toBe(true);

@@ -340,6 +340,20 @@ export async function engineRuntimes(): Promise<string[]> {
 export const RUNSC_HOST_MISSING =
   'the engine has no runsc-host runtime (runsc with --network=host)';
 
+/**
+ * Why a runtime's runs against a far namespace cannot be made here ('' when they can):
+ * `farSkip` is why the namespace could not be made ('' when it was).
+ */
+export function farRunSkip(
+  runtime: 'runc' | 'runsc',
+  farSkip: string,
+  runtimes: readonly string[],
+): string {
+  if (farSkip !== '') return farSkip;
+  if (runtime === 'runsc' && !runtimes.includes('runsc-host')) return RUNSC_HOST_MISSING;
+  return '';
+}
+
 export interface NetHarness {
   readonly workspace: () => string;
   /** Writes `body` into the workspace (readable by the sandbox) and returns its path there. */

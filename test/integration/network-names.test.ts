@@ -19,7 +19,7 @@ import {
   engineRuntimes,
   failed,
   marker,
-  RUNSC_HOST_MISSING,
+  farRunSkip,
   useNetHarness,
   type NetRun,
 } from './network-harness.js';
@@ -56,13 +56,6 @@ afterAll(async () => {
   await far?.close();
 });
 
-/** Why a runtime's runs cannot be made here ('' when they can). */
-function whySkip(runtime: 'runc' | 'runsc'): string {
-  if (far === undefined) return farSkip;
-  if (runtime === 'runsc' && !runtimes.includes('runsc-host')) return RUNSC_HOST_MISSING;
-  return '';
-}
-
 describe.each(['runc', 'runsc'] as const)('a name entry under %s', (runtime) => {
   let run: NetRun;
   let skip = '';
@@ -72,7 +65,7 @@ describe.each(['runc', 'runsc'] as const)('a name entry under %s', (runtime) => 
   let farBefore = 0;
 
   beforeAll(async () => {
-    skip = whySkip(runtime);
+    skip = farRunSkip(runtime, farSkip, runtimes);
     if (far === undefined || skip !== '') return;
     [resolved, unresolved] = far.addresses;
     port = far.port;
@@ -192,7 +185,7 @@ describe.each(['runc', 'runsc'] as const)('a name deny under open, %s', (runtime
   let farBefore = 0;
 
   beforeAll(async () => {
-    skip = whySkip(runtime);
+    skip = farRunSkip(runtime, farSkip, runtimes);
     if (far === undefined || skip !== '') return;
     [blocked, elsewhere] = far.addresses;
     port = far.port;

@@ -24,7 +24,7 @@ import {
   engineRuntimes,
   failed,
   marker,
-  RUNSC_HOST_MISSING,
+  farRunSkip,
   useNetHarness,
   type NetRun,
 } from './network-harness.js';
@@ -106,12 +106,6 @@ afterAll(async () => {
   await far?.close();
 });
 
-function whySkip(runtime: 'runc' | 'runsc'): string {
-  if (far === undefined) return farSkip;
-  if (runtime === 'runsc' && !runtimes.includes('runsc-host')) return RUNSC_HOST_MISSING;
-  return '';
-}
-
 describe.each(['runc', 'runsc'] as const)('spelled to slip past, under %s', (runtime) => {
   let names: NetRun;
   let addresses: NetRun;
@@ -125,7 +119,7 @@ describe.each(['runc', 'runsc'] as const)('spelled to slip past, under %s', (run
   let rawBefore = '';
 
   beforeAll(async () => {
-    skip = whySkip(runtime);
+    skip = farRunSkip(runtime, farSkip, runtimes);
     if (far === undefined || skip !== '') return;
     [near = '', other = ''] = far.addresses;
     port = far.port;
