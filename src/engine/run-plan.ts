@@ -28,6 +28,11 @@ import {
 } from '../sandbox/mount-policy.js';
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
 import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
+import {
+  ResolutionError,
+  resolveObject,
+  type ResolvedObject,
+} from '../sandbox/source-resolution.js';
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
@@ -127,11 +132,11 @@ export function planSandboxRun(
   // Validate every size now, not when the spec is derived.
   const outputBytes = parseSize('limits.outputBytes', profile.limits.outputBytes);
 
-  const workspace = resolveWorkspace(options.workspace ?? process.cwd());
+  const workspaceName = checkWorkspace(options.workspace ?? process.cwd());
   const draftMode = profile.workspace.mode === 'draft';
   const requests: MountRequest[] = [
     {
-      source: workspace,
+      source: workspaceName,
       target: WORKSPACE_TARGET,
       // Draft: a placeholder the session replaces with the copy (see RunPlan.workspaceMode).
       mode: profile.workspace.mode === 'draft' ? 'ro' : profile.workspace.mode,
@@ -140,7 +145,11 @@ export function planSandboxRun(
     ...profile.mounts.map((m, i) => ({ ...m, origin: `profile mounts[${i}]` })),
     ...(options.mounts ?? []).map((m, i) => parseMountFlag(m, i)),
   ];
-  const mounts = resolveMounts(requests);
+  const mounts = resolveMounts(requests, host.uid);
+  // The workspace is the object its mount resolved to: one resolution, one answer.
+  const workspaceMount = mounts.find((m) => m.target === WORKSPACE_TARGET);
+  if (workspaceMount === undefined) throw new Error('the workspace mount was not resolved');
+  const workspace = workspaceMount.source;
   // Mount exactly what was checked, in every container of the run (AH-CONT-1).
   checkNotInsideWritableMount(mounts);
   // Draft: the host workspace is never mounted; the session checks the copy it mounts.
@@ -151,10 +160,10 @@ export function planSandboxRun(
   checkArtifactRoot(artifactRoot, mounts);
   checkSigningKey(env.keyDir, artifactRoot, mounts);
 
-  const sandboxUser = resolveSandboxUser(profile.user, workspace, host);
+  const sandboxUser = resolveSandboxUser(profile.user, workspaceMount, host);
   const draft = draftMode
     ? planDraft(
-        workspace,
+        workspaceMount,
         env.draftRoot,
         mounts,
         artifactRoot,
@@ -327,23 +336,30 @@ function flagNames(message: string): string {
   );
 }
 
-function resolveWorkspace(dir: string): string {
-  let real: string;
+/**
+ * The workspace names an existing directory; it is resolved, once, with the other mount
+ * sources (mount-policy.ts), so the name is kept as given (made absolute).
+ */
+function checkWorkspace(dir: string): string {
+  let object: ResolvedObject | undefined;
   try {
-    real = realpathSync(dir);
-  } catch {
-    throw new ConfigError('workspace_missing', `--workspace: '${dir}' does not exist`, {
-      field: 'workspace',
-      value: dir,
-    });
+    object = resolveObject(dir);
+  } catch (error) {
+    // A path that moved under cfh is refused by the mount's own resolution, with its reason.
+    if (!(error instanceof ResolutionError && error.reason === 'changed')) {
+      throw new ConfigError('workspace_missing', `--workspace: '${dir}' does not exist`, {
+        field: 'workspace',
+        value: dir,
+      });
+    }
   }
-  if (!statSync(real).isDirectory()) {
+  if (object !== undefined && object.kind !== 'directory') {
     throw new ConfigError('workspace_not_directory', `--workspace: '${dir}' is not a directory`, {
       field: 'workspace',
       value: dir,
     });
   }
-  return real;
+  return path.resolve(dir);
 }
 
 /**

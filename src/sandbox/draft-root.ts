@@ -10,8 +10,8 @@ import { realpathSync, statSync } from 'node:fs';
 import { parseSize } from '../config/size.js';
 import { ConfigError } from '../errors.js';
 import type { SpecMount } from '../substrate/container-spec.js';
-import { isWithin } from './mount-policy.js';
-import { swapperOf } from './mount-trust.js';
+import { isWithin, ownerOf } from './mount-policy.js';
+import { swapperOf } from './swapper.js';
 import type { HostIdentity, SandboxUser } from './sandbox-user.js';
 
 export interface DraftPlan {
@@ -37,7 +37,7 @@ export interface DraftPlan {
 export const DRAFT_MAX_BYTES = 8 * 1024 ** 3;
 
 export function planDraft(
-  workspace: string,
+  workspace: SpecMount,
   draftRoot: string,
   mounts: readonly SpecMount[],
   artifactRoot: string,
@@ -103,7 +103,7 @@ export function planDraft(
   // A tree another user owns (who could swap its paths while root copies it) is copied
   // with the sandbox user's authority; a root-owned one by root, taking only what the
   // sandbox user could read (copy-tree.ts).
-  const treeOwner = statSync(workspace).uid;
+  const treeOwner = ownerOf(workspace).uid;
   const writer = host.uid === 0 && treeOwner !== 0 && uid !== 0 ? { uid, gid } : undefined;
   return { root, owner: host.uid === 0 ? { uid, gid } : undefined, writer, maxBytes: limit };
 }

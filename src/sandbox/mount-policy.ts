@@ -1,11 +1,17 @@
-// Which host paths may enter a sandbox, and where. Every source is resolved with realpath
-// first, so a symlink cannot smuggle in a forbidden location (AH-CONT-1, AH-CONT-2).
-import { existsSync, realpathSync, statSync } from 'node:fs';
+// Which host paths may enter a sandbox, and where. Every source is resolved once, to the
+// object the kernel opens (source-resolution.ts), before any check, so a symlink cannot
+// smuggle in a forbidden location and the identity every later container is held to is
+// that of the object checked (AH-CONT-1, AH-CONT-2). A source named through a symlink
+// another host user could replace is refused: that user, not the operator, would choose
+// what is mounted.
+import { existsSync, lstatSync, realpathSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError, ContainmentError } from '../errors.js';
 import { keyPaths } from '../evidence/signing.js';
 import type { MountMode } from '../config/profile-schema.js';
 import type { MountIdentity, SpecMount } from '../substrate/container-spec.js';
+import { ResolutionError, resolveObject, type ResolvedObject } from './source-resolution.js';
+import { swapperOf } from './swapper.js';
 
 /** Host trees that never enter a sandbox, directly or through a symlink. */
 export const FORBIDDEN_HOST_TREES: readonly string[] = [
@@ -62,11 +68,18 @@ export function isWithin(child: string, parent: string): boolean {
   return rel === '' || (rel !== '..' && !rel.startsWith('../') && !path.isAbsolute(rel));
 }
 
-function resolveSource(request: MountRequest): string {
-  let real: string;
+function resolveSource(request: MountRequest, trustedUid: number): ResolvedObject {
+  let object: ResolvedObject;
   try {
-    real = realpathSync(request.source);
-  } catch {
+    object = resolveObject(request.source);
+  } catch (error) {
+    if (error instanceof ResolutionError && error.reason === 'changed') {
+      throw new ContainmentError(
+        'mount_source_changed',
+        `${request.origin}: source ${error.message}; refusing to mount it`,
+        { source: request.source },
+      );
+    }
     throw new ConfigError(
       'mount_source_missing',
       `${request.origin}: source '${request.source}' does not exist`,
@@ -75,6 +88,17 @@ function resolveSource(request: MountRequest): string {
         value: request.source,
       },
     );
+  }
+  const real = object.real;
+  for (const link of object.links) {
+    const swapper = swapperOf(link, trustedUid);
+    if (swapper !== undefined) {
+      throw new ConfigError(
+        'mount_source_swappable',
+        `${request.origin}: source '${request.source}' is named through the symlink '${link}', which ${swapper.who} could replace (through ${swapper.directory}) to choose what is mounted; name the directory it points to ('${real}') instead`,
+        { field: request.origin, value: request.source },
+      );
+    }
   }
   for (const forbidden of FORBIDDEN_HOST_TREES) {
     // Compare against the realpath of the tree too: /var/run is a symlink to /run here.
@@ -88,7 +112,7 @@ function resolveSource(request: MountRequest): string {
     }
   }
   const sockets = ENGINE_SOCKETS.map((s) => safeRealpath(s) ?? s);
-  if (sockets.includes(real) || isSocket(real)) {
+  if (sockets.includes(real) || object.kind === 'socket') {
     throw new ConfigError(
       'mount_source_forbidden',
       `${request.origin}: source '${request.source}' is a socket (engine sockets never enter a sandbox)`,
@@ -105,13 +129,42 @@ function resolveSource(request: MountRequest): string {
       },
     );
   }
-  return real;
+  return object;
 }
 
-/** Device and inode of a checked source, as every later container must find them. */
+/**
+ * Device and inode of a source cfh made itself (a draft copy), as every later container
+ * must find them; never through a symlink.
+ */
 export function identityOf(source: string): MountIdentity {
-  const s = statSync(source, { bigint: true });
+  const s = lstatSync(source, { bigint: true });
   return { dev: String(s.dev), ino: String(s.ino) };
+}
+
+/**
+ * The owner of a checked source, read from the object checked: a path that names another
+ * object by now (a directory renamed and replaced) is refused, not asked who owns it.
+ */
+export function ownerOf(mount: SpecMount): { readonly uid: number; readonly gid: number } {
+  let s: BigIntStats | undefined;
+  try {
+    s = lstatSync(mount.source, { bigint: true });
+  } catch {
+    s = undefined;
+  }
+  if (
+    s === undefined ||
+    mount.identity === undefined ||
+    String(s.dev) !== mount.identity.dev ||
+    String(s.ino) !== mount.identity.ino
+  ) {
+    throw new ContainmentError(
+      'mount_source_changed',
+      `mount source '${mount.source}' (at ${mount.target}) is no longer the object cfh checked; refusing to plan the run`,
+      { source: mount.source, target: mount.target },
+    );
+  }
+  return { uid: Number(s.uid), gid: Number(s.gid) };
 }
 
 function checkTarget(request: MountRequest): string {
@@ -165,10 +218,10 @@ function checkTarget(request: MountRequest): string {
  * target nested inside another, is refused (nesting would let one mount's mode override
  * another's silently).
  */
-export function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
+export function resolveMounts(requests: readonly MountRequest[], trustedUid: number): SpecMount[] {
   const resolved: (SpecMount & { origin: string })[] = [];
   for (const request of requests) {
-    const source = resolveSource(request);
+    const { real: source, identity } = resolveSource(request, trustedUid);
     const target = checkTarget(request);
     for (const prior of resolved) {
       if (prior.target === target) {
@@ -193,7 +246,7 @@ export function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
       source,
       target,
       mode: request.mode,
-      identity: identityOf(source),
+      identity,
       origin: request.origin,
     });
   }
@@ -284,13 +337,5 @@ function safeRealpath(p: string): string | undefined {
     return realpathSync(p);
   } catch {
     return undefined;
-  }
-}
-
-function isSocket(p: string): boolean {
-  try {
-    return statSync(p).isSocket();
-  } catch {
-    return false;
   }
 }

@@ -1,7 +1,6 @@
 // Who could replace a mount source between cfh's check and the engine's mount (AH-CONT-1).
 // A source is swapped by renaming an entry on its path, which needs write permission on a
-// directory of that path. This module walks the path of a checked source and names the
-// first party other than root and cfh's own user that could do it. Two consequences:
+// directory of that path (swapper.ts names who could). Two consequences:
 // - a mount source inside another rw mount of the same run can be replaced by the sandbox
 //   itself (between two tool containers, say): refused at planning;
 // - a source another host user could replace is mounted only where cfh can verify what the
@@ -10,62 +9,10 @@
 // POSIX ACLs are not read (Node has no API for them): a write grant through an ACL on an
 // ancestor is not seen here (docs/conformance.md, deviations). Under runc the gate still
 // catches the swap.
-import { lstatSync, type Stats } from 'node:fs';
-import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { isWithin } from './mount-policy.js';
+import { swapperOf, type Swapper } from './swapper.js';
 import type { SpecMount } from '../substrate/container-spec.js';
-
-export interface Swapper {
-  /** The directory whose entry could be renamed. */
-  readonly directory: string;
-  /** Who could: `uid 1001`, `gid 27`, `anyone`. */
-  readonly who: string;
-}
-
-const S_ISVTX = 0o1000;
-
-/**
- * The first party other than root and `trustedUid` that could rename an entry on the path
- * of `source` (an absolute, already resolved path), or undefined when none can.
- */
-export function swapperOf(source: string, trustedUid: number): Swapper | undefined {
-  const trusted = (uid: number): boolean => uid === 0 || uid === trustedUid;
-  let child = source;
-  for (let dir = path.dirname(source); ; dir = path.dirname(dir)) {
-    const d = lstatOrUndefined(dir);
-    if (d === undefined) return { directory: dir, who: 'unknown (cannot stat)' };
-    const writers = writersOf(d, trusted);
-    if (writers !== undefined) {
-      // In a sticky directory only the owner of the entry (or of the directory) may rename it.
-      const entry = (d.mode & S_ISVTX) !== 0 ? lstatOrUndefined(child) : undefined;
-      if (entry === undefined || !trusted(entry.uid) || !trusted(d.uid)) {
-        return {
-          directory: dir,
-          who: entry !== undefined && !trusted(entry.uid) ? `uid ${entry.uid}` : writers,
-        };
-      }
-    }
-    if (dir === '/') return undefined;
-    child = dir;
-  }
-}
-
-/** Who besides trusted users may write `d`; undefined when nobody else may. */
-function writersOf(d: Stats, trusted: (uid: number) => boolean): string | undefined {
-  if (!trusted(d.uid) && (d.mode & 0o200) !== 0) return `uid ${d.uid}`;
-  if ((d.mode & 0o020) !== 0 && d.gid !== 0) return `gid ${d.gid}`;
-  if ((d.mode & 0o002) !== 0) return 'anyone';
-  return undefined;
-}
-
-function lstatOrUndefined(p: string): Stats | undefined {
-  try {
-    return lstatSync(p);
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * A mount source inside the source of an rw mount of the same run: the sandbox could

@@ -1,8 +1,9 @@
 // Who the command runs as inside the container. Never uid 0 unless the profile says so
 // literally: when cfh itself runs as root (as CI does), `auto` picks the workspace's owner,
 // or `nobody` when root owns the workspace too (docs/operators.md, "Who owns what").
-import { statSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import type { SpecMount } from '../substrate/container-spec.js';
+import { ownerOf } from './mount-policy.js';
 
 export const NOBODY = '65534:65534';
 
@@ -23,7 +24,7 @@ export function currentHostIdentity(): HostIdentity {
 
 export function resolveSandboxUser(
   profileUser: string,
-  workspaceRealPath: string,
+  workspace: SpecMount,
   host: HostIdentity,
 ): SandboxUser {
   if (profileUser !== 'auto') {
@@ -36,7 +37,8 @@ export function resolveSandboxUser(
     return { user: profileUser, reason: 'profile' };
   }
   if (host.uid !== 0) return { user: `${host.uid}:${host.gid}`, reason: 'invoking-user' };
-  const owner = statSync(workspaceRealPath);
+  // The owner of the object checked, not of whatever the path names by now.
+  const owner = ownerOf(workspace);
   if (owner.uid !== 0) return { user: `${owner.uid}:${owner.gid}`, reason: 'workspace-owner' };
   return { user: NOBODY, reason: 'nobody' };
 }

@@ -99,6 +99,45 @@ describe.each(['runc', 'runsc'])('mount containment under %s', (runtime) => {
     expect(existsSync(art)).toBe(false);
   });
 
+  it('a mount or workspace named through a symlink another host user could replace is refused before anything exists', async (ctx) => {
+    skip(ctx);
+    // The other user's directory holds links to objects of the operator's: whoever may
+    // replace the link chooses what is mounted, so the name is not the operator's.
+    const theirs = scratch.path(`theirs-${runtime}`);
+    await mkdir(theirs);
+    await chown(theirs, SANDBOX_UID, SANDBOX_UID);
+    await chmod(path.dirname(theirs), 0o755);
+    const repo = await copySampleRepo(scratch.path(`linked-repo-${runtime}`));
+    const data = await markedDir(`linked-data-${runtime}`);
+    await symlink(repo, path.join(theirs, 'repo'));
+    await symlink(data, path.join(theirs, 'data'));
+    for (const [flag, value, link] of [
+      ['--mount', `${path.join(theirs, 'data')}:/data:ro`, path.join(theirs, 'data')],
+      ['--workspace', path.join(theirs, 'repo'), path.join(theirs, 'repo')],
+    ] as const) {
+      const art = scratch.path(`art-linked-${runtime}-${n++}`);
+      const r = await cfh([
+        'sandbox',
+        'run',
+        '--runtime',
+        runtime,
+        ...(flag === '--mount' ? ['--workspace', repo] : []),
+        flag,
+        value,
+        '--artifact-root',
+        art,
+        '--',
+        'cat',
+        '/data/marker',
+      ]);
+      expect(r.exitCode, r.stderr).toBe(125);
+      expect(r.stderr).toContain(`the symlink '${link}', which uid ${SANDBOX_UID} could replace`);
+      expect(r.stdout).toBe('');
+      expect(await objectsOwnedBy(r.pid)).toEqual([]);
+      expect(existsSync(art)).toBe(false);
+    }
+  });
+
   it('a source replaced by a host process between two tool containers fails the run, never mounts it', async (ctx) => {
     skip(ctx);
     const repo = await copySampleRepo(scratch.path(`swap-repo-${runtime}`));

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, WorkspaceError } from '../../src/errors.js';
 import { DRAFT_MAX_BYTES, planDraft } from '../../src/sandbox/draft-root.js';
 import { copyTree } from '../../src/workspace/copy-tree.js';
+import { workspaceMountOf } from './helpers.js';
 
 const signal = new AbortController().signal;
 let tmp = '';
@@ -71,7 +72,7 @@ describe('the draft copy is bounded', () => {
       reason: 'invoking-user' as const,
     };
     const plan = (max?: string) =>
-      planDraft(ws, os.tmpdir(), [], path.join(tmp, 'art'), user, host, max);
+      planDraft(workspaceMountOf(ws), os.tmpdir(), [], path.join(tmp, 'art'), user, host, max);
     expect(plan().maxBytes).toBe(DRAFT_MAX_BYTES);
     expect(plan('2g').maxBytes).toBe(2 * 1024 ** 3);
     expect(() => plan('lots')).toThrow(ConfigError);

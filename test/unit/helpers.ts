@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
+import { identityOf } from '../../src/sandbox/mount-policy.js';
+import type { SpecMount } from '../../src/substrate/container-spec.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../../src/tools/builtins.js';
 import type { ToolExecution } from '../../src/tools/tool-container.js';
 import type { ToolRunner } from '../../src/tools/runner.js';
@@ -109,4 +111,9 @@ export function testMediator(
     approvals,
     recorder: { event: record },
   });
+}
+
+/** A workspace directory as a checked mount, the way planning hands it on. */
+export function workspaceMountOf(dir: string): SpecMount {
+  return { source: dir, target: '/workspace', mode: 'ro', identity: identityOf(dir) };
 }

@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { mkdir, symlink } from 'node:fs/promises';
+import { chmod, chown, lchown, mkdir, symlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,13 +7,18 @@ import {
   checkArtifactRoot,
   isWithin,
   parseMountFlag,
-  resolveMounts,
+  resolveMounts as resolveMountsFor,
   type MountRequest,
 } from '../../src/sandbox/mount-policy.js';
 import type { SpecMount } from '../../src/substrate/container-spec.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
 
 let tmp: string | undefined;
+
+/** The mount table as cfh's own user resolves it. */
+function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
+  return resolveMountsFor(requests, process.getuid?.() ?? 0);
+}
 
 beforeEach(async () => {
   // realpath: the policy compares resolved paths.
@@ -159,6 +164,64 @@ describe('resolveMounts: sources', () => {
       { source: ws, target: '/workspace', mode: 'ro' },
       { source: data, target: '/data', mode: 'rw' },
     ]);
+  });
+});
+
+describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', () => {
+  // Whoever may replace a symlink on the source's name chooses what is mounted: the name
+  // would be theirs, not the operator's. Refused under every runtime; the gate could only
+  // confirm that the engine mounted the object the link pointed at when cfh looked.
+  const OTHER = 4321;
+  const isRoot = process.getuid?.() === 0;
+
+  async function target(): Promise<string> {
+    const t = await subdir('private');
+    await writeFile(path.join(t, 'secret'), 'not for the sandbox\n');
+    return t;
+  }
+
+  it.runIf(isRoot)('a symlink in a directory another user may write', async () => {
+    const theirs = await subdir('theirs');
+    await chown(theirs, OTHER, OTHER);
+    const link = path.join(theirs, 'data');
+    await symlink(await target(), link);
+    expectConfigError(
+      () => resolveMounts([req(link, '/data')]),
+      'mount_source_swappable',
+      `the symlink '${link}'`,
+      `uid ${OTHER} could replace`,
+    );
+  });
+
+  it.runIf(isRoot)('a symlink another user planted in a sticky directory', async () => {
+    const shared = await subdir('shared');
+    await chmod(shared, 0o1777);
+    const link = path.join(shared, 'data');
+    await symlink(await target(), link);
+    await lchown(link, OTHER, OTHER);
+    expectConfigError(() => resolveMounts([req(link, '/data')]), 'mount_source_swappable', link);
+  });
+
+  it.runIf(isRoot)('a link on the way, not the last component', async () => {
+    const theirs = await subdir('theirs-mid');
+    await chown(theirs, OTHER, OTHER);
+    const t = await target();
+    await symlink(path.dirname(t), path.join(theirs, 'up'));
+    expectConfigError(
+      () => resolveMounts([req(path.join(theirs, 'up', 'private'), '/data')]),
+      'mount_source_swappable',
+      path.join(theirs, 'up'),
+    );
+  });
+
+  it("a symlink only root and cfh's user could replace is followed", async () => {
+    const shared = await subdir('shared-mine');
+    await chmod(shared, 0o1777);
+    const t = await target();
+    const link = path.join(shared, 'data');
+    await symlink(t, link);
+    const [m] = resolveMounts([req(link, '/data')]);
+    expect(m?.source).toBe(t);
   });
 });
 

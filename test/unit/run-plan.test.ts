@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { chownSync, realpathSync, statSync } from 'node:fs';
+import { chownSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-pla
 import { isRunId } from '../../src/evidence/run-id.js';
 import type { OwnerIdentity } from '../../src/sandbox/owner.js';
 import { NOBODY, resolveSandboxUser, type HostIdentity } from '../../src/sandbox/sandbox-user.js';
-import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
+import { expectConfigError, makeTempDir, removeTempDir, workspaceMountOf } from './helpers.js';
 
 const USER: HostIdentity = { uid: 1000, gid: 1000 };
 const ROOT: HostIdentity = { uid: 0, gid: 0 };
@@ -293,39 +293,74 @@ describe('sandbox user', () => {
   });
 
   it('resolveSandboxUser: invoking user when not root', () => {
-    expect(resolveSandboxUser('auto', ws, USER)).toEqual({
+    expect(resolveSandboxUser('auto', workspaceMountOf(ws), USER)).toEqual({
       user: '1000:1000',
       reason: 'invoking-user',
     });
-    expect(resolveSandboxUser('auto', ws, { uid: 1001, gid: 50 }).user).toBe('1001:50');
+    expect(resolveSandboxUser('auto', workspaceMountOf(ws), { uid: 1001, gid: 50 }).user).toBe(
+      '1001:50',
+    );
   });
 
   it('resolveSandboxUser: as root, the workspace owner, or nobody when root owns it', () => {
     const owner = statSync(ws);
-    const result = resolveSandboxUser('auto', ws, ROOT);
+    const result = resolveSandboxUser('auto', workspaceMountOf(ws), ROOT);
     if (owner.uid === 0) expect(result).toEqual({ user: NOBODY, reason: 'nobody' });
     else expect(result).toEqual({ user: `${owner.uid}:${owner.gid}`, reason: 'workspace-owner' });
   });
 
   it.runIf(isRoot)('resolveSandboxUser: as root, follows a chown of the workspace', () => {
     chownSync(ws, 4321, 4322);
-    expect(resolveSandboxUser('auto', ws, ROOT)).toEqual({
+    expect(resolveSandboxUser('auto', workspaceMountOf(ws), ROOT)).toEqual({
       user: '4321:4322',
       reason: 'workspace-owner',
     });
     chownSync(ws, 0, 0);
-    expect(resolveSandboxUser('auto', ws, ROOT)).toEqual({ user: NOBODY, reason: 'nobody' });
+    expect(resolveSandboxUser('auto', workspaceMountOf(ws), ROOT)).toEqual({
+      user: NOBODY,
+      reason: 'nobody',
+    });
   });
 
+  it.runIf(isRoot)(
+    'resolveSandboxUser: the owner of the object checked, never of what replaced it',
+    async () => {
+      // Checked, then the directory is moved aside and another user's put in its place:
+      // asking the path who owns it would run the sandbox as that user.
+      const checked = workspaceMountOf(ws);
+      renameSync(ws, `${ws}.moved`);
+      await mkdir(ws);
+      chownSync(ws, 4321, 4321);
+      try {
+        expect(() => resolveSandboxUser('auto', checked, ROOT)).toThrow(
+          expect.objectContaining({ code: 'mount_source_changed', boundary: 'sandbox' }),
+        );
+      } finally {
+        rmSync(ws, { recursive: true });
+        renameSync(`${ws}.moved`, ws);
+      }
+    },
+  );
+
   it('resolveSandboxUser: a literal UID:GID is used as written', () => {
-    expect(resolveSandboxUser('0:0', ws, USER)).toEqual({ user: '0:0', reason: 'profile' });
-    expect(resolveSandboxUser('123:456', ws, ROOT)).toEqual({ user: '123:456', reason: 'profile' });
+    expect(resolveSandboxUser('0:0', workspaceMountOf(ws), USER)).toEqual({
+      user: '0:0',
+      reason: 'profile',
+    });
+    expect(resolveSandboxUser('123:456', workspaceMountOf(ws), ROOT)).toEqual({
+      user: '123:456',
+      reason: 'profile',
+    });
   });
 
   it.each(['root', '0', '1000:', ':1000', '1000:1000:1'])(
     'resolveSandboxUser: refuses %j',
     (user) => {
-      expectConfigError(() => resolveSandboxUser(user, ws, USER), 'invalid_user', user);
+      expectConfigError(
+        () => resolveSandboxUser(user, workspaceMountOf(ws), USER),
+        'invalid_user',
+        user,
+      );
     },
   );
 });

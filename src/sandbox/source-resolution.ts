@@ -1,0 +1,133 @@
+// What a host path names, resolved once, atomically (AH-CONT-1). A path is a sequence of
+// directory entries, and anyone who may write one of those directories can change what the
+// path names between two system calls: resolving it (realpath) and then asking what it is
+// (stat) may describe two different objects, the checked path and someone else's symlink
+// target. So the path is opened once (O_PATH, which needs no read permission) and the
+// object's path and identity both come from that one descriptor: the kernel's name for it
+// (/proc/self/fd) and fstat. A walk of the path as spelled then names every symlink it went
+// through, so a caller can refuse a path another user could point elsewhere; the walk must
+// end where the kernel did, or the path changed while cfh looked and is refused.
+import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, type BigIntStats } from 'node:fs';
+import path from 'node:path';
+import type { MountIdentity } from '../substrate/container-spec.js';
+
+/** Linux's O_PATH (the same value on x86-64 and arm64); Node does not export it. */
+const O_PATH = 0o10000000;
+const O_CLOEXEC = 0o2000000;
+/** Linux gives up after 40 symlinks in one resolution (ELOOP); so does the walk. */
+const MAX_LINKS = 40;
+
+export type ObjectKind = 'directory' | 'file' | 'socket' | 'other';
+
+export interface ResolvedObject {
+  /** The object's absolute path, as the kernel names the descriptor cfh opened. */
+  readonly real: string;
+  /** Device and inode of that same descriptor. */
+  readonly identity: MountIdentity;
+  readonly kind: ObjectKind;
+  /**
+   * Every symlink the spelled path went through, each named by its resolved directory and
+   * its own name (`/home/u/link`): whoever may replace one of them chooses the object.
+   */
+  readonly links: readonly string[];
+}
+
+/** Why a path could not be resolved: it names nothing, or it changed while cfh looked. */
+export class ResolutionError extends Error {
+  constructor(
+    readonly reason: 'missing' | 'changed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ResolutionError';
+  }
+}
+
+export function resolveObject(spelled: string): ResolvedObject {
+  const absolute = path.isAbsolute(spelled) ? spelled : `${process.cwd()}/${spelled}`;
+  let fd: number;
+  try {
+    fd = openSync(absolute, O_PATH | O_CLOEXEC);
+  } catch (error) {
+    throw new ResolutionError('missing', `'${spelled}' does not exist (${codeOf(error)})`);
+  }
+  let real: string;
+  let st: BigIntStats;
+  try {
+    st = fstatSync(fd, { bigint: true });
+    real = readlinkSync(`/proc/self/fd/${fd}`);
+  } finally {
+    closeSync(fd);
+  }
+  const identity = { dev: String(st.dev), ino: String(st.ino) };
+  const walked = walk(absolute);
+  // The walk reads the same entries again: ending elsewhere, or at another object (an entry
+  // renamed since the open, a deleted object's "(deleted)" name), means the path moved.
+  const now = walked === undefined ? undefined : lstatOrUndefined(walked.real);
+  if (
+    walked?.real !== real ||
+    now === undefined ||
+    String(now.dev) !== identity.dev ||
+    String(now.ino) !== identity.ino
+  ) {
+    throw new ResolutionError(
+      'changed',
+      `'${spelled}' changed while cfh resolved it (it named '${real}', then '${walked?.real ?? 'nothing'}')`,
+    );
+  }
+  return { real, identity, kind: kindOf(st), links: walked.links };
+}
+
+/** The path followed entry by entry as the kernel would, naming each symlink on the way. */
+function walk(absolute: string): { real: string; links: string[] } | undefined {
+  const links: string[] = [];
+  const rest = absolute.split('/').filter((c) => c !== '');
+  let here = '/';
+  while (rest.length > 0) {
+    const name = rest.shift() as string;
+    if (name === '.') continue;
+    // `..` after a symlink leaves the link's target, not the link's directory: `here` is
+    // always a resolved directory, so its parent is what the kernel would take.
+    if (name === '..') {
+      here = path.dirname(here);
+      continue;
+    }
+    const entry = here === '/' ? `/${name}` : `${here}/${name}`;
+    const st = lstatOrUndefined(entry);
+    if (st === undefined) return undefined;
+    if (!st.isSymbolicLink()) {
+      here = entry;
+      continue;
+    }
+    if (links.length >= MAX_LINKS) return undefined;
+    links.push(entry);
+    let target: string;
+    try {
+      target = readlinkSync(entry);
+    } catch {
+      return undefined;
+    }
+    rest.unshift(...target.split('/').filter((c) => c !== ''));
+    if (target.startsWith('/')) here = '/';
+  }
+  return { real: here, links };
+}
+
+function kindOf(st: BigIntStats): ObjectKind {
+  if (st.isDirectory()) return 'directory';
+  if (st.isFile()) return 'file';
+  if (st.isSocket()) return 'socket';
+  return 'other';
+}
+
+function lstatOrUndefined(p: string): BigIntStats | undefined {
+  try {
+    return lstatSync(p, { bigint: true });
+  } catch {
+    return undefined;
+  }
+}
+
+function codeOf(error: unknown): string {
+  return error instanceof Error && 'code' in error ? String(error.code) : 'error';
+}

@@ -1,0 +1,137 @@
+// A host path resolved once, to the object the kernel opened (AH-CONT-1): its path and
+// identity describe the same object even while someone swaps entries on the path, and every
+// symlink the name went through is named, so the caller can ask who could replace it.
+import { spawn } from 'node:child_process';
+import { realpathSync, statSync } from 'node:fs';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ResolutionError, resolveObject } from '../../src/sandbox/source-resolution.js';
+import { makeTempDir, removeTempDir, thrownBy } from './helpers.js';
+
+let tmp = '';
+
+beforeEach(async () => {
+  tmp = realpathSync(await makeTempDir('cfh-resolve-'));
+});
+
+afterEach(async () => {
+  await removeTempDir(tmp);
+});
+
+function identity(p: string): { dev: string; ino: string } {
+  const s = statSync(p, { bigint: true });
+  return { dev: String(s.dev), ino: String(s.ino) };
+}
+
+describe('resolveObject', () => {
+  it('a directory named directly: its own path and identity, no links', async () => {
+    const d = path.join(tmp, 'd');
+    await mkdir(d);
+    expect(resolveObject(d)).toEqual({
+      real: d,
+      identity: identity(d),
+      kind: 'directory',
+      links: [],
+    });
+  });
+
+  it('a chain of symlinks: the object at its end, and every link on the way', async () => {
+    await mkdir(path.join(tmp, 'a/b'), { recursive: true });
+    await writeFile(path.join(tmp, 'a/b/f'), 'x');
+    await symlink('a/b', path.join(tmp, 'rel'));
+    await symlink(path.join(tmp, 'rel'), path.join(tmp, 'abs'));
+    const r = resolveObject(path.join(tmp, 'abs/f'));
+    expect(r.real).toBe(path.join(tmp, 'a/b/f'));
+    expect(r.kind).toBe('file');
+    expect(r.links).toEqual([path.join(tmp, 'abs'), path.join(tmp, 'rel')]);
+  });
+
+  it('`..` after a symlink leaves the target, as the kernel does', async () => {
+    await mkdir(path.join(tmp, 'a/b'), { recursive: true });
+    await mkdir(path.join(tmp, 'elsewhere'));
+    await symlink(path.join(tmp, 'a/b'), path.join(tmp, 'elsewhere/link'));
+    // Spelled by hand: path.join would fold `link/..` away.
+    const spelled = `${tmp}/elsewhere/link/..`;
+    const r = resolveObject(spelled);
+    expect(r.real).toBe(realpathSync.native(spelled));
+    expect(r.real).toBe(path.join(tmp, 'a'));
+  });
+
+  it('a relative path is taken from the working directory', async () => {
+    const d = path.join(tmp, 'rel-d');
+    await mkdir(d);
+    expect(resolveObject(path.relative(process.cwd(), d)).real).toBe(d);
+  });
+
+  it('a dangling link or a missing path names nothing', async () => {
+    await symlink(path.join(tmp, 'nowhere'), path.join(tmp, 'dangling'));
+    for (const p of [path.join(tmp, 'dangling'), path.join(tmp, 'missing')]) {
+      const error = thrownBy(() => resolveObject(p));
+      expect(error).toBeInstanceOf(ResolutionError);
+      expect((error as ResolutionError).reason).toBe('missing');
+    }
+  });
+
+  it('a loop of links names nothing', async () => {
+    await symlink(path.join(tmp, 'y'), path.join(tmp, 'x'));
+    await symlink(path.join(tmp, 'x'), path.join(tmp, 'y'));
+    expect((thrownBy(() => resolveObject(path.join(tmp, 'x'))) as ResolutionError).reason).toBe(
+      'missing',
+    );
+  });
+
+  it('under a swap loop, path and identity always describe one object', async () => {
+    // `data` flips between a directory and a symlink to a decoy as fast as a process can.
+    // Resolving with realpath and then stat-ing the result gave, here, about one answer in
+    // six hundred that named `data` with the decoy's identity: a mount checked as one object
+    // and held to another's identity.
+    const data = path.join(tmp, 'data');
+    const decoy = path.join(tmp, 'decoy');
+    await mkdir(data);
+    await mkdir(decoy);
+    const want = { data: identity(data), decoy: identity(decoy) };
+    const swapper = spawn('python3', [
+      '-c',
+      "import os,sys\nd,t=sys.argv[1:3]\nprint('go',flush=True)\nwhile True:\n  os.rename(d,d+'.real'); os.symlink(t,d)\n  os.unlink(d); os.rename(d+'.real',d)",
+      data,
+      decoy,
+    ]);
+    await new Promise<void>((resolve, reject) => {
+      swapper.stdout.once('data', () => {
+        resolve();
+      });
+      swapper.once('error', reject);
+    });
+    const seen = { data: 0, decoy: 0, changed: 0, missing: 0 };
+    const mixed: string[] = [];
+    try {
+      const until = Date.now() + 3000;
+      while (Date.now() < until && (seen.data < 200 || seen.decoy < 200 || seen.changed < 20)) {
+        for (let i = 0; i < 200; i += 1) {
+          try {
+            const r = resolveObject(data);
+            const which = r.real === data ? 'data' : r.real === decoy ? 'decoy' : undefined;
+            if (which === undefined || r.identity.ino !== want[which].ino) {
+              mixed.push(`${r.real} ${r.identity.ino}`);
+              continue;
+            }
+            // Through the link, the link is named: the caller can ask who could replace it.
+            expect(r.links).toEqual(which === 'decoy' ? [data] : []);
+            seen[which] += 1;
+          } catch (error) {
+            if (!(error instanceof ResolutionError)) throw error;
+            seen[error.reason] += 1;
+          }
+        }
+      }
+    } finally {
+      swapper.kill('SIGKILL');
+    }
+    console.log(`resolutions under a swap loop: ${JSON.stringify(seen)}`);
+    expect(mixed).toEqual([]);
+    // The loop did race the resolution: both objects were seen.
+    expect(seen.data).toBeGreaterThan(0);
+    expect(seen.decoy).toBeGreaterThan(0);
+  });
+});
