@@ -337,8 +337,9 @@ function flagNames(message: string): string {
 }
 
 /**
- * The workspace names an existing directory; it is resolved, once, with the other mount
- * sources (mount-policy.ts), so the name is kept as given (made absolute).
+ * The workspace names an existing directory: said early, in the workspace's own words. The
+ * name is kept as given (made absolute): it is resolved with the other mount sources
+ * (mount-policy.ts), and that resolution, the one mounted, is checked again and decides.
  */
 function checkWorkspace(dir: string): string {
   let object: ResolvedObject | undefined;

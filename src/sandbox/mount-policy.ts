@@ -80,6 +80,12 @@ function resolveSource(request: MountRequest, trustedUid: number): ResolvedObjec
         { source: request.source },
       );
     }
+    if (error instanceof ResolutionError && error.reason === 'unnamable') {
+      throw new ConfigError('mount_source_invalid', `${request.origin}: source ${error.message}`, {
+        field: request.origin,
+        value: request.source,
+      });
+    }
     throw new ConfigError(
       'mount_source_missing',
       `${request.origin}: source '${request.source}' does not exist`,
@@ -91,7 +97,7 @@ function resolveSource(request: MountRequest, trustedUid: number): ResolvedObjec
   }
   const real = object.real;
   for (const link of object.links) {
-    const swapper = swapperOf(link, trustedUid);
+    const swapper = swapperOf(link, trustedUid, object.entries);
     if (swapper !== undefined) {
       throw new ConfigError(
         'mount_source_swappable',
@@ -110,6 +116,21 @@ function resolveSource(request: MountRequest, trustedUid: number): ResolvedObjec
         { field: request.origin, value: request.source },
       );
     }
+  }
+  if (object.pseudoFileSystem !== undefined) {
+    // By file system, not only by name: a procfs or sysfs mounted anywhere else.
+    throw new ConfigError(
+      'mount_source_forbidden',
+      `${request.origin}: source '${request.source}' lies on the kernel's ${object.pseudoFileSystem} file system, which never enters a sandbox`,
+      { field: request.origin, value: request.source },
+    );
+  }
+  if (object.kind === 'other') {
+    throw new ConfigError(
+      'mount_source_forbidden',
+      `${request.origin}: source '${request.source}' is neither a directory nor a regular file (a device, a FIFO)`,
+      { field: request.origin, value: request.source },
+    );
   }
   const sockets = ENGINE_SOCKETS.map((s) => safeRealpath(s) ?? s);
   if (sockets.includes(real) || object.kind === 'socket') {
@@ -221,8 +242,16 @@ function checkTarget(request: MountRequest): string {
 export function resolveMounts(requests: readonly MountRequest[], trustedUid: number): SpecMount[] {
   const resolved: (SpecMount & { origin: string })[] = [];
   for (const request of requests) {
-    const { real: source, identity } = resolveSource(request, trustedUid);
+    const { real: source, identity, kind } = resolveSource(request, trustedUid);
     const target = checkTarget(request);
+    if (target === WORKSPACE_TARGET && kind !== 'directory') {
+      // Judged on the object resolved here, the one mounted: not on an earlier look.
+      throw new ConfigError(
+        'workspace_not_directory',
+        `${request.origin}: '${request.source}' is not a directory`,
+        { field: request.origin, value: request.source },
+      );
+    }
     for (const prior of resolved) {
       if (prior.target === target) {
         throw new ConfigError(

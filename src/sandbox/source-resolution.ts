@@ -6,10 +6,14 @@
 // object's path and identity both come from that one descriptor: the kernel's name for it
 // (/proc/self/fd) and fstat. A walk of the path as spelled then names every symlink it went
 // through, so a caller can refuse a path another user could point elsewhere; the walk must
-// end where the kernel did, or the path changed while cfh looked and is refused.
+// end where the kernel did, or the path changed while cfh looked and is refused. What the
+// walk read of each entry (owner, mode) is kept, so who could replace a link is judged on
+// the link that led to the object, not on whatever a later look finds in its place.
 import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
+import { pseudoFileSystemAt } from '../config/pseudo-fs.js';
 import type { MountIdentity } from '../substrate/container-spec.js';
+import type { EntryOwnership } from './swapper.js';
 
 /** Linux's O_PATH (the same value on x86-64 and arm64); Node does not export it. */
 const O_PATH = 0o10000000;
@@ -30,12 +34,20 @@ export interface ResolvedObject {
    * its own name (`/home/u/link`): whoever may replace one of them chooses the object.
    */
   readonly links: readonly string[];
+  /** Owner, group and mode of every entry the walk read, by path: links and directories. */
+  readonly entries: ReadonlyMap<string, EntryOwnership>;
+  /** The kernel pseudo file system the object lies on (`proc`, `sysfs`, ...), if any. */
+  readonly pseudoFileSystem: string | undefined;
 }
 
-/** Why a path could not be resolved: it names nothing, or it changed while cfh looked. */
+/**
+ * Why a path could not be resolved: it names nothing, it changed while cfh looked, or its
+ * name cannot be passed on (not UTF-8, which the engine's API takes; longer than the
+ * kernel will name).
+ */
 export class ResolutionError extends Error {
   constructor(
-    readonly reason: 'missing' | 'changed',
+    readonly reason: 'missing' | 'changed' | 'unnamable',
     message: string,
   ) {
     super(message);
@@ -49,15 +61,35 @@ export function resolveObject(spelled: string): ResolvedObject {
   try {
     fd = openSync(absolute, O_PATH | O_CLOEXEC);
   } catch (error) {
-    throw new ResolutionError('missing', `'${spelled}' does not exist (${codeOf(error)})`);
+    const code = codeOf(error);
+    throw new ResolutionError(
+      code === 'ENAMETOOLONG' ? 'unnamable' : 'missing',
+      `'${spelled}' does not exist (${code})`,
+    );
   }
-  let real: string;
+  let name: Buffer;
   let st: BigIntStats;
+  let pseudoFileSystem: string | undefined;
   try {
     st = fstatSync(fd, { bigint: true });
-    real = readlinkSync(`/proc/self/fd/${fd}`);
+    const self = `/proc/self/fd/${fd}`;
+    // statfs follows the descriptor's magic link: the file system of the object opened.
+    pseudoFileSystem = pseudoFileSystemAt(self);
+    name = readlinkSync(self, { encoding: 'buffer' });
+  } catch (error) {
+    throw new ResolutionError(
+      codeOf(error) === 'ENAMETOOLONG' ? 'unnamable' : 'missing',
+      `'${spelled}' cannot be named (${codeOf(error)})`,
+    );
   } finally {
     closeSync(fd);
+  }
+  const real = name.toString('utf8');
+  if (!Buffer.from(real, 'utf8').equals(name)) {
+    throw new ResolutionError(
+      'unnamable',
+      `'${spelled}' resolves to a path that is not valid UTF-8, which the engine cannot be given`,
+    );
   }
   const identity = { dev: String(st.dev), ino: String(st.ino) };
   const walked = walk(absolute);
@@ -75,12 +107,22 @@ export function resolveObject(spelled: string): ResolvedObject {
       `'${spelled}' changed while cfh resolved it (it named '${real}', then '${walked?.real ?? 'nothing'}')`,
     );
   }
-  return { real, identity, kind: kindOf(st), links: walked.links };
+  return {
+    real,
+    identity,
+    kind: kindOf(st),
+    links: walked.links,
+    entries: walked.entries,
+    pseudoFileSystem,
+  };
 }
 
 /** The path followed entry by entry as the kernel would, naming each symlink on the way. */
-function walk(absolute: string): { real: string; links: string[] } | undefined {
+function walk(
+  absolute: string,
+): { real: string; links: string[]; entries: Map<string, EntryOwnership> } | undefined {
   const links: string[] = [];
+  const entries = new Map<string, EntryOwnership>();
   const rest = absolute.split('/').filter((c) => c !== '');
   let here = '/';
   while (rest.length > 0) {
@@ -95,22 +137,30 @@ function walk(absolute: string): { real: string; links: string[] } | undefined {
     const entry = here === '/' ? `/${name}` : `${here}/${name}`;
     const st = lstatOrUndefined(entry);
     if (st === undefined) return undefined;
+    entries.set(entry, { uid: Number(st.uid), gid: Number(st.gid), mode: Number(st.mode) });
     if (!st.isSymbolicLink()) {
       here = entry;
       continue;
     }
     if (links.length >= MAX_LINKS) return undefined;
     links.push(entry);
-    let target: string;
+    let bytes: Buffer;
     try {
-      target = readlinkSync(entry);
+      bytes = readlinkSync(entry, { encoding: 'buffer' });
     } catch {
       return undefined;
+    }
+    const target = bytes.toString('utf8');
+    if (!Buffer.from(target, 'utf8').equals(bytes)) {
+      throw new ResolutionError(
+        'unnamable',
+        `the symlink '${entry}' points to a path that is not valid UTF-8`,
+      );
     }
     rest.unshift(...target.split('/').filter((c) => c !== ''));
     if (target.startsWith('/')) here = '/';
   }
-  return { real: here, links };
+  return { real: here, links, entries };
 }
 
 function kindOf(st: BigIntStats): ObjectKind {

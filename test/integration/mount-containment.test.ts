@@ -22,6 +22,7 @@ import {
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
+  CFH_MAIN,
   SANDBOX_UID,
   agentRunArgs,
   cfh,
@@ -416,4 +417,48 @@ afterAll(async () => {
     filters: { label: ['cfh.run-id=gate-test'] },
   });
   expect(left).toEqual([]);
+});
+
+describe('sources judged by what they are, not only by name', () => {
+  it.runIf(process.getuid?.() === 0)(
+    'a procfs mounted outside /proc is refused by its file system',
+    async () => {
+      // In a private mount namespace (nothing of it reaches the host's): a proc file system
+      // at an ordinary-looking path, whose files hold every process's environment.
+      const where = scratch.path('not-proc');
+      await mkdir(where);
+      const ws = await copySampleRepo(scratch.path('pseudo-ws'));
+      const art = scratch.path('art-pseudo');
+      const r = await execa(
+        'unshare',
+        [
+          '--mount',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          'mount -t proc proc "$1" && shift && exec "$@"',
+          'sh',
+          where,
+          process.execPath,
+          CFH_MAIN,
+          'sandbox',
+          'run',
+          '--workspace',
+          ws,
+          '--mount',
+          `${where}:/p:ro`,
+          '--artifact-root',
+          art,
+          '--',
+          'cat',
+          '/p/1/environ',
+        ],
+        { reject: false },
+      );
+      expect(r.exitCode, r.stderr).toBe(125);
+      expect(r.stderr).toContain("lies on the kernel's proc file system");
+      expect(existsSync(art)).toBe(false);
+    },
+  );
 });

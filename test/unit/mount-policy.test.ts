@@ -1,4 +1,5 @@
-import { existsSync, realpathSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { chmod, chown, lchown, mkdir, symlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import {
   resolveMounts as resolveMountsFor,
   type MountRequest,
 } from '../../src/sandbox/mount-policy.js';
+import { swapperOf } from '../../src/sandbox/swapper.js';
 import type { SpecMount } from '../../src/substrate/container-spec.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
 
@@ -212,6 +214,61 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
       'mount_source_swappable',
       path.join(theirs, 'up'),
     );
+  });
+
+  it.runIf(isRoot)('a symlink in a directory another user owns, read-only or not', async () => {
+    // The owner may chmod it back at will: mode 0555 protects nothing from them.
+    const theirs = await subdir('theirs-ro');
+    const link = path.join(theirs, 'data');
+    await symlink(await target(), link);
+    await chown(theirs, OTHER, OTHER);
+    await chmod(theirs, 0o555);
+    expectConfigError(
+      () => resolveMounts([req(link, '/data')]),
+      'mount_source_swappable',
+      `uid ${OTHER} could replace`,
+    );
+  });
+
+  it.runIf(isRoot)(
+    'a link judged as it led to the object, not as a second look finds it',
+    async () => {
+      // In a sticky directory, another user's link, swapped right after the resolution for
+      // a hard link of a root-owned file, would pass a second look: the walk's record decides.
+      const shared = await subdir('sticky-judged');
+      await chmod(shared, 0o1777);
+      const entry = path.join(shared, 'data');
+      await writeFile(entry, 'root-owned now');
+      const seen = new Map([[entry, { uid: OTHER, gid: OTHER, mode: 0o120777 }]]);
+      expect(swapperOf(entry, 0, seen)).toEqual({ directory: shared, who: `uid ${OTHER}` });
+      expect(swapperOf(entry, 0)).toBeUndefined();
+    },
+  );
+
+  it('the workspace must resolve to a directory, judged on the object mounted', async () => {
+    const file = path.join(dir(), 'not-a-dir');
+    await writeFile(file, 'x');
+    expectConfigError(
+      () => resolveMounts([req(file, '/workspace', 'ro', '--workspace')]),
+      'workspace_not_directory',
+      '--workspace',
+    );
+    // Elsewhere a regular file is a fine source.
+    expect(resolveMounts([req(file, '/data')])[0]?.source).toBe(file);
+  });
+
+  it('a FIFO is neither a directory nor a file: refused', () => {
+    const fifo = path.join(dir(), 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    expectConfigError(() => resolveMounts([req(fifo, '/data')]), 'mount_source_forbidden', 'FIFO');
+  });
+
+  it('a source whose name is not UTF-8 is refused as such, not as a change', () => {
+    const latin1 = Buffer.concat([Buffer.from(`${dir()}/lat`), Buffer.from([0xe9])]);
+    mkdirSync(latin1);
+    const link = path.join(dir(), 'to-latin1');
+    symlinkSync(latin1, link);
+    expectConfigError(() => resolveMounts([req(link, '/data')]), 'mount_source_invalid', 'UTF-8');
   });
 
   it("a symlink only root and cfh's user could replace is followed", async () => {

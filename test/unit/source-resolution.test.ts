@@ -28,11 +28,12 @@ describe('resolveObject', () => {
   it('a directory named directly: its own path and identity, no links', async () => {
     const d = path.join(tmp, 'd');
     await mkdir(d);
-    expect(resolveObject(d)).toEqual({
+    expect(resolveObject(d)).toMatchObject({
       real: d,
       identity: identity(d),
       kind: 'directory',
       links: [],
+      pseudoFileSystem: undefined,
     });
   });
 
@@ -73,6 +74,20 @@ describe('resolveObject', () => {
     }
   });
 
+  it('names the kernel pseudo file system an object lies on', () => {
+    expect(resolveObject('/proc/self').pseudoFileSystem).toBe('proc');
+    expect(resolveObject('/sys/kernel').pseudoFileSystem).toBe('sysfs');
+    expect(resolveObject(tmp).pseudoFileSystem).toBeUndefined();
+  });
+
+  it('records what it read of each entry: the link that led to the object', async () => {
+    await mkdir(path.join(tmp, 't'));
+    await symlink(path.join(tmp, 't'), path.join(tmp, 'l'));
+    const r = resolveObject(path.join(tmp, 'l'));
+    expect(r.entries.get(path.join(tmp, 'l'))?.mode).toBe(0o120777);
+    expect(r.entries.get(path.join(tmp, 't'))?.mode).toBe(statSync(path.join(tmp, 't')).mode);
+  });
+
   it('a loop of links names nothing', async () => {
     await symlink(path.join(tmp, 'y'), path.join(tmp, 'x'));
     await symlink(path.join(tmp, 'x'), path.join(tmp, 'y'));
@@ -103,7 +118,7 @@ describe('resolveObject', () => {
       });
       swapper.once('error', reject);
     });
-    const seen = { data: 0, decoy: 0, changed: 0, missing: 0 };
+    const seen = { data: 0, decoy: 0, changed: 0, missing: 0, unnamable: 0 };
     const mixed: string[] = [];
     try {
       const until = Date.now() + 3000;
