@@ -6,12 +6,13 @@
 // itself) and outside the artifact root (the sandbox never reaches the evidence); and cfh
 // must be able to give the copy to the sandbox user and take it back: as root it chowns
 // the copy, as anyone else the sandbox must run as cfh's own user.
-import { realpathSync, statSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { parseSize } from '../config/size.js';
 import { ConfigError } from '../errors.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { isWithin, ownerOf } from './mount-policy.js';
-import { swapperOf } from './swapper.js';
+import { resolveObject, type ResolvedObject } from './source-resolution.js';
+import { swapperOf, writersOf } from './swapper.js';
 import type { HostIdentity, SandboxUser } from './sandbox-user.js';
 
 export interface DraftPlan {
@@ -47,29 +48,31 @@ export function planDraft(
 ): DraftPlan {
   const limit =
     maxBytes === undefined ? DRAFT_MAX_BYTES : parseSize('CFH_DRAFT_MAX_BYTES', maxBytes);
-  let root: string;
+  let resolved: ResolvedObject | undefined;
   try {
-    root = realpathSync(draftRoot);
-    if (!statSync(root).isDirectory()) throw new Error('not a directory');
+    resolved = resolveObject(draftRoot);
   } catch {
+    resolved = undefined;
+  }
+  if (resolved?.kind !== 'directory') {
     throw new ConfigError(
       'draft_root_missing',
       `workspace mode draft: the draft root '${draftRoot}' (CFH_DRAFT_ROOT, else TMPDIR) is not an existing directory`,
       { field: 'workspace.mode', value: draftRoot },
     );
   }
+  const root = resolved.real;
   // Another user who may rename entries in the draft root could swap a draft for a link
   // while cfh fills it: only a root that only root and cfh's user may change, or a sticky
-  // one (/tmp), where nobody else may rename cfh's entries.
-  const d = statSync(root);
+  // one (/tmp), where nobody else may rename cfh's entries. A link on the way there that
+  // another user could replace would let them choose the root: judged as the walk read it.
+  const d = resolved.entries.get(root) ?? lstatSync(root);
   const trusted = (uid: number): boolean => uid === 0 || uid === host.uid;
-  const othersWrite =
-    (!trusted(d.uid) && (d.mode & 0o200) !== 0) ||
-    ((d.mode & 0o020) !== 0 && d.gid !== 0) ||
-    (d.mode & 0o002) !== 0;
   const stickyOwned = (d.mode & 0o1000) !== 0 && trusted(d.uid);
-  const above = swapperOf(root, host.uid);
-  if ((othersWrite && !stickyOwned) || above !== undefined) {
+  const above = [...resolved.links, root]
+    .map((p) => swapperOf(p, host.uid, resolved.entries))
+    .find((w) => w !== undefined);
+  if ((writersOf(d, trusted) !== undefined && !stickyOwned) || above !== undefined) {
     throw new ConfigError(
       'draft_root_shared',
       `workspace mode draft: another user could replace entries of the draft root '${root}'${above === undefined ? '' : ` (${above.who} through ${above.directory})`}; set CFH_DRAFT_ROOT to a directory only root and you can change, or a sticky one like /tmp`,

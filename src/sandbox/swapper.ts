@@ -61,7 +61,10 @@ export function swapperOf(
  * owner may always write it, whatever its mode says now: chmod is theirs. Group 0 is
  * trusted as root is (docs/conformance.md, deviations).
  */
-function writersOf(d: EntryOwnership, trusted: (uid: number) => boolean): string | undefined {
+export function writersOf(
+  d: EntryOwnership,
+  trusted: (uid: number) => boolean,
+): string | undefined {
   if (!trusted(d.uid)) return `uid ${d.uid}`;
   if ((d.mode & 0o020) !== 0 && d.gid !== 0) return `gid ${d.gid}`;
   if ((d.mode & 0o002) !== 0) return 'anyone';

@@ -1,7 +1,7 @@
 // Planning a draft run (governance extension, "Draft vs commit policy"; AH-INV-4): the
 // mode from the profile or --workspace-mode, what the mediator reads (plan.workspaceMode),
 // the host workspace never mounted writable, and where a draft may not live.
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -99,6 +99,25 @@ describe('planning a draft run', () => {
     await chmod(shared, 0o1777);
     expect(plan({ workspaceMode: 'draft' }, env({ draftRoot: shared })).draft?.root).toBe(shared);
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    'refuses a draft root named through a link another user could replace',
+    async () => {
+      // Their link to a root-owned directory: they would choose where root makes drafts.
+      const theirs = path.join(tmp ?? '', 'theirs');
+      const target = path.join(tmp ?? '', 'root-owned');
+      await mkdir(theirs);
+      await mkdir(target);
+      await symlink(target, path.join(theirs, 'drafts'));
+      await chown(theirs, 4321, 4321);
+      expectConfigError(
+        () => plan({ workspaceMode: 'draft' }, env({ draftRoot: path.join(theirs, 'drafts') })),
+        'draft_root_shared',
+        'uid 4321',
+      );
+      expect(plan({ workspaceMode: 'draft' }, env({ draftRoot: target })).draft?.root).toBe(target);
+    },
+  );
 
   it('refuses, when cfh is not root, a sandbox user it could not give the copy to', async () => {
     const file = path.join(tmp ?? '', 'p.yaml');
