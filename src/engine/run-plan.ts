@@ -2,7 +2,7 @@
 // (AH-INV-4): profile and overrides, mount table, user, artifact root, container spec.
 // Pure apart from reading profiles and stat/realpath of host paths.
 import { createHash } from 'node:crypto';
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BUDGET_FLAGS, parseBudgetFlag } from '../config/budget-flags.js';
 import { loadProfile } from '../config/profile-loader.js';
@@ -33,6 +33,7 @@ import {
   resolveObject,
   type ResolvedObject,
 } from '../sandbox/source-resolution.js';
+import { swapperOf } from '../path-trust.js';
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
@@ -156,7 +157,7 @@ export function planSandboxRun(
   const mounted = draftMode ? mounts.filter((m) => m.target !== WORKSPACE_TARGET) : mounts;
   const swappable = checkSwappable(mounted, profile.runtime, host.uid);
 
-  const artifactRoot = resolveArtifactRoot(options.artifactRoot ?? env.artifactRoot);
+  const artifactRoot = resolveArtifactRoot(options.artifactRoot ?? env.artifactRoot, host);
   checkArtifactRoot(artifactRoot, mounts);
   checkSigningKey(env.keyDir, artifactRoot, mounts);
 
@@ -370,24 +371,63 @@ function checkWorkspace(dir: string): string {
  * evidence cannot be kept: procfs answers mkdir with ENOENT, on which Node's recursive mkdir
  * spins for ever, and a directory made in cgroupfs is a new cgroup.
  */
-function resolveArtifactRoot(root: string): string {
+function resolveArtifactRoot(root: string, host: HostIdentity): string {
   const absolute = path.resolve(root);
   let existing = absolute;
   const rest: string[] = [];
   for (;;) {
+    let object: ResolvedObject | undefined;
     try {
-      const real = realpathSync(existing);
-      const resolved = path.join(real, ...rest);
-      checkArtifactFileSystem(root, absolute, resolved, real);
-      return resolved;
+      object = resolveObject(existing);
     } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      refuseDanglingLink(root, existing);
-      const parent = path.dirname(existing);
-      if (parent === existing) return absolute;
-      rest.unshift(path.basename(existing));
-      existing = parent;
+      if (!(error instanceof ResolutionError && error.reason === 'missing')) {
+        throw new ConfigError(
+          'artifact_root_unusable',
+          `artifact root '${root}': ${errorMessage(error)}; choose another --artifact-root`,
+          { field: 'artifactRoot', value: root },
+        );
+      }
     }
+    if (object !== undefined) {
+      const resolved = path.join(object.real, ...rest);
+      checkArtifactFileSystem(root, absolute, resolved, object.real);
+      checkArtifactRootTrust(root, object, rest, host);
+      return resolved;
+    }
+    refuseDanglingLink(root, existing);
+    const parent = path.dirname(existing);
+    if (parent === existing) return absolute;
+    rest.unshift(path.basename(existing));
+    existing = parent;
+  }
+}
+
+/**
+ * cfh writes the evidence with its own authority, so nobody else may be able to replace the
+ * run directory it makes or any directory above it (a link there would take root's writes
+ * anywhere): the artifact root, or its nearest existing ancestor when cfh creates the rest,
+ * is judged with what its resolution read, the entry cfh will make counted as cfh's own.
+ * RunDirectory.create judges the made directory again (AH-ART-3).
+ */
+function checkArtifactRootTrust(
+  root: string,
+  object: ResolvedObject,
+  rest: readonly string[],
+  host: HostIdentity,
+): void {
+  // The entry cfh makes next: the first missing component, or the run directory itself.
+  const made = path.join(object.real, rest[0] ?? 'run');
+  const seen = new Map(object.entries);
+  seen.set(made, { uid: host.uid, gid: host.gid, mode: 0o40750 });
+  const swapper = [...object.links, made]
+    .map((p) => swapperOf(p, host.uid, seen))
+    .find((w) => w !== undefined);
+  if (swapper !== undefined) {
+    throw new ConfigError(
+      'artifact_root_shared',
+      `artifact root '${root}': ${swapper.who} could replace entries of '${swapper.directory}', and with them the evidence cfh writes; choose an --artifact-root only root and you can change (or in a sticky directory like /tmp)`,
+      { field: 'artifactRoot', value: root },
+    );
   }
 }
 

@@ -2,10 +2,11 @@
 // writes it. Owns the file layout; nothing else writes there.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, rmdir, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ArtifactError, errorMessage } from '../errors.js';
+import { swapperOf } from '../path-trust.js';
 import { writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { canonicalJson } from './canonical-json.js';
 import { EventLog } from './event-log.js';
@@ -69,6 +70,16 @@ export class RunDirectory implements AsyncDisposable {
     try {
       await mkdir(root, { recursive: true, mode: 0o750 });
       await mkdir(dir, { mode: 0o750 });
+      // Planning judged the artifact root; a directory on the way made by someone else
+      // since (a recursive mkdir takes what it finds) is judged here, before any write.
+      const swapper = swapperOf(dir, process.getuid?.() ?? 0);
+      if (swapper !== undefined) {
+        await rmdir(dir);
+        throw new ArtifactError(
+          'artifact_root_shared',
+          `${swapper.who} could replace entries of '${swapper.directory}', and with them the evidence of run ${runId}; nothing was written (choose an artifact root only root and you can change)`,
+        );
+      }
       // From the first file on, a reader can tell whether the writer still runs: a cfh that
       // dies before its first lifecycle step leaves a run `runs list` shows as abandoned.
       await writeJsonAtomic(path.join(dir, RUN_FILES.state), {
@@ -90,6 +101,7 @@ export class RunDirectory implements AsyncDisposable {
       const events = await EventLog.create(path.join(dir, RUN_FILES.events), runId);
       return new RunDirectory(root, runId, events, release);
     } catch (error) {
+      if (error instanceof ArtifactError) throw error;
       throw new ArtifactError(
         'artifact_write_failed',
         `cannot create run directory ${dir}: ${errorMessage(error)}`,

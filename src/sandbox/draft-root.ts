@@ -12,7 +12,7 @@ import { ConfigError } from '../errors.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { isWithin, ownerOf } from './mount-policy.js';
 import { resolveObject, type ResolvedObject } from './source-resolution.js';
-import { swapperOf, writersOf } from './swapper.js';
+import { swapperOf, writersOf } from '../path-trust.js';
 import type { HostIdentity, SandboxUser } from './sandbox-user.js';
 
 export interface DraftPlan {

@@ -11,7 +11,7 @@ import { keyPaths } from '../evidence/signing.js';
 import type { MountMode } from '../config/profile-schema.js';
 import type { MountIdentity, SpecMount } from '../substrate/container-spec.js';
 import { ResolutionError, resolveObject, type ResolvedObject } from './source-resolution.js';
-import { swapperOf } from './swapper.js';
+import { swapperOf } from '../path-trust.js';
 
 /** Host trees that never enter a sandbox, directly or through a symlink. */
 export const FORBIDDEN_HOST_TREES: readonly string[] = [

@@ -1,6 +1,6 @@
 // Who could replace a mount source between cfh's check and the engine's mount (AH-CONT-1).
 // A source is swapped by renaming an entry on its path, which needs write permission on a
-// directory of that path (swapper.ts names who could). Two consequences:
+// directory of that path (src/path-trust.ts names who could). Two consequences:
 // - a mount source inside another rw mount of the same run can be replaced by the sandbox
 //   itself (between two tool containers, say): refused at planning;
 // - a source another host user could replace is mounted only where cfh can verify what the
@@ -11,7 +11,7 @@
 // catches the swap.
 import { ConfigError } from '../errors.js';
 import { isWithin } from './mount-policy.js';
-import { swapperOf, type Swapper } from './swapper.js';
+import { swapperOf, type Swapper } from '../path-trust.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 
 /**

@@ -13,7 +13,7 @@ import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, type BigIntSta
 import path from 'node:path';
 import { pseudoFileSystemAt } from '../config/pseudo-fs.js';
 import type { MountIdentity } from '../substrate/container-spec.js';
-import type { EntryOwnership } from './swapper.js';
+import type { EntryOwnership } from '../path-trust.js';
 
 /** Linux's O_PATH (the same value on x86-64 and arm64); Node does not export it. */
 const O_PATH = 0o10000000;

@@ -1,10 +1,10 @@
 // Issue 2, section 5 (AH-INV-4, AH-CONT-1/2): every invalid configuration fails with one
 // clear line naming the field and the value, exit 125, and no engine object created.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createServer, type Socket } from 'node:net';
-import { cfh, removeDir, startCfh, tempDir } from './helpers.js';
+import { cfh, objectsOwnedBy, removeDir, startCfh, tempDir } from './helpers.js';
 import { REFUSAL_DEADLINE_MS, expectOneLineRefusal, refusal } from './refusal.js';
 
 let scratch: string;
@@ -303,6 +303,44 @@ describe('artifact root on a pseudo file system', () => {
       ],
     );
   });
+});
+
+// cfh writes the evidence with its own authority (root, here): an artifact root another host
+// user could change entries of, or reach through their link, would take those writes
+// wherever they chose. Refused at planning, before anything is written.
+describe('artifact root another host user could change', () => {
+  it.runIf(process.getuid?.() === 0)(
+    'their directory, their link, or their directory above it: exit 125, nothing created',
+    async () => {
+      const theirs = path.join(scratch, 'theirs-art');
+      await mkdir(path.join(theirs, 'runs'), { recursive: true });
+      const mine = path.join(scratch, 'my-runs');
+      await mkdir(mine);
+      await symlink(mine, path.join(theirs, 'link'));
+      await chown(theirs, 4321, 4321);
+      for (const root of ['runs', 'link', 'new/runs'].map((p) => path.join(theirs, p))) {
+        const r = await cfh([
+          'sandbox',
+          'run',
+          '--workspace',
+          workspace,
+          '--artifact-root',
+          root,
+          '--',
+          'true',
+        ]);
+        expectOneLineRefusal(
+          r,
+          /artifact root '.*theirs-art\/.*': uid 4321 could replace entries of '.*theirs-art'/,
+        );
+        expect(await objectsOwnedBy(r.pid)).toEqual([]);
+      }
+      // Nothing written anywhere: not in their directory, not through their link.
+      expect((await readdir(theirs)).sort()).toEqual(['link', 'runs']);
+      expect(await readdir(path.join(theirs, 'runs'))).toEqual([]);
+      expect(await readdir(mine)).toEqual([]);
+    },
+  );
 });
 
 describe('an engine that accepts and never answers', () => {

@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeJsonAtomic } from '../../src/evidence/atomic-file.js';
@@ -301,6 +301,25 @@ describe('RunDirectory', () => {
     expect((error as ArtifactError).code).toBe('invalid_run_id');
     expect(await readdir(dir())).toEqual([]);
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    'refuses, before any write, a root someone else made since planning',
+    async () => {
+      // A recursive mkdir takes the directory it finds: made by another user in the window
+      // between planning and the run, it would hold the evidence where they can swap it.
+      const root = path.join(dir(), 'theirs');
+      await mkdir(root);
+      await chown(root, 4321, 4321);
+      const error: unknown = await RunDirectory.create(root, RUN_ID).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ArtifactError);
+      expect((error as ArtifactError).code).toBe('artifact_root_shared');
+      expect((error as ArtifactError).message).toContain('uid 4321');
+      expect(await readdir(root)).toEqual([]);
+    },
+  );
 
   it('creates the layout for a valid id and writes a verifiable event log', async () => {
     const root = path.join(dir(), 'runs');

@@ -11,7 +11,7 @@ import {
   resolveMounts as resolveMountsFor,
   type MountRequest,
 } from '../../src/sandbox/mount-policy.js';
-import { swapperOf } from '../../src/sandbox/swapper.js';
+import { swapperOf } from '../../src/path-trust.js';
 import type { SpecMount } from '../../src/substrate/container-spec.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { chownSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -219,6 +219,40 @@ describe('planSandboxRun: refusals', () => {
     await mkdir(old, { recursive: true });
     expectConfigError(() => plan({ mounts: [`${old}:/old`] }), 'artifact_root_exposed');
   });
+
+  it.runIf(isRoot)(
+    'refuses an artifact root another user could replace entries of, or on the way to',
+    async () => {
+      // cfh writes evidence with its own authority: their directory (whatever its mode),
+      // their link, or their directory where cfh would make the rest, would take it elsewhere.
+      const theirs = path.join(dir(), 'theirs');
+      await mkdir(path.join(theirs, 'runs'), { recursive: true });
+      await mkdir(art);
+      await symlink(art, path.join(theirs, 'link'));
+      chownSync(theirs, 4321, 4321);
+      for (const root of [
+        path.join(theirs, 'runs'),
+        path.join(theirs, 'not-yet', 'runs'),
+        path.join(theirs, 'link'),
+      ]) {
+        expectConfigError(() => plan({ artifactRoot: root }), 'artifact_root_shared', 'uid 4321');
+      }
+      // A sticky directory is fine: nobody else may rename what cfh makes there.
+      const sticky = path.join(dir(), 'sticky');
+      await mkdir(sticky);
+      chmodSync(sticky, 0o1777);
+      expect(plan({ artifactRoot: path.join(sticky, 'new', 'runs') }).artifactRoot).toBe(
+        path.join(sticky, 'new', 'runs'),
+      );
+      // ... unless someone else made the directory cfh would write in.
+      await mkdir(path.join(sticky, 'made-by-them'));
+      chownSync(path.join(sticky, 'made-by-them'), 4321, 4321);
+      expectConfigError(
+        () => plan({ artifactRoot: path.join(sticky, 'made-by-them', 'runs') }),
+        'artifact_root_shared',
+      );
+    },
+  );
 
   it('plans an allowlist posture: the workload joins its guard and uses the filtering resolver', async () => {
     const file = await profileFile(
