@@ -1,5 +1,9 @@
-// The one error hierarchy. Every failure cfh reports carries a stable string `code`,
-// the boundary that failed (AH-DIAG-1) and the process exit status it maps to.
+// The one error hierarchy. Every failure cfh reports carries a stable `code` from the
+// closed registry (error-codes.ts), the boundary that failed (AH-DIAG-1) and the process
+// exit status it maps to.
+import type { ErrorCode } from './error-codes.js';
+
+export type { ErrorCode } from './error-codes.js';
 
 export type FailingBoundary =
   | 'configuration'
@@ -15,13 +19,13 @@ export type FailingBoundary =
 export const EXIT_CANNOT_START = 125;
 
 export class CfhError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly boundary: FailingBoundary;
   readonly details: Readonly<Record<string, unknown>>;
   readonly exitCode: number;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options: {
       boundary: FailingBoundary;
@@ -41,7 +45,7 @@ export class CfhError extends Error {
 
 /** Bad input: a profile, a flag, a mount. Always raised before any engine object exists. */
 export class ConfigError extends CfhError {
-  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(code, message, { boundary: 'configuration', details });
   }
 }
@@ -50,7 +54,7 @@ export class ConfigError extends CfhError {
 export class EngineError extends CfhError {
   readonly statusCode: number | undefined;
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options: { statusCode?: number; cause?: unknown; details?: Record<string, unknown> } = {},
   ) {
@@ -73,14 +77,14 @@ export class ContainerNotFoundError extends EngineError {}
  * run fails (boundary `sandbox`); the model is never told.
  */
 export class ContainmentError extends CfhError {
-  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(code, message, { boundary: 'sandbox', details });
   }
 }
 
 /** A harness invariant broke mid-run (AH-TOOL-6): the run fails, the model is not told. */
 export class HarnessInvariantError extends CfhError {
-  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(code, message, { boundary: 'harness', details, exitCode: 1 });
   }
 }
@@ -92,13 +96,13 @@ export class HarnessInvariantError extends CfhError {
  * own words with every credential scrubbed; the model is never told.
  */
 export class HostToolError extends CfhError {
-  constructor(code: string, message: string, details: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(code, message, { boundary: 'tool', details });
   }
 }
 
 export class ArtifactError extends CfhError {
-  constructor(code: string, message: string, cause?: unknown) {
+  constructor(code: ErrorCode, message: string, cause?: unknown) {
     super(code, message, { boundary: 'artifact-store', cause });
   }
 }
@@ -109,7 +113,7 @@ export class ArtifactError extends CfhError {
  */
 export class WorkspaceError extends CfhError {
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     details: Record<string, unknown> = {},
     cause?: unknown,

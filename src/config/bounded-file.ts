@@ -4,7 +4,7 @@
 // and without becoming a controlling terminal.
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { ConfigError, errorMessage } from '../errors.js';
+import { ConfigError, errorMessage, type ErrorCode } from '../errors.js';
 
 export interface BoundedRead {
   readonly bytes: Buffer;
@@ -18,7 +18,7 @@ export async function readBoundedFile(
   file: string,
   maxBytes: number,
   field: string,
-  code: string,
+  code: ErrorCode,
 ): Promise<BoundedRead> {
   const fail = (why: string): ConfigError =>
     new ConfigError(code, `${field}: '${file}' ${why}`, { field, value: file });

@@ -15,7 +15,7 @@ import { constants, fstatSync, lstatSync, openSync, readSync, closeSync, statSyn
 import type { Stats } from 'node:fs';
 import { lstat, open, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, errorMessage } from '../errors.js';
+import { ConfigError, errorMessage, type ErrorCode } from '../errors.js';
 import { pseudoFileSystemAt, pseudoFileSystemAtAsync } from './pseudo-fs.js';
 
 const KiB = 1024;
@@ -44,7 +44,7 @@ export interface InputFileRequest {
   readonly cwd?: string;
 }
 
-function fail(req: InputFileRequest, code: string, detail: string): ConfigError {
+function fail(req: InputFileRequest, code: ErrorCode, detail: string): ConfigError {
   return new ConfigError(code, `${req.label}: '${req.file}' ${detail}`, {
     field: req.label,
     value: req.file,

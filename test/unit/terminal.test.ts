@@ -80,8 +80,12 @@ describe('decideTerminal', () => {
       exitCode: 125,
     });
     expect(
-      decideTerminal({ kind: 'error', error: new ConfigError('c', 'x'), started: true }),
-    ).toEqual({ status: 'failed', reason: 'error:c', exitCode: 1 });
+      decideTerminal({
+        kind: 'error',
+        error: new ConfigError('invalid_profile', 'x'),
+        started: true,
+      }),
+    ).toEqual({ status: 'failed', reason: 'error:invalid_profile', exitCode: 1 });
   });
 
   it('SIGINT cancels with 130, SIGTERM with 143, a plain abort with 130', () => {

@@ -12,7 +12,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { HostToolError, errorMessage } from '../../errors.js';
+import { HostToolError, errorMessage, type ErrorCode } from '../../errors.js';
 import { CFH_VERSION } from '../../version.js';
 import { HOST_BASE_ENV, HOST_PROCESS_MARKER, stopTree, type LedgerEntry } from './host-process.js';
 import type { HostLaunch } from './host-launch.js';
@@ -255,7 +255,7 @@ export class McpConnection {
   }
 
   /** A broken channel in cfh's words; the server's own text only scrubbed, never raw. */
-  #failure(code: string, during: string, error: unknown): HostToolError {
+  #failure(code: ErrorCode, during: string, error: unknown): HostToolError {
     const why = this.#transport.broke;
     const detail =
       why === undefined
