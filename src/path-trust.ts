@@ -3,7 +3,12 @@
 // this walks the path up to / and names the first party other than root and cfh's own
 // user that has it. POSIX ACLs are not read (Node has no API for them): a write grant
 // through an ACL on an ancestor is not seen here (docs/conformance.md, deviations).
-import { lstatSync } from 'node:fs';
+// Group write is no one else's when the group is root's (gid 0) or the trusted user's own
+// private group (the user-private-group scheme of Debian and Ubuntu, whose umask 002 makes
+// every directory of a home group-writable): a group with no other member in /etc/passwd
+// and /etc/group. Groups from other name services (LDAP, sssd) are not read: their
+// group-writable directories count as others'.
+import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface Swapper {
@@ -35,12 +40,13 @@ export function swapperOf(
   seen: ReadonlyMap<string, EntryOwnership> = new Map(),
 ): Swapper | undefined {
   const trusted = (uid: number): boolean => uid === 0 || uid === trustedUid;
+  const trustedGroup = trustedGroupOf(trustedUid);
   const look = (p: string): EntryOwnership | undefined => seen.get(p) ?? lstatOrUndefined(p);
   let child = source;
   for (let dir = path.dirname(source); ; dir = path.dirname(dir)) {
     const d = look(dir);
     if (d === undefined) return { directory: dir, who: 'unknown (cannot stat)' };
-    const writers = writersOf(d, trusted);
+    const writers = writersOf(d, trusted, trustedGroup);
     if (writers !== undefined) {
       // In a sticky directory only the owner of the entry (or of the directory) may rename it.
       const entry = (d.mode & S_ISVTX) !== 0 ? look(child) : undefined;
@@ -58,17 +64,65 @@ export function swapperOf(
 
 /**
  * Who besides trusted users may write `d`; undefined when nobody else may. A directory's
- * owner may always write it, whatever its mode says now: chmod is theirs. Group 0 is
- * trusted as root is (docs/conformance.md, deviations).
+ * owner may always write it, whatever its mode says now: chmod is theirs.
  */
 export function writersOf(
   d: EntryOwnership,
   trusted: (uid: number) => boolean,
+  trustedGroup: (gid: number) => boolean = (gid) => gid === 0,
 ): string | undefined {
   if (!trusted(d.uid)) return `uid ${d.uid}`;
-  if ((d.mode & 0o020) !== 0 && d.gid !== 0) return `gid ${d.gid}`;
+  if ((d.mode & 0o020) !== 0 && !trustedGroup(d.gid)) return `gid ${d.gid}`;
   if ((d.mode & 0o002) !== 0) return 'anyone';
   return undefined;
+}
+
+/**
+ * The primary group of `uid` when nobody else is in it, from the texts of /etc/passwd and
+ * /etc/group: no other account has it as its primary group, and its member list names at
+ * most that user. Undefined otherwise, or when `uid` has no entry.
+ */
+export function privateGroupOf(uid: number, passwd: string, group: string): number | undefined {
+  const accounts = passwd
+    .split('\n')
+    .map((line) => line.split(':'))
+    .filter((f) => f.length >= 4)
+    .map(([name = '', , u = '', g = '']) => ({ name, uid: Number(u), gid: Number(g) }));
+  const me = accounts.find((a) => a.uid === uid);
+  if (me === undefined || !Number.isInteger(me.gid)) return undefined;
+  if (accounts.some((a) => a.gid === me.gid && a.uid !== uid)) return undefined;
+  for (const line of group.split('\n')) {
+    const [, , g = '', members = ''] = line.split(':');
+    if (line.split(':').length < 4 || Number(g) !== me.gid) continue;
+    if (members.split(',').some((m) => m.trim() !== '' && m.trim() !== me.name)) return undefined;
+  }
+  return me.gid;
+}
+
+/** Whose group write is no one else's, for `uid`: root's group and its private group. */
+export function trustedGroupOf(uid: number): (gid: number) => boolean {
+  const own = privateGroupOfHost(uid);
+  return (gid) => gid === 0 || gid === own;
+}
+
+const privateGroups = new Map<number, number | undefined>();
+
+/** privateGroupOf for this host's account files, read once per uid. */
+function privateGroupOfHost(uid: number): number | undefined {
+  if (!privateGroups.has(uid)) {
+    let found: number | undefined;
+    try {
+      found = privateGroupOf(
+        uid,
+        readFileSync('/etc/passwd', 'utf8'),
+        readFileSync('/etc/group', 'utf8'),
+      );
+    } catch {
+      found = undefined;
+    }
+    privateGroups.set(uid, found);
+  }
+  return privateGroups.get(uid);
 }
 
 function lstatOrUndefined(p: string): EntryOwnership | undefined {

@@ -66,13 +66,21 @@ export async function pruneRuns(root: string, options: PruneOptions): Promise<Pr
     const base = { runId, startedAt: startedAt.toISOString() };
     const dir = path.join(root, runId);
     const entry = await lstat(dir).catch(() => undefined);
-    if (entry === undefined || !entry.isDirectory()) continue; // not a run directory cfh made
+    // Not a run directory cfh made: a link, a file, or another user's entry (in a sticky
+    // artifact root such as /tmp anyone may make one, and a recursive removal by cfh's
+    // authority of what they control could be turned, by a swap mid-removal, on files
+    // elsewhere). What cfh's user or root owns there, nobody else may change inside.
+    if (entry === undefined || !entry.isDirectory() || !ownedByUs(entry.uid)) continue;
     if (i < options.keep) out.push({ ...base, action: 'kept-newest' });
     else if (now - startedAt.getTime() < options.olderThanMs)
       out.push({ ...base, action: 'kept-young' });
     else out.push({ ...base, ...(await removeRun(dir, options.dryRun)) });
   }
   return out;
+}
+
+function ownedByUs(uid: number): boolean {
+  return uid === 0 || uid === (process.getuid?.() ?? 0);
 }
 
 async function removeRun(

@@ -2,7 +2,16 @@
 // writes it. Owns the file layout; nothing else writes there.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rmdir, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import {
+  lstat,
+  mkdir,
+  open,
+  rename,
+  rmdir,
+  unlink,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ArtifactError, errorMessage } from '../errors.js';
@@ -46,6 +55,44 @@ export interface RunWriter {
   readonly host: string;
 }
 
+/**
+ * The artifact root, made one directory at a time: each one that exists or is made must be
+ * a directory nobody but root and cfh's user could replace before cfh makes the next in it
+ * (a recursive mkdir would follow another user's link made after planning, and leave
+ * directories wherever it pointed).
+ */
+async function makeRoot(root: string): Promise<void> {
+  const uid = process.getuid?.() ?? 0;
+  let here = '';
+  for (const part of path
+    .resolve(root)
+    .split('/')
+    .filter((p) => p !== '')) {
+    here = `${here}/${part}`;
+    const found = await lstat(here).catch(() => undefined);
+    if (found?.isDirectory() === true) continue;
+    if (found === undefined) {
+      const swapper = swapperOf(here, uid);
+      if (swapper !== undefined) {
+        throw new ArtifactError(
+          'artifact_root_shared',
+          `${swapper.who} could replace entries of '${swapper.directory}', where cfh would make '${here}' for the evidence; nothing was written (choose an artifact root only root and you can change)`,
+        );
+      }
+      await mkdir(here, { mode: 0o750 }).catch((error: unknown) => {
+        if (!(error instanceof Error && 'code' in error && error.code === 'EEXIST')) throw error;
+      });
+      const made = await lstat(here);
+      if (made.isDirectory()) continue;
+    }
+    // A link (the artifact root is a resolved path: one now means it changed) or a file.
+    throw new ArtifactError(
+      'artifact_root_shared',
+      `'${here}' on the way to the artifact root is not a directory any more; nothing was written`,
+    );
+  }
+}
+
 export class RunDirectory implements AsyncDisposable {
   readonly root: string;
   readonly runId: string;
@@ -68,10 +115,10 @@ export class RunDirectory implements AsyncDisposable {
       throw new ArtifactError('invalid_run_id', `run id '${runId}' is malformed`);
     const dir = path.join(root, runId);
     try {
-      await mkdir(root, { recursive: true, mode: 0o750 });
+      await makeRoot(root);
       await mkdir(dir, { mode: 0o750 });
       // Planning judged the artifact root; a directory on the way made by someone else
-      // since (a recursive mkdir takes what it finds) is judged here, before any write.
+      // since is judged here, before any write.
       const swapper = swapperOf(dir, process.getuid?.() ?? 0);
       if (swapper !== undefined) {
         await rmdir(dir);

@@ -12,7 +12,7 @@ import { ConfigError } from '../errors.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { isWithin, ownerOf } from './mount-policy.js';
 import { resolveObject, type ResolvedObject } from './source-resolution.js';
-import { swapperOf, writersOf } from '../path-trust.js';
+import { swapperOf, trustedGroupOf, writersOf } from '../path-trust.js';
 import type { HostIdentity, SandboxUser } from './sandbox-user.js';
 
 export interface DraftPlan {
@@ -72,7 +72,10 @@ export function planDraft(
   const above = [...resolved.links, root]
     .map((p) => swapperOf(p, host.uid, resolved.entries))
     .find((w) => w !== undefined);
-  if ((writersOf(d, trusted) !== undefined && !stickyOwned) || above !== undefined) {
+  if (
+    (writersOf(d, trusted, trustedGroupOf(host.uid)) !== undefined && !stickyOwned) ||
+    above !== undefined
+  ) {
     throw new ConfigError(
       'draft_root_shared',
       `workspace mode draft: another user could replace entries of the draft root '${root}'${above === undefined ? '' : ` (${above.who} through ${above.directory})`}; set CFH_DRAFT_ROOT to a directory only root and you can change, or a sticky one like /tmp`,

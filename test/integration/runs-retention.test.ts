@@ -3,7 +3,17 @@
 // --format otlp-json` writes the run as OpenTelemetry spans with digests and sizes, never the
 // prompt, the model's text or a tool's input or output.
 import { describe, expect, it } from 'vitest';
-import { cp, readFile, readdir } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  cp,
+  lchown,
+  mkdir,
+  readFile,
+  readdir,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import {
   agentRunArgs,
@@ -17,22 +27,18 @@ import {
 
 const scratch = useScratch('retention');
 
+/** One real run under `root`; its directory. */
+async function oneRun(ws: string, root: string): Promise<string> {
+  const r = await cfh(['sandbox', 'run', '--workspace', ws, '--artifact-root', root, '--', 'true']);
+  expect(r.exitCode, r.stderr).toBe(0);
+  return onlyRunDir(root);
+}
+
 describe('cfh runs prune', () => {
   it('removes old runs, keeps the newest N and the young, and never one still being written', async () => {
     const ws = await scratch.sampleRepo();
     const root = scratch.path('art');
-    const r = await cfh([
-      'sandbox',
-      'run',
-      '--workspace',
-      ws,
-      '--artifact-root',
-      root,
-      '--',
-      'true',
-    ]);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const fresh = await onlyRunDir(root);
+    const fresh = await oneRun(ws, root);
     // Three runs from 2020: copies of a real run directory under old run ids.
     const old = [
       '20200101T000000Z-00000001',
@@ -123,6 +129,55 @@ describe('cfh runs prune', () => {
       (await cfh(['runs', 'prune', '--artifact-root', root, '--older-than', 'soon'])).exitCode,
     ).toBe(2);
   });
+});
+
+describe('cfh runs prune in a sticky artifact root', () => {
+  it.runIf(process.getuid?.() === 0)(
+    "leaves another user's entries alone, however they are named or what they link to",
+    async () => {
+      // In a sticky root (/tmp-like) anyone may make an entry named like an old run; a
+      // recursive removal with cfh's authority of what they control could be swapped onto
+      // root's files elsewhere. Only what cfh's user or root owns is a run to remove.
+      const ws = await scratch.sampleRepo();
+      const root = scratch.path('art-sticky');
+      await mkdir(root);
+      await chmod(root, 0o1777);
+      const fresh = await oneRun(ws, root);
+      const ours = path.join(root, '20200101T000000Z-00000001');
+      await cp(fresh, ours, { recursive: true });
+      const victim = scratch.path('victim');
+      await mkdir(victim);
+      await writeFile(path.join(victim, 'precious'), 'root owns this\n');
+      const theirs = path.join(root, '20200102T000000Z-00000002');
+      await mkdir(theirs);
+      await symlink(victim, path.join(theirs, 'sub'));
+      await writeFile(path.join(theirs, 'events.jsonl'), '');
+      await chown(theirs, 4321, 4321);
+      await lchown(path.join(theirs, 'sub'), 4321, 4321);
+      await chown(path.join(theirs, 'events.jsonl'), 4321, 4321);
+      const pruned = await cfh([
+        'runs',
+        'prune',
+        '--artifact-root',
+        root,
+        '--older-than',
+        '30d',
+        '--keep',
+        '1',
+        '--json',
+      ]);
+      expect(pruned.exitCode, pruned.stderr).toBe(0);
+      const actions = JSON.parse(pruned.stdout) as { runId: string; action: string }[];
+      expect(actions.map((a) => [a.runId, a.action])).toEqual([
+        [path.basename(fresh), 'kept-newest'],
+        ['20200101T000000Z-00000001', 'removed'],
+      ]);
+      expect((await readdir(root)).sort()).toEqual(
+        [path.basename(fresh), '20200102T000000Z-00000002'].sort(),
+      );
+      expect(await readFile(path.join(victim, 'precious'), 'utf8')).toBe('root owns this\n');
+    },
+  );
 });
 
 describe('cfh runs export --format otlp-json', () => {

@@ -1,4 +1,4 @@
-import { chown, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeJsonAtomic } from '../../src/evidence/atomic-file.js';
@@ -318,6 +318,28 @@ describe('RunDirectory', () => {
       expect((error as ArtifactError).code).toBe('artifact_root_shared');
       expect((error as ArtifactError).message).toContain('uid 4321');
       expect(await readdir(root)).toEqual([]);
+    },
+  );
+
+  it.runIf(process.getuid?.() === 0)(
+    'makes the artifact root one directory at a time, never inside or through theirs',
+    async () => {
+      const theirs = path.join(dir(), 'theirs-above');
+      const victim = path.join(dir(), 'victim');
+      await mkdir(theirs);
+      await mkdir(victim);
+      await symlink(victim, path.join(theirs, 'link'));
+      await chown(theirs, 4321, 4321);
+      for (const root of [path.join(theirs, 'new', 'runs'), path.join(theirs, 'link', 'runs')]) {
+        const error: unknown = await RunDirectory.create(root, RUN_ID).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect((error as ArtifactError).code).toBe('artifact_root_shared');
+      }
+      // Nothing was made in their directory, nor where their link points.
+      expect((await readdir(theirs)).sort()).toEqual(['link']);
+      expect(await readdir(victim)).toEqual([]);
     },
   );
 
