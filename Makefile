@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image browser demo demo-host-tools lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit schema clean
+.PHONY: setup node deps build engine image browser demo demo-host-tools lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts schema clean
 
 node:
 	@scripts/node-up.sh
@@ -92,6 +92,9 @@ bench-host-tools: build
 
 bench-audit: build browser
 	@bench/run.sh audit
+
+bench-mounts: build
+	@bench/run.sh mount-resolution
 
 # docs/schema/*.json from the zod definitions (src/evidence); unit tests check them.
 schema: deps
