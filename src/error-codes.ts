@@ -145,7 +145,3 @@ export const ERROR_CODES = [
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
-
-export function isErrorCode(value: string): value is ErrorCode {
-  return (ERROR_CODES as readonly string[]).includes(value);
-}

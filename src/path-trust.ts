@@ -63,6 +63,22 @@ export function swapperOf(
 }
 
 /**
+ * The first of `entries` that someone else could replace, and who: the links a resolution
+ * went through, then the entries it ends at, each judged with what the resolution read.
+ */
+export function firstSwapper(
+  entries: readonly string[],
+  trustedUid: number,
+  seen: ReadonlyMap<string, EntryOwnership> = new Map(),
+): { readonly entry: string; readonly swapper: Swapper } | undefined {
+  for (const entry of entries) {
+    const swapper = swapperOf(entry, trustedUid, seen);
+    if (swapper !== undefined) return { entry, swapper };
+  }
+  return undefined;
+}
+
+/**
  * Who besides trusted users may write `d`; undefined when nobody else may. A directory's
  * owner may always write it, whatever its mode says now: chmod is theirs.
  */

@@ -5,7 +5,7 @@ import { lstatSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pseudoFileSystemAt, pseudoTreeOf } from '../config/pseudo-fs.js';
 import { ConfigError, errorMessage } from '../errors.js';
-import { swapperOf } from '../path-trust.js';
+import { firstSwapper } from '../path-trust.js';
 import type { HostIdentity } from '../sandbox/sandbox-user.js';
 import {
   ResolutionError,
@@ -68,9 +68,7 @@ function checkArtifactRootTrust(
   const made = path.join(object.real, rest[0] ?? 'run');
   const seen = new Map(object.entries);
   seen.set(made, { uid: host.uid, gid: host.gid, mode: 0o40750 });
-  const swapper = [...object.links, made]
-    .map((p) => swapperOf(p, host.uid, seen))
-    .find((w) => w !== undefined);
+  const swapper = firstSwapper([...object.links, made], host.uid, seen)?.swapper;
   if (swapper !== undefined) {
     throw new ConfigError(
       'artifact_root_shared',

@@ -26,11 +26,6 @@ import {
 } from '../sandbox/mount-policy.js';
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
 import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
-import {
-  ResolutionError,
-  resolveObject,
-  type ResolvedObject,
-} from '../sandbox/source-resolution.js';
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { resolveArtifactRoot } from './artifact-root.js';
 import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
@@ -131,7 +126,9 @@ export function planSandboxRun(
   // Validate every size now, not when the spec is derived.
   const outputBytes = parseSize('limits.outputBytes', profile.limits.outputBytes);
 
-  const workspaceName = checkWorkspace(options.workspace ?? process.cwd());
+  // Resolved, once, with the other mount sources: a missing workspace or one that is not a
+  // directory is refused there, on the object that would be mounted.
+  const workspaceName = path.resolve(options.workspace ?? process.cwd());
   const draftMode = profile.workspace.mode === 'draft';
   const requests: MountRequest[] = [
     {
@@ -333,31 +330,4 @@ function flagNames(message: string): string {
     /(^|; )(limits\.\w+|budgets\.\w+|runtime|network\.mode|workspace\.mode|toolLifetime|toolTimeoutSeconds)(?=:)/g,
     (_m, sep: string, field: string) => `${sep}${FLAG_OF_FIELD[field] ?? field}`,
   );
-}
-
-/**
- * The workspace names an existing directory: said early, in the workspace's own words. The
- * name is kept as given (made absolute): it is resolved with the other mount sources
- * (mount-policy.ts), and that resolution, the one mounted, is checked again and decides.
- */
-function checkWorkspace(dir: string): string {
-  let object: ResolvedObject | undefined;
-  try {
-    object = resolveObject(dir);
-  } catch (error) {
-    // A path that moved under cfh is refused by the mount's own resolution, with its reason.
-    if (!(error instanceof ResolutionError && error.reason === 'changed')) {
-      throw new ConfigError('workspace_missing', `--workspace: '${dir}' does not exist`, {
-        field: 'workspace',
-        value: dir,
-      });
-    }
-  }
-  if (object !== undefined && object.kind !== 'directory') {
-    throw new ConfigError('workspace_not_directory', `--workspace: '${dir}' is not a directory`, {
-      field: 'workspace',
-      value: dir,
-    });
-  }
-  return path.resolve(dir);
 }

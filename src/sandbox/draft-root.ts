@@ -12,7 +12,7 @@ import { ConfigError } from '../errors.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { isWithin, ownerOf } from './mount-policy.js';
 import { resolveObject, type ResolvedObject } from './source-resolution.js';
-import { swapperOf, trustedGroupOf, writersOf } from '../path-trust.js';
+import { firstSwapper, trustedGroupOf, writersOf } from '../path-trust.js';
 import type { HostIdentity, SandboxUser } from './sandbox-user.js';
 
 export interface DraftPlan {
@@ -69,9 +69,7 @@ export function planDraft(
   const d = resolved.entries.get(root) ?? lstatSync(root);
   const trusted = (uid: number): boolean => uid === 0 || uid === host.uid;
   const stickyOwned = (d.mode & 0o1000) !== 0 && trusted(d.uid);
-  const above = [...resolved.links, root]
-    .map((p) => swapperOf(p, host.uid, resolved.entries))
-    .find((w) => w !== undefined);
+  const above = firstSwapper([...resolved.links, root], host.uid, resolved.entries)?.swapper;
   if (
     (writersOf(d, trusted, trustedGroupOf(host.uid)) !== undefined && !stickyOwned) ||
     above !== undefined

@@ -11,7 +11,7 @@ import { keyPaths } from '../evidence/signing.js';
 import type { MountMode } from '../config/profile-schema.js';
 import type { MountIdentity, SpecMount } from '../substrate/container-spec.js';
 import { ResolutionError, resolveObject, type ResolvedObject } from './source-resolution.js';
-import { swapperOf } from '../path-trust.js';
+import { firstSwapper } from '../path-trust.js';
 
 /** Host trees that never enter a sandbox, directly or through a symlink. */
 export const FORBIDDEN_HOST_TREES: readonly string[] = [
@@ -86,25 +86,23 @@ function resolveSource(request: MountRequest, trustedUid: number): ResolvedObjec
         value: request.source,
       });
     }
+    // The workspace is refused in its own words: it is what the run is about.
+    const workspace = request.target === WORKSPACE_TARGET;
     throw new ConfigError(
-      'mount_source_missing',
-      `${request.origin}: source '${request.source}' does not exist`,
-      {
-        field: request.origin,
-        value: request.source,
-      },
+      workspace ? 'workspace_missing' : 'mount_source_missing',
+      `${request.origin}: ${workspace ? '' : 'source '}'${request.source}' does not exist`,
+      { field: request.origin, value: request.source },
     );
   }
   const real = object.real;
-  for (const link of object.links) {
-    const swapper = swapperOf(link, trustedUid, object.entries);
-    if (swapper !== undefined) {
-      throw new ConfigError(
-        'mount_source_swappable',
-        `${request.origin}: source '${request.source}' is named through the symlink '${link}', which ${swapper.who} could replace (through ${swapper.directory}) to choose what is mounted; name the directory it points to ('${real}') instead`,
-        { field: request.origin, value: request.source },
-      );
-    }
+  const redirect = firstSwapper(object.links, trustedUid, object.entries);
+  if (redirect !== undefined) {
+    const { entry, swapper } = redirect;
+    throw new ConfigError(
+      'mount_source_swappable',
+      `${request.origin}: source '${request.source}' is named through the symlink '${entry}', which ${swapper.who} could replace (through ${swapper.directory}) to choose what is mounted; name the directory it points to ('${real}') instead`,
+      { field: request.origin, value: request.source },
+    );
   }
   for (const forbidden of FORBIDDEN_HOST_TREES) {
     // Compare against the realpath of the tree too: /var/run is a symlink to /run here.

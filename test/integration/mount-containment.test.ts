@@ -22,7 +22,6 @@ import {
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
-  CFH_MAIN,
   SANDBOX_UID,
   agentRunArgs,
   cfh,
@@ -36,6 +35,7 @@ import {
   useScratch,
   waitForEvent,
 } from './helpers.js';
+import { expectOneLineRefusal, refusal } from './refusal.js';
 import { deriveContainerSpec } from '../../src/sandbox/derive-spec.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
 import { loadRecipe } from '../../src/image/recipe.js';
@@ -429,19 +429,8 @@ describe('sources judged by what they are, not only by name', () => {
       await mkdir(where);
       const ws = await copySampleRepo(scratch.path('pseudo-ws'));
       const art = scratch.path('art-pseudo');
-      const r = await execa(
-        'unshare',
+      const r = await refusal(
         [
-          '--mount',
-          '--propagation',
-          'private',
-          'sh',
-          '-c',
-          'mount -t proc proc "$1" && shift && exec "$@"',
-          'sh',
-          where,
-          process.execPath,
-          CFH_MAIN,
           'sandbox',
           'run',
           '--workspace',
@@ -454,11 +443,21 @@ describe('sources judged by what they are, not only by name', () => {
           'cat',
           '/p/1/environ',
         ],
-        { reject: false },
+        art,
+        {
+          under: [
+            'unshare',
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            `mount -t proc proc '${where}' && exec "$@"`,
+            'sh',
+          ],
+        },
       );
-      expect(r.exitCode, r.stderr).toBe(125);
-      expect(r.stderr).toContain("lies on the kernel's proc file system");
-      expect(existsSync(art)).toBe(false);
+      expectOneLineRefusal(r, /lies on the kernel's proc file system/);
     },
   );
 });
