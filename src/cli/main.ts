@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The entry point: the only place that touches process signals and process exit.
+import './node-check.js';
 import { createInterface } from 'node:readline/promises';
 import { CommanderError } from 'commander';
 import { readEnvironment } from '../config/env.js';
