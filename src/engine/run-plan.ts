@@ -141,7 +141,7 @@ export function planSandboxRun(
     ...profile.mounts.map((m, i) => ({ ...m, origin: `profile mounts[${i}]` })),
     ...(options.mounts ?? []).map((m, i) => parseMountFlag(m, i)),
   ];
-  const mounts = resolveMounts(requests, host.uid);
+  const mounts = resolveMounts(requests);
   // The workspace is the object its mount resolved to: one resolution, one answer.
   const workspaceMount = mounts.find((m) => m.target === WORKSPACE_TARGET);
   if (workspaceMount === undefined) throw new Error('the workspace mount was not resolved');

@@ -34,6 +34,8 @@ export interface ResolvedObject {
    * its own name (`/home/u/link`): whoever may replace one of them chooses the object.
    */
   readonly links: readonly string[];
+  /** What each of `links` said when the walk read it (its target, as written). */
+  readonly targets: ReadonlyMap<string, string>;
   /** Owner, group and mode of every entry the walk read, by path: links and directories. */
   readonly entries: ReadonlyMap<string, EntryOwnership>;
   /** The kernel pseudo file system the object lies on (`proc`, `sysfs`, ...), if any. */
@@ -112,16 +114,23 @@ export function resolveObject(spelled: string): ResolvedObject {
     identity,
     kind: kindOf(st),
     links: walked.links,
+    targets: walked.targets,
     entries: walked.entries,
     pseudoFileSystem,
   };
 }
 
 /** The path followed entry by entry as the kernel would, naming each symlink on the way. */
-function walk(
-  absolute: string,
-): { real: string; links: string[]; entries: Map<string, EntryOwnership> } | undefined {
+function walk(absolute: string):
+  | {
+      real: string;
+      links: string[];
+      targets: Map<string, string>;
+      entries: Map<string, EntryOwnership>;
+    }
+  | undefined {
   const links: string[] = [];
+  const targets = new Map<string, string>();
   const entries = new Map<string, EntryOwnership>();
   const rest = absolute.split('/').filter((c) => c !== '');
   let here = '/';
@@ -157,10 +166,11 @@ function walk(
         `the symlink '${entry}' points to a path that is not valid UTF-8`,
       );
     }
+    targets.set(entry, target);
     rest.unshift(...target.split('/').filter((c) => c !== ''));
     if (target.startsWith('/')) here = '/';
   }
-  return { real: here, links, entries };
+  return { real: here, links, targets, entries };
 }
 
 function kindOf(st: BigIntStats): ObjectKind {

@@ -204,14 +204,18 @@ describe('planSandboxRun: refusals', () => {
     );
   });
 
-  it('refuses a not-yet-existing artifact root reached through a symlink into the workspace', async () => {
+  it('refuses an artifact root reached through a link anyone but root could have made', async () => {
+    // A sandbox given this directory rw, in an earlier run, could have left the link: it
+    // would choose where cfh writes evidence (into the workspace, or anywhere cfh may write).
     const link = path.join(dir(), 'link');
     await symlink(ws, link);
-    expectConfigError(
-      () => plan({ artifactRoot: path.join(link, 'new', 'runs') }),
-      'artifact_root_exposed',
-      path.join(ws, 'new', 'runs'),
-    );
+    for (const root of [path.join(link, 'new', 'runs'), link]) {
+      expectConfigError(
+        () => plan({ artifactRoot: root }),
+        'artifact_root_shared',
+        `the symbolic link '${link}' (to '${ws}')`,
+      );
+    }
   });
 
   it('refuses a --mount of a directory inside the artifact root', async () => {
