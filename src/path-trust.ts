@@ -123,8 +123,8 @@ export function plantedLinkText(
   maker: LinkMaker,
   target: string | undefined,
 ): string {
-  const where = maker.directory === link ? 'its owner' : `through '${maker.directory}'`;
-  return `the symbolic link '${link}' (to '${target ?? '?'}'), which ${maker.who} could have made (${where}), and so could a sandbox writing there as that uid`;
+  const why = maker.directory === link ? 'owns it' : `may write '${maker.directory}', on its way`;
+  return `the symbolic link '${link}' (to '${target ?? '?'}'), which is not root's alone (${maker.who} ${why}): a sandbox writing as a non-root uid could have made it`;
 }
 
 /**

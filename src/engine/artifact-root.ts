@@ -70,7 +70,7 @@ function checkArtifactRootTrust(
   if (planted !== undefined) {
     throw new ConfigError(
       'artifact_root_shared',
-      `artifact root '${root}' goes through ${plantedLinkText(planted.link, planted.maker, object.targets.get(planted.link))}; cfh follows no link anyone but root could have made: give the --artifact-root without links`,
+      `artifact root '${root}' goes through ${plantedLinkText(planted.link, planted.maker, object.targets.get(planted.link))}; cfh follows no such link; give an --artifact-root without links`,
       { field: 'artifactRoot', value: root },
     );
   }

@@ -74,7 +74,7 @@ export function planDraft(
   if (planted !== undefined) {
     throw new ConfigError(
       'draft_root_shared',
-      `workspace mode draft: the draft root '${draftRoot}' goes through ${plantedLinkText(planted.link, planted.maker, resolved.targets.get(planted.link))}; cfh follows no link anyone but root could have made: set CFH_DRAFT_ROOT to a path without links`,
+      `workspace mode draft: the draft root '${draftRoot}' goes through ${plantedLinkText(planted.link, planted.maker, resolved.targets.get(planted.link))}; cfh follows no such link; set CFH_DRAFT_ROOT to a path without links`,
       { field: 'workspace.mode', value: draftRoot },
     );
   }

@@ -157,7 +157,7 @@ function refusePlantableLink(request: MountRequest, object: ResolvedObject): voi
   const { link, maker } = planted;
   throw new ConfigError(
     'mount_source_link',
-    `${request.origin}: source '${request.source}' goes through ${plantedLinkText(link, maker, object.targets.get(link))}; cfh follows no link anyone but root could have made: name the path without links (if you made the link, name where it points yourself)`,
+    `${request.origin}: source '${request.source}' goes through ${plantedLinkText(link, maker, object.targets.get(link))}; cfh follows no such link; name the path without links (if you made the link, name where it points yourself)`,
     { field: request.origin, value: request.source, link },
   );
 }
@@ -336,8 +336,8 @@ export function checkSigningKey(
   }
 }
 
-/** Parses `SRC:DST[:ro|:rw]` from the command line. */
-export function parseMountFlag(value: string, index: number): MountRequest {
+/** Parses `SRC:DST[:ro|:rw]` from the command line; a relative SRC is taken from `cwd`. */
+export function parseMountFlag(value: string, index: number, cwd = process.cwd()): MountRequest {
   const origin = `--mount[${index}]`;
   const parts = value.split(':');
   let mode: MountMode = 'ro';
@@ -367,7 +367,7 @@ export function parseMountFlag(value: string, index: number): MountRequest {
       value,
     });
   }
-  return { source: path.resolve(source), target, mode, origin };
+  return { source: path.resolve(cwd, source), target, mode, origin };
 }
 
 function safeRealpath(p: string): string | undefined {

@@ -61,6 +61,11 @@ const STEAL = [
   'cat /cache/id_rsa /s/id_rsa /key /workspace/id_rsa; for f in /cache /workspace /s; do echo pwned >> $f/authorized_keys; done',
 ];
 
+/** Runs cfh from `dir` as a shell that `cd`s there would: PWD says how it got there. */
+function enter(dir: string): string[] {
+  return ['sh', '-c', 'cd "$0" && exec env PWD="$0" "$@"', dir];
+}
+
 /** Run 2's ways of naming a source through the planted links, and the link each goes through. */
 function variants(
   ws: string,
@@ -103,6 +108,18 @@ function variants(
       name: 'a link one directory down',
       args: ['--workspace', other, '--mount', `${ws}/nest/inner:/s:ro`],
       link: `${ws}/nest/inner`,
+    },
+    {
+      name: 'the working directory, entered through the link by the shell',
+      args: [],
+      link: `${ws}/sub`,
+      cwd: `${ws}/sub`,
+    },
+    {
+      name: 'a relative --mount from a directory entered through the link',
+      args: ['--workspace', other, '--mount', 'id_rsa:/key:ro'],
+      link: `${ws}/cache`,
+      cwd: `${ws}/cache`,
     },
     {
       name: "draft mode: the copy's source",
@@ -163,6 +180,7 @@ describe('a link a previous sandbox planted never chooses a later mount (AH-CONT
         const r = await refusal(
           ['sandbox', 'run', ...v.args, '--artifact-root', art, '--', ...STEAL],
           art,
+          v.cwd === undefined ? {} : { under: enter(v.cwd) },
         );
         expectOneLineRefusal(r, new RegExp(`goes through the symbolic link '${v.link}'`));
       }
@@ -238,7 +256,7 @@ describe('a link a previous sandbox planted never chooses a later mount (AH-CONT
             ['sandbox', 'run', ...v.args, '--artifact-root', art, '--', ...STEAL],
             art,
             {
-              under: asUser,
+              under: [...asUser, ...(v.cwd === undefined ? [] : enter(v.cwd))],
               env: { HOME: home },
             },
           );

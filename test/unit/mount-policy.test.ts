@@ -184,7 +184,7 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
       () => resolveMounts([req(link, '/data')]),
       'mount_source_link',
       `symbolic link '${link}'`,
-      `uid ${OTHER} could have made`,
+      `uid ${OTHER} may write '${theirs}'`,
     );
   });
 
@@ -219,7 +219,7 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
     expectConfigError(
       () => resolveMounts([req(link, '/data')]),
       'mount_source_link',
-      `uid ${OTHER} could have made`,
+      `uid ${OTHER} may write '${theirs}'`,
     );
   });
 
@@ -345,7 +345,7 @@ describe('resolveMounts: no link a sandbox could have made is followed (AH-CONT-
     expectConfigError(
       () => resolveMounts([req(path.join(theirs, 'data'), '/data')]),
       'mount_source_link',
-      'uid 4321',
+      `uid 4321 may write '${theirs}'`,
     );
   });
 
@@ -357,7 +357,7 @@ describe('resolveMounts: no link a sandbox could have made is followed (AH-CONT-
     expectConfigError(
       () => resolveMounts([req(path.join(shared, 'data'), '/data')]),
       'mount_source_link',
-      'anyone',
+      `anyone may write '${shared}'`,
     );
   });
 
