@@ -95,6 +95,7 @@ export const ERROR_CODES = [
   'mount_source_forbidden',
   'mount_source_in_writable_mount',
   'mount_source_invalid',
+  'mount_source_link',
   'mount_source_missing',
   'mount_source_swappable',
   'mount_target_duplicate',

@@ -78,6 +78,55 @@ export function firstSwapper(
   return undefined;
 }
 
+/** Who could have made or replaced a symbolic link: the directory it took, and who. */
+export interface LinkMaker {
+  /** The link itself (its owner made it) or the first directory above it another may write. */
+  readonly directory: string;
+  /** `uid 1000`, `gid 50`, `anyone`. */
+  readonly who: string;
+}
+
+/**
+ * The first of `links` that someone other than root could have made or could replace, and
+ * who (AH-CONT-1). A sandbox writes as a non-root uid (cfh's own, the workspace owner's,
+ * nobody's), so a link it left in a directory it was given rw, in this run or any earlier
+ * one, is owned by a non-root uid or lies below a directory a non-root uid may write: cfh
+ * cannot tell a link the operator made from one a sandbox made as the operator. The only
+ * links that pass are system links: owned by root, in directories from / down that are
+ * root's and writable by nobody else (group write only for gid 0; a sticky bit does not
+ * help, since anyone may add an entry there). `seen` holds what the resolution read.
+ */
+export function firstPlantableLink(
+  links: readonly string[],
+  seen: ReadonlyMap<string, EntryOwnership> = new Map(),
+): { readonly link: string; readonly maker: LinkMaker } | undefined {
+  const look = (p: string): EntryOwnership | undefined => seen.get(p) ?? lstatOrUndefined(p);
+  const rootOnly = (uid: number): boolean => uid === 0;
+  for (const link of links) {
+    const own = look(link);
+    if (own === undefined)
+      return { link, maker: { directory: link, who: 'unknown (cannot stat)' } };
+    if (own.uid !== 0) return { link, maker: { directory: link, who: `uid ${own.uid}` } };
+    for (let dir = path.dirname(link); ; dir = path.dirname(dir)) {
+      const d = look(dir);
+      const who = d === undefined ? 'unknown (cannot stat)' : writersOf(d, rootOnly);
+      if (who !== undefined) return { link, maker: { directory: dir, who } };
+      if (dir === '/') break;
+    }
+  }
+  return undefined;
+}
+
+/** How an error names a link firstPlantableLink found: where it points, who could make it. */
+export function plantedLinkText(
+  link: string,
+  maker: LinkMaker,
+  target: string | undefined,
+): string {
+  const why = maker.directory === link ? 'owns it' : `may write '${maker.directory}', on its way`;
+  return `the symbolic link '${link}' (to '${target ?? '?'}'), which is not root's alone (${maker.who} ${why}): a sandbox writing as a non-root uid could have made it`;
+}
+
 /**
  * Who besides trusted users may write `d`; undefined when nobody else may. A directory's
  * owner may always write it, whatever its mode says now: chmod is theirs.

@@ -31,6 +31,12 @@ export interface CfhEnvironment {
   /** Where host-tool process records go, for `cfh reap` (CFH_STATE_DIR/host-processes). */
   readonly hostProcessDir: string;
   /**
+   * The shell's name for the working directory (PWD), links as the operator typed them;
+   * used only where it names the process's own working directory (AH-CONT-1: a `cd`
+   * through a link a sandbox left is judged like a source spelled through it).
+   */
+  readonly workingDirectory?: string | undefined;
+  /**
    * cfh's own environment: where a host tool's `fromEnv` credential is read, and only for
    * that tool's process (never a sandbox, never recorded).
    */
@@ -55,6 +61,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
       nonEmpty(env.CFH_STATE_DIR) ?? path.join(stateHome, 'cfh'),
       'host-processes',
     ),
+    workingDirectory: nonEmpty(env.PWD),
     credentialSource: env,
   };
 }

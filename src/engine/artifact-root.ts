@@ -5,7 +5,7 @@ import { lstatSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pseudoFileSystemAt, pseudoTreeOf } from '../config/pseudo-fs.js';
 import { ConfigError, errorMessage } from '../errors.js';
-import { firstSwapper } from '../path-trust.js';
+import { firstPlantableLink, firstSwapper, plantedLinkText } from '../path-trust.js';
 import type { HostIdentity } from '../sandbox/sandbox-user.js';
 import {
   ResolutionError,
@@ -64,11 +64,21 @@ function checkArtifactRootTrust(
   rest: readonly string[],
   host: HostIdentity,
 ): void {
+  // A link a sandbox could have left on the way (AH-CONT-1's rule for mount sources) would
+  // choose where the evidence goes: into a mount, or anywhere cfh may write.
+  const planted = firstPlantableLink(object.links, object.entries);
+  if (planted !== undefined) {
+    throw new ConfigError(
+      'artifact_root_shared',
+      `artifact root '${root}' goes through ${plantedLinkText(planted.link, planted.maker, object.targets.get(planted.link))}; cfh follows no such link; give an --artifact-root without links`,
+      { field: 'artifactRoot', value: root },
+    );
+  }
   // The entry cfh makes next: the first missing component, or the run directory itself.
   const made = path.join(object.real, rest[0] ?? 'run');
   const seen = new Map(object.entries);
   seen.set(made, { uid: host.uid, gid: host.gid, mode: 0o40750 });
-  const swapper = firstSwapper([...object.links, made], host.uid, seen)?.swapper;
+  const swapper = firstSwapper([made], host.uid, seen)?.swapper;
   if (swapper !== undefined) {
     throw new ConfigError(
       'artifact_root_shared',

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { BUDGET_FLAGS, parseBudgetFlag } from '../config/budget-flags.js';
-import { loadProfile } from '../config/profile-loader.js';
+import { isBuiltinReference, loadProfile } from '../config/profile-loader.js';
 import { Profile } from '../config/profile-schema.js';
 import { parsePositiveNumber, parseSize } from '../config/size.js';
 import { describeIssues } from '../config/zod-issues.js';
@@ -27,6 +27,7 @@ import {
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
 import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
+import { spelledWorkingDirectory } from '../sandbox/source-resolution.js';
 import { resolveArtifactRoot } from './artifact-root.js';
 import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
@@ -114,8 +115,14 @@ export function planSandboxRun(
       { field: 'command', value: options.command[0] },
     );
   }
+  // Relative paths are the operator's: taken from the working directory as the shell
+  // spelled it, so a link on the way there is walked like any other (AH-CONT-1).
+  const cwd = spelledWorkingDirectory(env.workingDirectory);
+  // Only where the spelling differs from the kernel's name, so errors keep the name typed.
+  const spelled = (p: string): string => (cwd === process.cwd() ? p : path.resolve(cwd, p));
   const profileRef = options.profile ?? 'default';
-  const loaded = loadProfile(profileRef);
+  // A profile file's relative mounts are relative to it: found from the same directory.
+  const loaded = loadProfile(isBuiltinReference(profileRef) ? profileRef : spelled(profileRef));
   const { profile, overrides } = applyOverrides(loaded.profile, options);
   checkProfileTools(profileRef, profile);
   // The policy compiles (unique ids, valid regexes) before anything exists (AH-INV-4).
@@ -128,7 +135,7 @@ export function planSandboxRun(
 
   // Resolved, once, with the other mount sources: a missing workspace or one that is not a
   // directory is refused there, on the object that would be mounted.
-  const workspaceName = path.resolve(options.workspace ?? process.cwd());
+  const workspaceName = path.resolve(cwd, options.workspace ?? '.');
   const draftMode = profile.workspace.mode === 'draft';
   const requests: MountRequest[] = [
     {
@@ -139,9 +146,9 @@ export function planSandboxRun(
       origin: '--workspace',
     },
     ...profile.mounts.map((m, i) => ({ ...m, origin: `profile mounts[${i}]` })),
-    ...(options.mounts ?? []).map((m, i) => parseMountFlag(m, i)),
+    ...(options.mounts ?? []).map((m, i) => parseMountFlag(m, i, cwd)),
   ];
-  const mounts = resolveMounts(requests, host.uid);
+  const mounts = resolveMounts(requests);
   // The workspace is the object its mount resolved to: one resolution, one answer.
   const workspaceMount = mounts.find((m) => m.target === WORKSPACE_TARGET);
   if (workspaceMount === undefined) throw new Error('the workspace mount was not resolved');
@@ -152,7 +159,7 @@ export function planSandboxRun(
   const mounted = draftMode ? mounts.filter((m) => m.target !== WORKSPACE_TARGET) : mounts;
   const swappable = checkSwappable(mounted, profile.runtime, host.uid);
 
-  const artifactRoot = resolveArtifactRoot(options.artifactRoot ?? env.artifactRoot, host);
+  const artifactRoot = resolveArtifactRoot(spelled(options.artifactRoot ?? env.artifactRoot), host);
   checkArtifactRoot(artifactRoot, mounts);
   checkSigningKey(env.keyDir, artifactRoot, mounts);
 

@@ -12,7 +12,13 @@ import { ConfigError } from '../errors.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { isWithin, ownerOf } from './mount-policy.js';
 import { resolveObject, type ResolvedObject } from './source-resolution.js';
-import { firstSwapper, trustedGroupOf, writersOf } from '../path-trust.js';
+import {
+  firstPlantableLink,
+  firstSwapper,
+  plantedLinkText,
+  trustedGroupOf,
+  writersOf,
+} from '../path-trust.js';
 import type { HostIdentity, SandboxUser } from './sandbox-user.js';
 
 export interface DraftPlan {
@@ -62,14 +68,23 @@ export function planDraft(
     );
   }
   const root = resolved.real;
+  // A link a sandbox could have left on the way would choose where root makes and fills
+  // drafts: the mount sources' rule (AH-CONT-1), whoever could replace the link now.
+  const planted = firstPlantableLink(resolved.links, resolved.entries);
+  if (planted !== undefined) {
+    throw new ConfigError(
+      'draft_root_shared',
+      `workspace mode draft: the draft root '${draftRoot}' goes through ${plantedLinkText(planted.link, planted.maker, resolved.targets.get(planted.link))}; cfh follows no such link; set CFH_DRAFT_ROOT to a path without links`,
+      { field: 'workspace.mode', value: draftRoot },
+    );
+  }
   // Another user who may rename entries in the draft root could swap a draft for a link
   // while cfh fills it: only a root that only root and cfh's user may change, or a sticky
-  // one (/tmp), where nobody else may rename cfh's entries. A link on the way there that
-  // another user could replace would let them choose the root: judged as the walk read it.
+  // one (/tmp), where nobody else may rename cfh's entries: judged as the walk read it.
   const d = resolved.entries.get(root) ?? lstatSync(root);
   const trusted = (uid: number): boolean => uid === 0 || uid === host.uid;
   const stickyOwned = (d.mode & 0o1000) !== 0 && trusted(d.uid);
-  const above = firstSwapper([...resolved.links, root], host.uid, resolved.entries)?.swapper;
+  const above = firstSwapper([root], host.uid, resolved.entries)?.swapper;
   if (
     (writersOf(d, trusted, trustedGroupOf(host.uid)) !== undefined && !stickyOwned) ||
     above !== undefined

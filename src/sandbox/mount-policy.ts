@@ -2,8 +2,8 @@
 // object the kernel opens (source-resolution.ts), before any check, so a symlink cannot
 // smuggle in a forbidden location and the identity every later container is held to is
 // that of the object checked (AH-CONT-1, AH-CONT-2). A source named through a symlink
-// another host user could replace is refused: that user, not the operator, would choose
-// what is mounted.
+// anyone but root could have made is refused: a sandbox (writing as cfh's own user, or as
+// any other non-root uid) could have left it, and would choose what is mounted.
 import { existsSync, lstatSync, realpathSync, type BigIntStats } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, ContainmentError } from '../errors.js';
@@ -11,7 +11,7 @@ import { keyPaths } from '../evidence/signing.js';
 import type { MountMode } from '../config/profile-schema.js';
 import type { MountIdentity, SpecMount } from '../substrate/container-spec.js';
 import { ResolutionError, resolveObject, type ResolvedObject } from './source-resolution.js';
-import { firstSwapper } from '../path-trust.js';
+import { firstPlantableLink, plantedLinkText } from '../path-trust.js';
 
 /** Host trees that never enter a sandbox, directly or through a symlink. */
 export const FORBIDDEN_HOST_TREES: readonly string[] = [
@@ -68,7 +68,7 @@ export function isWithin(child: string, parent: string): boolean {
   return rel === '' || (rel !== '..' && !rel.startsWith('../') && !path.isAbsolute(rel));
 }
 
-function resolveSource(request: MountRequest, trustedUid: number): ResolvedObject {
+function resolveSource(request: MountRequest): ResolvedObject {
   let object: ResolvedObject;
   try {
     object = resolveObject(request.source);
@@ -95,15 +95,6 @@ function resolveSource(request: MountRequest, trustedUid: number): ResolvedObjec
     );
   }
   const real = object.real;
-  const redirect = firstSwapper(object.links, trustedUid, object.entries);
-  if (redirect !== undefined) {
-    const { entry, swapper } = redirect;
-    throw new ConfigError(
-      'mount_source_swappable',
-      `${request.origin}: source '${request.source}' is named through the symlink '${entry}', which ${swapper.who} could replace (through ${swapper.directory}) to choose what is mounted; name the directory it points to ('${real}') instead`,
-      { field: request.origin, value: request.source },
-    );
-  }
   for (const forbidden of FORBIDDEN_HOST_TREES) {
     // Compare against the realpath of the tree too: /var/run is a symlink to /run here.
     const trees = [forbidden, safeRealpath(forbidden)];
@@ -138,6 +129,7 @@ function resolveSource(request: MountRequest, trustedUid: number): ResolvedObjec
       { field: request.origin, value: request.source },
     );
   }
+  refusePlantableLink(request, object);
   if (real === '/') {
     throw new ConfigError(
       'mount_source_forbidden',
@@ -149,6 +141,25 @@ function resolveSource(request: MountRequest, trustedUid: number): ResolvedObjec
     );
   }
   return object;
+}
+
+/**
+ * A mount source is resolved through no symbolic link that anyone but root could have made
+ * (AH-CONT-1; path-trust.ts, firstPlantableLink): a sandbox given an rw directory, in this
+ * run or an earlier one, writes as a non-root uid, often cfh's own, and a link it left
+ * there (`cache -> ~/.ssh`) would choose what this run mounts. There is no flag to follow
+ * such a link: cfh cannot tell who made it, and an operator who did can name its target.
+ * Checked after the forbidden trees, so a link into /etc is refused as what it reaches.
+ */
+function refusePlantableLink(request: MountRequest, object: ResolvedObject): void {
+  const planted = firstPlantableLink(object.links, object.entries);
+  if (planted === undefined) return;
+  const { link, maker } = planted;
+  throw new ConfigError(
+    'mount_source_link',
+    `${request.origin}: source '${request.source}' goes through ${plantedLinkText(link, maker, object.targets.get(link))}; cfh follows no such link; name the path without links (if you made the link, name where it points yourself)`,
+    { field: request.origin, value: request.source, link },
+  );
 }
 
 /**
@@ -237,10 +248,10 @@ function checkTarget(request: MountRequest): string {
  * target nested inside another, is refused (nesting would let one mount's mode override
  * another's silently).
  */
-export function resolveMounts(requests: readonly MountRequest[], trustedUid: number): SpecMount[] {
+export function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
   const resolved: (SpecMount & { origin: string })[] = [];
   for (const request of requests) {
-    const { real: source, identity, kind } = resolveSource(request, trustedUid);
+    const { real: source, identity, kind } = resolveSource(request);
     const target = checkTarget(request);
     if (target === WORKSPACE_TARGET && kind !== 'directory') {
       // Judged on the object resolved here, the one mounted: not on an earlier look.
@@ -325,8 +336,8 @@ export function checkSigningKey(
   }
 }
 
-/** Parses `SRC:DST[:ro|:rw]` from the command line. */
-export function parseMountFlag(value: string, index: number): MountRequest {
+/** Parses `SRC:DST[:ro|:rw]` from the command line; a relative SRC is taken from `cwd`. */
+export function parseMountFlag(value: string, index: number, cwd = process.cwd()): MountRequest {
   const origin = `--mount[${index}]`;
   const parts = value.split(':');
   let mode: MountMode = 'ro';
@@ -356,7 +367,7 @@ export function parseMountFlag(value: string, index: number): MountRequest {
       value,
     });
   }
-  return { source: path.resolve(source), target, mode, origin };
+  return { source: path.resolve(cwd, source), target, mode, origin };
 }
 
 function safeRealpath(p: string): string | undefined {

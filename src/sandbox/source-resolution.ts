@@ -9,7 +9,15 @@
 // end where the kernel did, or the path changed while cfh looked and is refused. What the
 // walk read of each entry (owner, mode) is kept, so who could replace a link is judged on
 // the link that led to the object, not on whatever a later look finds in its place.
-import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, type BigIntStats } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  statSync,
+  type BigIntStats,
+} from 'node:fs';
 import path from 'node:path';
 import { pseudoFileSystemAt } from '../config/pseudo-fs.js';
 import type { MountIdentity } from '../substrate/container-spec.js';
@@ -34,6 +42,8 @@ export interface ResolvedObject {
    * its own name (`/home/u/link`): whoever may replace one of them chooses the object.
    */
   readonly links: readonly string[];
+  /** What each of `links` said when the walk read it (its target, as written). */
+  readonly targets: ReadonlyMap<string, string>;
   /** Owner, group and mode of every entry the walk read, by path: links and directories. */
   readonly entries: ReadonlyMap<string, EntryOwnership>;
   /** The kernel pseudo file system the object lies on (`proc`, `sysfs`, ...), if any. */
@@ -112,16 +122,23 @@ export function resolveObject(spelled: string): ResolvedObject {
     identity,
     kind: kindOf(st),
     links: walked.links,
+    targets: walked.targets,
     entries: walked.entries,
     pseudoFileSystem,
   };
 }
 
 /** The path followed entry by entry as the kernel would, naming each symlink on the way. */
-function walk(
-  absolute: string,
-): { real: string; links: string[]; entries: Map<string, EntryOwnership> } | undefined {
+function walk(absolute: string):
+  | {
+      real: string;
+      links: string[];
+      targets: Map<string, string>;
+      entries: Map<string, EntryOwnership>;
+    }
+  | undefined {
   const links: string[] = [];
+  const targets = new Map<string, string>();
   const entries = new Map<string, EntryOwnership>();
   const rest = absolute.split('/').filter((c) => c !== '');
   let here = '/';
@@ -157,10 +174,29 @@ function walk(
         `the symlink '${entry}' points to a path that is not valid UTF-8`,
       );
     }
+    targets.set(entry, target);
     rest.unshift(...target.split('/').filter((c) => c !== ''));
     if (target.startsWith('/')) here = '/';
   }
-  return { real: here, links, entries };
+  return { real: here, links, targets, entries };
+}
+
+/**
+ * The working directory as the operator spelled it: the shell's PWD when it is an absolute,
+ * normalized path naming this process's working directory (same device and inode), else the
+ * kernel's name. The kernel's name has every link on the way already followed, so a `cd`
+ * through a link a sandbox left would hide it from the walk; PWD keeps it (AH-CONT-1). A PWD
+ * that names something else says nothing about how cfh got here and is ignored.
+ */
+export function spelledWorkingDirectory(pwd: string | undefined, cwd = process.cwd()): string {
+  if (pwd === undefined || !path.isAbsolute(pwd) || path.posix.normalize(pwd) !== pwd) return cwd;
+  try {
+    const a = statSync(pwd, { bigint: true });
+    const b = statSync(cwd, { bigint: true });
+    return a.dev === b.dev && a.ino === b.ino ? pwd : cwd;
+  } catch {
+    return cwd;
+  }
 }
 
 function kindOf(st: BigIntStats): ObjectKind {

@@ -132,7 +132,9 @@ describe.each(['runc', 'runsc'])('mount containment under %s', (runtime) => {
         '/data/marker',
       ]);
       expect(r.exitCode, r.stderr).toBe(125);
-      expect(r.stderr).toContain(`the symlink '${link}', which uid ${SANDBOX_UID} could replace`);
+      expect(r.stderr).toContain(
+        `the symbolic link '${link}' (to '${link.endsWith('repo') ? repo : data}'), which is not root's alone (uid ${SANDBOX_UID} may write '${theirs}'`,
+      );
       expect(r.stdout).toBe('');
       expect(await objectsOwnedBy(r.pid)).toEqual([]);
       expect(existsSync(art)).toBe(false);

@@ -119,6 +119,21 @@ describe('planning a draft run', () => {
     },
   );
 
+  it('refuses a draft root named through a link anyone but root could have made', async () => {
+    // cfh's own link, in its own directory: a sandbox writing as cfh's user could have made it.
+    const target = path.join(tmp ?? '', 'drafts-real');
+    await mkdir(target);
+    await chmod(target, 0o700);
+    const link = path.join(tmp ?? '', 'drafts');
+    await symlink(target, link);
+    expectConfigError(
+      () => plan({ workspaceMode: 'draft' }, env({ draftRoot: link })),
+      'draft_root_shared',
+      `the symbolic link '${link}'`,
+    );
+    expect(plan({ workspaceMode: 'draft' }, env({ draftRoot: target })).draft?.root).toBe(target);
+  });
+
   it('refuses, when cfh is not root, a sandbox user it could not give the copy to', async () => {
     const file = path.join(tmp ?? '', 'p.yaml');
     await writeFile(

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { chmod, chown, lchown, mkdir, symlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import {
   checkArtifactRoot,
   isWithin,
   parseMountFlag,
-  resolveMounts as resolveMountsFor,
+  resolveMounts,
   type MountRequest,
 } from '../../src/sandbox/mount-policy.js';
 import { swapperOf } from '../../src/path-trust.js';
@@ -16,11 +16,6 @@ import type { SpecMount } from '../../src/substrate/container-spec.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
 
 let tmp: string | undefined;
-
-/** The mount table as cfh's own user resolves it. */
-function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
-  return resolveMountsFor(requests, process.getuid?.() ?? 0);
-}
 
 beforeEach(async () => {
   // realpath: the policy compares resolved paths.
@@ -155,11 +150,9 @@ describe('resolveMounts: sources', () => {
   it('accepts ordinary directories, returning realpath sources and dropping the origin', async () => {
     const ws = await subdir('ws');
     const data = await subdir('data');
-    const link = path.join(dir(), 'data-link');
-    await symlink(data, link);
     const mounts = resolveMounts([
       req(ws, '/workspace', 'ro', '--workspace'),
-      req(link, '/data', 'rw', '--mount[0]'),
+      req(data, '/data', 'rw', '--mount[0]'),
     ]);
     expect(mounts.every((m) => /^\d+$/.test(m.identity?.ino ?? ''))).toBe(true);
     expect(mounts).toMatchObject([
@@ -189,9 +182,9 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
     await symlink(await target(), link);
     expectConfigError(
       () => resolveMounts([req(link, '/data')]),
-      'mount_source_swappable',
-      `the symlink '${link}'`,
-      `uid ${OTHER} could replace`,
+      'mount_source_link',
+      `symbolic link '${link}'`,
+      `uid ${OTHER} may write '${theirs}'`,
     );
   });
 
@@ -201,7 +194,7 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
     const link = path.join(shared, 'data');
     await symlink(await target(), link);
     await lchown(link, OTHER, OTHER);
-    expectConfigError(() => resolveMounts([req(link, '/data')]), 'mount_source_swappable', link);
+    expectConfigError(() => resolveMounts([req(link, '/data')]), 'mount_source_link', link);
   });
 
   it.runIf(isRoot)('a link on the way, not the last component', async () => {
@@ -211,7 +204,7 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
     await symlink(path.dirname(t), path.join(theirs, 'up'));
     expectConfigError(
       () => resolveMounts([req(path.join(theirs, 'up', 'private'), '/data')]),
-      'mount_source_swappable',
+      'mount_source_link',
       path.join(theirs, 'up'),
     );
   });
@@ -225,8 +218,8 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
     await chmod(theirs, 0o555);
     expectConfigError(
       () => resolveMounts([req(link, '/data')]),
-      'mount_source_swappable',
-      `uid ${OTHER} could replace`,
+      'mount_source_link',
+      `uid ${OTHER} may write '${theirs}'`,
     );
   });
 
@@ -270,16 +263,111 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
     symlinkSync(latin1, link);
     expectConfigError(() => resolveMounts([req(link, '/data')]), 'mount_source_invalid', 'UTF-8');
   });
+});
 
-  it("a symlink only root and cfh's user could replace is followed", async () => {
+describe('resolveMounts: no link a sandbox could have made is followed (AH-CONT-1)', () => {
+  // A sandbox given an rw directory writes as a non-root uid, often cfh's own: a link it
+  // left there (`cache -> ~/.ssh`) would choose what a later run mounts. So a source is
+  // resolved through no symlink except one only root could have made (a root-owned link in
+  // directories only root may write: `/bin -> usr/bin`), whoever could replace it now.
+  const isRoot = process.getuid?.() === 0;
+
+  async function secret(): Promise<string> {
+    const t = await subdir('secret');
+    await writeFile(path.join(t, 'id_rsa'), 'not for the sandbox\n');
+    return t;
+  }
+
+  it("a link in cfh's own directory, as a previous sandbox would leave it", async () => {
+    const ws = await subdir('ws');
+    const t = await secret();
+    await symlink(t, path.join(ws, 'cache'));
+    expectConfigError(
+      () => resolveMounts([req(path.join(ws, 'cache'), '/cache', 'rw', '--mount[0]')]),
+      'mount_source_link',
+      '--mount[0]',
+      `symbolic link '${path.join(ws, 'cache')}' (to '${t}')`,
+    );
+  });
+
+  it('the workspace named through such a link', async () => {
+    const ws = await subdir('ws');
+    await mkdir(path.join(ws, 'real-sub'));
+    await symlink('real-sub', path.join(ws, 'sub'));
+    expectConfigError(
+      () => resolveMounts([req(path.join(ws, 'sub'), '/workspace', 'rw', '--workspace')]),
+      'mount_source_link',
+      '--workspace',
+      path.join(ws, 'sub'),
+    );
+  });
+
+  it('a link in an intermediate component, not the last', async () => {
+    const ws = await subdir('ws');
+    const t = await secret();
+    await symlink(path.dirname(t), path.join(ws, 'up'));
+    expectConfigError(
+      () => resolveMounts([req(path.join(ws, 'up', 'secret'), '/data')]),
+      'mount_source_link',
+      path.join(ws, 'up'),
+    );
+  });
+
+  it('a link to a file', async () => {
+    const ws = await subdir('ws');
+    const t = await secret();
+    await symlink(path.join(t, 'id_rsa'), path.join(ws, 'config.json'));
+    expectConfigError(
+      () => resolveMounts([req(path.join(ws, 'config.json'), '/config.json')]),
+      'mount_source_link',
+      path.join(ws, 'config.json'),
+    );
+  });
+
+  it('`..` after a link, spelled by hand: the kernel would leave the target', async () => {
+    const ws = await subdir('ws');
+    const t = await secret();
+    await mkdir(path.join(t, 'inner'));
+    await symlink(path.join(t, 'inner'), path.join(ws, 'hop'));
+    expectConfigError(
+      () => resolveMounts([req(`${ws}/hop/..`, '/data')]),
+      'mount_source_link',
+      path.join(ws, 'hop'),
+    );
+  });
+
+  it.runIf(isRoot)('a root-owned link in a directory the sandbox uid owns', async () => {
+    // Mode 0755 and a root-owned link do not help: the directory's owner may rename entries.
+    const theirs = await subdir('theirs-link');
+    const t = await secret();
+    await symlink(t, path.join(theirs, 'data'));
+    await chown(theirs, 4321, 4321);
+    expectConfigError(
+      () => resolveMounts([req(path.join(theirs, 'data'), '/data')]),
+      'mount_source_link',
+      `uid 4321 may write '${theirs}'`,
+    );
+  });
+
+  it('a link in a sticky directory, whoever owns it', async () => {
     const shared = await subdir('shared-mine');
     await chmod(shared, 0o1777);
-    const t = await target();
-    const link = path.join(shared, 'data');
-    await symlink(t, link);
-    const [m] = resolveMounts([req(link, '/data')]);
-    expect(m?.source).toBe(t);
+    const t = await secret();
+    await symlink(t, path.join(shared, 'data'));
+    expectConfigError(
+      () => resolveMounts([req(path.join(shared, 'data'), '/data')]),
+      'mount_source_link',
+      `anyone may write '${shared}'`,
+    );
   });
+
+  it.runIf(existsSync('/bin/sh') && lstatSync('/bin').isSymbolicLink())(
+    'system links only root could have made are followed: /bin -> usr/bin, sh -> dash',
+    () => {
+      const [m] = resolveMounts([req('/bin/sh', '/opt/sh')]);
+      expect(m?.source).toBe(realpathSync('/bin/sh'));
+    },
+  );
 });
 
 describe('resolveMounts: targets', () => {

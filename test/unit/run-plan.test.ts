@@ -204,14 +204,37 @@ describe('planSandboxRun: refusals', () => {
     );
   });
 
-  it('refuses a not-yet-existing artifact root reached through a symlink into the workspace', async () => {
+  it('the working directory as the shell spelled it: entered through a link, refused', async () => {
+    // `cd proj/cache && cfh sandbox run ...`: the kernel's name for the working directory has
+    // the link already followed; the shell's PWD still says how the operator got there.
+    const link = path.join(dir(), 'entered');
+    await symlink(process.cwd(), link);
+    const through = { ...env(), workingDirectory: link };
+    for (const options of [{ workspace: undefined }, { workspace: ws, mounts: ['src:/src'] }]) {
+      expectConfigError(
+        () => planSandboxRun({ command: ['true'], ...options }, through, USER, OWNER),
+        'mount_source_link',
+        `the symbolic link '${link}'`,
+      );
+    }
+    // A PWD that names another directory is not how cfh got here: the kernel's name is used.
+    const elsewhere = { ...env(), workingDirectory: ws };
+    const p = planSandboxRun({ command: ['true'] }, elsewhere, USER, OWNER);
+    expect(p.workspace).toBe(process.cwd());
+  });
+
+  it('refuses an artifact root reached through a link anyone but root could have made', async () => {
+    // A sandbox given this directory rw, in an earlier run, could have left the link: it
+    // would choose where cfh writes evidence (into the workspace, or anywhere cfh may write).
     const link = path.join(dir(), 'link');
     await symlink(ws, link);
-    expectConfigError(
-      () => plan({ artifactRoot: path.join(link, 'new', 'runs') }),
-      'artifact_root_exposed',
-      path.join(ws, 'new', 'runs'),
-    );
+    for (const root of [path.join(link, 'new', 'runs'), link]) {
+      expectConfigError(
+        () => plan({ artifactRoot: root }),
+        'artifact_root_shared',
+        `the symbolic link '${link}' (to '${ws}')`,
+      );
+    }
   });
 
   it('refuses a --mount of a directory inside the artifact root', async () => {

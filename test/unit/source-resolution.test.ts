@@ -46,6 +46,9 @@ describe('resolveObject', () => {
     expect(r.real).toBe(path.join(tmp, 'a/b/f'));
     expect(r.kind).toBe('file');
     expect(r.links).toEqual([path.join(tmp, 'abs'), path.join(tmp, 'rel')]);
+    // What each link said when the walk read it: an error can show where it led.
+    expect(r.targets.get(path.join(tmp, 'abs'))).toBe(path.join(tmp, 'rel'));
+    expect(r.targets.get(path.join(tmp, 'rel'))).toBe('a/b');
   });
 
   it('`..` after a symlink leaves the target, as the kernel does', async () => {
