@@ -230,12 +230,24 @@ export function checkHostToolReach(
     if (code) checkWriters(entry, l, o, reach.trustedUid);
     if (l.item.code && o.kind === 'file') {
       const pin = readPin(l.item.role, l.item.spelled, o.real);
+      // The pin must describe the object the checks were made on, not a later arrival.
+      if (pin.dev !== o.identity.dev || pin.ino !== o.identity.ino)
+        throw new ContainmentError(
+          'host_tool_changed',
+          `hostTools ${entry.name}: ${l.item.role} '${l.item.spelled}' changed while cfh checked it; refusing to run it`,
+          { value: l.item.spelled },
+        );
       checkHardLinks(entry, l, reach, devices);
       if (!files.some((f) => f.path === pin.path && f.spelled === pin.spelled)) files.push(pin);
     }
   }
   const programPin = files.find((f) => f.role === 'program');
-  if (programPin === undefined) throw new Error('the program was not pinned');
+  if (programPin === undefined)
+    throw new ConfigError(
+      'host_tool_program_missing',
+      `hostTools ${entry.name}: program '${program}' is not a regular file`,
+      { field: `hostTools.${entry.name}` },
+    );
   return {
     pins: {
       cwd: {
