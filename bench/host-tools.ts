@@ -21,6 +21,8 @@ import { McpConnection, type McpServerSpec } from '../src/tools/host/mcp-connect
 import { OpaqueReferences, concealPattern } from '../src/tools/host/opaque-refs.js';
 import { Scrubber } from '../src/tools/host/scrub.js';
 import { McpHostTool } from '../src/config/host-tools-schema.js';
+import { serverSpec } from '../src/engine/host-tools.js';
+import { planHostTools } from '../src/tools/host/host-plan.js';
 import { summarize } from './stats.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -35,21 +37,19 @@ const signal = new AbortController().signal;
 const CREDENTIAL = 'bench-credential-0123456789';
 
 const ledgerDir = mkdtempSync(path.join(os.tmpdir(), 'cfh-bench-host-'));
-const spec: McpServerSpec = {
-  name: 'everything',
-  command: process.execPath,
-  args: [SERVER],
-  cwd: ROOT,
-  env: { API_TOKEN: CREDENTIAL },
-  timeoutMs: 30_000,
-  outputBytes: 1024 * 1024,
-};
 const entry = McpHostTool.parse({
   kind: 'mcp',
   name: 'everything',
   command: process.execPath,
+  args: [SERVER],
+  cwd: ROOT,
+  env: { API_TOKEN: { value: CREDENTIAL } },
   tools: [{ name: 'echo', riskClass: 'read_only', sideEffectClass: 'none' }],
 });
+// Planned as a run plans it: checked and pinned, so each start pays for the pin check.
+const planned = planHostTools([entry], 'bench', process.env).tools[0];
+if (planned === undefined) throw new Error('not planned');
+const spec: McpServerSpec = serverSpec(planned, entry);
 const scrubber = new Scrubber([{ name: 'API_TOKEN', value: CREDENTIAL }]);
 const launch = {
   runId: 'bench',

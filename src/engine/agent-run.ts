@@ -13,6 +13,7 @@ import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import { planHostTools } from '../tools/host/host-plan.js';
 import {
   describeHostTools,
+  hostToolReach,
   hostToolsReport,
   openHostTools,
   type HostToolDeps,
@@ -132,7 +133,13 @@ export async function executeAgentRun(
 ): Promise<AgentOutcome> {
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
   // Programs, templates and credentials before anything exists (AH-INV-4: 125).
-  const hostPlan = planHostTools(plan.profile.hostTools, plan.runId, deps.hostTools?.env ?? {});
+  // AH-TOOL-7, AH-CONT-5: nothing a sandbox of this run could write, nothing in its evidence.
+  const hostPlan = planHostTools(
+    plan.profile.hostTools,
+    plan.runId,
+    deps.hostTools?.env ?? {},
+    hostToolReach(plan, deps.hostTools?.keyDir),
+  );
   const host: { open?: OpenHostTools } = {};
   const card = loadRateCard();
   const budgets = plan.profile.budgets;

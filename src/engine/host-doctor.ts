@@ -13,6 +13,7 @@ import { McpConnection } from '../tools/host/mcp-connection.js';
 import { OpaqueReferences } from '../tools/host/opaque-refs.js';
 import { Scrubber } from '../tools/host/scrub.js';
 import type { DoctorCheck } from './doctor.js';
+import { serverSpec } from './host-tools.js';
 
 async function checkMcp(
   planned: PlannedHostTool,
@@ -29,20 +30,7 @@ async function checkMcp(
     scrubber,
     sink: { event: () => Promise.resolve(), output: () => Promise.resolve('') },
   };
-  const conn = await McpConnection.open(
-    {
-      name: entry.name,
-      command: planned.program,
-      args: entry.args,
-      cwd: planned.cwd,
-      env: planned.env.env,
-      timeoutMs: Math.round(entry.timeoutSeconds * 1000),
-      outputBytes: entry.outputBytes,
-    },
-    'probe',
-    launch,
-    signal,
-  );
+  const conn = await McpConnection.open(serverSpec(planned, entry), 'probe', launch, signal);
   try {
     const listed = await conn.listTools(signal);
     const defs = mcpToolDefinitions(entry, listed, new OpaqueReferences(), (t) => scrubber.text(t));

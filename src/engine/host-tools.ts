@@ -4,7 +4,12 @@
 // `initialize`, `tools/list`, every declared tool present and validatable; an unhealthy one
 // fails the run before the model is asked anything), and closed with the session's stack,
 // every host process with its whole tree.
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import { HostToolError } from '../errors.js';
+import { isWithin } from '../sandbox/mount-policy.js';
+import type { HostToolReach, ReachArea } from '../tools/host/host-reach.js';
+import type { RunPlan } from './run-plan.js';
 import type { McpHostTool } from '../config/host-tools-schema.js';
 import { HostProcessLedger } from '../tools/host/host-process.js';
 import type { HostLaunch, HostToolSink } from '../tools/host/host-launch.js';
@@ -35,6 +40,46 @@ export interface HostToolDeps {
   readonly env: NodeJS.ProcessEnv;
   /** Other credentials cfh holds for the run (the model gateway's key): scrubbed too. */
   readonly heldCredentials?: readonly HeldCredential[] | undefined;
+  /** The operator's signing-key directory (CFH_KEY_DIR): out of every host tool's reach. */
+  readonly keyDir?: string | undefined;
+}
+
+/**
+ * What the run's sandboxes could write and where its evidence lives, for the host tools'
+ * planning checks (host-reach.ts): every rw mount source (the workspace in rw mode), in
+ * draft mode the source workspace and every draft copy under the draft root, the workspace
+ * whenever a profile of the run lives in it (its relative paths are the repository's, in
+ * any mode), and the artifact root and key directory (AH-CONT-5).
+ */
+export function hostToolReach(plan: RunPlan, keyDir: string | undefined): HostToolReach {
+  const writable: ReachArea[] = plan.spec.mounts
+    .filter((m) => m.mode === 'rw')
+    .map((m) => ({ path: m.source, what: `the rw mount at ${m.target}` }));
+  if (plan.draft !== undefined) {
+    writable.push({ path: plan.workspace, what: "the draft's source workspace" });
+    writable.push({ path: plan.draft.root, what: 'a draft copy', namePrefix: 'cfh-draft-' });
+  }
+  const profileInside = plan.profileSources.find(
+    (s) => path.isAbsolute(s) && isWithin(realOr(s), plan.workspace),
+  );
+  if (profileInside !== undefined)
+    writable.push({
+      path: plan.workspace,
+      what: `the workspace, which holds the profile '${profileInside}'`,
+    });
+  const evidence: ReachArea[] = [{ path: plan.artifactRoot, what: 'the artifact root' }];
+  if (keyDir !== undefined)
+    evidence.push({ path: realOr(keyDir), what: 'the signing-key directory' });
+  return { sandboxWritable: writable, evidence, trustedUid: process.getuid?.() ?? 0 };
+}
+
+/** The real path of `p`, or `p` made absolute when it does not exist (yet). */
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
 }
 
 export interface OpenHostTools {
@@ -44,7 +89,7 @@ export interface OpenHostTools {
 
 /** The snapshot's record of the host tools' bounded authority (env by reference + digest). */
 export function describeHostTools(plan: HostToolPlan): Record<string, unknown>[] {
-  return plan.tools.map((t) => describeAuthority(t.entry, t.env.record, t.program));
+  return plan.tools.map((t) => describeAuthority(t.entry, t.env.record, t.program, t.pins));
 }
 
 /** What the report keeps: the durable resources created, with their published semantics. */
@@ -53,10 +98,13 @@ export function hostToolsReport(open: OpenHostTools | undefined): Record<string,
   return { resources: created };
 }
 
-function serverSpec(planned: PlannedHostTool, entry: McpHostTool): McpServerSpec {
+/** What starts an MCP server: the checked, pinned program and cwd (host-pin.ts). */
+export function serverSpec(planned: PlannedHostTool, entry: McpHostTool): McpServerSpec {
   return {
     name: entry.name,
     command: planned.program,
+    executable: planned.executable,
+    pins: planned.pins,
     args: entry.args,
     cwd: planned.cwd,
     env: planned.env.env,

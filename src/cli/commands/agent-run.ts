@@ -103,6 +103,7 @@ function hostToolDeps(env: CfhEnvironment, gateway: ModelGateway): HostToolDeps 
     processDir: env.hostProcessDir,
     env: env.credentialSource,
     heldCredentials: held ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [],
+    keyDir: env.keyDir,
   };
 }
 

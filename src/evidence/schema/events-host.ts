@@ -25,6 +25,18 @@ export const hostEvents = {
     kept: Count,
     dropped: Count,
   }),
+  /**
+   * A host tool's program, script or cwd was not what planning pinned, right before a
+   * start (AH-TOOL-7): the start was refused and the run fails.
+   */
+  host_tool_changed: z.strictObject({
+    tool: z.string(),
+    purpose: z.string(),
+    callId: CallId.nullable(),
+    role: z.string(),
+    path: z.string(),
+    what: z.enum(['moved', 'replaced', 'changed', 'content', 'missing']),
+  }),
   /** A durable external resource a host tool created (AH-TOOL-9). */
   host_resources_created: z.looseObject({}),
   /** A model-bound opaque handle cfh minted; the canonical value stays in cfh's memory. */

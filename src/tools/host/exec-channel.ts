@@ -9,6 +9,7 @@ import type { ExecHostTool } from '../../config/host-tools-schema.js';
 import { HostToolError, errorMessage } from '../../errors.js';
 import { HOST_BASE_ENV, HOST_PROCESS_MARKER, stopTree } from './host-process.js';
 import type { HostLaunch } from './host-launch.js';
+import { assertPinned } from './host-pin.js';
 import type { PlannedHostTool } from './host-plan.js';
 import { execObservation, type Sanitizer } from './host-results.js';
 import type { HostTool } from './host-tool.js';
@@ -52,6 +53,11 @@ export class ExecChannel implements HostChannel {
     const argv = fillArgv(this.#entry.argv, args);
     const [, ...rest] = argv;
     const launch = this.#launch;
+    // What runs is what planning checked: the same objects, the same content (AH-TOOL-7).
+    await assertPinned(this.#entry.name, this.#planned.pins, launch.sink, {
+      purpose: 'call',
+      callId,
+    });
     const entry = await launch.ledger.open(
       launch.runId,
       this.#entry.name,
@@ -60,7 +66,9 @@ export class ExecChannel implements HostChannel {
     );
     const timer = new AbortController();
     const started = performance.now();
-    const child = execa(this.#planned.program, rest, {
+    // By the real path the pin names, not by a name a link could send elsewhere.
+    const child = execa(this.#planned.executable, rest, {
+      argv0: this.#planned.program,
       cwd: this.#planned.cwd,
       env: {
         ...HOST_BASE_ENV,

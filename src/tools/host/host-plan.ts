@@ -8,13 +8,20 @@ import { ConfigError, errorMessage } from '../../errors.js';
 import type { ExecHostTool, HostToolEntry, McpHostTool } from '../../config/host-tools-schema.js';
 import { resolveHostEnv, type EnvRecord, type ResolvedEnv } from './credentials.js';
 import { concealPattern, type ConcealPattern } from './opaque-refs.js';
+import { checkHostToolReach, noRunReach, type HostToolReach } from './host-reach.js';
+import type { HostToolPins } from './host-pin.js';
 import type { HeldCredential } from './scrub.js';
 
 export interface PlannedHostTool {
   readonly entry: HostToolEntry;
-  /** The program, absolute. */
+  /** The program as found (absolute): what the process is told it is (argv[0]). */
   readonly program: string;
+  /** The program's real path, checked and pinned: what is spawned. */
+  readonly executable: string;
+  /** The working directory's real path, checked and pinned. */
   readonly cwd: string;
+  /** What planning checked, re-checked before every start (host-pin.ts). */
+  readonly pins: HostToolPins;
   readonly env: ResolvedEnv;
   /** Operator-only identifiers of this authority's results. */
   readonly conceal: readonly ConcealPattern[];
@@ -109,10 +116,15 @@ function compileConceal(entry: HostToolEntry): ConcealPattern[] {
   return patterns;
 }
 
+/**
+ * `reach`: what the run's sandboxes could write and where its evidence lives; every
+ * program, script, cwd and module path is checked against it and pinned (host-reach.ts).
+ */
 export function planHostTools(
   entries: readonly HostToolEntry[],
   runId: string,
   hostEnv: NodeJS.ProcessEnv,
+  reach: HostToolReach = noRunReach(),
 ): HostToolPlan {
   const tools: PlannedHostTool[] = [];
   const credentials: HeldCredential[] = [];
@@ -133,10 +145,20 @@ export function planHostTools(
         { field: `hostTools.${entry.name}` },
       );
     }
+    // AH-TOOL-7, AH-CONT-5: nothing a sandbox could write, nothing inside the evidence.
+    const checked = checkHostToolReach(entry, program, cwd, reach);
     const conceal = compileConceal(entry);
     const env = resolveHostEnv(entry, runId, hostEnv);
     credentials.push(...env.credentials);
-    tools.push({ entry, program, cwd, env, conceal });
+    tools.push({
+      entry,
+      program,
+      executable: checked.program,
+      cwd: checked.pins.cwd.path,
+      pins: checked.pins,
+      env,
+      conceal,
+    });
   }
   return { tools, credentials };
 }
@@ -161,6 +183,7 @@ export function describeAuthority(
   entry: HostToolEntry,
   env?: Readonly<Record<string, EnvRecord>>,
   program?: string,
+  pins?: HostToolPins,
 ): Record<string, unknown> {
   const envRefs = Object.fromEntries(
     Object.entries(entry.env).map(([name, spec]) => [
@@ -178,6 +201,8 @@ export function describeAuthority(
     timeoutSeconds: entry.timeoutSeconds,
     outputBytes: entry.outputBytes,
     operatorOnly: entry.operatorOnly.map((o) => ({ kind: o.kind, pattern: o.pattern })),
+    // What a run checked and pins: re-checked before every start of this tool.
+    ...(pins === undefined ? {} : { pinned: { cwd: pins.cwd, files: pins.files } }),
   };
   if (entry.kind === 'exec') {
     return {

@@ -16,12 +16,17 @@ import { HostToolError, errorMessage, type ErrorCode } from '../../errors.js';
 import { CFH_VERSION } from '../../version.js';
 import { HOST_BASE_ENV, HOST_PROCESS_MARKER, stopTree, type LedgerEntry } from './host-process.js';
 import type { HostLaunch } from './host-launch.js';
+import { assertPinned, type HostToolPins } from './host-pin.js';
 import { HostProcessTransport, type ChannelBreak, type ServerProcess } from './mcp-transport.js';
 
 export interface McpServerSpec {
   readonly name: string;
-  /** Absolute, resolved at planning. */
+  /** Absolute, found at planning: the server's argv[0]. */
   readonly command: string;
+  /** Its real path, checked and pinned at planning: what is spawned. */
+  readonly executable: string;
+  /** Re-checked before every start: the probe, the first call's server, each restart. */
+  readonly pins: HostToolPins;
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: Readonly<Record<string, string>>;
@@ -102,10 +107,12 @@ export class McpConnection {
     signal: AbortSignal,
   ): Promise<McpConnection> {
     signal.throwIfAborted();
+    await assertPinned(spec.name, spec.pins, launch.sink, { purpose });
     const entry = await launch.ledger.open(launch.runId, spec.name, launch.owner, spec.command);
     let child: ServerProcess;
     try {
-      child = spawn(spec.command, [...spec.args], {
+      child = spawn(spec.executable, [...spec.args], {
+        argv0: spec.command,
         cwd: spec.cwd,
         env: { ...HOST_BASE_ENV, ...spec.env, [HOST_PROCESS_MARKER]: entry.record.marker },
         detached: true,
