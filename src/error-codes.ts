@@ -37,6 +37,7 @@ export const ERROR_CODES = [
   'governance_invariant',
   'host_changed',
   'host_tool_changed',
+  'host_tool_credential_exposed',
   'host_tool_in_sandbox_reach',
   'host_tool_program_missing',
   'host_tool_program_writable',

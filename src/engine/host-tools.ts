@@ -70,7 +70,22 @@ export function hostToolReach(plan: RunPlan, keyDir: string | undefined): HostTo
   const evidence: ReachArea[] = [{ path: plan.artifactRoot, what: 'the artifact root' }];
   if (keyDir !== undefined)
     evidence.push({ path: realOr(keyDir), what: 'the signing-key directory' });
-  return { sandboxWritable: writable, evidence, trustedUid: process.getuid?.() ?? 0 };
+  // Everything a sandbox sees: the mounts as the container gets them (ro ones too) and, in
+  // draft mode, the source workspace and the copies, whose files it reads.
+  const readable: ReachArea[] = plan.spec.mounts.map((m) => ({
+    path: m.source,
+    what: `the ${m.mode} mount at ${m.target}`,
+  }));
+  if (plan.draft !== undefined) {
+    readable.push({ path: plan.workspace, what: "the draft's source workspace" });
+    readable.push({ path: plan.draft.root, what: 'a draft copy', namePrefix: 'cfh-draft-' });
+  }
+  return {
+    sandboxWritable: writable,
+    sandboxReadable: readable,
+    evidence,
+    trustedUid: process.getuid?.() ?? 0,
+  };
 }
 
 /** The real path of `p`, or `p` made absolute when it does not exist (yet). */

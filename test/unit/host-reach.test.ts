@@ -35,6 +35,10 @@ beforeEach(async () => {
       { path: ws, what: 'the rw mount at /workspace' },
       { path: path.join(dir, 'drafts'), what: 'a draft copy', namePrefix: 'cfh-draft-' },
     ],
+    sandboxReadable: [
+      { path: ws, what: 'the rw mount at /workspace' },
+      { path: path.join(dir, 'ro-data'), what: 'the ro mount at /data' },
+    ],
     evidence: [{ path: path.join(dir, 'art'), what: 'the artifact root' }],
     trustedUid: uid,
   };
@@ -188,6 +192,32 @@ describe('checkHostToolReach', () => {
         ),
       'host_tool_in_sandbox_reach',
       'env TOKEN (fromFile)',
+    );
+    // A sandbox that can only read a mount can still read a credential there (and send it
+    // in any encoding): refused in a ro mount, and through a second name on its file system.
+    mkdirSync(path.join(dir, 'ro-data'));
+    writeFileSync(path.join(dir, 'ro-data', 'token'), 'credential-1234\n');
+    expectConfigError(
+      () =>
+        check(
+          exec([process.execPath, 'tool.mjs'], {
+            env: { TOKEN: { fromFile: path.join(dir, 'ro-data', 'token') } },
+          }),
+        ),
+      'host_tool_credential_exposed',
+      'which a sandbox of the run can read',
+    );
+    writeFileSync(path.join(tools, 'token'), 'credential-1234\n');
+    linkSync(path.join(tools, 'token'), path.join(dir, 'ro-data', 'copy'));
+    expectConfigError(
+      () =>
+        check(
+          exec([process.execPath, 'tool.mjs'], {
+            env: { TOKEN: { fromFile: path.join(tools, 'token') } },
+          }),
+        ),
+      'host_tool_credential_exposed',
+      'has 2 names on the file system of',
     );
     // Its cwd may hold it (the profile's directory often does), as long as it is not inside.
     expect(() => check(exec([process.execPath, 'tools/tool.mjs']), dir)).not.toThrow();

@@ -36,6 +36,11 @@ export interface ReachArea {
 export interface HostToolReach {
   /** What a sandbox of the run could write. */
   readonly sandboxWritable: readonly ReachArea[];
+  /**
+   * What a sandbox of the run could read: every mount, ro ones included. A credential file
+   * there is the sandbox's to read (and to send in an encoding no scrubber knows).
+   */
+  readonly sandboxReadable: readonly ReachArea[];
   /** The artifact root and the signing-key directory (AH-CONT-5). */
   readonly evidence: readonly ReachArea[];
   /** cfh's own user: with root, the only one who may change what a host tool runs. */
@@ -44,7 +49,12 @@ export interface HostToolReach {
 
 /** No run: only who could change the program is checked (`cfh doctor`). */
 export function noRunReach(): HostToolReach {
-  return { sandboxWritable: [], evidence: [], trustedUid: process.getuid?.() ?? 0 };
+  return {
+    sandboxWritable: [],
+    sandboxReadable: [],
+    evidence: [],
+    trustedUid: process.getuid?.() ?? 0,
+  };
 }
 
 const PLACEHOLDER = /^\{[A-Za-z_][A-Za-z0-9_]{0,63}\}$/;
@@ -77,6 +87,8 @@ interface Item {
   readonly code: boolean;
   /** A module search path: held to the writer checks when a directory too. */
   readonly searchPath?: boolean;
+  /** A credential file cfh reads: held out of every mount, ro ones too. */
+  readonly credential?: boolean;
 }
 
 /** Where the tool's program, cwd and path-like arguments and env values lead. */
@@ -137,7 +149,11 @@ function inside(p: string, area: ReachArea): boolean {
 
 function refuse(
   entry: HostToolEntry,
-  code: 'host_tool_in_sandbox_reach' | 'host_tool_reaches_evidence' | 'host_tool_program_writable',
+  code:
+    | 'host_tool_in_sandbox_reach'
+    | 'host_tool_credential_exposed'
+    | 'host_tool_reaches_evidence'
+    | 'host_tool_program_writable',
   what: string,
   hint: string,
   value: string,
@@ -175,6 +191,7 @@ function itemsOf(entry: HostToolEntry, program: string, cwd: string): Item[] {
         role: `env ${name} (fromFile)`,
         spelled: againstCwd(spec.fromFile, process.cwd()),
         code: false,
+        credential: true,
       });
     if (!('value' in spec)) continue;
     for (const c of pathCandidates(spec.value))
@@ -222,6 +239,7 @@ export function checkHostToolReach(
   const devices = new Map<string, bigint | undefined>();
   for (const l of located) {
     checkSandboxReach(entry, l, reach);
+    if (l.item.credential === true) checkCredentialHidden(entry, l, reach, devices);
     checkEvidence(entry, l, reach);
     const o = l.object;
     if (o === undefined) continue;
@@ -272,6 +290,45 @@ function checkSandboxReach(entry: HostToolEntry, l: Located, reach: HostToolReac
       'host_tool_in_sandbox_reach',
       `${describe(l, at)} lies inside ${area.what} ('${area.path}'), which a sandbox of the run can write: it could rewrite what cfh then runs on the host`,
       'keep host-tool programs, scripts, working directories and module paths outside every rw mount, draft and the workspace that holds the profile',
+      l.item.spelled,
+    );
+  }
+}
+
+/**
+ * A `fromFile` credential a sandbox could read (AH-TOOL-7: credentials never enter an
+ * untrusted execution substrate): the file, or a link that leads to it, inside any mount of
+ * the run, read-only ones included; or a file with other names on the file system of such a
+ * mount, one of which may lie inside it.
+ */
+function checkCredentialHidden(
+  entry: HostToolEntry,
+  l: Located,
+  reach: HostToolReach,
+  devices: Map<string, bigint | undefined>,
+): void {
+  for (const at of [...l.entries].reverse()) {
+    const area = reach.sandboxReadable.find((a) => inside(at, a));
+    if (area === undefined) continue;
+    throw refuse(
+      entry,
+      'host_tool_credential_exposed',
+      `${describe(l, at)} lies inside ${area.what} ('${area.path}'), which a sandbox of the run can read: the credential would reach the container`,
+      'keep credential files outside the workspace and every mount (for instance under ~/.config or CFH_KEY_DIR)',
+      l.item.spelled,
+    );
+  }
+  const o = l.object;
+  if (o === undefined || o.kind !== 'file') return;
+  const st = lstatOrUndefined(o.real);
+  if (st === undefined || st.nlink <= 1n) return;
+  for (const area of reach.sandboxReadable) {
+    if (deviceOf(area, devices) !== st.dev) continue;
+    throw refuse(
+      entry,
+      'host_tool_credential_exposed',
+      `${l.item.role} '${l.item.spelled}' ('${o.real}') has ${String(st.nlink)} names on the file system of ${area.what} ('${area.path}'): one of them may lie inside it, where a sandbox of the run can read it`,
+      'give the credential file a single name (copy it instead of linking it)',
       l.item.spelled,
     );
   }
@@ -333,22 +390,11 @@ function checkHardLinks(
   reach: HostToolReach,
   devices: Map<string, bigint | undefined>,
 ): void {
-  let st: BigIntStats;
-  try {
-    st = lstatSync(l.real, { bigint: true });
-  } catch {
-    return;
-  }
+  const st = lstatOrUndefined(l.real);
+  if (st === undefined) return;
   if (st.nlink <= 1n || (st.uid === 0n && (st.mode & 0o022n) === 0n)) return;
   for (const area of reach.sandboxWritable) {
-    if (!devices.has(area.path)) {
-      try {
-        devices.set(area.path, lstatSync(area.path, { bigint: true }).dev);
-      } catch {
-        devices.set(area.path, undefined);
-      }
-    }
-    if (devices.get(area.path) !== st.dev) continue;
+    if (deviceOf(area, devices) !== st.dev) continue;
     throw refuse(
       entry,
       'host_tool_in_sandbox_reach',
@@ -356,5 +402,19 @@ function checkHardLinks(
       'give the tool its own copy (one name), or make it root-owned and not group- or other-writable',
       l.item.spelled,
     );
+  }
+}
+
+/** The device an area lies on, looked up once per check. */
+function deviceOf(area: ReachArea, devices: Map<string, bigint | undefined>): bigint | undefined {
+  if (!devices.has(area.path)) devices.set(area.path, lstatOrUndefined(area.path)?.dev);
+  return devices.get(area.path);
+}
+
+function lstatOrUndefined(p: string): BigIntStats | undefined {
+  try {
+    return lstatSync(p, { bigint: true });
+  } catch {
+    return undefined;
   }
 }
