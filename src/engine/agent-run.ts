@@ -9,6 +9,8 @@ import { Approvals } from '../mediator/approvals.js';
 import { Mediator } from '../mediator/mediator.js';
 import type { RunFacts } from '../mediator/policy.js';
 import { policyFor } from './policy-explain.js';
+import { scrubMessage, scrubbingGateway } from './disclosure.js';
+import { Scrubber } from '../tools/host/scrub.js';
 import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import { planHostTools } from '../tools/host/host-plan.js';
 import {
@@ -133,6 +135,11 @@ export async function executeAgentRun(
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
   // Programs, templates and credentials before anything exists (AH-INV-4: 125).
   const hostPlan = planHostTools(plan.profile.hostTools, plan.runId, deps.hostTools?.env ?? {});
+  // One scrubber for the run: every credential it holds, at every chokepoint (disclosure.ts).
+  const scrubber = new Scrubber([
+    ...hostPlan.credentials,
+    ...(deps.hostTools?.heldCredentials ?? []),
+  ]);
   const host: { open?: OpenHostTools } = {};
   const card = loadRateCard();
   const budgets = plan.profile.budgets;
@@ -173,12 +180,13 @@ export async function executeAgentRun(
     }),
     run: async (session, s) => {
       // AH-CAP-4: every declared host tool healthy before the first model request.
-      host.open = await openHostTools(session, hostPlan, deps.hostTools, s);
+      if (!scrubber.empty) session.dir.redactWith(scrubber);
+      host.open = await openHostTools(session, hostPlan, deps.hostTools, scrubber, s);
       const surface = new ToolRegistry(
         [...BUILTIN_TOOLS, ...host.open.tools],
         [...plan.profile.tools, ...host.open.tools.map((t) => t.name)],
       );
-      return runAgent(session, { ...request, slots }, deps, surface, host.open, s);
+      return runAgent(session, { ...request, slots }, deps, surface, host.open, scrubber, s);
     },
     report: (loop) => {
       const usage = loop?.usage ?? [];
@@ -222,6 +230,7 @@ async function runAgent(
   deps: AgentRunDeps,
   registry: ToolRegistry,
   host: OpenHostTools,
+  scrubber: Scrubber,
   signal: AbortSignal,
 ): Promise<{ end: RunEnd; result: AgentResult }> {
   const { plan, dir, log } = session;
@@ -303,7 +312,7 @@ async function runAgent(
   const loop = await runAgentLoop(
     request.slots,
     {
-      gateway: deps.gateway,
+      gateway: scrubbingGateway(deps.gateway, scrubber),
       registry,
       mediator,
       mode: facts.mode,
@@ -315,7 +324,7 @@ async function runAgent(
       recorder: {
         governance: async (record) => {
           // The extension's invariants hold for every record, or the harness is broken.
-          const checked = GovernanceRecord.safeParse(record);
+          const checked = GovernanceRecord.safeParse(scrubber.value(record));
           if (!checked.success) {
             throw new HarnessInvariantError(
               'governance_invariant',
@@ -329,7 +338,7 @@ async function runAgent(
           await dir.events.append(type, data, durable ?? false);
         },
         transcript: async (message) => {
-          await transcript.appendFile(`${JSON.stringify(message)}\n`);
+          await transcript.appendFile(`${JSON.stringify(scrubMessage(message, scrubber))}\n`);
         },
         output: (name, data) => dir.writeOutput(name, data),
       },

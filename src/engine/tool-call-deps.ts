@@ -41,9 +41,21 @@ export function callIdOf(n: number): string {
 /** What the surface and the schema say of a proposal, before policy says anything. */
 export function check(use: ToolUse, deps: ToolCallDeps): CheckedCall {
   const tool = deps.registry.get(use.name);
-  if (tool === undefined || deps.runners[tool.executor] === undefined)
-    return { kind: 'unknown', name: use.name };
-  const parsed = tool.input.safeParse(use.input);
+  const runnable = tool !== undefined && deps.runners[tool.executor] !== undefined;
+  return checkAgainst(runnable ? tool : undefined, use.name, use.input);
+}
+
+/**
+ * A proposal checked against the tool the surface has under its name (or none): the one
+ * check a run and `cfh policy explain` share, so both hand policy the same CheckedCall.
+ */
+export function checkAgainst(
+  tool: ToolDefinition | undefined,
+  name: string,
+  input: unknown,
+): CheckedCall {
+  if (tool === undefined) return { kind: 'unknown', name };
+  const parsed = tool.input.safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues
       .map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`)

@@ -10,6 +10,7 @@ import type { CheckedCall } from '../mediator/policy.js';
 import { boundObservation, errorObservation, type Observation } from '../tools/observation.js';
 import type { ToolOutcome } from '../tools/runner.js';
 import { governanceOf } from './governance-of.js';
+import { replayForbidden } from '../mediator/risk.js';
 import { callIdOf, check, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
 export {
@@ -205,7 +206,8 @@ async function executeAll(
 /**
  * One call, retried only when its contract says a replay is safe (safe_retry, or
  * idempotent_only) and it ran out of time, at most min(its max retries,
- * max_retries_per_tool_call) times, and never a high-risk commit (AH-LIFE-5).
+ * max_retries_per_tool_call) times, and never a high-risk commit nor a tool of a class a
+ * replay could act twice for (communication, external or internal writes...: AH-LIFE-5).
  */
 async function executeOne(
   runnable: RunnableCall,
@@ -214,7 +216,10 @@ async function executeOne(
 ): Promise<Executed> {
   const { call, limit } = runnable;
   const tool = call.tool;
-  const replayable = tool.retryPolicy !== 'no_auto_retry' && call.idempotencyKey === undefined;
+  const replayable =
+    tool.retryPolicy !== 'no_auto_retry' &&
+    call.idempotencyKey === undefined &&
+    !replayForbidden(tool);
   const maxRetries = replayable
     ? Math.min(tool.maxRetries, deps.budgets.budgets.maxRetriesPerToolCall)
     : 0;
