@@ -455,6 +455,37 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     expect(h.events.map((e) => e.type)).not.toContain('tool_retry');
   });
 
+  it('class: a tool whose replay could act twice is never replayed, whatever its retryPolicy says (AH-LIFE-5)', async () => {
+    const listDir = BUILTIN_TOOLS.find((t) => t.name === 'list_dir');
+    if (listDir === undefined) throw new Error('no list_dir');
+    // A communication tool (and, variant, a write_external one) declaring safe_retry, as a
+    // profile could before its load refused it: the engine holds the line too.
+    for (const riskClass of ['communication', 'write_external'] as const) {
+      const tool = { ...listDir, riskClass, retryPolicy: 'safe_retry' as const, maxRetries: 3 };
+      const h = harness(
+        { turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }, { text: 'ok' }] },
+        ['list_dir'],
+        { maxRetriesPerToolCall: 5 },
+      );
+      let calls = 0;
+      const deps: AgentLoopDeps = {
+        ...h.deps,
+        registry: new ToolRegistry([tool], ['list_dir']),
+        mediator: testMediator(() => Promise.resolve(), {}, [
+          { id: 'allow-it', match: {}, decision: 'allow', reason: 'test' },
+        ]),
+        runners: {
+          sandbox: runnerFrom(() => {
+            calls += 1;
+            return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+          }),
+        },
+      };
+      await runAgentLoop({ prompt: 'p' }, deps, signal);
+      expect(calls, riskClass).toBe(1);
+    }
+  });
+
   it('charges estimated cost to max_total_cost and stops past it', async () => {
     const h = harness(
       {
