@@ -135,11 +135,17 @@ export async function executeAgentRun(
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
   // Programs, templates and credentials before anything exists (AH-INV-4: 125).
   const hostPlan = planHostTools(plan.profile.hostTools, plan.runId, deps.hostTools?.env ?? {});
-  // One scrubber for the run: every credential it holds, at every chokepoint (disclosure.ts).
-  const scrubber = new Scrubber([
-    ...hostPlan.credentials,
-    ...(deps.hostTools?.heldCredentials ?? []),
-  ]);
+  // One scrubber for a run with host tools: every credential it holds, at every chokepoint
+  // (disclosure.ts). Fragments only of the host tools' credentials: those are what a tool's
+  // schema or output could split; the gateway's key is matched whole.
+  const scrubber = new Scrubber(
+    hostPlan.tools.length === 0
+      ? []
+      : [
+          ...hostPlan.credentials,
+          ...(deps.hostTools?.heldCredentials ?? []).map((c) => ({ ...c, fragments: false })),
+        ],
+  );
   const host: { open?: OpenHostTools } = {};
   const card = loadRateCard();
   const budgets = plan.profile.budgets;
@@ -313,6 +319,7 @@ async function runAgent(
     request.slots,
     {
       gateway: scrubbingGateway(deps.gateway, scrubber),
+      ...(scrubber.empty ? {} : { disclosure: scrubber }),
       registry,
       mediator,
       mode: facts.mode,

@@ -31,6 +31,16 @@ export interface ToolCallDeps {
   readonly runners: Readonly<Partial<Record<ToolDefinition['executor'], ToolRunner>>>;
   readonly recorder: ToolCallRecorder;
   readonly mode: 'run' | 'plan';
+  /**
+   * The run's scrubber where it holds credentials (host tools): what the evidence keeps of
+   * a proposal is scrubbed before it is cut (a cut must not leave a credential's start).
+   */
+  readonly disclosure?: TextScrubber | undefined;
+}
+
+export interface TextScrubber {
+  text(input: string): string;
+  cutText(input: string, max: number): string;
 }
 
 /** `call-0001`…: numbers a run's calls across turns; names their outputs. */

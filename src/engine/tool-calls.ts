@@ -11,7 +11,13 @@ import { boundObservation, errorObservation, type Observation } from '../tools/o
 import type { ToolOutcome } from '../tools/runner.js';
 import { governanceOf } from './governance-of.js';
 import { replayForbidden } from '../mediator/risk.js';
-import { callIdOf, check, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
+import {
+  callIdOf,
+  check,
+  type TextScrubber,
+  type ToolCallDeps,
+  type ToolUse,
+} from './tool-call-deps.js';
 
 export {
   callIdOf,
@@ -115,7 +121,7 @@ async function prepare(
     callId,
     toolUseId: use.id,
     tool: use.name,
-    input: summarize(use.input),
+    input: summarize(use.input, deps.disclosure),
   });
   const checked = check(use, deps);
   // Every proposal is decided, the unknown and the invalid too: one decision each.
@@ -305,8 +311,13 @@ async function record(
   return observation;
 }
 
-/** A bounded input summary for the evidence (AH-TOOL-3). */
-function summarize(input: unknown): string {
-  const text = input === undefined ? 'undefined' : JSON.stringify(input);
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+/**
+ * A bounded input summary for the evidence (AH-TOOL-3): scrubbed, then cut, and the cut
+ * never inside a credential (AH-TOOL-7).
+ */
+function summarize(input: unknown, scrubber: TextScrubber | undefined): string {
+  const raw = input === undefined ? 'undefined' : JSON.stringify(input);
+  const text = scrubber === undefined ? raw : scrubber.text(raw);
+  if (text.length <= 500) return text;
+  return `${scrubber === undefined ? text.slice(0, 500) : scrubber.cutText(raw, 500)}…`;
 }

@@ -16,6 +16,7 @@ import { ToolRegistry } from '../../src/tools/contract.js';
 import type { ToolExecution } from '../../src/tools/tool-container.js';
 import type { GovernanceRecord } from '../../src/evidence/governance-record.js';
 import { runnerFrom, testMediator } from './helpers.js';
+import { Scrubber } from '../../src/tools/host/scrub.js';
 
 const budgets: Budgets = {
   maxModelTurns: 5,
@@ -483,6 +484,25 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
       };
       await runAgentLoop({ prompt: 'p' }, deps, signal);
       expect(calls, riskClass).toBe(1);
+    }
+  });
+
+  it('class: the input summary is cut before it is scrubbed (AH-TOOL-7): no start of a credential survives', async () => {
+    const secret = 'Zq8xLm2Vp9TkRw4N';
+    for (const at of [495, 498, 499]) {
+      // The credential straddles the summary's 500-character cut.
+      const path = `${'a'.repeat(at - 10)}${secret}`;
+      const h = harness({
+        turns: [{ tool_calls: [{ name: 'read_file', input: { path } }] }, { text: 'ok' }],
+      });
+      await runAgentLoop(
+        { prompt: 'p' },
+        { ...h.deps, disclosure: new Scrubber([{ name: 'TOKEN', value: secret }]) },
+        signal,
+      );
+      const summary = String(h.events.find((e) => e.type === 'tool_requested')?.data.input);
+      expect(summary.endsWith('…')).toBe(true);
+      expect(summary, String(at)).not.toContain(secret.slice(0, 4));
     }
   });
 

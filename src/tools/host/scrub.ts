@@ -220,6 +220,14 @@ export class Scrubber {
     return Buffer.from(text, 'latin1');
   }
 
+  /** `cutBytes` for a whole text: scrubbed, then cut to `max` characters, never inside one. */
+  cutText(input: string, max: number): string {
+    const scrubbed = this.text(input);
+    if (scrubbed.length <= max) return scrubbed;
+    const head = scrubbed.slice(0, max);
+    return head.slice(0, head.length - partialEnd(head, this.#starts.text));
+  }
+
   /** Every string inside a JSON-like value, scrubbed (keys too). */
   value(input: unknown): unknown {
     if (typeof input === 'string') return this.text(input);
