@@ -307,3 +307,78 @@ describe('class: an opaque reference is laundered through a tool that echoes its
     for (const s of echoedSpellings('CRM-54321')) expect(r.bodies.includes(s), s).toBe(false);
   });
 });
+
+describe('class: an exec tool output cut at its cap keeps the start of a credential', () => {
+  it('a credential across the stdout cap leaves no prefix in the observation or outputs/', async () => {
+    const script = 'head -c 1020 /dev/zero | tr "\\0" x; printf "%s and more" "$CAP_TOKEN"';
+    const profile = await profileFile(scratch, 'cap-exec', {
+      hostTools: [
+        {
+          name: 'dump',
+          kind: 'exec',
+          argv: ['/bin/sh', '-c', script],
+          env: { CAP_TOKEN: { fromEnv: 'TEST_CAP_TOKEN' } },
+          outputBytes: 1024,
+          riskClass: 'read_only',
+          sideEffectClass: 'none',
+        },
+      ],
+    });
+    const r = await apiRun('cap-exec', profile, [[{ name: 'host__dump', input: {} }]], {
+      TEST_CAP_TOKEN: TOKEN,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.bodies).toContain('xxxx');
+    const files = await filesUnder(r.dir);
+    for (const [where, text] of [['model requests', r.bodies], ...files] as const)
+      expect(text.includes(TOKEN.slice(0, 4)), where).toBe(false);
+  });
+});
+
+describe('class: a tool whose replay could act twice is replayed on timeout (AH-LIFE-5)', () => {
+  it('a communication host tool declaring safe_retry is refused when the profile loads', async () => {
+    const profile = await profileFile(scratch, 'replay-refused', {
+      hostTools: [
+        {
+          name: 'send',
+          kind: 'exec',
+          argv: ['/bin/true'],
+          riskClass: 'communication',
+          sideEffectClass: 'internal_state_change',
+          retryPolicy: 'safe_retry',
+        },
+      ],
+    });
+    const r = await cfh(
+      agentRunArgs({
+        workspace: await scratch.sampleRepo(),
+        artifactRoot: scratch.path('art-replay-refused'),
+        profile,
+      }),
+    );
+    expect(r.exitCode).toBe(125);
+    expect(r.stderr).toMatch(/^cfh: .*never replayed automatically.*$/m);
+  });
+
+  it('a communication host tool that times out is called exactly once, whatever the retry budget', async () => {
+    const count = scratch.path('send-count');
+    const profile = await profileFile(scratch, 'replay-once', {
+      budgets: { maxRetriesPerToolCall: 3 },
+      hostTools: [
+        {
+          name: 'send',
+          kind: 'exec',
+          argv: ['/bin/sh', '-c', `echo sent >> '${count}'; sleep 30`],
+          timeoutSeconds: 1,
+          riskClass: 'communication',
+          sideEffectClass: 'internal_state_change',
+        },
+      ],
+      policy: [{ id: 'allow-send', match: { tool: 'host__send' }, decision: 'allow', reason: 't' }],
+    });
+    const r = await apiRun('replay-once', profile, [[{ name: 'host__send', input: {} }]], {});
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.bodies).toContain('timed out');
+    expect((await readFile(count, 'utf8')).trim().split('\n')).toEqual(['sent']);
+  });
+});
