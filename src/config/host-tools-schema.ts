@@ -6,6 +6,7 @@
 // Credentials are references (`fromEnv`, `fromFile`), never values.
 import { z } from 'zod';
 import {
+  NEVER_REPLAYED,
   PermissionPolicy,
   ResourceScope,
   RetryPolicy,
@@ -63,6 +64,29 @@ const ResultBounds = {
   resources: DurableResources.optional(),
 };
 
+/**
+ * A replaying retryPolicy only where a replay is safe for the risk class (AH-LIFE-5):
+ * refused at load, with the reason, rather than clamped silently at run time.
+ */
+function replayable(
+  t: { riskClass?: RiskClass | undefined; retryPolicy?: RetryPolicy | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if (t.retryPolicy === undefined || t.retryPolicy === 'no_auto_retry') return;
+  if (t.riskClass === undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['retryPolicy'],
+      message: `retryPolicy ${t.retryPolicy}: an unclassified tool is treated as write_external and is never replayed automatically (AH-LIFE-5); classify it or use no_auto_retry`,
+    });
+  else if (NEVER_REPLAYED.has(t.riskClass))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['retryPolicy'],
+      message: `retryPolicy ${t.retryPolicy}: a ${t.riskClass} tool is never replayed automatically, a replay could act twice (AH-LIFE-5); use no_auto_retry`,
+    });
+}
+
 function classified(
   t: { riskClass?: unknown; sideEffectClass?: unknown; resourceScope?: unknown },
   ctx: z.RefinementCtx,
@@ -91,6 +115,7 @@ export const McpToolEntry = z
   })
   .superRefine((t, ctx) => {
     classified(t, ctx);
+    replayable(t, ctx);
     if (t.name === '*' && Object.keys(t).some((k) => k !== 'name'))
       ctx.addIssue({
         code: 'custom',
@@ -161,7 +186,10 @@ export type ExecHostTool = z.infer<typeof ExecHostTool>;
 export const HostToolEntry = z
   .discriminatedUnion('kind', [McpHostTool, ExecHostTool])
   .superRefine((t, ctx) => {
-    if (t.kind === 'exec') classified(t, ctx);
+    if (t.kind === 'exec') {
+      classified(t, ctx);
+      replayable(t, ctx);
+    }
   });
 export type HostToolEntry = z.infer<typeof HostToolEntry>;
 

@@ -52,6 +52,23 @@ export const PermissionPolicy = z.enum([
 export type PermissionPolicy = z.infer<typeof PermissionPolicy>;
 
 export const RetryPolicy = z.enum(['safe_retry', 'no_auto_retry', 'idempotent_only']);
+
+/**
+ * Risk classes whose calls are never replayed automatically, whatever the tool's
+ * retryPolicy (AH-LIFE-5): a replay after a timeout may act a second time outside the run
+ * (a message sent twice, a record changed twice). A profile that declares a replaying
+ * retryPolicy for one is refused; the engine holds the same line for any tool.
+ */
+export const NEVER_REPLAYED: ReadonlySet<RiskClass> = new Set<RiskClass>([
+  'communication',
+  'write_external',
+  'write_internal',
+  'destructive',
+  'financial',
+  'identity_access',
+  'security_sensitive',
+  'privileged_admin',
+]);
 export type RetryPolicy = z.infer<typeof RetryPolicy>;
 
 /**

@@ -9,6 +9,8 @@ import { Approvals } from '../mediator/approvals.js';
 import { Mediator } from '../mediator/mediator.js';
 import type { RunFacts } from '../mediator/policy.js';
 import { policyFor } from './policy-explain.js';
+import { scrubMessage, scrubbingGateway } from './disclosure.js';
+import { Scrubber } from '../tools/host/scrub.js';
 import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import { planHostTools } from '../tools/host/host-plan.js';
 import {
@@ -133,12 +135,23 @@ export async function executeAgentRun(
 ): Promise<AgentOutcome> {
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
   // Programs, templates and credentials before anything exists (AH-INV-4: 125).
-  // AH-TOOL-7, AH-CONT-5: nothing a sandbox of this run could write, nothing in its evidence.
+  // AH-TOOL-7, AH-CONT-5: nothing a sandbox of this run could reach, nothing in its evidence.
   const hostPlan = planHostTools(
     plan.profile.hostTools,
     plan.runId,
     deps.hostTools?.env ?? {},
     hostToolReach(plan, deps.hostTools?.keyDir),
+  );
+  // One scrubber for a run with host tools: every credential it holds, at every chokepoint
+  // (disclosure.ts). Fragments only of the host tools' credentials: those are what a tool's
+  // schema or output could split; the gateway's key is matched whole.
+  const scrubber = new Scrubber(
+    hostPlan.tools.length === 0
+      ? []
+      : [
+          ...hostPlan.credentials,
+          ...(deps.hostTools?.heldCredentials ?? []).map((c) => ({ ...c, fragments: false })),
+        ],
   );
   const host: { open?: OpenHostTools } = {};
   const card = loadRateCard();
@@ -180,12 +193,13 @@ export async function executeAgentRun(
     }),
     run: async (session, s) => {
       // AH-CAP-4: every declared host tool healthy before the first model request.
-      host.open = await openHostTools(session, hostPlan, deps.hostTools, s);
+      if (!scrubber.empty) session.dir.redactWith(scrubber);
+      host.open = await openHostTools(session, hostPlan, deps.hostTools, scrubber, s);
       const surface = new ToolRegistry(
         [...BUILTIN_TOOLS, ...host.open.tools],
         [...plan.profile.tools, ...host.open.tools.map((t) => t.name)],
       );
-      return runAgent(session, { ...request, slots }, deps, surface, host.open, s);
+      return runAgent(session, { ...request, slots }, deps, surface, host.open, scrubber, s);
     },
     report: (loop) => {
       const usage = loop?.usage ?? [];
@@ -229,6 +243,7 @@ async function runAgent(
   deps: AgentRunDeps,
   registry: ToolRegistry,
   host: OpenHostTools,
+  scrubber: Scrubber,
   signal: AbortSignal,
 ): Promise<{ end: RunEnd; result: AgentResult }> {
   const { plan, dir, log } = session;
@@ -310,7 +325,8 @@ async function runAgent(
   const loop = await runAgentLoop(
     request.slots,
     {
-      gateway: deps.gateway,
+      gateway: scrubbingGateway(deps.gateway, scrubber),
+      ...(scrubber.empty ? {} : { disclosure: scrubber }),
       registry,
       mediator,
       mode: facts.mode,
@@ -322,7 +338,7 @@ async function runAgent(
       recorder: {
         governance: async (record) => {
           // The extension's invariants hold for every record, or the harness is broken.
-          const checked = GovernanceRecord.safeParse(record);
+          const checked = GovernanceRecord.safeParse(scrubber.value(record));
           if (!checked.success) {
             throw new HarnessInvariantError(
               'governance_invariant',
@@ -336,7 +352,7 @@ async function runAgent(
           await dir.events.append(type, data, durable ?? false);
         },
         transcript: async (message) => {
-          await transcript.appendFile(`${JSON.stringify(message)}\n`);
+          await transcript.appendFile(`${JSON.stringify(scrubMessage(message, scrubber))}\n`);
         },
         output: (name, data) => dir.writeOutput(name, data),
       },

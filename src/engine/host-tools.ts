@@ -29,7 +29,7 @@ import { ExecChannel } from '../tools/host/exec-channel.js';
 import { McpChannel } from '../tools/host/mcp-channel.js';
 import { McpConnection, type McpServerSpec } from '../tools/host/mcp-connection.js';
 import { OpaqueReferences } from '../tools/host/opaque-refs.js';
-import { Scrubber, type HeldCredential } from '../tools/host/scrub.js';
+import type { HeldCredential, Scrubber } from '../tools/host/scrub.js';
 import type { RunSession } from './run-session.js';
 
 /** What the CLI gives an agent run for its host tools. */
@@ -186,13 +186,14 @@ export async function openHostTools(
   session: RunSession,
   plan: HostToolPlan,
   deps: HostToolDeps | undefined,
+  /** The run's scrubber: every credential of the plan and those cfh holds (agent-run.ts). */
+  scrubber: Scrubber,
   signal: AbortSignal,
 ): Promise<OpenHostTools> {
   if (plan.tools.length === 0) return { tools: [], runner: undefined };
   if (deps === undefined)
     throw new HostToolError('host_tools_unavailable', 'this cfh was given no host-tool channel');
   const { dir } = session;
-  const scrubber = new Scrubber([...plan.credentials, ...(deps.heldCredentials ?? [])]);
   const sink: HostToolSink = {
     event: async (type, data, durable) => {
       await dir.events.append(type, data, durable ?? false);

@@ -1,6 +1,10 @@
 // `cfh policy explain` and the policy part of `cfh profiles show --resolved`: which rule
 // decides a call and why, and the rules in force for a profile, without running anything.
-// The same Policy the agent run builds (agent-run.ts) decides here.
+// The same surface a run builds (built-in tools and host tools: agent-run.ts), the same
+// check of the proposal (tool-call-deps.ts) and the same Policy decide here. One thing a run
+// knows and explain does not: an MCP tool's input schema is the server's, and no server is
+// started here; such a call is decided as the run decides a call its schema accepts, and
+// the explanation says the schema was not checked.
 import type { Profile } from '../config/profile-schema.js';
 import { ConfigError } from '../errors.js';
 import { describeDefaults } from '../mediator/defaults.js';
@@ -9,6 +13,13 @@ import { Policy, type CheckedCall, type Explanation, type RunFacts } from '../me
 import { compilePolicy } from '../mediator/policy-rule.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry, type ToolDefinition } from '../tools/contract.js';
+import {
+  declaredMcpToolDefinition,
+  execToolDefinition,
+  type HostTool,
+} from '../tools/host/host-tool.js';
+import { OpaqueReferences } from '../tools/host/opaque-refs.js';
+import { checkAgainst } from './tool-call-deps.js';
 
 /** The run's facts as a profile and the run's options make them. */
 export function runFactsOf(
@@ -25,9 +36,41 @@ export function runFactsOf(
   };
 }
 
-/** The tools a profile puts on the surface. */
-export function surfaceOf(profile: Profile): ToolRegistry {
-  return new ToolRegistry(BUILTIN_TOOLS, profile.tools);
+/**
+ * The host tools a profile declares, as a run puts them on the surface: exec tools with
+ * their schema; MCP tools the profile names, and (`*`) `wanted` if it is one of that server's
+ * names, unclassified, as a run treats a tool `*` exposes.
+ */
+function declaredHostTools(profile: Profile, wanted?: string): HostTool[] {
+  const refs = new OpaqueReferences();
+  const out: HostTool[] = [];
+  for (const entry of profile.hostTools) {
+    if (entry.kind === 'exec') {
+      out.push(execToolDefinition(entry, refs));
+      continue;
+    }
+    for (const t of entry.tools)
+      if (t.name !== '*') out.push(declaredMcpToolDefinition(entry, t.name, refs));
+    const prefix = `mcp__${entry.name}__`;
+    const rest = wanted?.startsWith(prefix) === true ? wanted.slice(prefix.length) : undefined;
+    if (
+      rest !== undefined &&
+      rest !== '' &&
+      entry.tools.some((t) => t.name === '*') &&
+      !out.some((t) => t.name === wanted)
+    )
+      out.push(declaredMcpToolDefinition(entry, rest, refs));
+  }
+  return out;
+}
+
+/** The tools a profile puts on the surface (with `wanted`, a `*` MCP tool of that name). */
+export function surfaceOf(profile: Profile, wanted?: string): ToolRegistry {
+  const host = declaredHostTools(profile, wanted);
+  return new ToolRegistry(
+    [...BUILTIN_TOOLS, ...host],
+    [...profile.tools, ...host.map((t) => t.name)],
+  );
 }
 
 export function policyFor(profile: Profile, facts: RunFacts): Policy {
@@ -47,6 +90,8 @@ export interface CallExplanation extends Explanation {
   readonly argsDigest: string;
   readonly checked: 'valid' | 'unknown' | 'invalid';
   readonly issues?: string;
+  /** Said when the input could not be checked as a run checks it (an MCP tool's schema). */
+  readonly schema?: string;
 }
 
 export function explainCall(
@@ -55,28 +100,22 @@ export function explainCall(
   toolName: string,
   args: unknown,
 ): CallExplanation {
-  const tool = surfaceOf(profile).get(toolName);
-  let checked: CheckedCall;
-  if (tool === undefined) checked = { kind: 'unknown', name: toolName };
-  else {
-    const parsed = tool.input.safeParse(args);
-    checked = parsed.success
-      ? { kind: 'valid', tool, args: parsed.data }
-      : {
-          kind: 'invalid',
-          tool,
-          issues: parsed.error.issues
-            .map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`)
-            .join('; '),
-        };
-  }
+  const tool = surfaceOf(profile, toolName).get(toolName);
+  const checked: CheckedCall = checkAgainst(tool, toolName, args);
   const explanation = policyFor(profile, facts).explain(checked);
+  const mcp = tool?.executor === 'host' && 'channel' in tool && tool.channel === 'mcp';
   return {
     ...explanation,
     tool: toolName,
     argsDigest: argsDigest(toolName, checked.kind === 'valid' ? checked.args : undefined),
     checked: checked.kind,
     ...(checked.kind === 'invalid' ? { issues: checked.issues } : {}),
+    ...(mcp
+      ? {
+          schema:
+            "not checked: the MCP server's input schema is known only to a run (no server is started here); decided as a run decides a call its schema accepts, if the server lists the tool",
+        }
+      : {}),
   };
 }
 

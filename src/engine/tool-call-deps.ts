@@ -31,6 +31,16 @@ export interface ToolCallDeps {
   readonly runners: Readonly<Partial<Record<ToolDefinition['executor'], ToolRunner>>>;
   readonly recorder: ToolCallRecorder;
   readonly mode: 'run' | 'plan';
+  /**
+   * The run's scrubber where it holds credentials (host tools): what the evidence keeps of
+   * a proposal is scrubbed before it is cut (a cut must not leave a credential's start).
+   */
+  readonly disclosure?: TextScrubber | undefined;
+}
+
+export interface TextScrubber {
+  text(input: string): string;
+  cutText(input: string, max: number): string;
 }
 
 /** `call-0001`…: numbers a run's calls across turns; names their outputs. */
@@ -41,9 +51,21 @@ export function callIdOf(n: number): string {
 /** What the surface and the schema say of a proposal, before policy says anything. */
 export function check(use: ToolUse, deps: ToolCallDeps): CheckedCall {
   const tool = deps.registry.get(use.name);
-  if (tool === undefined || deps.runners[tool.executor] === undefined)
-    return { kind: 'unknown', name: use.name };
-  const parsed = tool.input.safeParse(use.input);
+  const runnable = tool !== undefined && deps.runners[tool.executor] !== undefined;
+  return checkAgainst(runnable ? tool : undefined, use.name, use.input);
+}
+
+/**
+ * A proposal checked against the tool the surface has under its name (or none): the one
+ * check a run and `cfh policy explain` share, so both hand policy the same CheckedCall.
+ */
+export function checkAgainst(
+  tool: ToolDefinition | undefined,
+  name: string,
+  input: unknown,
+): CheckedCall {
+  if (tool === undefined) return { kind: 'unknown', name };
+  const parsed = tool.input.safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues
       .map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`)

@@ -10,7 +10,14 @@ import type { CheckedCall } from '../mediator/policy.js';
 import { boundObservation, errorObservation, type Observation } from '../tools/observation.js';
 import type { ToolOutcome } from '../tools/runner.js';
 import { governanceOf } from './governance-of.js';
-import { callIdOf, check, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
+import { replayForbidden } from '../mediator/risk.js';
+import {
+  callIdOf,
+  check,
+  type TextScrubber,
+  type ToolCallDeps,
+  type ToolUse,
+} from './tool-call-deps.js';
 
 export {
   callIdOf,
@@ -114,7 +121,7 @@ async function prepare(
     callId,
     toolUseId: use.id,
     tool: use.name,
-    input: summarize(use.input),
+    input: summarize(use.input, deps.disclosure),
   });
   const checked = check(use, deps);
   // Every proposal is decided, the unknown and the invalid too: one decision each.
@@ -205,7 +212,8 @@ async function executeAll(
 /**
  * One call, retried only when its contract says a replay is safe (safe_retry, or
  * idempotent_only) and it ran out of time, at most min(its max retries,
- * max_retries_per_tool_call) times, and never a high-risk commit (AH-LIFE-5).
+ * max_retries_per_tool_call) times, and never a high-risk commit nor a tool of a class a
+ * replay could act twice for (communication, external or internal writes...: AH-LIFE-5).
  */
 async function executeOne(
   runnable: RunnableCall,
@@ -214,7 +222,10 @@ async function executeOne(
 ): Promise<Executed> {
   const { call, limit } = runnable;
   const tool = call.tool;
-  const replayable = tool.retryPolicy !== 'no_auto_retry' && call.idempotencyKey === undefined;
+  const replayable =
+    tool.retryPolicy !== 'no_auto_retry' &&
+    call.idempotencyKey === undefined &&
+    !replayForbidden(tool);
   const maxRetries = replayable
     ? Math.min(tool.maxRetries, deps.budgets.budgets.maxRetriesPerToolCall)
     : 0;
@@ -300,8 +311,13 @@ async function record(
   return observation;
 }
 
-/** A bounded input summary for the evidence (AH-TOOL-3). */
-function summarize(input: unknown): string {
-  const text = input === undefined ? 'undefined' : JSON.stringify(input);
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+/**
+ * A bounded input summary for the evidence (AH-TOOL-3): scrubbed, then cut, and the cut
+ * never inside a credential (AH-TOOL-7).
+ */
+function summarize(input: unknown, scrubber: TextScrubber | undefined): string {
+  const raw = input === undefined ? 'undefined' : JSON.stringify(input);
+  const text = scrubber === undefined ? raw : scrubber.text(raw);
+  if (text.length <= 500) return text;
+  return `${scrubber === undefined ? text.slice(0, 500) : scrubber.cutText(raw, 500)}…`;
 }

@@ -14,6 +14,26 @@ import {
 
 export const GENESIS_HASH = '0'.repeat(64);
 
+/**
+ * What removes the credentials a run holds from what its evidence is given (host tools'
+ * scrubber, AH-TOOL-7): one chokepoint for every event and output, not each producer.
+ */
+export interface Redactor {
+  value(input: unknown): unknown;
+  bytes(input: Buffer): Buffer;
+}
+
+/** Every value of a record redacted (its keys too), still a record. */
+export function redactRecord(
+  redactor: Redactor | undefined,
+  data: Readonly<Record<string, unknown>>,
+): Readonly<Record<string, unknown>> {
+  if (redactor === undefined) return data;
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [String(redactor.value(k)), redactor.value(v)]),
+  );
+}
+
 export interface EventRecord {
   /** The envelope's version (schema/registry.ts); absent only in logs written before it. */
   readonly schema?: string;
@@ -37,6 +57,8 @@ export class EventLog implements AsyncDisposable {
   #prevHash = GENESIS_HASH;
   #tail: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Set once a run holds credentials (RunDirectory.redactWith). */
+  redactor: Redactor | undefined;
 
   private constructor(handle: FileHandle, runId: string) {
     this.#handle = handle;
@@ -71,7 +93,9 @@ export class EventLog implements AsyncDisposable {
   append<T extends EventType>(type: T, data: EventInput<T>, durable = false): Promise<EventRecord> {
     // Checked at run time too: a caller that widened its types, or data built with spreads.
     // eventDataIssues also refuses a type that is not registered (a cast around the types).
-    const issues = eventDataIssues(type, data);
+    // What is written is checked: the redacted data, as its readers will see it.
+    const written = redactRecord(this.redactor, data);
+    const issues = eventDataIssues(type, written);
     if (issues.length > 0) {
       return Promise.reject(
         new ArtifactError(
@@ -88,7 +112,7 @@ export class EventLog implements AsyncDisposable {
         ts: new Date().toISOString(),
         runId: this.#runId,
         type,
-        data,
+        data: written,
         prevHash: this.#prevHash,
       };
       const record: EventRecord = { ...base, hash: hashEvent(base) };

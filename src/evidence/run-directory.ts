@@ -18,7 +18,7 @@ import { ArtifactError, errorMessage } from '../errors.js';
 import { swapperOf } from '../path-trust.js';
 import { writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { canonicalJson } from './canonical-json.js';
-import { EventLog } from './event-log.js';
+import { EventLog, redactRecord, type Redactor } from './event-log.js';
 import { isRunId } from './run-id.js';
 import { REPORT_SCHEMA } from './schema/report.js';
 import { STATE_SCHEMA } from './schema/state.js';
@@ -101,6 +101,7 @@ export class RunDirectory implements AsyncDisposable {
   readonly #release: () => Promise<void>;
   #released = false;
   readonly #blobs = new Set<string>();
+  #redactor: Redactor | undefined;
 
   private constructor(root: string, runId: string, events: EventLog, release: () => Promise<void>) {
     this.root = root;
@@ -108,6 +109,19 @@ export class RunDirectory implements AsyncDisposable {
     this.dir = path.join(root, runId);
     this.events = events;
     this.#release = release;
+  }
+
+  /**
+   * From here on every event, output and evidence file the run writes is redacted: a run
+   * that holds credentials (host tools) installs its scrubber once, before it could leak.
+   */
+  redactWith(redactor: Redactor): void {
+    this.#redactor = redactor;
+    this.events.redactor = redactor;
+  }
+
+  get redactor(): Redactor | undefined {
+    return this.#redactor;
   }
 
   static async create(root: string, runId: string, writer?: RunWriter): Promise<RunDirectory> {
@@ -177,7 +191,9 @@ export class RunDirectory implements AsyncDisposable {
     return sha256;
   }
 
-  async writeFile(file: string, contents: string): Promise<string> {
+  async writeFile(file: string, raw: string): Promise<string> {
+    const contents =
+      this.#redactor === undefined ? raw : this.#redactor.bytes(Buffer.from(raw)).toString('utf8');
     await mkdir(path.dirname(this.path(file)), { recursive: true, mode: 0o750 });
     const sha256 = await writeFileAtomic(this.path(file), contents);
     await this.#recorded(file, sha256, Buffer.byteLength(contents));
@@ -191,9 +207,10 @@ export class RunDirectory implements AsyncDisposable {
   async writeOutput(name: string, data: Buffer): Promise<string> {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name))
       throw new ArtifactError('invalid_output_name', `output name '${name}' is malformed`);
-    await writeFile(this.outputPath(name), data, { flag: 'wx', mode: 0o640 });
+    const kept = this.#redactor === undefined ? data : this.#redactor.bytes(data);
+    await writeFile(this.outputPath(name), kept, { flag: 'wx', mode: 0o640 });
     const ref = `${RUN_FILES.outputs}/${name}`;
-    await this.#recorded(ref, createHash('sha256').update(data).digest('hex'), data.length);
+    await this.#recorded(ref, createHash('sha256').update(kept).digest('hex'), kept.length);
     return ref;
   }
 
@@ -272,9 +289,12 @@ export class RunDirectory implements AsyncDisposable {
       exitCode: terminal.exitCode,
     };
     // The report as it will be read back (undefined fields gone), without its anchor.
-    const body = JSON.parse(
-      JSON.stringify({ schema: REPORT_SCHEMA, runId: this.runId, ...fields, ...report }),
-    ) as Record<string, unknown>;
+    const body = redactRecord(
+      this.#redactor,
+      JSON.parse(
+        JSON.stringify({ schema: REPORT_SCHEMA, runId: this.runId, ...fields, ...report }),
+      ) as Record<string, unknown>,
+    );
     const reportSha256 = reportDigest(body);
     const finished = await this.events.append('run_finished', { ...fields, reportSha256 }, true);
     const lastEvent = { seq: finished.seq, hash: finished.hash };

@@ -164,6 +164,7 @@ describe('exec host tool with a bearer token', () => {
         {
           env: {
             TEST_NOTIFY_TOKEN: TOKEN,
+            CFH_KEY_DIR: scratch.path('keys'),
             ANTHROPIC_API_KEY: 'sk-test-host-exec-key',
             ANTHROPIC_BASE_URL: api.baseURL,
             CFH_MODEL: 'claude-test',
@@ -198,7 +199,7 @@ describe('exec host tool with a bearer token', () => {
       const snapshot = JSON.parse((await filesUnder(dir)).get('snapshot.json') ?? '{}');
       expect(snapshot.hostTools[0].env.NOTIFY_TOKEN).toEqual({
         fromEnv: 'TEST_NOTIFY_TOKEN',
-        digest: expect.stringMatching(/^hmac-sha256:[0-9a-f]{64}$/),
+        digest: expect.stringMatching(/^hmac-sha256:[0-9a-f]{16}:[0-9a-f]{64}$/),
       });
       // The model saw the host tool with its declared schema, apart from nothing: one surface.
       const tools = (api.requests.at(-1)?.body as { tools: { name: string; input_schema: any }[] })
@@ -289,7 +290,7 @@ describe('approving a host-tool call', () => {
         '--approvals',
         approvals,
       ]),
-      { env: { TEST_NOTIFY_TOKEN: TOKEN } },
+      { env: { TEST_NOTIFY_TOKEN: TOKEN, CFH_KEY_DIR: scratch.path('keys') } },
     );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(received.map((x) => x.body)).toEqual(['build green']);
@@ -313,7 +314,7 @@ describe('approving a host-tool call', () => {
       ['contract:mcp__notify__x', "'contract:mcp__notify__x' is not a rule of this run"],
     ] as const) {
       const r = await cfh(agentRunArgs(base, ['--approve', rule]), {
-        env: { TEST_NOTIFY_TOKEN: TOKEN },
+        env: { TEST_NOTIFY_TOKEN: TOKEN, CFH_KEY_DIR: scratch.path('keys') },
       });
       expect(r.exitCode, r.stderr).toBe(125);
       expect(r.stderr).toContain(message);
@@ -321,7 +322,7 @@ describe('approving a host-tool call', () => {
     }
     // Accepted: the notifier's contract asks nothing (its default does), so nothing is approved.
     const r = await cfh(agentRunArgs(base, ['--approve', 'contract:host__notify']), {
-      env: { TEST_NOTIFY_TOKEN: TOKEN },
+      env: { TEST_NOTIFY_TOKEN: TOKEN, CFH_KEY_DIR: scratch.path('keys') },
     });
     expect(r.exitCode, r.stderr).toBe(0);
   });
@@ -346,7 +347,7 @@ describe('adversarial episodes against an exec host tool', () => {
     currentRoot = root;
     received.length = 0;
     const r = await cfh(agentRunArgs({ workspace: repo, artifactRoot: root, profile, script }), {
-      env: { TEST_NOTIFY_TOKEN: TOKEN },
+      env: { TEST_NOTIFY_TOKEN: TOKEN, CFH_KEY_DIR: scratch.path('keys') },
     });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(received).toEqual([]);
@@ -397,7 +398,7 @@ describe('adversarial episodes against an exec host tool', () => {
     received.length = 0;
     const r = await cfh(
       agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile, script }),
-      { env: { TEST_NOTIFY_TOKEN: TOKEN } },
+      { env: { TEST_NOTIFY_TOKEN: TOKEN, CFH_KEY_DIR: scratch.path('keys') } },
     );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(received).toEqual([]);

@@ -249,7 +249,7 @@ describe('host MCP server: server-everything', () => {
     const root = scratch.path('art-everything');
     const r = await cfh(
       agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile, script }),
-      { env: { TEST_CANARY: CANARY } },
+      { env: { TEST_CANARY: CANARY, CFH_KEY_DIR: scratch.path('keys') } },
     );
     expect(r.exitCode, r.stderr).toBe(0);
     const dir = await onlyRunDir(root);

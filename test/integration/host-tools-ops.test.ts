@@ -112,7 +112,11 @@ describe('capabilities --profile', () => {
 describe('doctor --profile', () => {
   it('starts each MCP server, checks initialize and the declared tools; stops it again', async () => {
     const r = await cfh(['doctor', '--json', '--profile', EXAMPLE], {
-      env: { DEMO_NOTIFY_TOKEN: 'doctor-token-1234', CFH_STATE_DIR: scratch.path('state-doctor') },
+      env: {
+        DEMO_NOTIFY_TOKEN: 'doctor-token-1234',
+        CFH_KEY_DIR: scratch.path('keys'),
+        CFH_STATE_DIR: scratch.path('state-doctor'),
+      },
     });
     const out = JSON.parse(r.stdout) as {
       healthy: boolean;
@@ -261,6 +265,7 @@ describe('a run and an unhealthy or broken host tool', () => {
         {
           env: {
             TEST_LEAKY: token,
+            CFH_KEY_DIR: scratch.path('keys'),
             ANTHROPIC_API_KEY: 'sk-test-leaky',
             ANTHROPIC_BASE_URL: api.baseURL,
           },

@@ -16,6 +16,7 @@ import { ToolRegistry } from '../../src/tools/contract.js';
 import type { ToolExecution } from '../../src/tools/tool-container.js';
 import type { GovernanceRecord } from '../../src/evidence/governance-record.js';
 import { runnerFrom, testMediator } from './helpers.js';
+import { Scrubber } from '../../src/tools/host/scrub.js';
 
 const budgets: Budgets = {
   maxModelTurns: 5,
@@ -453,6 +454,56 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     await runAgentLoop({ prompt: 'p' }, deps, signal);
     expect(calls).toBe(1);
     expect(h.events.map((e) => e.type)).not.toContain('tool_retry');
+  });
+
+  it('class: a tool whose replay could act twice is never replayed, whatever its retryPolicy says (AH-LIFE-5)', async () => {
+    const listDir = BUILTIN_TOOLS.find((t) => t.name === 'list_dir');
+    if (listDir === undefined) throw new Error('no list_dir');
+    // A communication tool (and, variant, a write_external one) declaring safe_retry, as a
+    // profile could before its load refused it: the engine holds the line too.
+    for (const riskClass of ['communication', 'write_external'] as const) {
+      const tool = { ...listDir, riskClass, retryPolicy: 'safe_retry' as const, maxRetries: 3 };
+      const h = harness(
+        { turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }, { text: 'ok' }] },
+        ['list_dir'],
+        { maxRetriesPerToolCall: 5 },
+      );
+      let calls = 0;
+      const deps: AgentLoopDeps = {
+        ...h.deps,
+        registry: new ToolRegistry([tool], ['list_dir']),
+        mediator: testMediator(() => Promise.resolve(), {}, [
+          { id: 'allow-it', match: {}, decision: 'allow', reason: 'test' },
+        ]),
+        runners: {
+          sandbox: runnerFrom(() => {
+            calls += 1;
+            return Promise.resolve(execution({ timedOut: true, exitCode: 137 }));
+          }),
+        },
+      };
+      await runAgentLoop({ prompt: 'p' }, deps, signal);
+      expect(calls, riskClass).toBe(1);
+    }
+  });
+
+  it('class: the input summary is cut before it is scrubbed (AH-TOOL-7): no start of a credential survives', async () => {
+    const secret = 'Zq8xLm2Vp9TkRw4N';
+    for (const at of [495, 498, 499]) {
+      // The credential straddles the summary's 500-character cut.
+      const path = `${'a'.repeat(at - 10)}${secret}`;
+      const h = harness({
+        turns: [{ tool_calls: [{ name: 'read_file', input: { path } }] }, { text: 'ok' }],
+      });
+      await runAgentLoop(
+        { prompt: 'p' },
+        { ...h.deps, disclosure: new Scrubber([{ name: 'TOKEN', value: secret }]) },
+        signal,
+      );
+      const summary = String(h.events.find((e) => e.type === 'tool_requested')?.data.input);
+      expect(summary.endsWith('…')).toBe(true);
+      expect(summary, String(at)).not.toContain(secret.slice(0, 4));
+    }
   });
 
   it('charges estimated cost to max_total_cost and stops past it', async () => {

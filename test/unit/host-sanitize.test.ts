@@ -195,3 +195,51 @@ describe('opaque references', () => {
     expect(() => concealPattern('x', 'a*')).toThrow(/empty string/);
   });
 });
+
+describe('class: a cut, a case fold or a split leaves part of a credential', () => {
+  const s = new Scrubber([{ name: 'TOKEN', value: SECRET }]);
+
+  it('a cut at any offset across a credential leaves no start of it, read cut or not', () => {
+    const filler = 'x'.repeat(40);
+    for (let at = 1; at < SECRET.length; at += 1) {
+      // The cap falls `at` characters into the credential; the whole of it was read.
+      const whole = Buffer.from(`${filler}${SECRET} tail`);
+      const cut = s.cutBytes(whole, filler.length + at, false).toString('latin1');
+      expect(cut.startsWith(filler)).toBe(true);
+      expect('[redacted:TOKEN] tail'.startsWith(cut.slice(filler.length)), cut).toBe(true);
+      // Reading itself stopped `at` characters into it (no margin left): nothing of it kept
+      // (removed, or redacted as a fragment once it is half of it).
+      const read = Buffer.from(`${filler}${SECRET.slice(0, at)}`);
+      expect([filler, `${filler}[redacted:TOKEN]`]).toContain(
+        s.cutBytes(read, 1000, true).toString('latin1'),
+      );
+    }
+  });
+
+  it('any case, and each half of a credential split in two, is redacted', () => {
+    expect(s.text(`a ${SECRET.toUpperCase()} b`)).toBe('a [redacted:TOKEN] b');
+    const half = Math.floor(SECRET.length / 2);
+    const split = `one "${SECRET.slice(0, half)}" | other "${SECRET.slice(half)}"`;
+    expect(s.text(split)).toBe('one "[redacted:TOKEN]" | other "[redacted:TOKEN]"');
+    // A short, ordinary overlap is not: less than half of it.
+    expect(s.text('tok_Q7 is fine')).toBe('tok_Q7 is fine');
+  });
+
+  it('a value a reference stands for, echoed in any spelling, becomes its handle', () => {
+    const refs = new OpaqueReferences();
+    const ref = refs.referenceFor('crm', 'crm', 'CRM-12345');
+    const v = Buffer.from('CRM-12345');
+    for (const echoed of [
+      '_CRM-12345_',
+      'crm-12345',
+      JSON.stringify({ id: 'CRM-12345' }),
+      [...v].map((b) => `%${b.toString(16).toUpperCase()}`).join(''),
+      v.toString('base64'),
+      v.toString('hex'),
+    ]) {
+      const out = refs.handlesFor(echoed);
+      expect(out, echoed).toContain(ref);
+      expect(out.toLowerCase(), echoed).not.toContain('crm-12345');
+    }
+  });
+});

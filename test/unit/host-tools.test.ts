@@ -5,17 +5,20 @@
 // `approval_required` whatever the server's annotations say; references are resolved in
 // validation, for their own authority only.
 import { describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync, chmodSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
+  HostToolEntry,
   HostTools,
   type ExecHostTool,
   type McpHostTool,
 } from '../../src/config/host-tools-schema.js';
 import { ConfigError } from '../../src/errors.js';
 import { checkArgvTemplate, planHostTools } from '../../src/tools/host/host-plan.js';
+import type { EnvRecord } from '../../src/tools/host/credentials.js';
 import { execToolDefinition, mcpToolDefinitions } from '../../src/tools/host/host-tool.js';
 import { fillArgv } from '../../src/tools/host/exec-channel.js';
 import { OpaqueReferences, concealPattern } from '../../src/tools/host/opaque-refs.js';
@@ -34,18 +37,20 @@ function parseEntries(raw: unknown[]): ReturnType<typeof HostTools.parse> {
   return HostTools.parse(raw);
 }
 
+function rawExec(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'notify',
+    kind: 'exec',
+    argv: ['/bin/echo', '--channel', 'ops', '{message}'],
+    input: { message: { type: 'string', maxLength: 50, pattern: '[A-Za-z0-9 ,.]+' } },
+    riskClass: 'communication',
+    sideEffectClass: 'external_commitment',
+    ...over,
+  };
+}
+
 function execEntry(over: Record<string, unknown> = {}): ExecHostTool {
-  const [e] = parseEntries([
-    {
-      name: 'notify',
-      kind: 'exec',
-      argv: ['/bin/echo', '--channel', 'ops', '{message}'],
-      input: { message: { type: 'string', maxLength: 50, pattern: '[A-Za-z0-9 ,.]+' } },
-      riskClass: 'communication',
-      sideEffectClass: 'external_commitment',
-      ...over,
-    },
-  ]);
+  const [e] = parseEntries([rawExec(over)]);
   if (e?.kind !== 'exec') throw new Error('not exec');
   return e;
 }
@@ -133,8 +138,10 @@ describe('hostTools in a profile', () => {
     const file = path.join(dir, 'token');
     writeFileSync(file, 'file-secret-123456\n');
     chmodSync(file, 0o600);
+    const keys = path.join(dir, 'keys');
     const plan = planHostTools([execEntry({ env: { TOKEN: { fromFile: file } } })], 'run-1', {
       PATH: '/bin',
+      CFH_KEY_DIR: keys,
     });
     const t = plan.tools[0];
     expect(t?.env.env.TOKEN).toBe('file-secret-123456');
@@ -142,8 +149,45 @@ describe('hostTools in a profile', () => {
     expect(JSON.stringify(t?.env.record)).not.toContain('file-secret-123456');
     expect(t?.env.record.TOKEN).toMatchObject({
       fromFile: file,
-      digest: expect.stringMatching(/^hmac-sha256:[0-9a-f]{64}$/),
+      digest: expect.stringMatching(/^hmac-sha256:[0-9a-f]{16}:[0-9a-f]{64}$/),
     });
+    // Keyed with the machine's secret (0600, outside the evidence), not with the run id.
+    const digestOf = (r: EnvRecord | undefined): string =>
+      r !== undefined && 'digest' in r ? r.digest : '';
+    const digest = digestOf(t?.env.record.TOKEN);
+    const byRunId = createHmac('sha256', 'run-1').update('file-secret-123456').digest('hex');
+    expect(digest).not.toContain(byRunId);
+    expect(statSync(path.join(keys, 'credential-digest.key')).mode & 0o777).toBe(0o600);
+    // The same credential, the same digest in another run on this machine: what it is for.
+    const again = planHostTools([execEntry({ env: { TOKEN: { fromFile: file } } })], 'run-2', {
+      PATH: '/bin',
+      CFH_KEY_DIR: keys,
+    });
+    expect(digestOf(again.tools[0]?.env.record.TOKEN)).toBe(digest);
+  });
+
+  it('class: a replaying retryPolicy for a class a replay could act twice for is refused at load (AH-LIFE-5)', () => {
+    for (const riskClass of ['communication', 'write_external', 'destructive']) {
+      const parsed = HostToolEntry.safeParse(
+        rawExec({ riskClass, sideEffectClass: 'none', retryPolicy: 'safe_retry' }),
+      );
+      expect(parsed.success, riskClass).toBe(false);
+      expect(JSON.stringify(parsed.error?.issues)).toContain('never replayed automatically');
+    }
+    // Variant: an unclassified MCP tool (treated as write_external), idempotent_only.
+    const mcp = HostToolEntry.safeParse({
+      name: 'm',
+      kind: 'mcp',
+      command: '/bin/true',
+      tools: [{ name: 'send', retryPolicy: 'idempotent_only' }],
+    });
+    expect(mcp.success).toBe(false);
+    // A read is replayable as declared.
+    expect(
+      HostToolEntry.safeParse(
+        rawExec({ riskClass: 'read_only', sideEffectClass: 'none', retryPolicy: 'safe_retry' }),
+      ).success,
+    ).toBe(true);
   });
 });
 

@@ -53,6 +53,7 @@ export function policyExplainCommand(
     p.out(`reason     ${v.reason}`);
     p.out(`call       ${e.tool} ${e.checked}${e.issues === undefined ? '' : `: ${e.issues}`}`);
     p.out(`args       ${e.argsDigest}`);
+    if (e.schema !== undefined) p.out(`schema     ${e.schema}`);
     p.out(
       `run        mode ${facts.mode}, workspace ${facts.workspaceMode}, network ${facts.network}, rw mounts ${facts.rwMounts ? 'yes' : 'no'}${facts.fromPlan ? ', from a plan' : ''}`,
     );

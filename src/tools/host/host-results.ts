@@ -26,9 +26,13 @@ export class Sanitizer {
     this.#conceal = conceal;
   }
 
-  /** For the model: no credential, no operator-only identifier. */
+  /**
+   * For the model: no credential, no value an issued reference stands for (a tool that
+   * echoes what it was given), no operator-only identifier.
+   */
   forModel(text: string): string {
-    return this.#refs.conceal(this.#authority, this.#conceal, this.#scrubber.text(text));
+    const scrubbed = this.#refs.handlesFor(this.#scrubber.text(text));
+    return this.#refs.conceal(this.#authority, this.#conceal, scrubbed);
   }
 
   /** For the evidence: no credential. */
@@ -48,13 +52,13 @@ export class Sanitizer {
   }
 
   /**
-   * Scrubbed, then cut to `cap` bytes: `output` holds up to `cap + margin` bytes, so every
-   * credential that starts before the cap is whole in it and is redacted before the cut.
+   * Scrubbed, then cut to `cap` bytes, never inside a credential (Scrubber.cutBytes):
+   * `output` holds up to `cap + margin` bytes, so every credential that starts before the cap
+   * is whole in it and is redacted before the cut; `readCut` when reading stopped there.
    */
-  scrubThenCut(output: Buffer, cap: number, alreadyCut: boolean): { bytes: Buffer; cut: boolean } {
-    const scrubbed = this.#scrubber.bytes(output);
-    const cut = alreadyCut || output.length > cap;
-    return { bytes: cut ? scrubbed.subarray(0, cap) : scrubbed, cut };
+  scrubThenCut(output: Buffer, cap: number, readCut: boolean): { bytes: Buffer; cut: boolean } {
+    const bytes = this.#scrubber.cutBytes(output, cap, readCut);
+    return { bytes, cut: readCut || output.length > cap };
   }
 }
 

@@ -154,6 +154,41 @@ export function execToolDefinition(entry: ExecHostTool, refs: OpaqueReferences):
   };
 }
 
+/**
+ * An MCP tool as the profile declares it, without its server (`cfh policy explain`): the
+ * same name, classes and bounds a run gives it, the same policy; its input schema is the
+ * server's and is not known here, so any object is taken (a run validates it).
+ */
+export function declaredMcpToolDefinition(
+  entry: McpHostTool,
+  remoteName: string,
+  refs: OpaqueReferences,
+): HostTool {
+  const decl = entry.tools.find((t) => t.name === remoteName);
+  const c = classes(decl ?? {});
+  const unknownSchema = z.record(z.string(), z.unknown());
+  return {
+    name: mcpToolName(entry, remoteName),
+    purpose: `${decl?.description ?? remoteName} (host tool ${entry.name}, outside the sandbox; schema not known without the server)`,
+    input: withReferences(entry.name, refs, unknownSchema),
+    output: ObservationSchema,
+    riskClass: c.riskClass,
+    sideEffectClass: c.sideEffectClass,
+    resourceScope: c.resourceScope,
+    permissionPolicy: c.permissionPolicy,
+    ...bounds(decl ?? {}, entry.timeoutSeconds),
+    executor: 'host',
+    authority: entry.name,
+    channel: 'mcp',
+    remoteName,
+    inputJsonSchema: {},
+    inputSchemaDigest: schemaDigest({}),
+    classified: c.classified,
+    annotations: null,
+    resources: decl?.resources,
+  };
+}
+
 function scrubStrings(
   value: Record<string, unknown>,
   scrub: (t: string) => string,

@@ -17,7 +17,12 @@ import { CFH_VERSION } from '../../version.js';
 import { HOST_BASE_ENV, HOST_PROCESS_MARKER, stopTree, type LedgerEntry } from './host-process.js';
 import type { HostLaunch } from './host-launch.js';
 import { assertPinned, type HostToolPins } from './host-pin.js';
-import { HostProcessTransport, type ChannelBreak, type ServerProcess } from './mcp-transport.js';
+import {
+  HostProcessTransport,
+  STDERR_KEPT_BYTES,
+  type ChannelBreak,
+  type ServerProcess,
+} from './mcp-transport.js';
 
 export interface McpServerSpec {
   readonly name: string;
@@ -94,7 +99,12 @@ export class McpConnection {
           resolve();
         });
     });
-    this.#transport = new HostProcessTransport(child, spec.outputBytes);
+    // Three times the longest spelling: a line break between any two of its characters.
+    this.#transport = new HostProcessTransport(
+      child,
+      spec.outputBytes,
+      3 * launch.scrubber.longest,
+    );
     // No sampling, roots or elicitation: the server can ask cfh for nothing.
     this.#client = new Client({ name: 'cfh', version: CFH_VERSION }, { capabilities: {} });
   }
@@ -303,15 +313,16 @@ export class McpConnection {
     this.#child.stderr.destroy();
     this.#child.stdin.destroy();
     await this.#entry.close();
-    const { kept, dropped } = this.#transport.stderr();
+    const scrubber = this.#launch.scrubber;
+    const { read, dropped: unread } = this.#transport.stderr();
+    // Scrubbed before it is cut, and never cut inside a credential (AH-TOOL-7).
+    const kept = scrubber.cutBytes(read, STDERR_KEPT_BYTES, unread > 0);
+    const dropped = unread + Math.max(0, read.length - STDERR_KEPT_BYTES);
     const sink = this.#launch.sink;
     const stderr =
       kept.length === 0
         ? null
-        : await sink.output(
-            `host-${this.spec.name}-${this.pid}.stderr`,
-            this.#launch.scrubber.bytes(kept),
-          );
+        : await sink.output(`host-${this.spec.name}-${this.pid}.stderr`, kept);
     await sink.event(
       'host_tool_stopped',
       {

@@ -17,12 +17,15 @@ export type ChannelBreak =
   | { readonly kind: 'protocol'; readonly what: string }
   | { readonly kind: 'io'; readonly what: string };
 
-const STDERR_KEPT_BYTES = 64 * 1024;
+/** What the evidence keeps of a server's stderr. */
+export const STDERR_KEPT_BYTES = 64 * 1024;
 
 export class HostProcessTransport implements Transport {
   readonly #child: ServerProcess;
   readonly #buffer: ReadBuffer;
   readonly #limit: number;
+  /** Read past what is kept, so a credential across the cut is whole when it is scrubbed. */
+  readonly #stderrRead: number;
   #stderr: Buffer[] = [];
   #stderrBytes = 0;
   #stderrDropped = 0;
@@ -35,9 +38,11 @@ export class HostProcessTransport implements Transport {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
 
-  constructor(child: ServerProcess, maxMessageBytes: number) {
+  /** `scrubMargin`: how far past the kept bytes a credential's spelling can reach. */
+  constructor(child: ServerProcess, maxMessageBytes: number, scrubMargin: number) {
     this.#child = child;
     this.#limit = maxMessageBytes;
+    this.#stderrRead = STDERR_KEPT_BYTES + scrubMargin;
     this.#buffer = new ReadBuffer({ maxBufferSize: maxMessageBytes });
   }
 
@@ -47,7 +52,7 @@ export class HostProcessTransport implements Transport {
       this.#read(chunk);
     });
     child.stderr.on('data', (chunk: Buffer) => {
-      const room = STDERR_KEPT_BYTES - this.#stderrBytes;
+      const room = this.#stderrRead - this.#stderrBytes;
       if (room > 0) this.#stderr.push(chunk.subarray(0, room));
       this.#stderrBytes += Math.min(room, chunk.length);
       this.#stderrDropped += Math.max(0, chunk.length - Math.max(room, 0));
@@ -120,8 +125,12 @@ export class HostProcessTransport implements Transport {
     return Promise.resolve();
   }
 
-  /** What the server wrote to stderr (the first 64 KiB) and how much more was dropped. */
-  stderr(): { kept: Buffer; dropped: number } {
-    return { kept: Buffer.concat(this.#stderr), dropped: this.#stderrDropped };
+  /**
+   * What the server wrote to stderr: the first 64 KiB and the scrub margin past them, every
+   * chunk joined (a credential across two writes is one), for the caller to scrub whole and
+   * only then cut (Scrubber.cutBytes); and how much was not even read.
+   */
+  stderr(): { read: Buffer; dropped: number } {
+    return { read: Buffer.concat(this.#stderr), dropped: this.#stderrDropped };
   }
 }

@@ -3,7 +3,12 @@
 // as `cfh-ref:<authority>:<n>`, never as themselves. The model may hand a reference back to
 // a tool: it is resolved before the call is decided, and only for the authority (the host
 // tool entry) that issued it. A reference from another authority, or one never issued, is
-// an invalid argument: the call is denied and nothing is sent.
+// an invalid argument: the call is denied and nothing is sent. A value a reference stands for
+// never comes back to the model in clear (AH-REF-4): every host result the model is shown has
+// each issued value replaced by its handle, in every spelling the credential scrubber knows
+// (exact, any case, JSON-escaped, percent-encoded, hex, base64), so a tool that echoes what a
+// resolved reference gave it, in a context no pattern matches, launders nothing.
+import { Scrubber } from './scrub.js';
 
 const REF = /cfh-ref:([A-Za-z0-9_-]{1,32}):([0-9]{1,9})/g;
 
@@ -31,6 +36,8 @@ export class OpaqueReferences {
   readonly #byValue = new Map<string, string>();
   readonly #byRef = new Map<string, { value: string; authority: string; kind: string }>();
   #next = 0;
+  /** The issued values as a scrubber, rebuilt when a reference is issued. */
+  #handles: { readonly at: number; readonly scrubber: Scrubber } | undefined;
   /** Each new reference, for the evidence (the value never: it is operator-only). */
   onIssued: ((issued: IssuedReference) => void) | undefined;
 
@@ -45,6 +52,21 @@ export class OpaqueReferences {
     this.#byRef.set(ref, { value, authority, kind });
     this.onIssued?.({ ref, authority, kind });
     return ref;
+  }
+
+  /** `text` with every value any reference stands for replaced by that reference. */
+  handlesFor(text: string): string {
+    if (this.#byRef.size === 0) return text;
+    if (this.#handles?.at !== this.#next) {
+      const values = [...this.#byRef].map(([ref, r]) => ({
+        name: r.kind,
+        value: r.value,
+        replacement: ref,
+        fragments: false,
+      }));
+      this.#handles = { at: this.#next, scrubber: new Scrubber(values) };
+    }
+    return this.#handles.scrubber.text(text);
   }
 
   /** `text` with every match of the authority's patterns replaced by its reference. */

@@ -4,14 +4,21 @@
 // and PHP's `\/` and `\u0026`, every character as `\uXXXX`), percent-encoded (any case, `+`
 // for space, `/` kept as Python's quote does), hex (any case), and base64 (standard and
 // URL-safe, at each of the three alignments it can take inside a longer base64 text, so a
-// credential embedded in an encoded blob is caught too), each also wrapped over lines. What
-// it cannot catch is published: a trusted tool that encrypts, reverses or splits its
-// credential is not bounded by this.
+// credential embedded in an encoded blob is caught too), each also wrapped over lines; the
+// plain and JSON spellings in any case. A fragment of a credential (at least half of it, and
+// at least MIN_CREDENTIAL_CHARS) is redacted too, so a credential split in two (two fields of
+// a schema, two enum values a validation message lists) leaves neither half. What it cannot
+// catch is published: a trusted tool that encrypts, reverses or splits its credential finer
+// is not bounded by this.
 
 export interface HeldCredential {
   /** The environment name it is given as (never secret); names the redaction. */
   readonly name: string;
   readonly value: string;
+  /** What replaces it; `[redacted:<name>]` unless given (an opaque reference's handle). */
+  readonly replacement?: string;
+  /** Fragments of it redacted too (credentials: yes; a resolved reference's value: no). */
+  readonly fragments?: boolean;
 }
 
 /** Shorter values would match ordinary text: such a credential is refused at planning. */
@@ -75,16 +82,16 @@ function spellingSets(value: string): { exact: string[]; anyCase: string[] } {
   let everyUnit = '';
   for (let i = 0; i < value.length; i += 1)
     everyUnit += `\\u${value.charCodeAt(i).toString(16).padStart(4, '0')}`;
-  const exact = [
+  // Base64 is the one spelling whose case carries information.
+  const exact = base64Cores(bytes);
+  const component = encodeURIComponent(value);
+  const anyCase = [
+    // Case-folded (a tool that upper- or lower-cases what it prints) is still the value.
     value,
     json,
     goJson,
     json.replace(/\//g, '\\/'),
     goJson.replace(/\//g, '\\/'),
-    ...base64Cores(bytes),
-  ];
-  const component = encodeURIComponent(value);
-  const anyCase = [
     ...percentOf(value, bytes),
     // Python's urllib.parse.quote leaves `/` as it is.
     component.replace(/%2F/g, '/'),
@@ -133,8 +140,7 @@ class SpellingMatcher {
     if (this.#regex === undefined) return input;
     return input.replace(this.#regex, (m) => {
       const key = m.replace(WRAP, '');
-      const name = this.#names.get(this.#anyCase ? key.toLowerCase() : key) ?? 'credential';
-      return `[redacted:${name}]`;
+      return this.#names.get(this.#anyCase ? key.toLowerCase() : key) ?? '[redacted:credential]';
     });
   }
 }
@@ -142,23 +148,36 @@ class SpellingMatcher {
 export class Scrubber {
   readonly #text: SpellingMatcher[];
   readonly #bytes: SpellingMatcher[];
+  readonly #fragments: FragmentMatcher;
+  /** Every spelling, case-folded (text, and as bytes): what a cut may not leave a start of. */
+  readonly #starts: { readonly text: readonly string[]; readonly bytes: readonly string[] };
 
   constructor(credentials: readonly HeldCredential[]) {
     const text = [new Map<string, string>(), new Map<string, string>()] as const;
     const bytes = [new Map<string, string>(), new Map<string, string>()] as const;
     for (const c of credentials) {
       const sets = spellingSets(c.value);
+      const replacement = c.replacement ?? `[redacted:${c.name}]`;
       for (const [i, list] of [sets.exact, sets.anyCase].entries()) {
         for (const x of list) {
-          if (!text[i as 0 | 1].has(x)) text[i as 0 | 1].set(x, c.name);
+          if (!text[i as 0 | 1].has(x)) text[i as 0 | 1].set(x, replacement);
           // The same spelling as the bytes a program writes (latin1: one char per byte).
           const asBytes = Buffer.from(x, 'utf8').toString('latin1');
-          if (!bytes[i as 0 | 1].has(asBytes)) bytes[i as 0 | 1].set(asBytes, c.name);
+          if (!bytes[i as 0 | 1].has(asBytes)) bytes[i as 0 | 1].set(asBytes, replacement);
         }
       }
     }
     this.#text = [new SpellingMatcher(text[0], false), new SpellingMatcher(text[1], true)];
     this.#bytes = [new SpellingMatcher(bytes[0], false), new SpellingMatcher(bytes[1], true)];
+    this.#starts = {
+      text: [...text[0].keys(), ...text[1].keys()].map(foldCase),
+      bytes: [...bytes[0].keys(), ...bytes[1].keys()].map(foldCase),
+    };
+    this.#fragments = new FragmentMatcher(
+      credentials
+        .filter((c) => c.fragments !== false)
+        .map((c) => ({ value: c.value, replacement: c.replacement ?? `[redacted:${c.name}]` })),
+    );
   }
 
   /** The longest spelling, in bytes (line breaks aside): how far past a cut one can reach. */
@@ -172,13 +191,41 @@ export class Scrubber {
   }
 
   text(input: string): string {
-    return this.#text.reduce((out, m) => m.replace(out), input);
+    return this.#fragments.replace(
+      this.#text.reduce((out, m) => m.replace(out), input),
+      false,
+    );
   }
 
   bytes(input: Buffer): Buffer {
     if (this.empty || input.length === 0) return input;
     const scrubbed = this.#bytes.reduce((out, m) => m.replace(out), input.toString('latin1'));
-    return Buffer.from(scrubbed, 'latin1');
+    return Buffer.from(this.#fragments.replace(scrubbed, true), 'latin1');
+  }
+
+  /**
+   * Scrubbed, THEN cut to `max` bytes, and no cut inside a credential: what a cut leaves of
+   * the start of any spelling at the very end is removed too (a prefix of a credential is a
+   * leak). `readCut`: `input` itself stops where reading stopped (a read limit), so its end
+   * is a cut as well. Read `3 * longest` bytes past the cap, so a credential across the cap
+   * is whole when it is scrubbed and becomes a redaction rather than a removal.
+   */
+  cutBytes(input: Buffer, max: number, readCut: boolean): Buffer {
+    let text = this.bytes(input).toString('latin1');
+    if (readCut) text = text.slice(0, text.length - partialEnd(text, this.#starts.bytes));
+    if (text.length > max) {
+      text = text.slice(0, max);
+      text = text.slice(0, text.length - partialEnd(text, this.#starts.bytes));
+    }
+    return Buffer.from(text, 'latin1');
+  }
+
+  /** `cutBytes` for a whole text: scrubbed, then cut to `max` characters, never inside one. */
+  cutText(input: string, max: number): string {
+    const scrubbed = this.text(input);
+    if (scrubbed.length <= max) return scrubbed;
+    const head = scrubbed.slice(0, max);
+    return head.slice(0, head.length - partialEnd(head, this.#starts.text));
   }
 
   /** Every string inside a JSON-like value, scrubbed (keys too). */
@@ -192,4 +239,80 @@ export class Scrubber {
     }
     return input;
   }
+}
+
+/**
+ * Fragments of credentials: every run of at least `min` characters of the text that is a
+ * substring of a credential (case-folded), extended as far as it stays one, is replaced.
+ * `min` is half the credential (and at least MIN_CREDENTIAL_CHARS): of a credential split in
+ * two, each half is caught. A scan, not a regular expression: the alternatives would be
+ * quadratic in the credential's length.
+ */
+class FragmentMatcher {
+  readonly #list: readonly {
+    readonly text: string;
+    readonly bytes: string;
+    readonly min: number;
+    readonly replacement: string;
+  }[];
+
+  constructor(credentials: readonly { value: string; replacement: string }[]) {
+    this.#list = credentials.map((c) => ({
+      text: foldCase(c.value),
+      bytes: foldCase(Buffer.from(c.value, 'utf8').toString('latin1')),
+      min: Math.max(MIN_CREDENTIAL_CHARS, Math.floor(c.value.length / 2)),
+      replacement: c.replacement,
+    }));
+  }
+
+  replace(input: string, asBytes: boolean): string {
+    let out = input;
+    for (const c of this.#list)
+      out = replaceFragments(out, asBytes ? c.bytes : c.text, c.min, c.replacement);
+    return out;
+  }
+}
+
+function replaceFragments(input: string, secret: string, min: number, replacement: string): string {
+  if (secret.length < min || input.length < min) return input;
+  const windows = new Set<string>();
+  for (let i = 0; i + min <= secret.length; i += 1) windows.add(secret.slice(i, i + min));
+  const lower = foldCase(input);
+  let out = '';
+  let last = 0;
+  let i = 0;
+  while (i + min <= lower.length) {
+    if (!windows.has(lower.slice(i, i + min))) {
+      i += 1;
+      continue;
+    }
+    let end = i + min;
+    while (end < lower.length && secret.includes(lower.slice(i, end + 1))) end += 1;
+    out += input.slice(last, i) + replacement;
+    last = end;
+    i = end;
+  }
+  return last === 0 ? input : out + input.slice(last);
+}
+
+/** Lower case, code point by code point, keeping every index (no letter changes length). */
+function foldCase(text: string): string {
+  return Array.from(text, (ch) => {
+    const l = ch.toLowerCase();
+    return l.length === ch.length ? l : ch;
+  }).join('');
+}
+
+/** How many characters at the end of `text` are the start of one of `spellings` (folded). */
+function partialEnd(text: string, spellings: readonly string[]): number {
+  if (spellings.length === 0) return 0;
+  const tail = foldCase(text.slice(-Math.max(0, ...spellings.map((x) => x.length))));
+  let longest = 0;
+  for (const x of spellings)
+    for (let k = Math.min(x.length - 1, tail.length); k > longest; k -= 1)
+      if (tail.endsWith(x.slice(0, k))) {
+        longest = k;
+        break;
+      }
+  return longest;
 }
