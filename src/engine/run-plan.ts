@@ -161,7 +161,11 @@ export function planSandboxRun(
 
   const artifactRoot = resolveArtifactRoot(spelled(options.artifactRoot ?? env.artifactRoot), host);
   checkArtifactRoot(artifactRoot, mounts);
-  checkSigningKey(env.keyDir, artifactRoot, mounts);
+  // Host-tool credentials get a digest keyed with the machine's digest key (made on first use).
+  const makesDigestKey = profile.hostTools.some((t) =>
+    Object.values(t.env).some((v) => !('value' in v)),
+  );
+  checkSigningKey(env.keyDir, artifactRoot, mounts, makesDigestKey);
 
   const sandboxUser = resolveSandboxUser(profile.user, workspaceMount, host);
   const draft = draftMode

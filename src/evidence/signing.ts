@@ -79,11 +79,19 @@ export function verifyRunSignature(raw: unknown, publicKey: KeyObject): Signatur
     : { ok: false, problem: 'the signature does not verify' };
 }
 
-/** The key pair's files in `dir`; `dir` is `CFH_KEY_DIR` or `~/.config/cfh/keys`. */
-export function keyPaths(dir: string): { privateKey: string; publicKey: string } {
+/** The machine's credential-digest key (tools/host/credentials.ts), beside the key pair. */
+export const DIGEST_KEY_FILE = 'credential-digest.key';
+
+/** The key files in `dir`; `dir` is `CFH_KEY_DIR` or `~/.config/cfh/keys`. */
+export function keyPaths(dir: string): {
+  privateKey: string;
+  publicKey: string;
+  digestKey: string;
+} {
   return {
     privateKey: path.join(dir, PRIVATE_KEY_FILE),
     publicKey: path.join(dir, PUBLIC_KEY_FILE),
+    digestKey: path.join(dir, DIGEST_KEY_FILE),
   };
 }
 

@@ -308,16 +308,21 @@ export function checkArtifactRoot(artifactRoot: string, mounts: readonly SpecMou
 }
 
 /**
- * The operator's signing key (`cfh keys init`) stays outside every mount and artifact root:
- * a sandbox that could read it could sign a forged log. Checked only when the key exists,
- * so a workspace of $HOME is refused only where a key would be exposed.
+ * The operator's key directory stays outside every mount and artifact root: a sandbox that
+ * could read the signing key (`cfh keys init`) could sign a forged log, and one that could
+ * read the credential-digest key could test guesses against a host tool's credential
+ * digest. Checked only when a key exists, or when the run will make the digest key (it has
+ * host-tool credentials), so a workspace of $HOME is refused only where a key would be
+ * exposed.
  */
 export function checkSigningKey(
   keyDir: string,
   artifactRoot: string,
   mounts: readonly SpecMount[],
+  makesDigestKey = false,
 ): void {
-  if (!existsSync(keyPaths(keyDir).privateKey)) return;
+  const files = keyPaths(keyDir);
+  if (!makesDigestKey && !existsSync(files.privateKey) && !existsSync(files.digestKey)) return;
   let real: string;
   try {
     real = realpathSync(keyDir);

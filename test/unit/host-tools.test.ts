@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync, chmodSync, statSync } from 'node:fs';
 import os from 'node:os';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -164,6 +165,29 @@ describe('hostTools in a profile', () => {
       CFH_KEY_DIR: keys,
     });
     expect(digestOf(again.tools[0]?.env.record.TOKEN)).toBe(digest);
+  });
+
+  it('class: a fromFile that is no regular file fails fast instead of blocking or filling cfh', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cfh-unit-cred-kind-'));
+    const fifo = path.join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const env = { PATH: '/bin', CFH_KEY_DIR: path.join(dir, 'keys') };
+    // Before: readFileSync blocked in open(2) on the FIFO (nobody writes it), and read
+    // /dev/zero (size 0 by stat) to V8's string limit.
+    for (const [file, words] of [
+      [fifo, /is a FIFO/],
+      ['/dev/zero', /a character device/],
+      [dir, /a directory/],
+    ] as const) {
+      expect(() =>
+        planHostTools([execEntry({ env: { TOKEN: { fromFile: file } } })], 'r', env),
+      ).toThrow(words);
+    }
+    const big = path.join(dir, 'big');
+    writeFileSync(big, 'x'.repeat(70 * 1024));
+    expect(() =>
+      planHostTools([execEntry({ env: { TOKEN: { fromFile: big } } })], 'r', env),
+    ).toThrow(/larger than|bytes/);
   });
 
   it('class: a replaying retryPolicy for a class a replay could act twice for is refused at load (AH-LIFE-5)', () => {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   checkArtifactRoot,
+  checkSigningKey,
   isWithin,
   parseMountFlag,
   resolveMounts,
@@ -585,5 +586,41 @@ describe('isWithin', () => {
   it('is true for a child whose name starts with ".."', () => {
     expect(isWithin('/a/..b', '/a')).toBe(true);
     expect(isWithin('/etc/..data', '/etc')).toBe(true);
+  });
+});
+
+describe('the operator key directory stays out of every mount', () => {
+  const mountOf = (source: string): SpecMount => ({ source, target: '/workspace', mode: 'ro' });
+
+  it('is refused inside a mount once a key is in it, the credential-digest key included', async () => {
+    const ws = path.join(dir(), 'home');
+    const keys = path.join(ws, '.config', 'cfh', 'keys');
+    await mkdir(keys, { recursive: true });
+    const art = path.join(dir(), 'runs');
+    // No key yet, and the run makes none: a workspace of $HOME stays usable.
+    expect(() => {
+      checkSigningKey(keys, art, [mountOf(ws)]);
+    }).not.toThrow();
+    // A run with host-tool credentials makes the digest key there: refused before it exists.
+    expectConfigError(
+      () => {
+        checkSigningKey(keys, art, [mountOf(ws)], true);
+      },
+      'signing_key_exposed',
+      'would be readable in the sandbox',
+    );
+    // The digest key alone (host tools ran here before, no `cfh keys init`): refused too.
+    await writeFile(path.join(keys, 'credential-digest.key'), 'ab'.repeat(32));
+    expectConfigError(
+      () => {
+        checkSigningKey(keys, art, [mountOf(ws)]);
+      },
+      'signing_key_exposed',
+      'would be readable in the sandbox',
+    );
+    // A mount elsewhere is fine.
+    expect(() => {
+      checkSigningKey(keys, art, [mountOf(path.join(dir(), 'other'))]);
+    }).not.toThrow();
   });
 });

@@ -8,10 +8,12 @@
 // id, as before), it would let anyone with the evidence test guesses offline: a short token
 // or a dictionary password would be recovered.
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readInputFileSync } from '../../config/input-file.js';
+import { DIGEST_KEY_FILE } from '../../evidence/signing.js';
 import path from 'node:path';
 import { readEnvironment } from '../../config/env.js';
-import { ConfigError, errorMessage } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
 import type { HostEnvValue, HostToolEntry } from '../../config/host-tools-schema.js';
 import { MIN_CREDENTIAL_CHARS, type HeldCredential } from './scrub.js';
 
@@ -32,7 +34,7 @@ export interface ResolvedEnv {
 }
 
 /** The machine's digest key file, in the operator's key directory (CFH_KEY_DIR). */
-export const DIGEST_KEY_FILE = 'credential-digest.key';
+export { DIGEST_KEY_FILE };
 
 export interface DigestKey {
   /** Names the key (a digest of it): digests under different keys are not comparable. */
@@ -83,18 +85,19 @@ function fail(tool: string, name: string, what: string): never {
   });
 }
 
+/**
+ * A credential file through the bounded reader every input file uses (config/input-file.ts):
+ * a regular file only, opened O_NONBLOCK and read to a bound, so a FIFO, a device such as
+ * /dev/zero or a pseudo file system cannot hang or exhaust cfh before the run.
+ */
 function readCredentialFile(tool: string, name: string, file: string): string {
-  try {
-    const size = statSync(file).size;
-    if (size > MAX_CREDENTIAL_FILE_BYTES)
-      fail(tool, name, `fromFile ${file} is larger than ${MAX_CREDENTIAL_FILE_BYTES} bytes`);
-    // One trailing newline is the file's, not the credential's.
-    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    // errorMessage of a read failure names the path and the errno, never the content.
-    return fail(tool, name, `fromFile cannot be read: ${errorMessage(error)}`);
-  }
+  const text = readInputFileSync({
+    label: `hostTools ${tool}: env ${name} fromFile`,
+    file,
+    maxBytes: MAX_CREDENTIAL_FILE_BYTES,
+  });
+  // One trailing newline is the file's, not the credential's.
+  return text.replace(/\r?\n$/, '');
 }
 
 function resolveOne(
