@@ -6,7 +6,11 @@ import { realpathSync, statSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ResolutionError, resolveObject } from '../../src/sandbox/source-resolution.js';
+import {
+  ResolutionError,
+  resolveObject,
+  spelledWorkingDirectory,
+} from '../../src/sandbox/source-resolution.js';
 import { makeTempDir, removeTempDir, thrownBy } from './helpers.js';
 
 let tmp = '';
@@ -151,5 +155,19 @@ describe('resolveObject', () => {
     // The loop did race the resolution: both objects were seen.
     expect(seen.data).toBeGreaterThan(0);
     expect(seen.decoy).toBeGreaterThan(0);
+  });
+});
+
+describe('spelledWorkingDirectory', () => {
+  it("the shell's PWD when it names the working directory, links kept; else the kernel's name", async () => {
+    const real = path.join(tmp, 'real');
+    await mkdir(real);
+    await symlink(real, path.join(tmp, 'via'));
+    const via = path.join(tmp, 'via');
+    expect(spelledWorkingDirectory(via, real)).toBe(via);
+    // Another directory, a relative or unnormalized spelling, or none: not how cfh got here.
+    for (const pwd of [tmp, 'via', `${tmp}/./via`, `${tmp}/x/../via`, undefined]) {
+      expect(spelledWorkingDirectory(pwd, real)).toBe(real);
+    }
   });
 });
