@@ -22,6 +22,7 @@ export const EgressReason = z.enum([
   'name-too-deep',
   'name-too-long',
   'invalid-name',
+  'unjudgeable-address',
   'resolve-failed',
   'connect-failed',
   'bad-request',
