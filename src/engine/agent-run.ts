@@ -32,6 +32,7 @@ import { PLAN_FILE, planContext, type ApprovedPlan } from './from-plan.js';
 import { BudgetTracker } from './budgets.js';
 import { estimateAttempt, estimateRun, loadRateCard } from '../model/cost.js';
 import type { RunPlan } from './run-plan.js';
+import type { SpecialFileCheck } from '../sandbox/special-files.js';
 import { runSession, type RunDeps, type RunSession, type RunWork } from './run-session.js';
 import type { RunEnd } from './terminal.js';
 
@@ -290,6 +291,7 @@ async function runAgent(
     workspaceMode: plan.workspaceMode,
     network: plan.profile.network.mode,
     rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
+    ...mountChannelOf(plan.mountChecks.specialFiles),
     // Executing an approved plan: calls with risk ask for approval (rule from_plan).
     fromPlan: request.fromPlan !== undefined,
   };
@@ -373,4 +375,14 @@ async function runAgent(
     return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256 } } };
   }
   return { end, result: loop };
+}
+
+/** The FIFO (or the unfinished search) that keeps a plan-mode exec from being harmless. */
+function mountChannelOf(check: SpecialFileCheck | undefined): { mountChannel?: string } {
+  if (check === undefined) return {};
+  const first = check.fifos[0];
+  if (first !== undefined) return { mountChannel: `the FIFO ${first}` };
+  if (!check.complete)
+    return { mountChannel: `more than ${check.entries} entries, too many to prove no FIFO` };
+  return {};
 }

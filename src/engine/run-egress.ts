@@ -4,6 +4,7 @@
 import { errorMessage, HarnessInvariantError } from '../errors.js';
 import type { RunDirectory } from '../evidence/run-directory.js';
 import type { Logger } from '../log.js';
+import { EGRESS_EVIDENCE_BOUND, EgressEvidence } from '../network/egress-evidence.js';
 import { openEgress, type EgressNames, type OpenEgress } from '../sandbox/egress-sandbox.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import type { RunPlan } from './run-plan.js';
@@ -32,7 +33,19 @@ export async function openRunEgress(
       'egress_without_posture',
       'egress opened for a disabled network',
     );
-  const egress = await openEgress({
+  const failed = (err: unknown): void => {
+    log.error({ err: errorMessage(err) }, 'egress event not recorded');
+  };
+  // What the sandbox makes the gateway say is bounded before it reaches the log.
+  const evidence = new EgressEvidence({
+    egress: (e) => {
+      dir.events.append('egress', { ...e }).catch(failed);
+    },
+    summary: (s) => {
+      dir.events.append('egress_summarised', { ...s, outcomes: [...s.outcomes] }).catch(failed);
+    },
+  });
+  const opened = await openEgress({
     runtime: deps.runtime,
     names,
     image: plan.spec.image,
@@ -40,13 +53,17 @@ export async function openRunEgress(
     labels: plan.spec.labels,
     upstreamResolver: deps.egressResolver,
     onEvent: (e) => {
-      dir.events.append('egress', { ...e }).catch((err: unknown) => {
-        log.error({ err: errorMessage(err) }, 'egress event not recorded');
-      });
+      evidence.record(e);
     },
     logger: log,
     signal,
   });
+  // Closed: the gateway says nothing more, so what the bound still holds is written.
+  const close = async (): Promise<void> => {
+    await opened.close();
+    evidence.close();
+  };
+  const egress: OpenEgress = { ...opened, close, [Symbol.asyncDispose]: close };
   const ep = egress.gateway.endpoints;
   try {
     await dir.events.append(
@@ -65,6 +82,7 @@ export async function openRunEgress(
           interceptPorts: Object.fromEntries(ep.byPort),
           pinned: [...ep.pinned],
         },
+        evidenceBound: { ...EGRESS_EVIDENCE_BOUND },
       },
       true,
     );

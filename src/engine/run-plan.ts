@@ -30,6 +30,7 @@ import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { spelledWorkingDirectory } from '../sandbox/source-resolution.js';
 import { resolveArtifactRoot } from './artifact-root.js';
 import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
+import { findFifos, type SpecialFileCheck } from '../sandbox/special-files.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
 import {
   resolveSandboxUser,
@@ -61,6 +62,8 @@ export interface SandboxRunOptions {
   readonly toolTimeout?: string | undefined;
   /** `--workspace-mode ro|rw|draft`, over the profile's `workspace.mode`. */
   readonly workspaceMode?: string | undefined;
+  /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
+  readonly planning?: boolean | undefined;
   readonly command: readonly string[];
 }
 
@@ -93,6 +96,8 @@ export interface RunPlan {
   readonly mountChecks: {
     readonly swappable: ReturnType<typeof checkSwappable>;
     readonly engineSockets: SocketCheck;
+    /** Planning mode: FIFOs in the mounts, a channel out that `ro` does not close. */
+    readonly specialFiles?: SpecialFileCheck | undefined;
   };
 }
 
@@ -180,6 +185,7 @@ export function planSandboxRun(
       )
     : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));
+  const specialFiles = options.planning === true ? findFifos(mounted) : undefined;
   const runId = newRunId();
   const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);
   const spec = deriveContainerSpec({
@@ -190,6 +196,7 @@ export function planSandboxRun(
     command: options.command,
     containerName: `cfh-${runId}`,
     labels: ownerLabels(runId, owner, CFH_VERSION),
+    planning: options.planning === true,
     egress:
       egress === undefined
         ? undefined
@@ -210,7 +217,7 @@ export function planSandboxRun(
     outputBytes,
     spec,
     egress,
-    mountChecks: { swappable, engineSockets: sockets },
+    mountChecks: { swappable, engineSockets: sockets, specialFiles },
   };
 }
 

@@ -8,6 +8,11 @@ export interface RunFacts {
   readonly network: 'disabled' | 'allowlist' | 'open';
   /** Whether any mount of the run is writable. */
   readonly rwMounts: boolean;
+  /**
+   * Planning mode: a FIFO a mount holds (or the search could not finish), through which a
+   * sandbox command could still reach a host process. Absent: none found.
+   */
+  readonly mountChannel?: string | undefined;
   /** The run carries an approved plan as context (`--from-plan`). */
   readonly fromPlan: boolean;
 }

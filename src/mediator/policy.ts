@@ -124,8 +124,15 @@ export class Policy {
       return [deny('invalid_arguments', `the arguments do not match ${call.tool.name}'s schema`)];
     const { tool } = call;
     const f = this.#facts;
-    if (f.mode === 'plan' && mutates(tool, f))
-      return [deny('planning_mode', `planning mode blocks ${tool.name}: it can change things`)];
+    if (f.mode === 'plan' && mutates(tool, f)) {
+      const via =
+        tool.executor === 'sandbox' && f.mountChannel !== undefined
+          ? ` (a mount holds ${f.mountChannel})`
+          : '';
+      return [
+        deny('planning_mode', `planning mode blocks ${tool.name}: it can change things${via}`),
+      ];
+    }
     return [];
   }
 
@@ -197,5 +204,12 @@ const MUTATING: ReadonlySet<SideEffectClass> = new Set([
 export function mutates(tool: ToolDefinition, f: RunFacts): boolean {
   if (tool.sideEffectClass === 'none') return false;
   if (MUTATING.has(tool.sideEffectClass)) return true;
-  return tool.executor !== 'sandbox' || f.rwMounts || f.network !== 'disabled';
+  // A sandbox command writes nothing through ro mounts and no network, but a FIFO on a
+  // mount carries its bytes to a host reader whatever the mount's mode.
+  return (
+    tool.executor !== 'sandbox' ||
+    f.rwMounts ||
+    f.network !== 'disabled' ||
+    f.mountChannel !== undefined
+  );
 }

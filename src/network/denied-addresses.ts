@@ -6,7 +6,8 @@
 // the first connection that needs the answer, and again once the answer is older than a
 // TTL (addresses move). A `*.domain` deny cannot be enumerated: it holds for names only,
 // which docs/conformance.md publishes, with deny by address as the hard form.
-import { canonicalAddress, type EgressPolicy } from './egress-policy.js';
+import { addressForms } from './address-forms.js';
+import type { EgressPolicy } from './egress-policy.js';
 
 export const DENIED_NAME_TTL_MS = 30_000;
 
@@ -32,10 +33,12 @@ export class DeniedNameAddresses {
 
   /** The exact-name deny entry (as written) whose name resolves to `address`, if any. */
   async denying(policy: EgressPolicy, address: string, port: number): Promise<string | undefined> {
-    const wanted = canonicalAddress(address);
+    // Any spelling against any spelling: a 6to4 answer reaches its IPv4 address too.
+    const wanted = spellingsOf(address);
     for (const entry of policy.config.deny) {
       if (entry.kind !== 'name' || (entry.port !== undefined && entry.port !== port)) continue;
-      if ((await this.#addressesOf(entry.name)).has(wanted)) return entry.text;
+      const denied = await this.#addressesOf(entry.name);
+      if (wanted.some((w) => denied.has(w))) return entry.text;
     }
     return undefined;
   }
@@ -47,10 +50,15 @@ export class DeniedNameAddresses {
     // A failed lookup denies nothing by address (the name itself stays denied) and is
     // cached like an answer, so a dead resolver costs one timeout per TTL, not per connection.
     const addresses = this.#resolve(name).then(
-      (found) => new Set(found.map(canonicalAddress)),
+      (found) => new Set(found.flatMap(spellingsOf)),
       () => new Set<string>(),
     );
     this.#answers.set(name, { at: now, addresses });
     return addresses;
   }
+}
+
+function spellingsOf(address: string): readonly string[] {
+  const forms = addressForms(address);
+  return forms.judged ? forms.spellings : [forms.canonical];
 }

@@ -3,6 +3,7 @@
 // (`[v6]:port` for IPv6). Parsed once, at validation, into typed entries.
 import { isIP } from 'node:net';
 import { ConfigError } from '../errors.js';
+import { canonicalRange } from './address-forms.js';
 
 export type Destination =
   | { readonly kind: 'name'; readonly name: string; readonly port?: number; readonly text: string }
@@ -82,13 +83,8 @@ export function parseDestination(field: string, text: string): Destination {
     ) {
       throw bad(`has an invalid prefix length (0-${max})`);
     }
-    return withPort({
-      kind: 'cidr' as const,
-      address: addressPart.toLowerCase(),
-      prefix,
-      family,
-      text,
-    });
+    // In its canonical family: `::ffff:198.51.100.0/120` is the IPv4 range it spells.
+    return withPort({ kind: 'cidr' as const, ...canonicalRange(addressPart, prefix), text });
   }
   if (slash >= 0) throw bad('is not an address/prefix');
   if (host.startsWith('*.')) {

@@ -1,5 +1,7 @@
 // Just enough of the DNS wire format (RFC 1035) for a filtering resolver: read one
 // question, answer it with A/AAAA records, NXDOMAIN or REFUSED. Nothing here decides.
+import { ipv6Bytes } from './address-forms.js';
+
 export interface DnsQuestion {
   readonly id: number;
   readonly flags: number;
@@ -88,7 +90,9 @@ export function buildResponse(
 function answerRecord(type: number, address: string, ttl: number): Buffer | undefined {
   const isV6 = address.includes(':');
   if ((type === DNS_TYPE_A && isV6) || (type === DNS_TYPE_AAAA && !isV6)) return undefined;
-  const rdata = isV6 ? ipv6Bytes(address) : Buffer.from(address.split('.').map(Number));
+  const rdata = isV6
+    ? Buffer.from(ipv6Bytes(address))
+    : Buffer.from(address.split('.').map(Number));
   const head = Buffer.alloc(12);
   head.writeUInt16BE(0xc00c, 0); // pointer to the question name
   head.writeUInt16BE(type, 2);
@@ -96,18 +100,6 @@ function answerRecord(type: number, address: string, ttl: number): Buffer | unde
   head.writeUInt32BE(ttl, 6);
   head.writeUInt16BE(rdata.length, 10);
   return Buffer.concat([head, rdata]);
-}
-
-function ipv6Bytes(address: string): Buffer {
-  const [head = '', tail = ''] = address.split('::');
-  const h = head === '' ? [] : head.split(':');
-  const t = tail === '' ? [] : tail.split(':');
-  const groups = address.includes('::')
-    ? [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t]
-    : h;
-  const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
-  return out;
 }
 
 /** A query for `name` (tests and the bench use it to talk to a resolver). */

@@ -6,7 +6,10 @@
 // address only as one resolved for it; a `*.domain` entry allows names of bounded shape
 // below the domain (what an unbounded one would forward upstream is a channel out).
 import { BlockList, isIP } from 'node:net';
+import { addressForms, canonicalAddress } from './address-forms.js';
 import { foldName, type Destination } from './destination.js';
+
+export { canonicalAddress } from './address-forms.js';
 
 export type EgressMode = 'allowlist' | 'open';
 
@@ -28,7 +31,9 @@ export type EgressReason =
   | 'name-too-deep'
   | 'name-too-long'
   /** Not a host name: a byte outside letters, digits, `-` and `_`, or a bad label. */
-  | 'invalid-name';
+  | 'invalid-name'
+  /** An IPv6 form whose embedded IPv4 address cannot be located (address-forms.ts). */
+  | 'unjudgeable-address';
 
 export interface EgressDecision {
   readonly allowed: boolean;
@@ -67,6 +72,8 @@ const SPECIAL: readonly [EgressReason, string, number][] = [
   ['private-address', '192.168.0.0', 16],
   ['private-address', '100.64.0.0', 10],
   ['private-address', 'fc00::', 7],
+  // Site-local (RFC 3879 deprecated it; routers may still route it privately).
+  ['private-address', 'fec0::', 10],
   ['multicast-address', '224.0.0.0', 4],
   ['multicast-address', 'ff00::', 8],
   ['unspecified-address', '0.0.0.0', 8],
@@ -75,22 +82,6 @@ const SPECIAL: readonly [EgressReason, string, number][] = [
 
 function family(address: string): 'ipv4' | 'ipv6' {
   return isIP(address) === 6 ? 'ipv6' : 'ipv4';
-}
-
-/**
- * One spelling per address, so set lookups and ranges agree: an IPv4-mapped IPv6 address in
- * any of its spellings (`::ffff:198.51.100.7`, `::ffff:c633:6407`, `0:0:0:0:0:ffff:…`) is
- * the IPv4 address it carries (a socket to it reaches that IPv4 address); any other IPv6
- * address compressed and in lower case.
- */
-export function canonicalAddress(address: string): string {
-  if (isIP(address) !== 6) return address;
-  const compressed = new URL(`http://[${address}]/`).hostname.slice(1, -1);
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed);
-  if (mapped?.[1] === undefined || mapped[2] === undefined) return compressed;
-  const hi = parseInt(mapped[1], 16);
-  const lo = parseInt(mapped[2], 16);
-  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
 }
 
 function cidrContains(entry: Extract<Destination, { kind: 'cidr' }>, address: string): boolean {
@@ -162,20 +153,31 @@ export class EgressPolicy {
       | { name?: undefined; address: string; port: number }
       | { name: string; address: string; port: number; resolvedForName: boolean },
   ): EgressDecision {
-    const address = canonicalAddress(request.address);
+    const forms = addressForms(request.address);
     const name = request.name === undefined ? undefined : foldName(request.name);
     const resolvedForName = request.name !== undefined && request.resolvedForName;
     if (name !== undefined && !isHostName(name)) return { allowed: false, reason: 'invalid-name' };
+    const spellings = forms.judged ? forms.spellings : [forms.canonical];
+    const address = spellings[0] ?? request.address;
+    // Every spelling meets the deny list: a 6to4 or Teredo address reaches its IPv4 too.
     const deny = this.config.deny.find(
       (d) =>
         portMatches(d, request.port) &&
         ((name !== undefined && nameMatches(d, name)) ||
-          (d.kind === 'cidr' && cidrContains(d, address))),
+          (d.kind === 'cidr' && spellings.some((s) => cidrContains(d, s)))),
     );
     if (deny) return { allowed: false, reason: 'denylisted', rule: deny.text };
     const explicit = this.listedAddress(address, request.port);
-    const special = this.#classify(address);
-    if (special !== undefined && explicit === undefined) return { allowed: false, reason: special };
+    // Where the embedded address is cannot be known: only an entry listing it passes it.
+    if (!forms.judged && explicit === undefined)
+      return { allowed: false, reason: 'unjudgeable-address' };
+    // Each spelling that is special must be listed by itself, or a listed 6to4 address
+    // would launder the loopback or metadata address it carries.
+    for (const s of spellings) {
+      const special = this.#classify(s);
+      if (special !== undefined && this.listedAddress(s, request.port) === undefined)
+        return { allowed: false, reason: special };
+    }
     if (this.config.mode === 'open')
       return explicit
         ? { allowed: true, reason: 'allowlisted', rule: explicit.text }

@@ -21,6 +21,8 @@ export interface SpecInputs {
   readonly command: readonly string[];
   readonly containerName: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** Planning mode: the seccomp filter refuses unix sockets (seccomp/argument-rules.ts). */
+  readonly planning?: boolean | undefined;
   /** Set when the posture is `allowlist` or `open`: the workload joins the guard's namespace. */
   readonly egress?: { readonly guard: string; readonly resolvConf: string } | undefined;
 }
@@ -62,7 +64,12 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     init: true,
     privileged: false,
     networkMode: inputs.egress === undefined ? 'none' : { join: inputs.egress.guard },
-    seccomp: deriveSeccomp(profile.seccomp, profile.network.mode, profile.runtime),
+    seccomp: deriveSeccomp(
+      profile.seccomp,
+      profile.network.mode,
+      profile.runtime,
+      inputs.planning === true,
+    ),
     mountCheck: profile.runtime === 'runc' ? 'gate' : 'recheck',
     limits: {
       memoryBytes,

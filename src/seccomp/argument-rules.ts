@@ -19,7 +19,7 @@ export interface RuleArg {
   /** The mask for SCMP_CMP_MASKED_EQ (libseccomp's first datum), else the value. */
   readonly value: number;
   readonly valueTwo: number;
-  readonly op: 'SCMP_CMP_EQ' | 'SCMP_CMP_MASKED_EQ';
+  readonly op: 'SCMP_CMP_EQ' | 'SCMP_CMP_NE' | 'SCMP_CMP_MASKED_EQ';
 }
 
 export interface Rule {
@@ -60,9 +60,17 @@ export function personalityRules(): Rule[] {
   );
 }
 
-/** Network disabled: socket(2) only for AF_UNIX and AF_NETLINK. */
-export function socketRules(): Rule[] {
-  return [AF_UNIX, AF_NETLINK].map((family) =>
+/**
+ * Network disabled: socket(2) only for AF_UNIX and AF_NETLINK; planning mode: never AF_UNIX
+ * (with the network disabled, AF_NETLINK only; else every other family). A planning run's
+ * mounts are read-only, yet connect(2) to a unix socket on one reaches a host service, and
+ * connect's address lies in memory a filter cannot read: so no unix socket is made at all.
+ * socketpair(2) stays: its two ends are the caller's own, named nowhere.
+ */
+export function socketRules(networkDisabled: boolean, planning: boolean): Rule[] {
+  if (planning && !networkDisabled)
+    return [allowWhen('socket', { index: 0, value: AF_UNIX, valueTwo: 0, op: 'SCMP_CMP_NE' })];
+  return (planning ? [AF_NETLINK] : [AF_UNIX, AF_NETLINK]).map((family) =>
     allowWhen('socket', { index: 0, value: family, valueTwo: 0, op: 'SCMP_CMP_EQ' }),
   );
 }

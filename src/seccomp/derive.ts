@@ -29,15 +29,22 @@ export function deriveSeccomp(
   grants: SeccompGrants,
   networkMode: 'disabled' | 'allowlist' | 'open',
   runtime: 'runc' | 'runsc' = 'runc',
+  /** Planning mode (`--plan`): no unix sockets, no io_uring (argument-rules.ts). */
+  planning = false,
 ): DerivedSeccomp {
   const data = seccompData();
   checkGrants(grants, networkMode, runtime);
   const granted = new Set<string>(grants.allow);
   if (grants.allowPtrace === true) data.groups.ptrace.forEach((n) => granted.add(n));
-  if (grants.allowIoUring === true) data.groups.ioUring.forEach((n) => granted.add(n));
+  // io_uring can make a socket (IORING_OP_SOCKET) that no socket(2) rule sees: never under
+  // planning, whatever the profile grants.
+  const ioUring = grants.allowIoUring === true && !planning;
+  if (ioUring) data.groups.ioUring.forEach((n) => granted.add(n));
+  if (planning) data.groups.ioUring.forEach((n) => granted.delete(n));
   const userns = grants.allowUserNamespaces === true;
   if (userns) data.groups.userNamespaces.forEach((n) => granted.add(n));
-  const socketsLimited = networkMode === 'disabled';
+  const networkDisabled = networkMode === 'disabled';
+  const socketsLimited = networkDisabled || planning;
   const compat = grants.allow32BitAbis === true;
 
   // clone, clone3, personality, socket and the mode-setting calls are never in the base
@@ -45,7 +52,8 @@ export function deriveSeccomp(
   // (one action each).
   const unconditional = new Set([...data.allow, ...granted]);
   if (userns) unconditional.add('clone');
-  if (!socketsLimited) unconditional.add('socket');
+  if (socketsLimited) unconditional.delete('socket');
+  else unconditional.add('socket');
   // gVisor answers clone3 with ENOSYS itself, but applies an OCI errno rule as EPERM, on
   // which glibc does not fall back to clone: threads would fail. Under runsc the filter
   // lets clone3 through to gVisor's own ENOSYS.
@@ -55,7 +63,7 @@ export function deriveSeccomp(
   if (!userns) rules.push(...cloneRules());
   if (!unconditional.has('clone3')) rules.push(...clone3Rules());
   if (!unconditional.has('personality')) rules.push(...personalityRules());
-  if (socketsLimited) rules.push(...socketRules());
+  if (socketsLimited) rules.push(...socketRules(networkDisabled, planning));
   rules.push(...setidRules());
 
   // Only the ABIs listed are filtered by these rules; a syscall through any other meets
@@ -75,12 +83,18 @@ export function deriveSeccomp(
     json,
     grants: {
       allowPtrace: grants.allowPtrace === true,
-      allowIoUring: grants.allowIoUring === true,
+      allowIoUring: ioUring,
       allowUserNamespaces: userns,
       allow32BitAbis: compat,
       allow: [...grants.allow].sort(),
       abis: architectures.map((a) => ABI_NAMES[a] ?? a),
-      socketFamilies: socketsLimited ? 'unix-netlink-only' : 'all',
+      socketFamilies: planning
+        ? networkDisabled
+          ? 'netlink-only'
+          : 'all-but-unix'
+        : networkDisabled
+          ? 'unix-netlink-only'
+          : 'all',
     },
   };
 }

@@ -37,7 +37,7 @@ export interface SeccompFilter {
     /** The ABIs the filter covers (`x86_64`, with the grant also `i386`, `x32`); a syscall
      * through any other kills the calling thread (SIGSYS). */
     readonly abis: readonly string[];
-    readonly socketFamilies: 'unix-netlink-only' | 'all';
+    readonly socketFamilies: 'unix-netlink-only' | 'netlink-only' | 'all-but-unix' | 'all';
   };
 }
 

@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import {
   buildResponse,
   DNS_TYPE_A,
+  DNS_TYPE_AAAA,
   parseQuery,
   RCODE_NOERROR,
   RCODE_NXDOMAIN,
@@ -157,7 +158,8 @@ export interface DnsServer extends Closable {
 
 /** A's from `records`; a known name asked for another type gets an empty NOERROR. */
 export async function startDnsServer(
-  records: Readonly<Record<string, string>>,
+  /** A name's addresses: A questions get its IPv4 ones, AAAA questions its IPv6 ones. */
+  records: Readonly<Record<string, string | readonly string[]>>,
   host = '127.0.0.1',
 ): Promise<DnsServer> {
   const queries: string[] = [];
@@ -170,7 +172,11 @@ export async function startDnsServer(
     const reply =
       address === undefined
         ? buildResponse(q, RCODE_NXDOMAIN)
-        : buildResponse(q, RCODE_NOERROR, q.type === DNS_TYPE_A ? [address] : []);
+        : buildResponse(
+            q,
+            RCODE_NOERROR,
+            q.type === DNS_TYPE_A || q.type === DNS_TYPE_AAAA ? [address].flat() : [],
+          );
     socket.send(reply, rinfo.port, rinfo.address);
   });
   await bindUdp(socket, host, 0);

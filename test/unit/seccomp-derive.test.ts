@@ -414,3 +414,48 @@ describe('seccomp enforcement by runtime', () => {
     expect(seccompEnforcementOf('runsc', ['--network=none'])).toBe('not-applied-gvisor');
   });
 });
+
+// The class: a channel out of a read-only planning container to a host service. A unix
+// socket on a mount (or in the abstract namespace) is reached by connect(2), whose address
+// a filter cannot read: under planning no AF_UNIX socket is made at all, by socket(2) or
+// io_uring, whatever the profile grants and the network posture.
+describe('planning mode (--plan)', () => {
+  const AF_UNIX = 1;
+  const AF_NETLINK = 16;
+  it('network disabled: socket(2) for AF_NETLINK only, never AF_UNIX', () => {
+    const f = parse(deriveSeccomp(none, 'disabled', 'runc', true).json);
+    expect(plainAllow(f).has('socket')).toBe(false);
+    const families = rulesFor(f, 'socket').map((r) => r.args?.[0]);
+    expect(families).toEqual([{ index: 0, value: AF_NETLINK, valueTwo: 0, op: 'SCMP_CMP_EQ' }]);
+    expect(plainAllow(f).has('socketpair')).toBe(true);
+    expect(deriveSeccomp(none, 'disabled', 'runc', true).grants.socketFamilies).toBe(
+      'netlink-only',
+    );
+  });
+
+  it('network on: every family but AF_UNIX, even with socket granted whole', () => {
+    for (const grants of [none, { allow: ['socket'] }]) {
+      const f = parse(deriveSeccomp(grants, 'allowlist', 'runc', true).json);
+      expect(plainAllow(f).has('socket')).toBe(false);
+      expect(rulesFor(f, 'socket')).toEqual([
+        {
+          names: ['socket'],
+          action: 'SCMP_ACT_ALLOW',
+          args: [{ index: 0, value: AF_UNIX, valueTwo: 0, op: 'SCMP_CMP_NE' }],
+        },
+      ]);
+    }
+  });
+
+  it('io_uring (which makes sockets no socket rule sees) is not granted under planning', () => {
+    for (const grants of [{ allowIoUring: true, allow: [] }, { allow: ['io_uring_setup'] }]) {
+      const d = deriveSeccomp(grants, 'disabled', 'runc', true);
+      expect(plainAllow(parse(d.json)).has('io_uring_setup')).toBe(false);
+      expect(d.grants.allowIoUring).toBe(false);
+    }
+    // Outside planning the grant holds, and AF_UNIX stays.
+    const run = deriveSeccomp({ allowIoUring: true, allow: [] }, 'disabled');
+    expect(plainAllow(parse(run.json)).has('io_uring_setup')).toBe(true);
+    expect(run.grants.socketFamilies).toBe('unix-netlink-only');
+  });
+});

@@ -135,7 +135,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
     const slots = await readSlots(args, deps.signal);
     const owner = currentOwner();
     const plan = planSandboxRun(
-      { ...args, command: ['sleep', 'infinity'] },
+      { ...args, planning: args.plan === true, command: ['sleep', 'infinity'] },
       deps.env,
       currentHostIdentity(),
       owner,

@@ -22,6 +22,7 @@ export const EgressReason = z.enum([
   'name-too-deep',
   'name-too-long',
   'invalid-name',
+  'unjudgeable-address',
   'resolve-failed',
   'connect-failed',
   'bad-request',
@@ -47,6 +48,18 @@ export const EgressAttempt = z.strictObject({
   bytesIn: Count,
   startedAt: IsoTime,
   durationMs: Milliseconds,
+  /** Identical attempts after the first within the repeat window: this many, until lastAt. */
+  count: z.number().int().positive().optional(),
+  lastAt: IsoTime.optional(),
+});
+
+/** The bound on egress evidence (src/network/egress-evidence.ts). */
+const EgressEvidenceBound = z.strictObject({
+  maxEvents: Count,
+  burst: Count,
+  perSecond: Count,
+  repeatWindowMs: Milliseconds,
+  summaryIntervalMs: Milliseconds,
 });
 
 export const networkEvents = {
@@ -67,6 +80,30 @@ export const networkEvents = {
         z.strictObject({ address: z.string(), port: z.number().int(), listen: z.number().int() }),
       ),
     }),
+    /** The bound on this run's egress evidence (absent in logs written before it). */
+    evidenceBound: EgressEvidenceBound.optional(),
   }),
   egress_closed: z.strictObject({ network: z.string(), guardId: z.string() }),
+  /**
+   * Attempts past the bound (the rate, or the run's cap of `egress` events), counted, not
+   * written one by one: how many between `from` and `to`, per protocol, decision and reason.
+   */
+  egress_summarised: z.strictObject({
+    bound: EgressEvidenceBound,
+    capReached: z.boolean(),
+    from: IsoTime,
+    to: IsoTime,
+    attempts: z.number().int().positive(),
+    outcomes: z.array(
+      z.strictObject({
+        protocol: z.enum(['dns', 'http', 'tls', 'tcp']),
+        allowed: z.boolean(),
+        reason: EgressReason,
+        count: z.number().int().positive(),
+        bytesOut: Count,
+        bytesIn: Count,
+      }),
+    ),
+    final: z.boolean(),
+  }),
 } as const;
