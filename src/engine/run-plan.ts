@@ -166,6 +166,7 @@ export function planSandboxRun(
         sandboxUser,
         host,
         env.draftMaxBytes,
+        env.draftPatchMaxBytes,
       )
     : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));

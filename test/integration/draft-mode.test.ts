@@ -362,6 +362,28 @@ describe('workspace mode draft (command runs)', () => {
     expect(await readFile(path.join(ws, 'small.txt'), 'utf8')).toBe('ok\n');
   });
 
+  it('a patch past CFH_DRAFT_PATCH_MAX_BYTES fails the run with patch_too_large, no part of it kept', async () => {
+    const ws = await workspace();
+    const root = scratch.path('art-patch-bound');
+    // Two new files of 600 bytes each: either alone fits the 1000-byte bound, both do not.
+    const script = 'head -c 600 /dev/zero > one.bin && head -c 600 /dev/urandom > two.bin';
+    const r = await cfh(draftArgs(ws, root, ['sh', '-c', script]), {
+      env: { CFH_DRAFT_PATCH_MAX_BYTES: '1000' },
+    });
+    const dir = await onlyRunDir(root);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain('patch_too_large');
+    expect(existsSync(path.join(dir, 'patch'))).toBe(false);
+    const events = await readEvents(dir);
+    expect(events.find((e) => e.type === 'draft_prepared')?.data.bounds).toMatchObject({
+      patchMaxBytes: 1000,
+    });
+    expect(events.map((e) => e.type)).toContain('draft_discarded');
+    const refused = await apply(root, runIdOf(dir), ['--yes']);
+    expect(refused.exitCode).not.toBe(0);
+    expect(existsSync(path.join(ws, 'one.bin'))).toBe(false);
+  });
+
   it('a workspace past the copy bound (a sparse host file) is refused with 125, nothing left', async () => {
     const ws = await workspace();
     const sparse = await open(path.join(ws, 'sparse.img'), 'w');
