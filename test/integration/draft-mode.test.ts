@@ -4,8 +4,18 @@
 // separate, approved, atomic commit, refused when the host changed, when the evidence does
 // not verify, and the second time; the copy is gone after every kind of ending.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { appendFile, chmod, cp, mkdir, open, readFile, readdir, writeFile } from 'node:fs/promises';
+import { existsSync, lstatSync } from 'node:fs';
+import {
+  appendFile,
+  chmod,
+  cp,
+  mkdir,
+  open,
+  readFile,
+  readdir,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashEvent } from '../../src/evidence/event-log.js';
@@ -360,6 +370,37 @@ describe('workspace mode draft (command runs)', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(existsSync(path.join(ws, 'huge.img'))).toBe(false);
     expect(await readFile(path.join(ws, 'small.txt'), 'utf8')).toBe('ok\n');
+  });
+
+  it('a symlink the sandbox replaced with a directory: diff, patch and apply say and do the same', async () => {
+    const ws = await workspace();
+    await symlink('src', path.join(ws, 'ln'));
+    if (isRoot) execFileSync('chown', ['-h', `${SANDBOX_UID}:${SANDBOX_UID}`, path.join(ws, 'ln')]);
+    const root = scratch.path('art-link-dir');
+    const { exitCode, dir } = await draftRun(ws, root, 'rm ln && mkdir ln && echo x > ln/f');
+    expect(exitCode).toBe(0);
+    const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
+    expect(
+      (patch.changes as { path: string; kind: string; applicable: boolean }[]).map((c) => [
+        c.path,
+        c.kind,
+        c.applicable,
+      ]),
+    ).toEqual([
+      ['ln', 'symlink', false],
+      ['ln/f', 'added', false],
+    ]);
+    const text = await readFile(path.join(dir, 'patch', 'patch.diff'), 'utf8');
+    const diff = await cfh(['runs', 'diff', runIdOf(dir), '--artifact-root', root]);
+    for (const shown of [text, diff.stdout]) {
+      expect(shown).toContain('# symlink replaced by directory: ln');
+      expect(shown).not.toContain('directory removed');
+    }
+    const applied = await apply(root, runIdOf(dir), ['--yes']);
+    expect(applied.exitCode, applied.stderr).toBe(0);
+    expect(applied.stdout).toContain('symlink -> src replaced by directory');
+    expect(lstatSync(path.join(ws, 'ln')).isSymbolicLink()).toBe(true);
+    expect(existsSync(path.join(ws, 'src', 'f'))).toBe(false);
   });
 
   it('a patch past CFH_DRAFT_PATCH_MAX_BYTES fails the run with patch_too_large, no part of it kept', async () => {
