@@ -28,6 +28,8 @@ export interface CfhEnvironment {
   readonly draftRoot: string;
   /** The most a draft copy may hold (CFH_DRAFT_MAX_BYTES, a size; parsed at planning). */
   readonly draftMaxBytes: string | undefined;
+  /** The most a draft's patch may keep (CFH_DRAFT_PATCH_MAX_BYTES, a size; parsed at planning). */
+  readonly draftPatchMaxBytes?: string | undefined;
   /** Where host-tool process records go, for `cfh reap` (CFH_STATE_DIR/host-processes). */
   readonly hostProcessDir: string;
   /**
@@ -57,6 +59,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     model: nonEmpty(env.CFH_MODEL) ?? DEFAULT_MODEL,
     draftRoot: nonEmpty(env.CFH_DRAFT_ROOT) ?? nonEmpty(env.TMPDIR) ?? os.tmpdir(),
     draftMaxBytes: nonEmpty(env.CFH_DRAFT_MAX_BYTES),
+    draftPatchMaxBytes: nonEmpty(env.CFH_DRAFT_PATCH_MAX_BYTES),
     hostProcessDir: path.join(
       nonEmpty(env.CFH_STATE_DIR) ?? path.join(stateHome, 'cfh'),
       'host-processes',

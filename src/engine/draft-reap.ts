@@ -11,7 +11,7 @@ import { errorMessage } from '../errors.js';
 import { readBoundedFile } from '../config/bounded-file.js';
 import { LABEL_RUN_ID, ownerStatus, type OwnerStatus } from '../sandbox/owner.js';
 import { DRAFT_OWNER_FILE } from './draft-owner.js';
-import { removeTree } from './draft-workspace.js';
+import { removeTree } from '../remove-tree.js';
 
 const DRAFT_DIR = /^cfh-draft-(\d{8}T\d{6}Z-[0-9a-f]{8})-[A-Za-z0-9]{6}$/;
 const OwnerRecord = z.record(z.string(), z.string());

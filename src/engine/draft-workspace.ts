@@ -4,18 +4,7 @@
 // through the run directory: the baseline (workspace-baseline.json), the patch
 // (patch/patch.json, patch/patch.diff) and the new contents it needs (patch/blobs/<sha256>).
 // The copy itself is discarded with the run, on every path.
-import {
-  chmod,
-  chown,
-  mkdir,
-  mkdtemp,
-  readFile,
-  readdir,
-  rename,
-  rm,
-  statfs,
-  writeFile,
-} from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, statfs, writeFile } from 'node:fs/promises';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { CfhError, WorkspaceError, errorMessage } from '../errors.js';
@@ -40,12 +29,10 @@ import type { RunPlan } from './run-plan.js';
 import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
 import { DRAFT_OWNER_FILE } from './draft-owner.js';
+import { removeTree } from '../remove-tree.js';
 
 /** New contents larger than this (a file the sandbox grew or made) are never read. */
 export const MAX_READ_BYTES = 256 * 1024 * 1024;
-/** All new contents one patch keeps; past it, further changes are listed and not applied. */
-export const MAX_PATCH_BYTES = 1024 * 1024 * 1024;
-const PATCH_FULL_NOTE = `the patch's new contents would pass ${MAX_PATCH_BYTES} bytes: listed, not applied`;
 
 /** What the snapshot records of the draft (AH-INV-2). */
 export interface DraftRecord {
@@ -175,12 +162,17 @@ export class DraftWorkspace implements AsyncDisposable {
       };
       await dir.events.append(
         'draft_prepared',
-        { hostWorkspace: plan.workspace, ...record, ms: Math.round(performance.now() - t0) },
+        {
+          hostWorkspace: plan.workspace,
+          ...record,
+          bounds: { copyMaxBytes: maxBytes, patchMaxBytes: draft.patchMaxBytes },
+          ms: Math.round(performance.now() - t0),
+        },
         true,
       );
       return new DraftWorkspace(rebound, record, baseline, log, as);
     } catch (error) {
-      await removeDraft(parent, as);
+      await removeTree(parent);
       if (error instanceof CfhError || signal.aborted) throw error;
       throw new WorkspaceError(
         'draft_copy_failed',
@@ -210,19 +202,26 @@ export class DraftWorkspace implements AsyncDisposable {
       }),
     );
     const changes = diffTrees(this.#baseline.entries, end.entries);
+    // The whole patch or none: past its bound nothing is kept, so no part of a run's
+    // changes is ever offered for apply as if it were all of them.
+    const limit = this.plan.draft?.patchMaxBytes ?? 0;
+    const needed = new Map<string, number>();
+    for (const c of changes)
+      for (const sha of neededBlobs([c])) needed.set(sha, c.after?.size ?? 0);
+    const total = [...needed.values()].reduce((a, b) => a + b, 0);
+    if (total > limit) {
+      throw new WorkspaceError(
+        'patch_too_large',
+        `workspace mode draft: the patch's new contents are ${String(total)} bytes, more than ${String(limit)}; no patch is kept (CFH_DRAFT_PATCH_MAX_BYTES bounds it)`,
+        { bytes: total, maxBytes: limit },
+      );
+    }
     const stored = new Set<string>();
-    let kept = 0;
-    for (const [i, c] of changes.entries()) {
+    for (const c of changes) {
       const sha = c.after?.sha256;
-      if (sha === undefined || stored.has(sha) || !neededBlobs([c]).includes(sha)) continue;
-      const size = c.after?.size ?? 0;
-      if (kept + size > MAX_PATCH_BYTES) {
-        changes[i] = { ...c, applicable: false, note: PATCH_FULL_NOTE };
-        continue;
-      }
+      if (sha === undefined || stored.has(sha) || !needed.has(sha)) continue;
       await this.#storeBlob(dir, c);
       stored.add(sha);
-      kept += size;
     }
     const rendered = await renderPatch(changes, this.#reader(dir));
     const doc: PatchDocument = {
@@ -312,11 +311,14 @@ export class DraftWorkspace implements AsyncDisposable {
     };
   }
 
-  /** Removes the copy and says so; the run's last word on its workspace. */
+  /**
+   * Removes the copy and says so; the run's last word on its workspace. By descriptor, and
+   * the copy (which its user could change) with that user's authority (remove-tree.ts).
+   */
   async discard(dir: RunDirectory): Promise<void> {
     if (this.#discarded) return;
     const t0 = performance.now();
-    await removeDraft(this.record.dir, this.#as);
+    await removeTree(this.record.dir);
     this.#discarded = true;
     await dir.events.append(
       'draft_discarded',
@@ -329,42 +331,10 @@ export class DraftWorkspace implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     if (this.#discarded) return;
     this.#discarded = true;
-    await removeDraft(this.record.dir, this.#as).catch((e: unknown) => {
+    await removeTree(this.record.dir).catch((e: unknown) => {
       this.#log.error({ err: errorMessage(e), dir: this.record.dir }, 'draft not removed');
     });
   }
-}
-
-/** The copy's contents go as their writer (everything in it is theirs), the rest as cfh. */
-async function removeDraft(parent: string, as: Authority): Promise<void> {
-  const source = path.join(parent, 'workspace');
-  await as.asWriter(async () => {
-    for (const name of await readdir(source).catch(() => []))
-      await removeTree(path.join(source, name));
-  });
-  await rm(parent, { recursive: true, force: true });
-}
-
-/**
- * Removes a draft. What the sandbox wrote may include directories it made unwritable and
- * directories nested past PATH_MAX (where no path-based call reaches, so a plain removal
- * fails with ENAMETOOLONG and would leave the copy on the host's disk); when a plain
- * removal fails, the tree is opened up first (below).
- */
-export async function removeTree(dir: string): Promise<void> {
-  try {
-    await rm(dir, { recursive: true, force: true });
-    return;
-  } catch {
-    // opened up below
-  }
-  const top = await lstat(dir).catch(() => undefined);
-  if (top?.isDirectory() !== true) {
-    await rm(dir, { force: true });
-    return;
-  }
-  await openUp(dir);
-  await rm(dir, { recursive: true, force: true });
 }
 
 /** Free space the draft root keeps whatever a copy needs: the host goes on working. */
@@ -375,31 +345,4 @@ async function copyBudget(root: string, configured: number): Promise<number> {
   const fsInfo = await statfs(root);
   const free = fsInfo.bavail * fsInfo.bsize;
   return Math.max(0, Math.min(configured, free - DRAFT_RESERVE_BYTES));
-}
-
-/** A path this long or shorter, plus one name, stays well under PATH_MAX (4096). */
-const SHALLOW_CHARS = 2048;
-
-/**
- * Makes a tree removable by path: every directory given back to cfh (0700 added; cfh owns
- * it or is root), and every directory deeper than SHALLOW_CHARS moved up to the top under a
- * name of cfh's, so every path in the tree is short. Symbolic links are never followed.
- */
-async function openUp(top: string): Promise<void> {
-  const pending = [top];
-  let moved = 0;
-  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
-    const st = await lstat(dir);
-    await chmod(dir, (st.mode & 0o7777) | 0o700);
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      if (!entry.isDirectory()) continue;
-      let child = path.join(dir, entry.name);
-      if (child.length > SHALLOW_CHARS) {
-        const flat = path.join(top, `.cfh-flat-${(moved += 1)}`);
-        await rename(child, flat);
-        child = flat;
-      }
-      pending.push(child);
-    }
-  }
 }

@@ -57,20 +57,7 @@ export async function reapOrphans(
   const objects = (await runtime.listLabelled(LABEL_RUN_ID, options.signal))
     .filter((o) => only === undefined || only.has(o.labels[LABEL_RUN_ID] ?? ''))
     .sort((a, b) => ORDER[a.kind] - ORDER[b.kind]);
-  const drafts =
-    options.draftRoot === undefined
-      ? []
-      : await reapDrafts(options.draftRoot, { dryRun: options.dryRun, runIds: only });
-  const draftEntries: ReapEntry[] = drafts.map((d) => ({
-    kind: 'draft',
-    id: d.dir,
-    name: d.dir,
-    runId: d.runId,
-    owner: d.owner,
-    action: d.action,
-    ...(d.error === undefined ? {} : { error: d.error }),
-  }));
-  const entries: ReapEntry[] = [...hostEntries, ...draftEntries];
+  const entries: ReapEntry[] = [...hostEntries];
   for (const object of objects) {
     const owner = ownerStatus(object.labels);
     const base = {
@@ -101,6 +88,22 @@ export async function reapOrphans(
     } catch (error) {
       entries.push({ ...base, action: 'failed', error: errorMessage(error) });
     }
+  }
+  // Drafts last: a dead run's container still running would write into its copy as it goes.
+  const drafts =
+    options.draftRoot === undefined
+      ? []
+      : await reapDrafts(options.draftRoot, { dryRun: options.dryRun, runIds: only });
+  for (const d of drafts) {
+    entries.push({
+      kind: 'draft',
+      id: d.dir,
+      name: d.dir,
+      runId: d.runId,
+      owner: d.owner,
+      action: d.action,
+      ...(d.error === undefined ? {} : { error: d.error }),
+    });
   }
   return entries;
 }

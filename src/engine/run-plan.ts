@@ -182,6 +182,7 @@ export function planSandboxRun(
         sandboxUser,
         host,
         env.draftMaxBytes,
+        env.draftPatchMaxBytes,
       )
     : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));

@@ -3,10 +3,11 @@
 // which cfh gave it when the run began). Before removing, prune takes the run directory's
 // lock itself: a writer that holds it (heartbeat fresher than 30 s) keeps the run, and no
 // writer can start on a directory prune is removing.
-import { lstat, readdir, rm } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ConfigError } from '../errors.js';
+import { removeTree } from '../remove-tree.js';
 import { RUN_FILES } from './run-directory.js';
 import { isRunId } from './run-id.js';
 
@@ -108,7 +109,7 @@ async function removeRun(
     return { action: 'kept-writing', detail: 'its writer holds the lock' };
   }
   try {
-    await rm(dir, { recursive: true, force: false });
+    await removeTree(dir);
     return { action: 'removed' };
   } catch (error) {
     return { action: 'failed', detail: error instanceof Error ? error.message : String(error) };

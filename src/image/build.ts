@@ -2,13 +2,14 @@
 // answers; otherwise offline from Debian packages (mmdebstrap into a rootfs tar, imported
 // into the engine). The tag is the recipe's content tag, so a built tag is never stale.
 import { createReadStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { execa } from 'execa';
 import tar from 'tar-stream';
 import { ImageBuildError, errorMessage } from '../errors.js';
+import { removeTree } from '../remove-tree.js';
 import type { ContainerRuntime, ProgressListener } from '../substrate/runtime.js';
 import type { TaggedRecipe } from './recipe.js';
 
@@ -130,7 +131,7 @@ async function buildOffline(
       error,
     );
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await removeTree(work);
   }
 }
 

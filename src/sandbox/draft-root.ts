@@ -38,10 +38,17 @@ export interface DraftPlan {
    * more than the draft root's free space less a reserve (checked when the copy is made).
    */
   readonly maxBytes: number;
+  /**
+   * The most new contents one patch may keep, in bytes: CFH_DRAFT_PATCH_MAX_BYTES (default
+   * 256 MiB). Past it the run fails (`patch_too_large`) and no patch is kept at all.
+   */
+  readonly patchMaxBytes: number;
 }
 
 /** A draft copy's default bound: big for a repository, small for a disk. */
 export const DRAFT_MAX_BYTES = 8 * 1024 ** 3;
+/** A patch's default bound on the new contents it keeps in the artifact root. */
+export const PATCH_MAX_BYTES = 256 * 1024 ** 2;
 
 export function planDraft(
   workspace: SpecMount,
@@ -51,9 +58,14 @@ export function planDraft(
   user: SandboxUser,
   host: HostIdentity,
   maxBytes?: string,
+  patchMaxBytes?: string,
 ): DraftPlan {
   const limit =
     maxBytes === undefined ? DRAFT_MAX_BYTES : parseSize('CFH_DRAFT_MAX_BYTES', maxBytes);
+  const patchLimit =
+    patchMaxBytes === undefined
+      ? PATCH_MAX_BYTES
+      : parseSize('CFH_DRAFT_PATCH_MAX_BYTES', patchMaxBytes);
   let resolved: ResolvedObject | undefined;
   try {
     resolved = resolveObject(draftRoot);
@@ -124,5 +136,11 @@ export function planDraft(
   // sandbox user could read (copy-tree.ts).
   const treeOwner = ownerOf(workspace).uid;
   const writer = host.uid === 0 && treeOwner !== 0 && uid !== 0 ? { uid, gid } : undefined;
-  return { root, owner: host.uid === 0 ? { uid, gid } : undefined, writer, maxBytes: limit };
+  return {
+    root,
+    owner: host.uid === 0 ? { uid, gid } : undefined,
+    writer,
+    maxBytes: limit,
+    patchMaxBytes: patchLimit,
+  };
 }

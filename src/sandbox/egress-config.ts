@@ -6,9 +6,10 @@
 // directory's path is recorded as a label on the run's network, so `cfh reap` removes the
 // one cfh made, and only a directory of that shape that this user owns.
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { removeTree } from '../remove-tree.js';
 
 /** The label on a run's network naming its config directory. */
 export const LABEL_EGRESS_CONFIG = 'cfh.egress-config';
@@ -27,7 +28,7 @@ export async function createEgressConfig(dir: string, nameserver: string): Promi
       flag: 'wx',
     });
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
+    await removeTree(dir);
     throw error;
   }
   return file;
@@ -52,6 +53,6 @@ export async function removeEgressConfig(dir: string, runId: string): Promise<bo
   if (!isEgressConfigDir(dir, runId)) return false;
   const stat = await lstat(dir).catch(() => undefined);
   if (stat === undefined || !stat.isDirectory() || stat.uid !== process.getuid?.()) return false;
-  await rm(dir, { recursive: true, force: true });
+  await removeTree(dir);
   return true;
 }

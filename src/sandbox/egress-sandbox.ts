@@ -3,7 +3,6 @@
 // netfilter rules, and the egress gateway in cfh's process on the host side of that
 // network. The workload joins the guard's namespace after the rules are in place. Torn
 // down in reverse; a failed set-up removes what it created and rethrows.
-import { rm } from 'node:fs/promises';
 import { promises as dns } from 'node:dns';
 import { CfhError, EngineError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -19,6 +18,7 @@ import {
 import type { NetworkPosture } from '../config/profile-schema.js';
 import type { ContainerRuntime, NetworkFacts, StartedGuard } from '../substrate/runtime.js';
 import { createEgressConfig, egressConfigDir, LABEL_EGRESS_CONFIG } from './egress-config.js';
+import { removeTree } from '../remove-tree.js';
 
 export interface EgressNames {
   readonly network: string;
@@ -147,7 +147,7 @@ export async function openEgress(options: {
     });
     undo.push(() => gateway.close());
     await createEgressConfig(names.configDir, network.gateway);
-    undo.push(() => rm(names.configDir, { recursive: true, force: true }));
+    undo.push(() => removeTree(names.configDir));
     const guard: StartedGuard = await runtime.startGuard(
       {
         name: names.guard,

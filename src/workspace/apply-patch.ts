@@ -16,6 +16,7 @@ import { constants as fsConstants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import { WorkspaceError, errorMessage } from '../errors.js';
+import { removeTree } from '../remove-tree.js';
 import { OWN_AUTHORITY, type Authority } from './authority.js';
 import { isExecutable } from './tree.js';
 import type { PatchChange } from './patch.js';
@@ -112,7 +113,7 @@ export async function applyPatch(input: ApplyInput): Promise<ApplyResult> {
   // Committed and recorded: the backups may go.
   const leftovers: string[] = [];
   await auth.asWriter(() =>
-    fsp.rm(staging, { recursive: true, force: true }).catch(() => {
+    removeTree(staging).catch(() => {
       leftovers.push(staging);
     }),
   );
@@ -130,7 +131,7 @@ async function undoAll(undo: readonly Undo[], staging: string, error: unknown): 
       error,
     );
   }
-  await fsp.rm(staging, { recursive: true, force: true });
+  await removeTree(staging);
   return failure(error);
 }
 

@@ -3,7 +3,7 @@
 // inlined, binary ones listed ("Binary files … differ") and never inlined. Lines starting
 // with `#` say what `cfh runs apply` will not apply and why; diff tools skip them.
 import { gitMode } from './tree.js';
-import type { PatchChange, PatchSide } from './patch.js';
+import { changeOp, type PatchChange, type PatchSide } from './patch.js';
 import { unifiedHunks } from './unified-diff.js';
 
 /** Larger than this, a file is listed like a binary one, not inlined. */
@@ -51,12 +51,19 @@ async function renderChange(
   const a = `a/${c.path}`;
   const b = `b/${c.path}`;
   const head = [`diff --git ${quote(a)} ${quote(b)}`];
-  const type = (c.after ?? c.before)?.type;
-  if (type === 'directory') {
-    const what = c.kind === 'added' ? 'added' : 'removed';
-    return { lines: [`# directory ${what}: ${quote(c.path)}/`], change: c };
+  const op = changeOp(c);
+  const skipped = c.applicable ? [] : [`# not applied by cfh runs apply: ${c.note ?? c.kind}`];
+  if ((op.op === 'add' || op.op === 'delete') && op.type === 'directory') {
+    const what = op.op === 'add' ? 'added' : 'removed';
+    return { lines: [...skipped, `# directory ${what}: ${quote(c.path)}/`], change: c };
   }
-  if (!c.applicable) head.unshift(`# not applied by cfh runs apply: ${c.note ?? c.kind}`);
+  if (op.op === 'retype' && (op.from === 'directory' || op.to === 'directory')) {
+    return {
+      lines: [...skipped, `# ${op.from} replaced by ${op.to}: ${quote(c.path)}`],
+      change: c,
+    };
+  }
+  head.unshift(...skipped);
   if (c.before === null) head.push(`new file mode ${gitMode(sideType(c.after))}`);
   else if (c.after === null) head.push(`deleted file mode ${gitMode(c.before)}`);
   else if (gitMode(c.before) !== gitMode(c.after)) {

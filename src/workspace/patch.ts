@@ -84,6 +84,28 @@ function sideOf(e: TreeEntry): PatchSide {
 const SYMLINK_NOTE = 'symlink: listed, never applied (it could point the host anywhere)';
 export const OVERSIZE_NOTE = 'too large to keep: listed by size, never applied';
 
+/**
+ * What one change does, read from its two sides: the one description that the diff, the
+ * change list of `runs diff`/`runs apply` and the apply itself all follow, so none of them
+ * names an operation the others do not carry (a link that became a directory is that, not
+ * a directory removed).
+ */
+export type ChangeOp =
+  | { readonly op: 'add' | 'delete'; readonly type: EntryType }
+  | { readonly op: 'modify' | 'mode' | 'retarget' }
+  | { readonly op: 'retype'; readonly from: EntryType; readonly to: EntryType };
+
+export function changeOp(c: PatchChange): ChangeOp {
+  if (c.before === null) return { op: 'add', type: c.after?.type ?? 'file' };
+  if (c.after === null) return { op: 'delete', type: c.before.type };
+  if (c.before.type !== c.after.type)
+    return { op: 'retype', from: c.before.type, to: c.after.type };
+  if (c.before.type === 'symlink') return { op: 'retarget' };
+  return { op: c.kind === 'mode' ? 'mode' : 'modify' };
+}
+
+const BELOW_NOTE = 'below a directory the patch does not make: listed, never applied';
+
 /** The changes from `before` to `after`, in path order; at one path a removal first. */
 export function diffTrees(
   before: readonly TreeEntry[],
@@ -95,7 +117,18 @@ export function diffTrees(
     a < b ? -1 : a > b ? 1 : 0,
   );
   const changes: PatchChange[] = [];
-  for (const p of paths) changes.push(...changesAt(p, old.get(p), now.get(p)));
+  // A directory the patch does not make (a link the run replaced with one): what the run
+  // put inside it cannot be applied either, and is listed as such everywhere.
+  const unmade: string[] = [];
+  for (const p of paths) {
+    for (const c of changesAt(p, old.get(p), now.get(p))) {
+      const under = unmade.some((d) => p.startsWith(`${d}/`));
+      if (under && c.after !== null) {
+        changes.push({ ...c, applicable: false, note: BELOW_NOTE });
+      } else changes.push(c);
+      if (c.after?.type === 'directory' && (!c.applicable || under)) unmade.push(p);
+    }
+  }
   return changes;
 }
 

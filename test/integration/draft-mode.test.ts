@@ -4,8 +4,18 @@
 // separate, approved, atomic commit, refused when the host changed, when the evidence does
 // not verify, and the second time; the copy is gone after every kind of ending.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { appendFile, chmod, cp, mkdir, open, readFile, readdir, writeFile } from 'node:fs/promises';
+import { existsSync, lstatSync } from 'node:fs';
+import {
+  appendFile,
+  chmod,
+  cp,
+  mkdir,
+  open,
+  readFile,
+  readdir,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashEvent } from '../../src/evidence/event-log.js';
@@ -360,6 +370,59 @@ describe('workspace mode draft (command runs)', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(existsSync(path.join(ws, 'huge.img'))).toBe(false);
     expect(await readFile(path.join(ws, 'small.txt'), 'utf8')).toBe('ok\n');
+  });
+
+  it('a symlink the sandbox replaced with a directory: diff, patch and apply say and do the same', async () => {
+    const ws = await workspace();
+    await symlink('src', path.join(ws, 'ln'));
+    if (isRoot) execFileSync('chown', ['-h', `${SANDBOX_UID}:${SANDBOX_UID}`, path.join(ws, 'ln')]);
+    const root = scratch.path('art-link-dir');
+    const { exitCode, dir } = await draftRun(ws, root, 'rm ln && mkdir ln && echo x > ln/f');
+    expect(exitCode).toBe(0);
+    const patch = await readJson<any>(path.join(dir, 'patch', 'patch.json'));
+    expect(
+      (patch.changes as { path: string; kind: string; applicable: boolean }[]).map((c) => [
+        c.path,
+        c.kind,
+        c.applicable,
+      ]),
+    ).toEqual([
+      ['ln', 'symlink', false],
+      ['ln/f', 'added', false],
+    ]);
+    const text = await readFile(path.join(dir, 'patch', 'patch.diff'), 'utf8');
+    const diff = await cfh(['runs', 'diff', runIdOf(dir), '--artifact-root', root]);
+    for (const shown of [text, diff.stdout]) {
+      expect(shown).toContain('# symlink replaced by directory: ln');
+      expect(shown).not.toContain('directory removed');
+    }
+    const applied = await apply(root, runIdOf(dir), ['--yes']);
+    expect(applied.exitCode, applied.stderr).toBe(0);
+    expect(applied.stdout).toContain('symlink -> src replaced by directory');
+    expect(lstatSync(path.join(ws, 'ln')).isSymbolicLink()).toBe(true);
+    expect(existsSync(path.join(ws, 'src', 'f'))).toBe(false);
+  });
+
+  it('a patch past CFH_DRAFT_PATCH_MAX_BYTES fails the run with patch_too_large, no part of it kept', async () => {
+    const ws = await workspace();
+    const root = scratch.path('art-patch-bound');
+    // Two new files of 600 bytes each: either alone fits the 1000-byte bound, both do not.
+    const script = 'head -c 600 /dev/zero > one.bin && head -c 600 /dev/urandom > two.bin';
+    const r = await cfh(draftArgs(ws, root, ['sh', '-c', script]), {
+      env: { CFH_DRAFT_PATCH_MAX_BYTES: '1000' },
+    });
+    const dir = await onlyRunDir(root);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain('patch_too_large');
+    expect(existsSync(path.join(dir, 'patch'))).toBe(false);
+    const events = await readEvents(dir);
+    expect(events.find((e) => e.type === 'draft_prepared')?.data.bounds).toMatchObject({
+      patchMaxBytes: 1000,
+    });
+    expect(events.map((e) => e.type)).toContain('draft_discarded');
+    const refused = await apply(root, runIdOf(dir), ['--yes']);
+    expect(refused.exitCode).not.toBe(0);
+    expect(existsSync(path.join(ws, 'one.bin'))).toBe(false);
   });
 
   it('a workspace past the copy bound (a sparse host file) is refused with 125, nothing left', async () => {

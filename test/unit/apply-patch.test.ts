@@ -175,10 +175,19 @@ describe('applyPatch', () => {
       await mkdir(path.join(draft, 'lib'));
       await writeFile(path.join(draft, 'lib', 'planted'), 'owned\n');
     });
-    // The link's removal is a symlink change (never applied); lib/ and lib/planted would be
-    // additions, which the host link must stop.
+    // The link's replacement is a symlink change (never applied), and what the run put in
+    // the directory is listed below it, not applied (one model: diff and apply agree).
+    expect(changes.filter((c) => c.path.startsWith('lib')).map((c) => c.applicable)).toEqual([
+      false,
+      false,
+    ]);
     const before = treeState(host);
-    const e = await refused(apply(changes), 'host_changed');
+    await apply(changes);
+    expect(treeState(outside)).toEqual({});
+    expect(treeState(host)).toEqual(before);
+    // Were the additions marked applicable (a patch of an older cfh), the host link stops them.
+    const forced = changes.map((c) => (c.path === 'lib/planted' ? { ...c, applicable: true } : c));
+    const e = await refused(apply(forced), 'host_changed');
     expect(e.message).toMatch(/lib/);
     expect(treeState(outside)).toEqual({});
     expect(treeState(host)).toEqual(before);

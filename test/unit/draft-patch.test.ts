@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { copyTree } from '../../src/workspace/copy-tree.js';
-import { diffTrees, neededBlobs, summarize } from '../../src/workspace/patch.js';
+import { changeOp, diffTrees, neededBlobs, summarize } from '../../src/workspace/patch.js';
 import {
   isBinary,
   quote,
@@ -214,6 +214,145 @@ describe('renderPatch', () => {
     );
     expect(rendered.changes.find((c) => c.path === 'b.bin')?.binary).toBe(true);
     expect(rendered.changes.find((c) => c.path === 't.txt')?.binary).toBe(false);
+  });
+
+  // One model of the change set: each kind of change, as the diff renders it, as
+  // changeOp names it (what `runs diff`/`runs apply` list and apply performs), and whether
+  // it is applied, must say the same thing.
+  const KINDS: {
+    name: string;
+    before: TreeEntry[];
+    after: TreeEntry[];
+    ops: string[];
+    applied: boolean[];
+    text: RegExp;
+  }[] = [
+    {
+      name: 'file added',
+      before: [],
+      after: [file('f', 'x\n')],
+      ops: ['add:file'],
+      applied: [true],
+      text: /new file mode 100644/,
+    },
+    {
+      name: 'file removed',
+      before: [file('f', 'x\n')],
+      after: [],
+      ops: ['delete:file'],
+      applied: [true],
+      text: /deleted file mode 100644/,
+    },
+    {
+      name: 'file modified',
+      before: [file('f', 'x\n')],
+      after: [file('f', 'y\n')],
+      ops: ['modify'],
+      applied: [true],
+      text: /-x\n\+y/,
+    },
+    {
+      name: 'mode change',
+      before: [file('f', 'x\n')],
+      after: [file('f', 'x\n', 0o755)],
+      ops: ['mode'],
+      applied: [true],
+      text: /old mode 100644\nnew mode 100755/,
+    },
+    {
+      name: 'directory added',
+      before: [],
+      after: [dir('d')],
+      ops: ['add:directory'],
+      applied: [true],
+      text: /# directory added: d\//,
+    },
+    {
+      name: 'directory removed',
+      before: [dir('d')],
+      after: [],
+      ops: ['delete:directory'],
+      applied: [true],
+      text: /# directory removed: d\//,
+    },
+    {
+      name: 'symlink added',
+      before: [],
+      after: [link('l', 't')],
+      ops: ['add:symlink'],
+      applied: [false],
+      text: /new file mode 120000/,
+    },
+    {
+      name: 'symlink removed',
+      before: [link('l', 't')],
+      after: [],
+      ops: ['delete:symlink'],
+      applied: [false],
+      text: /deleted file mode 120000/,
+    },
+    {
+      name: 'symlink retargeted',
+      before: [link('l', 't')],
+      after: [link('l', 'u')],
+      ops: ['retarget'],
+      applied: [false],
+      text: /-t\n\\ No newline at end of file\n\+u/,
+    },
+    {
+      name: 'file became a symlink',
+      before: [file('l', 'x\n')],
+      after: [link('l', 't')],
+      ops: ['retype:file>symlink'],
+      applied: [false],
+      text: /old mode 100644\nnew mode 120000/,
+    },
+    {
+      name: 'symlink became a directory, with a file in it',
+      before: [link('l', 't')],
+      after: [dir('l'), file('l/f', 'x\n')],
+      ops: ['retype:symlink>directory', 'add:file'],
+      applied: [false, false],
+      text: /# symlink replaced by directory: l\n[\s\S]*# not applied[^\n]*below a directory[^\n]*\ndiff --git a\/l\/f b\/l\/f/,
+    },
+    {
+      name: 'directory became a symlink',
+      before: [dir('l')],
+      after: [link('l', 't')],
+      ops: ['retype:directory>symlink'],
+      applied: [false],
+      text: /# directory replaced by symlink: l/,
+    },
+  ];
+
+  it.each(KINDS)('$name: the diff, the change list and apply agree', async (k) => {
+    for (const e of k.after)
+      if (e.type === 'file')
+        contents[`after:${e.path}`] = Buffer.from(k.name.includes('modified') ? 'y\n' : 'x\n');
+    for (const e of k.before)
+      if (e.type === 'file') contents[`before:${e.path}`] = Buffer.from('x\n');
+    const changes = diffTrees(k.before, k.after);
+    const ops = changes.map((c) => {
+      const op = changeOp(c);
+      return 'type' in op
+        ? `${op.op}:${op.type}`
+        : 'from' in op
+          ? `${op.op}:${op.from}>${op.to}`
+          : op.op;
+    });
+    expect(ops).toEqual(k.ops);
+    expect(changes.map((c) => c.applicable)).toEqual(k.applied);
+    const rendered = await renderPatch(changes, reader);
+    expect(rendered.text).toMatch(k.text);
+    // The diff marks as not applied exactly what apply skips, and names no other operation.
+    const marks = rendered.text.split('\n').filter((l) => l.startsWith('# not applied')).length;
+    expect(marks).toBe(k.applied.filter((a) => !a).length);
+    if (!k.ops.includes('delete:directory'))
+      expect(rendered.text).not.toContain('directory removed');
+    // apply takes exactly the applicable changes, and their new contents.
+    expect(neededBlobs(changes).length).toBe(
+      changes.filter((c) => c.applicable && c.after?.type === 'file' && c.kind !== 'mode').length,
+    );
   });
 
   it('calls non-UTF-8, NUL-holding and oversized contents binary', () => {

@@ -8,7 +8,7 @@ import { applyRun, osApprover, readRunPatch, type ApplyPlan } from '../../engine
 import { RUN_FILES } from '../../evidence/run-directory.js';
 import { showRun } from '../../evidence/runs-index.js';
 import { gitMode } from '../../workspace/tree.js';
-import type { PatchChange } from '../../workspace/patch.js';
+import { changeOp, type PatchChange, type PatchSide } from '../../workspace/patch.js';
 import { quote } from '../../workspace/patch-text.js';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
@@ -96,22 +96,23 @@ export function summaryLines(plan: ApplyPlan): string[] {
 
 function changeLine(c: PatchChange): string {
   const letter = { added: 'A', modified: 'M', removed: 'D', mode: 'X', symlink: 'L' }[c.kind];
-  const side = c.after ?? c.before;
-  const what =
-    side === null
-      ? ''
-      : side.type === 'directory'
-        ? 'directory'
-        : side.type === 'symlink'
-          ? `symlink -> ${quote(side.target ?? '')}`
-          : `${gitMode(side)} sha256:${(side.sha256 ?? '').slice(0, 12)} ${String(side.size)} bytes${c.binary === true ? ' (binary)' : ''}`;
+  const op = changeOp(c);
   const mode =
-    c.kind === 'mode' && c.before !== null && c.after !== null
+    op.op === 'mode' && c.before !== null && c.after !== null
       ? `${gitMode(c.before)} -> ${gitMode(c.after)}`
-      : what;
+      : op.op === 'retype'
+        ? `${sideText(c.before, c)} replaced by ${sideText(c.after, c)}`
+        : sideText(c.after ?? c.before, c);
   // Repository metadata runs on the host (hooks, config): said so before anyone approves.
   const meta = /(^|\/)\.git(\/|$)/.test(c.path) ? '  [repository metadata: runs on the host]' : '';
   return `${letter}  ${quote(c.path)}  ${mode}${meta}`;
+}
+
+function sideText(side: PatchSide | null, c: PatchChange): string {
+  if (side === null) return '';
+  if (side.type === 'directory') return 'directory';
+  if (side.type === 'symlink') return `symlink -> ${quote(side.target ?? '')}`;
+  return `${gitMode(side)} sha256:${(side.sha256 ?? '').slice(0, 12)} ${String(side.size)} bytes${c.binary === true ? ' (binary)' : ''}`;
 }
 
 function failed(error: unknown, deps: CliDeps, json: boolean): number {

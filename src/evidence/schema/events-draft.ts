@@ -20,6 +20,8 @@ export const draftEvents = {
     dir: z.string(),
     source: z.string(),
     baseline: z.looseObject({ file: z.string(), sha256: Sha256Hex }),
+    /** The copy's bound (bytes of contents) and the patch's (new contents kept). */
+    bounds: z.looseObject({ copyMaxBytes: Count, patchMaxBytes: Count }).optional(),
     ms: Milliseconds,
   }),
   patch_written: z.looseObject({
