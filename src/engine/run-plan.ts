@@ -19,6 +19,7 @@ import { deriveContainerSpec } from '../sandbox/derive-spec.js';
 import {
   WORKSPACE_TARGET,
   checkArtifactRoot,
+  checkHostProcessLedger,
   checkSigningKey,
   parseMountFlag,
   resolveMounts,
@@ -155,6 +156,7 @@ export function planSandboxRun(
   const artifactRoot = resolveArtifactRoot(options.artifactRoot ?? env.artifactRoot, host);
   checkArtifactRoot(artifactRoot, mounts);
   checkSigningKey(env.keyDir, artifactRoot, mounts);
+  checkHostProcessLedger(env.hostProcessDir, mounts);
 
   const sandboxUser = resolveSandboxUser(profile.user, workspaceMount, host);
   const draft = draftMode
