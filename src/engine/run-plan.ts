@@ -301,7 +301,7 @@ function applyOverrides(
   if (!parsed.success) {
     throw new ConfigError(
       'invalid_override',
-      flagNames(describeIssues(parsed.error, candidate)),
+      flagNames(describeIssues(parsed.error, { schema: Profile, commandLine: candidate })),
       {},
     );
   }

@@ -1,11 +1,10 @@
-// Adversarial round: BROKE. Class: a profile's `extends` may name any host file cfh can read
-// (absolute, `../`, or through a symlink the repository ships), and when that file is not a
-// profile the refusal quotes its contents: zod-issues.ts prints the value it got (`(got
-// "machine … password …")`), an unknown key is named whole (an /etc/shadow line is one key),
-// and a YAML parse error carries the yaml library's excerpt of the lines
-// (profile-loader.ts). A repository's profile can so print a host secret (.netrc, .env, an
-// SSH key, /etc/shadow as root) on cfh's stderr, into a CI log anyone may read. Unskip once
-// fixed: a refusal names the file and the field, never the file's text.
+// Adversarial round, fixed (AH-INV-4). Class: an error message about a file's content that
+// quotes the content. A profile's `extends` may name any host file cfh can read (absolute,
+// `../`); when that file is not a profile the refusal names the file, the line and the
+// field path only (src/config/zod-issues.ts, yaml-file.ts), never a value, an unknown key
+// or the YAML library's excerpt; and a layer named by `extends` is read through no symbolic
+// link, so a link the repository ships pulls nothing in. test/unit/file-content-echo.test.ts
+// holds the other shapes and readers (--script, --approvals).
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,7 +21,7 @@ const SECRETS: Readonly<Record<string, string>> = {
   ini: `[default]\naws_secret_access_key = ${SECRET}\n`,
 };
 
-describe('adv: a profile extends a host file and the refusal quotes it (BROKE)', () => {
+describe('adv: a profile extends a host file and the refusal never quotes it', () => {
   it('never prints an extended file whatever its shape or how it is named', async () => {
     const repo = scratch.path('repo');
     await mkdir(path.join(repo, 'ci'), { recursive: true });
@@ -44,7 +43,7 @@ describe('adv: a profile extends a host file and the refusal quotes it (BROKE)',
       expect(r.exitCode).not.toBe(0);
       if (`${r.stdout}${r.stderr}`.includes(SECRET)) leaks.push(`${name} via ${ref}: ${args[0]}`);
     }
-    // Today: all four print it (and all 24 of shape × spelling × command, measured).
+    // Before the fix: all four printed it (and all 24 of shape × spelling × command).
     expect(leaks).toEqual([]);
   }, 120_000);
 });
