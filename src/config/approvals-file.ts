@@ -5,11 +5,11 @@
 // configuration error (exit 125).
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, errorMessage } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { readBoundedFile } from './bounded-file.js';
 import { describeIssues } from './zod-issues.js';
+import { parseYamlText, YamlSyntaxError, type ParsedYaml } from './yaml-file.js';
 
 /** An approvals file is a short list written by a person: 256 KiB is far beyond one. */
 export const APPROVALS_FILE_MAX_BYTES = 256 * 1024;
@@ -47,21 +47,23 @@ export async function loadApprovalsFile(file: string): Promise<LoadedApprovals> 
     field,
     'invalid_approvals_file',
   );
-  let raw: unknown;
+  // Where, never what: the file may be any file (zod-issues.ts, yaml-file.ts).
+  let yaml: ParsedYaml;
   try {
-    raw = parseYaml(bytes.toString('utf8'), { maxAliasCount: 0 });
+    yaml = parseYamlText(bytes.toString('utf8'), { maxAliasCount: 0 });
   } catch (error) {
+    if (!(error instanceof YamlSyntaxError)) throw error;
     throw new ConfigError(
       'invalid_approvals_file',
-      `${field} ${absolute}: not YAML: ${errorMessage(error)}`,
+      `${field} ${absolute}: ${error.message}; give a YAML list of approved calls`,
       { field, value: absolute },
     );
   }
-  const parsed = ApprovalsFile.safeParse(raw);
+  const parsed = ApprovalsFile.safeParse(yaml.value);
   if (!parsed.success) {
     throw new ConfigError(
       'invalid_approvals_file',
-      `${field} ${absolute}: ${describeIssues(parsed.error, raw)}`,
+      `${field} ${absolute}: ${describeIssues(parsed.error, { schema: ApprovalsFile, locate: yaml.locate })}`,
       { field, value: absolute },
     );
   }

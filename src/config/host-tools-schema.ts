@@ -204,7 +204,7 @@ export const HostTools = z
         ctx.addIssue({
           code: 'custom',
           path: [i, 'name'],
-          message: `'${e.name}' is declared twice`,
+          message: 'this name is declared twice: each host tool needs a name of its own',
         });
       seen.add(e.name);
     }

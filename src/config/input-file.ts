@@ -78,7 +78,7 @@ function symlinked(req: InputFileRequest, component: string): ConfigError {
   return fail(
     req,
     'input_file_symlink',
-    `goes through the symbolic link '${component}'; cfh does not follow links in ${req.label} paths: give the real path of the file`,
+    `goes through the symbolic link '${component}', which cfh does not follow for ${req.label}: give the real path of the file`,
   );
 }
 

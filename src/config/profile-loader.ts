@@ -1,13 +1,13 @@
 // Loads a profile by built-in name or file path, follows `extends`, and validates the
 // merged result. Pure apart from reading the files; no engine, no side effects (AH-INV-4).
-import { readdirSync, existsSync } from 'node:fs';
+import { readdirSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { ConfigError, errorMessage } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { BUILTIN_PROFILES_DIR } from '../paths.js';
 import { Profile, ProfileFile } from './profile-schema.js';
 import { describeIssues } from './zod-issues.js';
 import { INPUT_FILE_LIMITS, readInputFileSync } from './input-file.js';
+import { parseYamlText, YamlSyntaxError, type ParsedYaml } from './yaml-file.js';
 
 const BUILTIN_NAME = /^[a-z0-9][a-z0-9._-]*$/;
 const MAX_EXTENDS_DEPTH = 8;
@@ -31,7 +31,10 @@ export function listBuiltinProfiles(dir = BUILTIN_PROFILES_DIR): string[] {
 
 export function loadProfile(ref: string, dir = BUILTIN_PROFILES_DIR): LoadedProfile {
   const layers: { file: ProfileFile; source: string }[] = [];
-  let next: { ref: string; relativeTo: string } | undefined = { ref, relativeTo: process.cwd() };
+  let next: { ref: string; relativeTo: string; from?: string } | undefined = {
+    ref,
+    relativeTo: process.cwd(),
+  };
   while (next) {
     if (layers.length >= MAX_EXTENDS_DEPTH) {
       throw new ConfigError(
@@ -40,7 +43,7 @@ export function loadProfile(ref: string, dir = BUILTIN_PROFILES_DIR): LoadedProf
         { profile: ref },
       );
     }
-    const { source, file, baseDir } = readLayer(next.ref, next.relativeTo, dir);
+    const { source, file, baseDir } = readLayer(next, dir);
     if (layers.some((l) => l.source === source)) {
       throw new ConfigError(
         'profile_extends_cycle',
@@ -49,7 +52,10 @@ export function loadProfile(ref: string, dir = BUILTIN_PROFILES_DIR): LoadedProf
       );
     }
     layers.unshift({ file, source });
-    next = file.extends === undefined ? undefined : { ref: file.extends, relativeTo: baseDir };
+    next =
+      file.extends === undefined
+        ? undefined
+        : { ref: file.extends, relativeTo: baseDir, from: source };
   }
   const merged = layers.reduce<Record<string, unknown>>(
     (acc, layer) => mergeLayer(acc, stripExtends(layer.file)),
@@ -59,7 +65,7 @@ export function loadProfile(ref: string, dir = BUILTIN_PROFILES_DIR): LoadedProf
   if (!result.success) {
     throw new ConfigError(
       'invalid_profile',
-      `profile ${ref}: ${describeIssues(result.error, merged)}`,
+      `profile ${ref}: ${describeIssues(result.error, { schema: Profile })}`,
       { profile: ref },
     );
   }
@@ -67,10 +73,10 @@ export function loadProfile(ref: string, dir = BUILTIN_PROFILES_DIR): LoadedProf
 }
 
 function readLayer(
-  ref: string,
-  relativeTo: string,
+  layer: { ref: string; relativeTo: string; from?: string },
   dir: string,
 ): { source: string; file: ProfileFile; baseDir: string } {
+  const { ref, relativeTo, from } = layer;
   const builtin = isBuiltinReference(ref);
   const filePath = builtin ? path.join(dir, `${ref}.yaml`) : path.resolve(relativeTo, ref);
   if (!existsSync(filePath)) {
@@ -81,30 +87,43 @@ function readLayer(
   }
   // Every layer of the chain is bounded alike: a regular file of at most
   // INPUT_FILE_LIMITS.profileBytes (a FIFO or a 30 MB file is refused before it is parsed).
+  // A layer named by `extends` is named by the file above it, often a repository's: no
+  // symbolic link anywhere in its path, so a link the repository ships cannot make cfh
+  // read a host file as a profile (AH-INV-4).
+  const fromFile = from !== undefined && !builtin;
+  const label = fromFile ? `'extends' in ${from}` : `profile ${ref}`;
   const text = readInputFileSync({
-    label: `profile ${ref}`,
+    label,
     file: filePath,
     maxBytes: INPUT_FILE_LIMITS.profileBytes,
+    ...(fromFile ? { noSymlinks: true } : {}),
   });
-  let raw: unknown;
+  // Any file may be named here, a credential file too: a refusal says where, never what
+  // (zod-issues.ts, yaml-file.ts).
+  const shown = builtin ? `builtin:${ref}` : filePath;
+  const what = fromFile ? `${label}: ${shown}` : `profile ${shown}`;
+  let yaml: ParsedYaml;
   try {
-    raw = parseYaml(text);
+    yaml = parseYamlText(text);
   } catch (error) {
+    if (!(error instanceof YamlSyntaxError)) throw error;
     throw new ConfigError(
       'invalid_profile',
-      `profile ${ref}: cannot parse ${filePath}: ${errorMessage(error)}`,
+      `${what} is ${error.message}; give a profile (docs/operators.md, "Input files")`,
       { profile: ref },
     );
   }
-  const parsed = ProfileFile.safeParse(raw ?? {});
+  const parsed = ProfileFile.safeParse(yaml.value ?? {});
   if (!parsed.success) {
     throw new ConfigError(
       'invalid_profile',
-      `profile ${ref}: ${describeIssues(parsed.error, raw)}`,
+      `${what} is not a profile: ${describeIssues(parsed.error, { schema: ProfileFile, locate: yaml.locate })}`,
       { profile: ref },
     );
   }
-  const baseDir = path.dirname(filePath);
+  // Relative paths of the file resolve against its directory's real path: the same
+  // directory, and an `extends` below it has no link in its path to refuse.
+  const baseDir = realDir(path.dirname(filePath));
   // Mount sources in a file are relative to that file, not to wherever cfh was started;
   // so is a host tool's working directory, which is the file's directory when not given.
   const file: ProfileFile = {
@@ -127,6 +146,14 @@ function readLayer(
         }),
   };
   return { source: builtin ? `builtin:${ref}` : filePath, file, baseDir };
+}
+
+function realDir(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
 }
 
 function stripExtends(file: ProfileFile): Record<string, unknown> {

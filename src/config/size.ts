@@ -13,13 +13,30 @@ const UNITS: Readonly<Record<string, number>> = {
 
 const SIZE = /^(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?$/i;
 
+/**
+ * How a refusal shows the value: as typed for a flag or an environment variable (the
+ * operator's own text), never for a field of a profile, which may be any file (AH-INV-4).
+ */
+function typed(field: string): boolean {
+  return /^(--|[A-Z])/.test(field);
+}
+
+function shown(field: string, value: string | number): string {
+  return typed(field) ? ` '${String(value)}'` : '';
+}
+
+function details(field: string, value: string | number): Record<string, unknown> {
+  return typed(field) ? { field, value } : { field };
+}
+
 export function parseSize(field: string, value: string | number): number {
   if (typeof value === 'number') {
     if (Number.isSafeInteger(value) && value > 0) return value;
-    throw new ConfigError('invalid_size', `${field}: ${String(value)} is not a positive size`, {
-      field,
-      value,
-    });
+    throw new ConfigError(
+      'invalid_size',
+      `${field}:${shown(field, value)} is not a positive size`,
+      details(field, value),
+    );
   }
   const match = SIZE.exec(value.trim());
   const unit = match?.[2]?.toLowerCase() ?? '';
@@ -27,19 +44,17 @@ export function parseSize(field: string, value: string | number): number {
   if (!match?.[1] || multiplier === undefined) {
     throw new ConfigError(
       'invalid_size',
-      `${field}: '${value}' is not a size (write e.g. 512m or 2g)`,
-      {
-        field,
-        value,
-      },
+      `${field}:${shown(field, value)} is not a size (write e.g. 512m or 2g)`,
+      details(field, value),
     );
   }
   const bytes = Math.floor(Number(match[1]) * multiplier);
   if (!Number.isSafeInteger(bytes) || bytes <= 0) {
-    throw new ConfigError('invalid_size', `${field}: '${value}' is not a positive size`, {
-      field,
-      value,
-    });
+    throw new ConfigError(
+      'invalid_size',
+      `${field}:${shown(field, value)} is not a positive size`,
+      details(field, value),
+    );
   }
   return bytes;
 }

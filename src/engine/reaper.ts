@@ -18,7 +18,8 @@ export interface ReapEntry {
   readonly name: string;
   readonly runId: string;
   readonly owner: OwnerStatus | 'unknown';
-  readonly action: 'removed' | 'would-remove' | 'kept' | 'failed';
+  /** `ignored`: a host-process ledger file cfh does not believe (ledger-trust.ts). */
+  readonly action: 'removed' | 'would-remove' | 'kept' | 'failed' | 'ignored';
   readonly error?: string;
 }
 
@@ -43,9 +44,18 @@ export async function reapOrphans(
   // Host processes first: a host tool of a dead run is stopped before anything else goes.
   const hosts =
     options.hostProcessDir === undefined
-      ? []
+      ? { reaped: [], ignored: [] }
       : await reapHostProcesses(options.hostProcessDir, { dryRun: options.dryRun, runIds: only });
-  const hostEntries: ReapEntry[] = hosts.map((h) => ({
+  const ignoredEntries: ReapEntry[] = hosts.ignored.map((u) => ({
+    kind: 'host-process',
+    id: u.file,
+    name: u.file,
+    runId: '',
+    owner: 'unknown',
+    action: 'ignored',
+    error: `not a ledger record cfh wrote: ${u.reason}`,
+  }));
+  const hostEntries: ReapEntry[] = hosts.reaped.map((h) => ({
     kind: 'host-process',
     id: String(h.record.pid ?? ''),
     name: `${h.record.tool} (pid ${String(h.record.pid ?? 'unknown')}, ${h.killed} stray)`,
@@ -57,7 +67,7 @@ export async function reapOrphans(
   const objects = (await runtime.listLabelled(LABEL_RUN_ID, options.signal))
     .filter((o) => only === undefined || only.has(o.labels[LABEL_RUN_ID] ?? ''))
     .sort((a, b) => ORDER[a.kind] - ORDER[b.kind]);
-  const entries: ReapEntry[] = [...hostEntries];
+  const entries: ReapEntry[] = [...ignoredEntries, ...hostEntries];
   for (const object of objects) {
     const owner = ownerStatus(object.labels);
     const base = {

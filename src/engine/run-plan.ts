@@ -19,6 +19,7 @@ import { deriveContainerSpec } from '../sandbox/derive-spec.js';
 import {
   WORKSPACE_TARGET,
   checkArtifactRoot,
+  checkHostProcessLedger,
   checkSigningKey,
   parseMountFlag,
   resolveMounts,
@@ -171,6 +172,7 @@ export function planSandboxRun(
     Object.values(t.env).some((v) => !('value' in v)),
   );
   checkSigningKey(env.keyDir, artifactRoot, mounts, makesDigestKey);
+  checkHostProcessLedger(env.hostProcessDir, mounts);
 
   const sandboxUser = resolveSandboxUser(profile.user, workspaceMount, host);
   const draft = draftMode
@@ -318,7 +320,7 @@ function applyOverrides(
   if (!parsed.success) {
     throw new ConfigError(
       'invalid_override',
-      flagNames(describeIssues(parsed.error, candidate)),
+      flagNames(describeIssues(parsed.error, { schema: Profile, commandLine: candidate })),
       {},
     );
   }

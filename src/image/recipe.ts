@@ -38,7 +38,7 @@ export function loadRecipe(name = 'sandbox', dir = IMAGES_DIR): TaggedRecipe {
   if (!parsed.success) {
     throw new ConfigError(
       'invalid_recipe',
-      `image recipe ${file}: ${describeIssues(parsed.error, raw)}`,
+      `image recipe ${file}: ${describeIssues(parsed.error, { schema: ImageRecipe })}`,
     );
   }
   return tagRecipe(parsed.data);

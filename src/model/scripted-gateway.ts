@@ -1,10 +1,10 @@
 // The `scripted` gateway: replays a file of model turns, deterministically, for
 // offline runs, demos and tests. It ignores what it is sent, except that it refuses to run
 // past the end of its script.
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { CfhError, ConfigError, errorMessage } from '../errors.js';
+import { CfhError, ConfigError } from '../errors.js';
 import { describeIssues } from '../config/zod-issues.js';
+import { parseYamlText, YamlSyntaxError, type ParsedYaml } from '../config/yaml-file.js';
 import { INPUT_FILE_LIMITS, readInputFileSync } from '../config/input-file.js';
 import type {
   ContentBlock,
@@ -40,21 +40,23 @@ export function loadScript(file: string): Script {
     file,
     maxBytes: INPUT_FILE_LIMITS.scriptBytes,
   });
-  let raw: unknown;
+  // Where, never what: the script may be any file (zod-issues.ts, yaml-file.ts).
+  let yaml: ParsedYaml;
   try {
-    raw = parseYaml(text);
+    yaml = parseYamlText(text);
   } catch (error) {
+    if (!(error instanceof YamlSyntaxError)) throw error;
     throw new ConfigError(
       'invalid_script',
-      `--script: cannot read ${file}: ${errorMessage(error)}`,
+      `--script ${file}: ${error.message}; give a YAML file of scripted turns`,
       { field: 'script', value: file },
     );
   }
-  const parsed = Script.safeParse(raw);
+  const parsed = Script.safeParse(yaml.value);
   if (!parsed.success) {
     throw new ConfigError(
       'invalid_script',
-      `--script ${file}: ${describeIssues(parsed.error, raw)}`,
+      `--script ${file}: ${describeIssues(parsed.error, { schema: Script, locate: yaml.locate })}`,
       { field: 'script', value: file },
     );
   }

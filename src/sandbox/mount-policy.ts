@@ -341,6 +341,35 @@ export function checkSigningKey(
   }
 }
 
+/**
+ * AH-LIFE-3: `cfh reap` signals the process groups the host-process ledger names, so no
+ * sandbox may reach it (a forged record would aim reap at a host process), as the artifact
+ * root and the signing key: refuse the ledger directory inside any mount source, and any
+ * mount source inside it, whether or not the directory exists yet.
+ */
+export function checkHostProcessLedger(ledgerDir: string, mounts: readonly SpecMount[]): void {
+  const real = realpathOfNearest(ledgerDir);
+  const exposedBy = mounts.find((m) => isWithin(real, m.source) || isWithin(m.source, real));
+  if (exposedBy !== undefined) {
+    throw new ConfigError(
+      'state_dir_exposed',
+      `the host-process ledger '${real}' would be reachable in the sandbox through the mount of '${exposedBy.source}' at ${exposedBy.target}; move it (CFH_STATE_DIR) or choose another workspace`,
+      { field: 'stateDir', value: real },
+    );
+  }
+}
+
+/** The real path of `p`, through its nearest existing ancestor when it does not exist. */
+function realpathOfNearest(p: string): string {
+  const absolute = path.resolve(p);
+  const real = safeRealpath(absolute);
+  if (real !== undefined) return real;
+  const parent = path.dirname(absolute);
+  return parent === absolute
+    ? absolute
+    : path.join(realpathOfNearest(parent), path.basename(absolute));
+}
+
 /** Parses `SRC:DST[:ro|:rw]` from the command line; a relative SRC is taken from `cwd`. */
 export function parseMountFlag(value: string, index: number, cwd = process.cwd()): MountRequest {
   const origin = `--mount[${index}]`;

@@ -218,7 +218,7 @@ describe('ScriptedGateway', () => {
       const bad = path.join(dir, 'bad.yaml');
       writeFileSync(bad, 'turns:\n  - txt: done\n');
       expect(() => loadScript(bad)).toThrow(ConfigError);
-      expect(() => loadScript(bad)).toThrow(/turns\.0\.txt: unknown key/);
+      expect(() => loadScript(bad)).toThrow(/turns\[0\]: an unknown key at line 2, column 5/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

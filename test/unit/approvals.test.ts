@@ -291,17 +291,17 @@ describe('--approvals FILE', () => {
           await at('key.yaml', `- { rule: x, tool: exec, argsDigest: ${d}, scope: all }\n`),
         ),
         'invalid_approvals_file',
-        '0.scope: unknown key',
+        '[0]: an unknown key at line 1, column',
       );
       await expectConfigErrorAsync(
         loadApprovalsFile(await at('digest.yaml', `- { rule: x, tool: exec, argsDigest: abc }\n`)),
         'invalid_approvals_file',
-        '0.argsDigest',
+        '[0].argsDigest',
       );
       await expectConfigErrorAsync(
         loadApprovalsFile(await at('yaml.yaml', `- { rule: [\n`)),
         'invalid_approvals_file',
-        'not YAML',
+        'not valid YAML at line',
       );
       await expectConfigErrorAsync(
         loadApprovalsFile(await at('big.yaml', `# ${'x'.repeat(300 * 1024)}\n[]\n`)),

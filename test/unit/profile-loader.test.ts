@@ -112,22 +112,38 @@ describe('profile files', () => {
 
   it('names an unknown top-level key', async () => {
     const file = await writeProfile('typo.yaml', 'extends: default\nnmae: oops\n');
-    expectConfigError(() => loadProfile(file), 'invalid_profile', 'nmae: unknown key');
+    expectConfigError(
+      () => loadProfile(file),
+      'invalid_profile',
+      '(top level): an unknown key at line 2, column 1',
+    );
   });
 
   it('names an unknown nested key by its full path', async () => {
     const file = await writeProfile('typo.yaml', 'extends: default\nlimits:\n  memroy: 1g\n');
-    expectConfigError(() => loadProfile(file), 'invalid_profile', 'limits.memroy: unknown key');
+    expectConfigError(
+      () => loadProfile(file),
+      'invalid_profile',
+      'limits: an unknown key at line 3, column 3',
+    );
   });
 
   it('names an unknown key nested under network', async () => {
     const file = await writeProfile('typo.yaml', 'extends: default\nnetwork:\n  mod: disabled\n');
-    expectConfigError(() => loadProfile(file), 'invalid_profile', 'network.mod: unknown key');
+    expectConfigError(
+      () => loadProfile(file),
+      'invalid_profile',
+      'network: an unknown key at line 3, column 3',
+    );
   });
 
   it('names an invalid runtime value', async () => {
     const file = await writeProfile('rt.yaml', 'extends: default\nruntime: kata\n');
-    expectConfigError(() => loadProfile(file), 'invalid_profile', 'runtime', 'kata');
+    expectConfigError(
+      () => loadProfile(file),
+      'invalid_profile',
+      'runtime at line 2, column 10: Invalid option: expected one of "runc"|"runsc"',
+    );
   });
 
   it('refuses a file without extends that lacks required fields, naming one', async () => {

@@ -78,7 +78,7 @@ export async function reapCommand(
     else {
       for (const e of entries)
         deps.printer.out(
-          `${e.action.padEnd(12)} ${e.kind.padEnd(9)} ${e.name} (run ${e.runId}, owner ${e.owner})`,
+          `${e.action.padEnd(12)} ${e.kind.padEnd(9)} ${e.name} (run ${e.runId}, owner ${e.owner})${e.error === undefined ? '' : `: ${e.error}`}`,
         );
       const n = entries.filter((e) => e.action === 'removed' || e.action === 'would-remove').length;
       deps.printer.out(`${args.dryRun ? 'would remove' : 'removed'} ${n} object(s)`);

@@ -6,10 +6,19 @@
 // process the process table shows carrying its marker, so a child that left the group
 // (setsid) goes too; after a SIGKILL of cfh, `cfh reap` does the same from the ledger.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
+import { HostToolError } from '../../errors.js';
 import { processStart, type OwnerIdentity } from '../../sandbox/owner.js';
+import {
+  ledgerDirProblem,
+  listLedger,
+  type HostProcessRecord,
+  type LedgerListing,
+} from './ledger-trust.js';
+
+export { HostProcessRecord } from './ledger-trust.js';
 
 export const HOST_PROCESS_MARKER = 'CFH_HOST_PROCESS';
 
@@ -18,19 +27,6 @@ export const HOST_BASE_ENV: Readonly<Record<string, string>> = {
   PATH: '/usr/local/bin:/usr/bin:/bin',
   LANG: 'C.UTF-8',
 };
-
-export const HostProcessRecord = z.strictObject({
-  schema: z.literal('cfh.host-process/1'),
-  runId: z.string(),
-  tool: z.string(),
-  marker: z.string().regex(/^[A-Za-z0-9._-]+$/),
-  owner: z.strictObject({ pid: z.number().int(), start: z.string(), host: z.string() }),
-  command: z.string(),
-  startedAt: z.string(),
-  pid: z.number().int().positive().optional(),
-  start: z.string().optional(),
-});
-export type HostProcessRecord = z.infer<typeof HostProcessRecord>;
 
 /** The ledger directory's entries: one file per process, removed when it is stopped. */
 export class HostProcessLedger {
@@ -49,6 +45,16 @@ export class HostProcessLedger {
     command: string,
   ): Promise<LedgerEntry> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    // A record `cfh reap` would not believe (ledger-trust.ts) could not stop this process
+    // after a SIGKILL of cfh: refuse to start it rather than leave it unreapable.
+    const problem = ledgerDirProblem(this.dir);
+    if (problem !== undefined) {
+      throw new HostToolError(
+        'host_ledger_untrusted',
+        `host-process ledger '${this.dir}' ${problem}; give CFH_STATE_DIR a directory only cfh's user can write`,
+        { dir: this.dir },
+      );
+    }
     this.#seq += 1;
     const marker = `${runId}.${tool}.${this.#seq}.${randomBytes(8).toString('hex')}`;
     const record: HostProcessRecord = {
@@ -65,25 +71,9 @@ export class HostProcessLedger {
     return entry;
   }
 
-  /** Every record, parsed; a file that is not one is skipped (and left alone). */
-  static async list(dir: string): Promise<{ file: string; record: HostProcessRecord }[]> {
-    let names: string[];
-    try {
-      names = await readdir(dir);
-    } catch {
-      return [];
-    }
-    const out: { file: string; record: HostProcessRecord }[] = [];
-    for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
-      const file = path.join(dir, name);
-      try {
-        const parsed = HostProcessRecord.safeParse(JSON.parse(await readFile(file, 'utf8')));
-        if (parsed.success) out.push({ file, record: parsed.data });
-      } catch {
-        // unreadable or half-written: not a record
-      }
-    }
-    return out;
+  /** Every record cfh can believe, and every file it does not (ledger-trust.ts). */
+  static async list(dir: string): Promise<LedgerListing> {
+    return listLedger(dir);
   }
 }
 
@@ -97,8 +87,21 @@ export class LedgerEntry {
   }
 
   async write(): Promise<void> {
+    // Created afresh (never through a link or a file left there), and 0600 whatever the
+    // umask: the only shape of record `cfh reap` believes (ledger-trust.ts).
     const tmp = `${this.file}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(this.record)}\n`, { mode: 0o600 });
+    await unlink(tmp).catch(() => undefined);
+    const handle = await open(
+      tmp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      await handle.chmod(0o600);
+      await handle.writeFile(`${JSON.stringify(this.record)}\n`);
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, this.file);
   }
 
@@ -113,22 +116,33 @@ export class LedgerEntry {
   }
 }
 
-/** Pids of the live processes whose environment carries `marker` (the process table). */
-export async function processesWithMarker(marker: string): Promise<number[]> {
+/** A live process as the kernel names it: pid and `<boot id>/<start ticks>`. */
+export interface ProcessIdentity {
+  readonly pid: number;
+  readonly start: string;
+}
+
+/** The live processes whose environment carries `marker` (the process table). */
+export async function processesWithMarker(marker: string): Promise<ProcessIdentity[]> {
   const wanted = `${HOST_PROCESS_MARKER}=${marker}`;
-  const pids: number[] = [];
+  const found: ProcessIdentity[] = [];
   for (const name of await readdir('/proc').catch(() => [] as string[])) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
     if (pid === process.pid) continue;
+    // The start time before and after the environment: the same process throughout.
+    const before = processStart(pid);
+    if (before === undefined) continue;
     try {
       const environ = await readFile(`/proc/${name}/environ`, 'latin1');
-      if (environ.split('\0').includes(wanted)) pids.push(pid);
+      if (environ.split('\0').includes(wanted) && processStart(pid) === before) {
+        found.push({ pid, start: before });
+      }
     } catch {
       // gone, or another user's: not ours
     }
   }
-  return pids;
+  return found;
 }
 
 function signal(target: number, sig: NodeJS.Signals | 0): boolean {
@@ -159,7 +173,12 @@ export interface TreeStop {
 /**
  * Ends a host process and its whole tree: SIGTERM to its group, SIGKILL after `graceMs`,
  * then SIGKILL to every process still carrying its marker, until none is left (bounded).
- * `pid` is checked against its recorded start time so a reused pid is never signalled.
+ * A pid is signalled only while it is the process cfh recorded (AH-LIFE-3): the group only
+ * when the leader's start time was recorded and /proc shows the same one now, each stray
+ * only while its start time is the one it had when its environment showed the marker. A
+ * record without a start time (a tool that was gone before cfh read it) names no process
+ * anymore; its tree is found by marker alone. The check and the signal are two system
+ * calls apart: a pid freed and reused within that gap is not seen (Node has no pidfd).
  */
 export async function stopTree(
   pid: number | undefined,
@@ -167,12 +186,13 @@ export async function stopTree(
   marker: string,
   graceMs: number,
 ): Promise<TreeStop> {
-  const ours = pid !== undefined && (start === undefined || processStart(pid) === start);
-  if (ours && groupAlive(pid)) {
-    signal(-pid, 'SIGTERM');
+  const leader = pid !== undefined && start !== undefined ? { pid, start } : undefined;
+  const isLeader = (): boolean => leader !== undefined && processStart(leader.pid) === leader.start;
+  if (leader !== undefined && isLeader() && groupAlive(leader.pid)) {
+    signal(-leader.pid, 'SIGTERM');
     const until = Date.now() + graceMs;
-    while (groupAlive(pid) && Date.now() < until) await sleep(20);
-    signal(-pid, 'SIGKILL');
+    while (isLeader() && groupAlive(leader.pid) && Date.now() < until) await sleep(20);
+    if (isLeader()) signal(-leader.pid, 'SIGKILL');
   }
   let strays = 0;
   for (let round = 0; round < 50; round += 1) {
@@ -180,9 +200,10 @@ export async function stopTree(
     if (left.length === 0) break;
     strays += left.length;
     for (const p of left) {
+      if (processStart(p.pid) !== p.start) continue;
       // A stray may lead a group of its own (setsid): end that group too.
-      signal(-p, 'SIGKILL');
-      signal(p, 'SIGKILL');
+      signal(-p.pid, 'SIGKILL');
+      signal(p.pid, 'SIGKILL');
     }
     await sleep(20);
   }

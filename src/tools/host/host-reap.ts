@@ -1,6 +1,8 @@
 // `cfh reap` for host-tool processes (AH-LIFE-3): a ledger record whose owning cfh is gone
 // (pid and start time, as for container owner labels) names a process tree nobody will stop:
 // its group and every process carrying its marker are killed, then the record is removed.
+// Only records cfh can believe are acted on (ledger-trust.ts); any other file in the ledger
+// is reported as `ignored` and left where it is.
 import { unlink } from 'node:fs/promises';
 import {
   LABEL_OWNER_HOST,
@@ -10,6 +12,7 @@ import {
   type OwnerStatus,
 } from '../../sandbox/owner.js';
 import { HostProcessLedger, stopTree, type HostProcessRecord } from './host-process.js';
+import type { UntrustedLedgerFile } from './ledger-trust.js';
 
 export interface HostProcessReap {
   readonly record: HostProcessRecord;
@@ -19,12 +22,19 @@ export interface HostProcessReap {
   readonly error?: string;
 }
 
+export interface HostProcessReapResult {
+  readonly reaped: readonly HostProcessReap[];
+  /** Ledger files (or the directory) not believed, never acted on, whatever run they name. */
+  readonly ignored: readonly UntrustedLedgerFile[];
+}
+
 export async function reapHostProcesses(
   dir: string,
   options: { dryRun: boolean; runIds?: ReadonlySet<string> | undefined },
-): Promise<HostProcessReap[]> {
+): Promise<HostProcessReapResult> {
   const out: HostProcessReap[] = [];
-  for (const { file, record } of await HostProcessLedger.list(dir)) {
+  const { records, untrusted } = await HostProcessLedger.list(dir);
+  for (const { file, record } of records) {
     if (options.runIds !== undefined && !options.runIds.has(record.runId)) continue;
     const owner = ownerStatus({
       [LABEL_OWNER_PID]: String(record.owner.pid),
@@ -53,5 +63,5 @@ export async function reapHostProcesses(
       });
     }
   }
-  return out;
+  return { reaped: out, ignored: untrusted };
 }
