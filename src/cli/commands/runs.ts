@@ -3,6 +3,7 @@
 // (created, running, or none yet). Every string printed here came from a file a sandbox or
 // a model may have chosen; the printer escapes it (print.ts), --json prints it exact.
 import { TERMINAL_STATES, listRuns, showRun, type RunSummary } from '../../evidence/runs-index.js';
+import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import {
   LABEL_OWNER_HOST,
   LABEL_OWNER_PID,
@@ -52,7 +53,7 @@ export async function runsListCommand(
   else
     for (const r of runs)
       deps.printer.out(
-        `${r.runId}  ${shownState(r).padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${r.kind === 'agent' ? '[agent run]' : (r.command ?? []).join(' ')}`,
+        `${r.runId}  ${shownState(r).padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${r.kind === 'agent' ? '[agent run]' : (r.command ?? []).join(' ')}${r.unreadable === undefined ? '' : `  [unreadable: ${r.unreadable.join('; ')}]`}`,
       );
   return 0;
 }
@@ -62,7 +63,10 @@ export async function runsShowCommand(
   deps: CliDeps,
 ): Promise<number> {
   try {
-    const run = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId);
+    // Verified as `cfh audit` verifies: with a trusted key configured, its signature too.
+    const run = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId, {
+      trustedKey: await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey),
+    });
     const summary = withWriter(run.summary);
     if (args.json) {
       deps.printer.json({
