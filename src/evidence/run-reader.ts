@@ -51,7 +51,8 @@ export type EntryKind =
 export interface RunEntry {
   /** Relative to the run directory, `/`-separated. */
   readonly rel: string;
-  readonly kind: Exclude<EntryKind, 'directory'>;
+  /** A directory is listed as an entry only where a file was expected (run-evidence.ts). */
+  readonly kind: EntryKind;
   readonly bytes: number;
 }
 
@@ -77,7 +78,7 @@ export function kindOf(st: Stats): EntryKind {
 }
 
 export const describeKind = (kind: EntryKind): string =>
-  kind === 'other' ? 'an unknown entry' : `a ${kind}`;
+  kind === 'other' ? 'an unknown entry' : kind === 'symlink' ? 'a symbolic link' : `a ${kind}`;
 
 function openProblem(rel: string, error: unknown): { missing: boolean; problem: string } {
   const code = error instanceof Error && 'code' in error ? String(error.code) : '';
@@ -85,7 +86,7 @@ function openProblem(rel: string, error: unknown): { missing: boolean; problem: 
   if (code === 'ELOOP' || code === 'EMLINK')
     return {
       missing: false,
-      problem: `${rel}: a symbolic link (at it or on its way), not followed`,
+      problem: `${rel}: a symbolic link, not followed`,
     };
   if (code === 'ENOTDIR')
     return { missing: false, problem: `${rel}: a directory on its way is not a directory` };
@@ -114,10 +115,17 @@ export class RunReader implements AsyncDisposable {
     try {
       return new RunReader(dir, await open(dir, DIR_FLAGS));
     } catch (error) {
-      const { problem } = openProblem(dir, error);
+      // O_DIRECTORY|O_NOFOLLOW on a link fails ENOTDIR: lstat says what stands there.
+      const found = await lstat(dir).catch(() => undefined);
+      const { problem } =
+        found === undefined || kindOf(found) === 'directory'
+          ? openProblem(dir, error)
+          : {
+              problem: `${dir}: ${describeKind(kindOf(found))}, not a run directory; not followed`,
+            };
       throw new ArtifactError(
         'evidence_unreadable',
-        `${problem.replace(/: missing$/, ': no such run directory')}`,
+        problem.replace(/: missing$/, ': no such run directory'),
         error,
       );
     }
@@ -164,10 +172,36 @@ export class RunReader implements AsyncDisposable {
       }
       return { ok: true, value: { handle, bytes: st.size } };
     } catch (error) {
-      return { ok: false, ...openProblem(rel, error) };
+      const way = await this.#onTheWay(rel, parts);
+      return { ok: false, ...(way === undefined ? openProblem(rel, error) : way) };
     } finally {
       for (const p of parents) await p.close().catch(() => undefined);
     }
+  }
+
+  /**
+   * What on the way to `rel` is not a directory (a link, a file), named: O_DIRECTORY with
+   * O_NOFOLLOW fails ENOTDIR on a link, which says too little.
+   */
+  async #onTheWay(
+    rel: string,
+    parts: readonly string[],
+  ): Promise<{ missing: boolean; problem: string } | undefined> {
+    for (let i = 1; i < parts.length; i += 1) {
+      const prefix = parts.slice(0, i).join('/');
+      const st = await lstat(`${this.#base}/${prefix}`).catch(() => undefined);
+      if (st === undefined) return { missing: true, problem: `${rel}: missing` };
+      const kind = kindOf(st);
+      if (kind !== 'directory')
+        return {
+          missing: false,
+          problem:
+            kind === 'symlink'
+              ? `${rel}: a symbolic link on its way (${prefix}), not followed`
+              : `${rel}: ${prefix} on its way is ${describeKind(kind)}, not a directory`,
+        };
+    }
+    return undefined;
   }
 
   /** `rel`'s bytes: a regular file of at most `maxBytes`, read through one descriptor. */
@@ -345,5 +379,5 @@ export async function withRunReader<T>(
   fn: (reader: RunReader) => Promise<T>,
 ): Promise<T> {
   await using reader = await RunReader.open(dir);
-  return fn(reader);
+  return await fn(reader);
 }

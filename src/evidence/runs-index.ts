@@ -58,13 +58,13 @@ const SnapshotSummary = z.object({
   profile: z.object({ name: z.string() }).optional().catch(undefined),
   command: z.array(z.string()).optional().catch(undefined),
   createdAt: z.string().optional().catch(undefined),
-  caller: z.unknown(),
+  caller: z.unknown().optional(),
 });
 const StateSummary = z.object({
   state: z.string().optional().catch(undefined),
   terminalReason: z.string().optional().catch(undefined),
   exitCode: z.number().optional().catch(undefined),
-  writer: z.unknown(),
+  writer: z.unknown().optional(),
 });
 
 function callerOf(value: unknown): RunCaller | undefined {

@@ -35,8 +35,13 @@ export function verifyEvidence(
   const notVerified: string[] = [];
   for (const c of checks) {
     if (c.verdict === 'pass') verified.push(`${c.id}: ${c.detail}`);
-    else if (c.verdict === 'fail') problems.push(`${c.id}: ${c.detail}`, ...c.where);
-    else notVerified.push(`${c.id}: ${c.detail}`);
+    else if (c.verdict === 'fail') {
+      // The places, as the check names them; the check's own line when it names none, or
+      // when it listed only the first of them.
+      if (c.where.length === 0 || /\(\+\d+ more\)$/.test(c.detail))
+        problems.push(`${c.id}: ${c.detail}`);
+      problems.push(...c.where);
+    } else notVerified.push(`${c.id}: ${c.detail}`);
   }
   return { ok: problems.length === 0, verified, problems, notVerified, checks };
 }

@@ -36,7 +36,10 @@ export function writerStatus(run: RunSummary): OwnerStatus {
 
 /** The run with `writer` added while it is not terminal. */
 function withWriter(run: RunSummary): RunSummary & { writer?: OwnerStatus } {
-  return TERMINAL_STATES.includes(run.state) ? run : { ...run, writer: writerStatus(run) };
+  // A run whose directory could not be read has no writer to judge: shown unreadable.
+  return TERMINAL_STATES.includes(run.state) || run.state === 'unreadable'
+    ? run
+    : { ...run, writer: writerStatus(run) };
 }
 
 /** The state as shown: `abandoned` for a run in progress whose writer is gone. */

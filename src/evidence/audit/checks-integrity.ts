@@ -66,7 +66,7 @@ export const anchorCheck: Check = {
     const end = finished.at(-1);
     if (end === undefined) {
       if (stateName !== undefined && TERMINAL.has(stateName))
-        where.push(`state.json: says ${stateName}, but the log has no run_finished (cut short)`);
+        where.push(`state.json says ${stateName} but the log has no run_finished (cut short)`);
       if (run.report.present) where.push('report.json: exists, but the log has no run_finished');
       const anchor = Anchor.safeParse(state?.lastEvent);
       if (anchor.success) {
@@ -82,7 +82,7 @@ export const anchorCheck: Check = {
     // once; none may come before it (governance extension, "Draft vs commit policy").
     for (const e of run.events)
       if (e.seq > end.seq && !AFTER_TERMINAL.includes(e.type))
-        where.push(`${at(e)}: events follow run_finished (seq ${end.seq}): the log was extended`);
+        where.push(`events follow run_finished (seq ${end.seq}): the log was extended (${at(e)})`);
     const applied = run.events.filter((e) => AFTER_TERMINAL.includes(e.type));
     for (const e of applied.filter((a) => a.seq < end.seq))
       where.push(`${at(e)}: ${e.type} before run_finished (seq ${end.seq})`);

@@ -266,7 +266,10 @@ async function digestRecorded(
     if (entry.kind !== 'file') {
       out.push({
         ...entry,
-        problem: `${entry.rel}: ${describeKind(entry.kind)}, not a regular file; not read`,
+        problem:
+          entry.kind === 'symlink'
+            ? `${entry.rel}: a symbolic link, not followed`
+            : `${entry.rel}: ${describeKind(entry.kind)}, not a regular file; not read`,
       });
       continue;
     }
@@ -281,5 +284,17 @@ async function digestRecorded(
         : { ...entry, problem: digest.problem },
     );
   }
-  return out;
+  // A recorded file the listing did not find as an entry: a directory stands there, or a
+  // link on its way (the listing does not descend into one). Said, never followed.
+  const listed = new Set(entries.map((e) => e.rel));
+  for (const rel of declared.keys()) {
+    if (listed.has(rel)) continue;
+    const tried = await reader.digest(rel, 0);
+    if (tried.ok || tried.missing) continue;
+    // lstat through a link on the way would name its target's kind: 'other' then.
+    const found = await reader.entryKind(rel);
+    const kind = found === undefined || found === 'file' ? 'other' : found;
+    out.push({ rel, kind, bytes: 0, problem: tried.problem });
+  }
+  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }
