@@ -237,7 +237,7 @@ export const signatureCheck: Check = {
 export const schemaCheck: Check = {
   id: 'evidence.schema',
   title: 'events, report, state and signature match the published schema',
-  clauses: ['CFH-EVID-1', 'AHGE-TRACE-1'],
+  clauses: ['CFH-EVID-1'],
   run({ run }) {
     const where: string[] = [];
     for (const e of run.events) for (const issue of e.issues) where.push(`${at(e)}: ${issue}`);
