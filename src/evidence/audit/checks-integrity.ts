@@ -30,6 +30,9 @@ export const chainCheck: Check = {
   title: 'hash chain from the first event',
   clauses: ['AH-ART-1'],
   run({ run }) {
+    // No log at all: its writer stopped before it began one (`cfh audit` says so with exit
+    // 2 before any check; `runs show` says `events none`). Nothing to verify, not a break.
+    if (!run.eventLog.present) return inconclusive('no events.jsonl: nothing to chain');
     if (run.eventLog.problem !== undefined)
       return fail('events.jsonl cannot be read', [run.eventLog.problem]);
     const where: string[] = run.badLines.map((b) => `events.jsonl:${b.line}: ${b.problem}`);
@@ -149,6 +152,8 @@ export const digestsCheck: Check = {
   title: 'every evidence file matches the digest the chain recorded',
   clauses: ['AH-ART-1'],
   run({ run }) {
+    // No log: the writer stopped before it began one; no record says what must be there.
+    if (!run.eventLog.present) return notApplicable('no events.jsonl: no record of any file');
     const { files, twice } = recordedFiles(run);
     const where = [...twice];
     const onDisk = new Map(run.files.map((f) => [f.rel, f]));
