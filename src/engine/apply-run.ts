@@ -6,13 +6,15 @@
 // then the approver is asked, the patch is applied all at once or not at all, and the
 // `applied` event extends the run's hash chain while the apply can still be undone.
 import { constants } from 'node:fs';
-import { open, readFile, realpath, stat } from 'node:fs/promises';
+import type { KeyObject } from 'node:crypto';
+import { open, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { WorkspaceError, errorMessage } from '../errors.js';
 import { withLockedRun } from '../evidence/run-amend.js';
 import { RUN_FILES } from '../evidence/run-directory.js';
+import { READ_CAPS, withRunReader } from '../evidence/run-reader.js';
 import type { RunDetail } from '../evidence/runs-index.js';
 import { applyPatch, type CommitFs } from '../workspace/apply-patch.js';
 import { OWN_AUTHORITY } from '../workspace/authority.js';
@@ -45,6 +47,8 @@ export interface ApplyRequest {
   /** Shown the plan once the host checks out; returns the approver, or undefined (declined). */
   readonly approve: (plan: ApplyPlan) => Promise<Approver | undefined>;
   readonly signal: AbortSignal;
+  /** The operator's public key, when one is configured: the run must carry its signature. */
+  readonly trustedKey?: KeyObject | undefined;
   /** Tests only: the commit's file-system calls. */
   readonly fs?: CommitFs;
 }
@@ -91,9 +95,12 @@ export async function readRunPatch(detail: RunDetail): Promise<RunPatch> {
   }
   let patch: PatchDocument;
   try {
-    patch = PatchDocument.parse(
-      JSON.parse(await readFile(path.join(detail.dir, RUN_FILES.patch), 'utf8')),
+    // Through the bounded reader: patch.json may be a link or a FIFO by now.
+    const read = await withRunReader(detail.dir, (r) =>
+      r.readText(RUN_FILES.patch, READ_CAPS.document),
     );
+    if (!read.ok) throw new Error(read.problem);
+    patch = PatchDocument.parse(JSON.parse(read.value));
   } catch (error) {
     throw new WorkspaceError(
       'patch_invalid',
@@ -121,7 +128,9 @@ export async function readRunPatch(detail: RunDetail): Promise<RunPatch> {
 
 export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
   const { runId } = request;
-  return withLockedRun(request.artifactRoot, runId, async (run) => {
+  // Verified as `cfh audit` verifies, signature included when a key is configured.
+  const verify = { trustedKey: request.trustedKey };
+  return withLockedRun(request.artifactRoot, runId, verify, async (run) => {
     const detail = run.detail;
     if (!detail.verification.ok) {
       throw new WorkspaceError(

@@ -4,11 +4,10 @@
 // its evidence verifies (verify-run.ts), and the bytes read from plan.md are the ones its
 // hash chain recorded (compared after reading, so a file swapped after the check is not
 // used). It reaches the model as context, never as authority (a `<context>` slot).
-import { createHash } from 'node:crypto';
-import path from 'node:path';
-import { readBoundedFile } from '../config/bounded-file.js';
+import { createHash, type KeyObject } from 'node:crypto';
 import { ConfigError, errorMessage } from '../errors.js';
 import { showRun, type RunDetail } from '../evidence/runs-index.js';
+import { withRunReader } from '../evidence/run-reader.js';
 
 export const PLAN_FILE = 'plan.md';
 /** A plan is a final answer (bounded by max_output_tokens): 1 MiB is beyond any. */
@@ -29,10 +28,18 @@ function refuse(runId: string, why: string, details: Record<string, unknown> = {
   });
 }
 
-export async function loadApprovedPlan(artifactRoot: string, runId: string): Promise<ApprovedPlan> {
+/**
+ * The plan of a planning run that passes the verifier (verify-run.ts) as `cfh audit` does:
+ * with a trusted key configured, its signature included.
+ */
+export async function loadApprovedPlan(
+  artifactRoot: string,
+  runId: string,
+  trustedKey?: KeyObject,
+): Promise<ApprovedPlan> {
   let run: RunDetail;
   try {
-    run = await showRun(artifactRoot, runId);
+    run = await showRun(artifactRoot, runId, { trustedKey });
   } catch (error) {
     if (error instanceof ConfigError) throw refuse(runId, error.message);
     throw refuse(runId, `cannot read the run: ${errorMessage(error)}`);
@@ -55,12 +62,12 @@ export async function loadApprovedPlan(artifactRoot: string, runId: string): Pro
     .map((e) => e.data.sha256)
     .at(-1);
   if (typeof recorded !== 'string') throw refuse(runId, `its chain records no ${PLAN_FILE}`);
-  const { bytes } = await readBoundedFile(
-    path.join(run.dir, PLAN_FILE),
-    PLAN_MAX_BYTES,
-    '--from-plan',
-    'plan_unusable',
+  // Through the bounded reader, relative to the run directory: no link followed.
+  const read = await withRunReader(run.dir, (r) => r.read(PLAN_FILE, PLAN_MAX_BYTES)).catch(
+    (error: unknown) => ({ ok: false as const, problem: errorMessage(error) }),
   );
+  if (!read.ok) throw refuse(runId, read.problem);
+  const bytes = read.value;
   const got = createHash('sha256').update(bytes).digest('hex');
   if (got !== recorded)
     throw refuse(runId, `${PLAN_FILE} is not the file its chain recorded (digest differs)`);

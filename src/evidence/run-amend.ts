@@ -9,7 +9,7 @@ import { ArtifactError, errorMessage } from '../errors.js';
 import { EventLog, type EventRecord } from './event-log.js';
 import { RUN_FILES } from './run-directory.js';
 import type { EventInput } from './schema/registry.js';
-import { showRun, type RunDetail } from './runs-index.js';
+import { showRun, type RunDetail, type ShowOptions } from './runs-index.js';
 
 /** The only event type a finished run may gain. */
 export const APPLIED_EVENT = 'applied' as const;
@@ -24,10 +24,11 @@ export interface FinishedRun {
 export async function withLockedRun<T>(
   root: string,
   runId: string,
+  options: ShowOptions,
   fn: (run: FinishedRun) => Promise<T>,
 ): Promise<T> {
   // Validates the id and that the run exists before any lock is taken.
-  await showRun(root, runId);
+  await showRun(root, runId, options);
   const dir = path.join(root, runId);
   let release: () => Promise<void>;
   try {
@@ -49,7 +50,7 @@ export async function withLockedRun<T>(
   }
   let log: EventLog | undefined;
   try {
-    const detail = await showRun(root, runId);
+    const detail = await showRun(root, runId, options);
     return await fn({
       detail,
       appendApplied: async (data) => {

@@ -20,8 +20,11 @@ import { writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { canonicalJson } from './canonical-json.js';
 import { EventLog, redactRecord, type Redactor } from './event-log.js';
 import { isRunId } from './run-id.js';
-import { REPORT_SCHEMA } from './schema/report.js';
-import { STATE_SCHEMA } from './schema/state.js';
+import type { z } from 'zod';
+import { issueText } from './schema/registry.js';
+import { REPORT_SCHEMA, Report } from './schema/report.js';
+import { Snapshot } from './schema/snapshot.js';
+import { STATE_SCHEMA, RunState } from './schema/state.js';
 import type { TerminalSigner } from './signing.js';
 
 export const RUN_FILES = {
@@ -185,9 +188,11 @@ export class RunDirectory implements AsyncDisposable {
    * is seen (docs/operators.md, "Checking a run"). state.json and report.json are derived
    * from the terminal event and checked against it instead.
    */
-  async writeSnapshot(snapshot: unknown): Promise<string> {
-    const sha256 = await writeJsonAtomic(this.path(RUN_FILES.snapshot), snapshot);
-    await this.#recorded(RUN_FILES.snapshot, sha256);
+  async writeSnapshot(snapshot: Readonly<Record<string, unknown>>): Promise<string> {
+    const body = jsonBody(checked(RUN_FILES.snapshot, Snapshot, snapshot));
+    const sha256 = await writeFileAtomic(this.path(RUN_FILES.snapshot), body);
+    // Its size is recorded too: a reader reads no more than that (run-reader.ts).
+    await this.#recorded(RUN_FILES.snapshot, sha256, Buffer.byteLength(body));
     return sha256;
   }
 
@@ -327,12 +332,14 @@ export class RunDirectory implements AsyncDisposable {
     });
   }
 
-  async writeState(state: unknown): Promise<void> {
-    await writeJsonAtomic(this.path(RUN_FILES.state), state);
+  /** state.json, typed by the schema its readers parse it with (schema/state.ts). */
+  async writeState(state: z.input<typeof RunState>): Promise<void> {
+    await writeJsonAtomic(this.path(RUN_FILES.state), checked(RUN_FILES.state, RunState, state));
   }
 
-  async writeReport(report: unknown): Promise<void> {
-    await writeJsonAtomic(this.path(RUN_FILES.report), report);
+  /** report.json, typed by the schema its readers parse it with (schema/report.ts). */
+  async writeReport(report: Readonly<Record<string, unknown>>): Promise<void> {
+    await writeJsonAtomic(this.path(RUN_FILES.report), checked(RUN_FILES.report, Report, report));
   }
 
   async close(): Promise<void> {
@@ -349,6 +356,22 @@ export class RunDirectory implements AsyncDisposable {
     await this.close();
   }
 }
+
+/**
+ * The document as its readers will parse it (schema/*.ts, the audit's evidence.schema): a
+ * document they would reject is refused here, as EventLog.append refuses such an event.
+ */
+function checked(name: string, schema: z.ZodType, value: unknown): unknown {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw new ArtifactError(
+      'evidence_schema_violation',
+      `${name} does not match its schema: ${parsed.error.issues.slice(0, 5).map(issueText).join('; ')}`,
+    );
+  return value;
+}
+
+const jsonBody = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 /** sha256 of a report's canonical JSON without `lastEvent`: what run_finished records. */
 export function reportDigest(report: Readonly<Record<string, unknown>>): string {

@@ -1,13 +1,18 @@
-// Reading run directories back for `cfh runs list` and `cfh runs show`.
-import { readFile, readdir, stat } from 'node:fs/promises';
+// Reading run directories back for `cfh runs list` and `cfh runs show`, and for every
+// command that acts on a run (runs diff/apply, --from-plan): through the bounded reader
+// (run-reader.ts), verified by the one verifier (verify-run.ts).
+import type { KeyObject } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
-import { verifyEventChain, type EventRecord } from './event-log.js';
-import { verifyRunDirectory, type RunVerification } from './verify-run.js';
+import { ArtifactError, ConfigError } from '../errors.js';
+import { readRunEvidence, type LoadedDocument, type RunEvidence } from './audit/run-evidence.js';
+import type { EventRecord } from './event-log.js';
+import { verifyEvidence, type RunVerification } from './verify-run.js';
 import { RUN_FILES } from './run-directory.js';
 import { isRunId } from './run-id.js';
+import { READ_CAPS, RunReader } from './run-reader.js';
 
 export interface RunCaller {
   readonly pid?: number;
@@ -37,36 +42,29 @@ export interface RunSummary {
   readonly profile?: string;
   readonly command?: readonly string[];
   readonly createdAt?: string;
-}
-
-async function readJson(file: string): Promise<Record<string, unknown> | undefined> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
-
-export async function listRuns(root: string): Promise<RunSummary[]> {
-  let names: string[];
-  try {
-    names = await readdir(root);
-  } catch {
-    return [];
-  }
-  const runs = await Promise.all(
-    names
-      .filter(isRunId)
-      .sort()
-      .map((id) => summarize(root, id)),
-  );
-  return runs;
+  /** What could not be read, and why (a link, a FIFO, a file past its bound). */
+  readonly unreadable?: readonly string[];
 }
 
 const Caller = z.object({
   pid: z.number().int().optional(),
   start: z.string().optional(),
   host: z.string().optional(),
+});
+
+/** The few snapshot fields a summary shows, each optional: a summary never fails. */
+const SnapshotSummary = z.object({
+  kind: z.string().optional().catch(undefined),
+  profile: z.object({ name: z.string() }).optional().catch(undefined),
+  command: z.array(z.string()).optional().catch(undefined),
+  createdAt: z.string().optional().catch(undefined),
+  caller: z.unknown().optional(),
+});
+const StateSummary = z.object({
+  state: z.string().optional().catch(undefined),
+  terminalReason: z.string().optional().catch(undefined),
+  exitCode: z.number().optional().catch(undefined),
+  writer: z.unknown().optional(),
 });
 
 function callerOf(value: unknown): RunCaller | undefined {
@@ -90,26 +88,83 @@ async function isLocked(dir: string): Promise<boolean> {
     .catch(() => false);
 }
 
-async function summarize(root: string, runId: string): Promise<RunSummary> {
+export async function listRuns(root: string): Promise<RunSummary[]> {
+  let names: string[];
+  try {
+    names = await readdir(root);
+  } catch {
+    return [];
+  }
+  const runs: RunSummary[] = [];
+  for (const runId of names.filter(isRunId).sort()) runs.push(await summaryAt(root, runId));
+  return runs;
+}
+
+/** One run's summary, reading only state.json and snapshot.json, each within its bound. */
+async function summaryAt(root: string, runId: string): Promise<RunSummary> {
   const dir = path.join(root, runId);
-  const [state, snapshot, locked] = await Promise.all([
-    readJson(path.join(dir, RUN_FILES.state)),
-    readJson(path.join(dir, RUN_FILES.snapshot)),
-    isLocked(dir),
-  ]);
-  const profile = snapshot?.profile as { name?: string } | undefined;
-  const caller = callerOf(state?.writer) ?? callerOf(snapshot?.caller);
+  let reader: RunReader;
+  try {
+    reader = await RunReader.open(dir);
+  } catch (error) {
+    return {
+      runId,
+      kind: 'command',
+      state: 'unreadable',
+      locked: false,
+      unreadable: [error instanceof Error ? error.message : String(error)],
+    };
+  }
+  try {
+    const [state, snapshot] = await Promise.all([
+      readDoc(reader, RUN_FILES.state),
+      readDoc(reader, RUN_FILES.snapshot),
+    ]);
+    return summaryOf(runId, state, snapshot, await isLocked(dir));
+  } finally {
+    await reader.close();
+  }
+}
+
+async function readDoc(reader: RunReader, name: string): Promise<LoadedDocument> {
+  const read = await reader.readText(name, READ_CAPS.document);
+  if (!read.ok)
+    return read.missing
+      ? { present: false, value: undefined }
+      : { present: true, value: undefined, problem: read.problem };
+  try {
+    return { present: true, value: JSON.parse(read.value) as unknown };
+  } catch {
+    return { present: true, value: undefined, problem: `${name}: not JSON` };
+  }
+}
+
+function summaryOf(
+  runId: string,
+  stateDoc: LoadedDocument,
+  snapshotDoc: LoadedDocument,
+  locked: boolean,
+): RunSummary {
+  const state = StateSummary.safeParse(stateDoc.value);
+  const snapshot = SnapshotSummary.safeParse(snapshotDoc.value);
+  const st = state.success ? state.data : undefined;
+  const snap = snapshot.success ? snapshot.data : undefined;
+  const caller = callerOf(st?.writer) ?? callerOf(snap?.caller);
+  const unreadable = [stateDoc.problem, snapshotDoc.problem].filter(
+    (p): p is string => p !== undefined,
+  );
   return {
     runId,
-    kind: snapshot?.kind === 'agent' ? 'agent' : 'command',
-    state: typeof state?.state === 'string' ? state.state : 'unknown',
+    kind: snap?.kind === 'agent' ? 'agent' : 'command',
+    state: st?.state ?? 'unknown',
     ...(caller === undefined ? {} : { caller }),
     locked,
-    ...(typeof state?.terminalReason === 'string' ? { terminalReason: state.terminalReason } : {}),
-    ...(typeof state?.exitCode === 'number' ? { exitCode: state.exitCode } : {}),
-    ...(profile?.name === undefined ? {} : { profile: profile.name }),
-    ...(Array.isArray(snapshot?.command) ? { command: snapshot.command as string[] } : {}),
-    ...(typeof snapshot?.createdAt === 'string' ? { createdAt: snapshot.createdAt } : {}),
+    ...(st?.terminalReason === undefined ? {} : { terminalReason: st.terminalReason }),
+    ...(st?.exitCode === undefined ? {} : { exitCode: st.exitCode }),
+    ...(snap?.profile === undefined ? {} : { profile: snap.profile.name }),
+    ...(snap?.command === undefined ? {} : { command: snap.command }),
+    ...(snap?.createdAt === undefined ? {} : { createdAt: snap.createdAt }),
+    ...(unreadable.length === 0 ? {} : { unreadable }),
   };
 }
 
@@ -123,13 +178,41 @@ export interface RunDetail {
   readonly state: Record<string, unknown> | undefined;
   readonly snapshot: Record<string, unknown> | undefined;
   readonly report: Record<string, unknown> | undefined;
+  /** The events whose envelope could be read, in log order. */
   readonly events: readonly EventRecord[];
-  readonly chain: ReturnType<typeof verifyEventChain>;
+  readonly chain: { readonly ok: boolean; readonly events: number; readonly problem?: string };
   /** What the evidence proves of itself, and what it cannot (verify-run.ts). */
   readonly verification: RunVerification;
 }
 
-export async function showRun(root: string, runId: string): Promise<RunDetail> {
+export interface ShowOptions {
+  /** The operator's public key, when one is configured: then a signature is required. */
+  readonly trustedKey?: KeyObject | undefined;
+}
+
+const Record_ = z.record(z.string(), z.unknown());
+const EnvelopeRead = z.object({
+  schema: z.string().optional(),
+  seq: z.number(),
+  ts: z.string(),
+  runId: z.string(),
+  type: z.string(),
+  data: Record_,
+  prevHash: z.string(),
+  hash: z.string(),
+});
+
+const recordOf = (doc: LoadedDocument): Record<string, unknown> | undefined => {
+  const parsed = Record_.safeParse(doc.value);
+  return parsed.success ? parsed.data : undefined;
+};
+
+/** A run read through the bounded reader and verified; ConfigError when there is none. */
+export async function showRun(
+  root: string,
+  runId: string,
+  options: ShowOptions = {},
+): Promise<RunDetail> {
   if (!isRunId(runId)) {
     throw new ConfigError('invalid_run_id', `run id: '${runId}' is not a run id`, {
       field: 'runId',
@@ -137,43 +220,46 @@ export async function showRun(root: string, runId: string): Promise<RunDetail> {
     });
   }
   const dir = path.join(root, runId);
-  const isDir = await stat(dir).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  if (!isDir) {
-    throw new ConfigError('unknown_run', `run id: no run '${runId}' under ${root}`, {
-      field: 'runId',
-      value: runId,
-    });
+  let reader: RunReader;
+  try {
+    reader = await RunReader.open(dir);
+  } catch (error) {
+    if (error instanceof ArtifactError && /no such run directory$/.test(error.message))
+      throw new ConfigError('unknown_run', `run id: no run '${runId}' under ${root}`, {
+        field: 'runId',
+        value: runId,
+      });
+    throw error;
   }
-  const body = await readFile(path.join(dir, RUN_FILES.events), 'utf8').catch(() => undefined);
-  const [summary, state, snapshot, report] = await Promise.all([
-    summarize(root, runId),
-    readJson(path.join(dir, RUN_FILES.state)),
-    readJson(path.join(dir, RUN_FILES.snapshot)),
-    readJson(path.join(dir, RUN_FILES.report)),
-  ]);
+  let run: RunEvidence;
+  try {
+    run = await readRunEvidence(reader);
+  } finally {
+    await reader.close();
+  }
   const events: EventRecord[] = [];
-  for (const line of (body ?? '').split('\n')) {
-    if (line === '') continue;
-    try {
-      events.push(JSON.parse(line) as EventRecord);
-    } catch {
-      break; // verifyEventChain says where the log is damaged
-    }
+  for (const e of run.events) {
+    const parsed = EnvelopeRead.safeParse(e.record);
+    if (!parsed.success) continue;
+    const { schema, ...rest } = parsed.data;
+    events.push({ ...rest, ...(schema === undefined ? {} : { schema }) });
   }
-  const verification = await verifyRunDirectory(dir, body ?? '', events, state, report);
+  const verification = verifyEvidence(run, options.trustedKey);
+  const chain = verification.checks.find((c) => c.id === 'integrity.chain');
   return {
     runId,
     dir,
-    summary,
-    eventLog: body !== undefined,
-    state,
-    snapshot,
-    report,
+    summary: summaryOf(runId, run.state, run.snapshot, await isLocked(dir)),
+    eventLog: run.eventLog.present,
+    state: recordOf(run.state),
+    snapshot: recordOf(run.snapshot),
+    report: recordOf(run.report),
     events,
-    chain: verifyEventChain(body ?? ''),
+    chain: {
+      ok: chain?.verdict === 'pass',
+      events: run.events.length,
+      ...(chain?.verdict === 'pass' ? {} : { problem: chain?.where[0] ?? chain?.detail ?? '' }),
+    },
     verification,
   };
 }

@@ -14,6 +14,8 @@ export interface Forgery {
   report: Record<string, any>;
   state: Record<string, any>;
   transcript: Record<string, any>[] | undefined;
+  /** Other recorded files to rewrite (patch/patch.json, plan.md): re-sealed like the rest. */
+  readonly files: Map<string, string>;
   readonly dir: string;
 }
 
@@ -45,6 +47,7 @@ export async function forge(dir: string, edit: (f: Forgery) => void): Promise<vo
     report: await json('report.json'),
     state: await json('state.json'),
     transcript: await lines(transcriptFile).catch(() => undefined),
+    files: new Map(),
   };
   edit(f);
   const bodies = new Map<string, string>([
@@ -52,6 +55,7 @@ export async function forge(dir: string, edit: (f: Forgery) => void): Promise<vo
   ]);
   if (f.transcript !== undefined)
     bodies.set('transcript.jsonl', f.transcript.map((m) => `${JSON.stringify(m)}\n`).join(''));
+  for (const [name, body] of f.files) bodies.set(name, body);
   for (const [name, body] of bodies) await writeFile(path.join(dir, name), body);
   // Re-seal: artifact digests, the report digest, the chain, the anchors.
   const reportBody = Object.fromEntries(

@@ -248,13 +248,16 @@ const MUTATIONS: Mutation[] = [
   [
     'artifacts.confined',
     'command',
-    async (d) => {
-      // Same bytes, but the evidence file is now a link to a file outside the run directory.
-      const outside = path.join(path.dirname(path.dirname(d)), 'outside-stdout');
-      await cp(path.join(d, 'outputs', 'stdout'), outside);
-      await rm(path.join(d, 'outputs', 'stdout'));
-      await symlink(outside, path.join(d, 'outputs', 'stdout'));
-    },
+    // The snapshot records a mount that exposes the run directory to the sandbox. (An
+    // evidence file made a link is not followed at all: it fails the digests too; see "raw
+    // tampering".)
+    forged((f) => {
+      (f.snapshot.containerSpec.mounts as Record<string, string>[]).push({
+        source: path.dirname(f.dir),
+        target: '/evidence',
+        mode: 'ro',
+      });
+    }),
   ],
   [
     'approvals.paired',
@@ -303,6 +306,20 @@ describe('each seeded violation flips exactly its own check', () => {
 });
 
 describe('raw tampering fails with the place', () => {
+  it('an output made a link to a file outside, same bytes: not followed, so neither digested nor confined', async () => {
+    const dir = await copyRun(fx.command, scratch.path('tamper'));
+    const outside = path.join(path.dirname(path.dirname(dir)), 'outside-stdout');
+    await cp(path.join(dir, 'outputs', 'stdout'), outside);
+    await rm(path.join(dir, 'outputs', 'stdout'));
+    await symlink(outside, path.join(dir, 'outputs', 'stdout'));
+    const r = await audit(dir);
+    for (const id of ['integrity.digests', 'artifacts.confined']) {
+      const c = r.checks.find((x) => x.id === id);
+      expect(c?.verdict, id).toBe('fail');
+      expect(c?.where.join('\n')).toMatch(/outputs\/stdout: a symbolic link, not followed/);
+    }
+  });
+
   it('a log cut short and state.json re-anchored: anchor and terminal state fail', async () => {
     const dir = await copyRun(fx.command, scratch.path('tamper'));
     const lines = (await readFile(path.join(dir, 'events.jsonl'), 'utf8'))

@@ -27,6 +27,16 @@ describe('operator commands', () => {
     ]);
     expect(caps.hostTools).toEqual([]);
     expect(caps.childProfiles).toEqual([]);
+    // AH-CAP-2: native model tools and the optional protocol features, each said.
+    expect(caps.nativeModelTools).toEqual([]);
+    expect(caps.protocolFeatures).toEqual({
+      json: true,
+      streaming: true,
+      cancellation: ['SIGINT', 'SIGTERM'],
+      interactiveSessions: false,
+      delegation: false,
+      resume: false,
+    });
     expect(caps.sandbox.networkModes.supported).toEqual(['disabled', 'allowlist', 'open']);
     expect(caps.profiles).toEqual(expect.arrayContaining(['default', 'untrusted-repo']));
     expect(caps.agentRun.toolContainerLifetimes).toEqual(['per-run', 'per-call']);

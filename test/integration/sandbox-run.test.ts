@@ -359,6 +359,8 @@ describe('tamper evidence', () => {
     await writeFile(events, original.replace('"exitCode":0', '"exitCode":1'));
     const edited = await cfh(['runs', 'show', runId, '--artifact-root', r.artifactRoot]);
     expect(edited.exitCode).toBe(1);
-    expect(edited.stdout).toMatch(/BROKEN\s+event chain broken: seq \d+: hash mismatch/);
+    expect(edited.stdout).toMatch(
+      /BROKEN\s+events\.jsonl:\d+ \(seq \d+[^)]*\): hash does not match the line \(edited\)/,
+    );
   });
 });

@@ -20,6 +20,7 @@ function evidence(
   return {
     dir: `/runs/${RUN_ID}`,
     runId: RUN_ID,
+    eventLog: { present: true },
     eventsBody: body,
     events: loaded,
     badLines,
@@ -29,6 +30,7 @@ function evidence(
     signature: none,
     transcript: undefined,
     files: [],
+    listProblems: [],
     locked: false,
   };
 }

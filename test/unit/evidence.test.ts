@@ -353,7 +353,7 @@ describe('RunDirectory', () => {
         { kind: 'command', profile: 'p', imageId: 'sha256:0' },
         true,
       );
-      await run.writeState({ state: 'created' });
+      await run.writeProgress('created');
     } finally {
       await run.close();
     }

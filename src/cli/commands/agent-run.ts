@@ -16,7 +16,7 @@ import type { HostToolDeps } from '../../engine/host-tools.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
-import { loadOperatorSigner } from '../../evidence/signing.js';
+import { keyPaths, loadOperatorSigner, loadTrustedKey } from '../../evidence/signing.js';
 import type { SandboxRunArgs } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
 import { setUpApprovals } from './agent-approvals.js';
@@ -145,7 +145,11 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
     const fromPlan =
       args.fromPlan === undefined
         ? undefined
-        : await loadApprovedPlan(plan.artifactRoot, args.fromPlan);
+        : await loadApprovedPlan(
+            plan.artifactRoot,
+            args.fromPlan,
+            await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey),
+          );
     const retryHook: RetryHook = {};
     const gateway = chooseGateway(
       args,

@@ -1,11 +1,11 @@
 // `cfh runs diff RUN_ID` (the patch a draft run left) and `cfh runs apply RUN_ID` (its
 // commit to the host, approved on a terminal or with --yes; governance extension, "Draft
 // vs commit policy").
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { CfhError, errorMessage } from '../../errors.js';
+import { CfhError, WorkspaceError, errorMessage } from '../../errors.js';
 import { applyRun, osApprover, readRunPatch, type ApplyPlan } from '../../engine/apply-run.js';
 import { RUN_FILES } from '../../evidence/run-directory.js';
+import { READ_CAPS, withRunReader } from '../../evidence/run-reader.js';
+import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { showRun } from '../../evidence/runs-index.js';
 import { gitMode } from '../../workspace/tree.js';
 import { changeOp, type PatchChange, type PatchSide } from '../../workspace/patch.js';
@@ -18,11 +18,21 @@ export async function runsDiffCommand(
   deps: CliDeps,
 ): Promise<number> {
   try {
-    const detail = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId);
+    const trustedKey = await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey);
+    const detail = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId, {
+      trustedKey,
+    });
     const run = await readRunPatch(detail);
     const ok = detail.verification.ok;
     if (args.json) deps.printer.json({ ...run.patch, verification: detail.verification });
-    else deps.printer.document(await readFile(path.join(detail.dir, RUN_FILES.patchDiff)));
+    else {
+      const diff = await withRunReader(detail.dir, (r) =>
+        r.read(RUN_FILES.patchDiff, READ_CAPS.diff),
+      );
+      if (!diff.ok)
+        throw new WorkspaceError('evidence_unreadable', `run ${args.runId}: ${diff.problem}`);
+      deps.printer.document(diff.value);
+    }
     if (!ok) {
       deps.printer.err(
         `cfh: the evidence of run ${args.runId} does not verify (cfh runs show ${args.runId}); this patch cannot be applied`,
@@ -43,6 +53,7 @@ export async function runsApplyCommand(
       artifactRoot: args.artifactRoot ?? deps.env.artifactRoot,
       runId: args.runId,
       signal: deps.signal,
+      trustedKey: await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey),
       approve: async (plan) => {
         // The summary goes to stderr under --json, so stdout stays one JSON document.
         const say = (line: string): void => {

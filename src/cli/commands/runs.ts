@@ -3,6 +3,7 @@
 // (created, running, or none yet). Every string printed here came from a file a sandbox or
 // a model may have chosen; the printer escapes it (print.ts), --json prints it exact.
 import { TERMINAL_STATES, listRuns, showRun, type RunSummary } from '../../evidence/runs-index.js';
+import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import {
   LABEL_OWNER_HOST,
   LABEL_OWNER_PID,
@@ -35,7 +36,10 @@ export function writerStatus(run: RunSummary): OwnerStatus {
 
 /** The run with `writer` added while it is not terminal. */
 function withWriter(run: RunSummary): RunSummary & { writer?: OwnerStatus } {
-  return TERMINAL_STATES.includes(run.state) ? run : { ...run, writer: writerStatus(run) };
+  // A run whose directory could not be read has no writer to judge: shown unreadable.
+  return TERMINAL_STATES.includes(run.state) || run.state === 'unreadable'
+    ? run
+    : { ...run, writer: writerStatus(run) };
 }
 
 /** The state as shown: `abandoned` for a run in progress whose writer is gone. */
@@ -52,7 +56,7 @@ export async function runsListCommand(
   else
     for (const r of runs)
       deps.printer.out(
-        `${r.runId}  ${shownState(r).padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${r.kind === 'agent' ? '[agent run]' : (r.command ?? []).join(' ')}`,
+        `${r.runId}  ${shownState(r).padEnd(9)} ${String(r.exitCode ?? '').padEnd(4)} ${r.profile ?? ''}  ${r.kind === 'agent' ? '[agent run]' : (r.command ?? []).join(' ')}${r.unreadable === undefined ? '' : `  [unreadable: ${r.unreadable.join('; ')}]`}`,
       );
   return 0;
 }
@@ -62,7 +66,10 @@ export async function runsShowCommand(
   deps: CliDeps,
 ): Promise<number> {
   try {
-    const run = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId);
+    // Verified as `cfh audit` verifies: with a trusted key configured, its signature too.
+    const run = await showRun(args.artifactRoot ?? deps.env.artifactRoot, args.runId, {
+      trustedKey: await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey),
+    });
     const summary = withWriter(run.summary);
     if (args.json) {
       deps.printer.json({

@@ -30,6 +30,11 @@ export const chainCheck: Check = {
   title: 'hash chain from the first event',
   clauses: ['AH-ART-1'],
   run({ run }) {
+    // No log at all: its writer stopped before it began one (`cfh audit` says so with exit
+    // 2 before any check; `runs show` says `events none`). Nothing to verify, not a break.
+    if (!run.eventLog.present) return inconclusive('no events.jsonl: nothing to chain');
+    if (run.eventLog.problem !== undefined)
+      return fail('events.jsonl cannot be read', [run.eventLog.problem]);
     const where: string[] = run.badLines.map((b) => `events.jsonl:${b.line}: ${b.problem}`);
     let prev = GENESIS_HASH;
     let expected = 1;
@@ -64,7 +69,7 @@ export const anchorCheck: Check = {
     const end = finished.at(-1);
     if (end === undefined) {
       if (stateName !== undefined && TERMINAL.has(stateName))
-        where.push(`state.json: says ${stateName}, but the log has no run_finished (cut short)`);
+        where.push(`state.json says ${stateName} but the log has no run_finished (cut short)`);
       if (run.report.present) where.push('report.json: exists, but the log has no run_finished');
       const anchor = Anchor.safeParse(state?.lastEvent);
       if (anchor.success) {
@@ -76,10 +81,16 @@ export const anchorCheck: Check = {
         ? pass(`run not finished; state.json cites an event of the log`)
         : fail('the log and its anchors disagree', where);
     }
-    // Only an `applied` (draft commit, `cfh runs apply`) may follow the terminal record.
+    // Only an `applied` (draft commit, `cfh runs apply`) may follow the terminal record,
+    // once; none may come before it (governance extension, "Draft vs commit policy").
     for (const e of run.events)
       if (e.seq > end.seq && !AFTER_TERMINAL.includes(e.type))
-        where.push(`${at(e)}: events follow run_finished (seq ${end.seq}): the log was extended`);
+        where.push(`events follow run_finished (seq ${end.seq}): the log was extended (${at(e)})`);
+    const applied = run.events.filter((e) => AFTER_TERMINAL.includes(e.type));
+    for (const e of applied.filter((a) => a.seq < end.seq))
+      where.push(`${at(e)}: ${e.type} before run_finished (seq ${end.seq})`);
+    if (applied.length > 1)
+      where.push(`${applied.length} applied events (a patch is applied once)`);
     const endHash = run.events.find((e) => e.seq === end.seq)?.record.hash;
     for (const [name, doc] of [
       [RUN_FILES.state, run.state],
@@ -87,7 +98,7 @@ export const anchorCheck: Check = {
     ] as const) {
       const value = recordOf(doc.value);
       if (!doc.present || value === undefined) {
-        where.push(`${name}: ${doc.present ? 'not JSON' : 'missing'}`);
+        where.push(doc.present ? (doc.problem ?? `${name}: not JSON`) : `${name}: missing`);
         continue;
       }
       const anchor = Anchor.safeParse(value.lastEvent);
@@ -141,12 +152,15 @@ export const digestsCheck: Check = {
   title: 'every evidence file matches the digest the chain recorded',
   clauses: ['AH-ART-1'],
   run({ run }) {
+    // No log: the writer stopped before it began one; no record says what must be there.
+    if (!run.eventLog.present) return notApplicable('no events.jsonl: no record of any file');
     const { files, twice } = recordedFiles(run);
     const where = [...twice];
     const onDisk = new Map(run.files.map((f) => [f.rel, f]));
     for (const [file, want] of files) {
       const got = onDisk.get(file);
-      if (got?.sha256 === undefined) where.push(`${file}: recorded (${want.where}), missing`);
+      if (got?.problem !== undefined) where.push(`${got.problem} (recorded ${want.where})`);
+      else if (got?.sha256 === undefined) where.push(`${file}: recorded (${want.where}), missing`);
       else if (got.sha256 !== want.sha256) where.push(`${file}: digest differs from ${want.where}`);
       else if (want.bytes !== undefined && got.bytes !== want.bytes)
         where.push(`${file}: ${got.bytes} bytes, ${want.bytes} recorded`);
@@ -175,9 +189,12 @@ export const unaccountedCheck: Check = {
   clauses: ['AH-ART-1'],
   run({ run }) {
     const { files } = recordedFiles(run);
-    const where = run.files
-      .filter((f) => !ANCHORED_FILES.has(f.rel) && !files.has(f.rel))
-      .map((f) => `${f.rel}: in the directory, but no record accounts for it`);
+    const where = [
+      ...run.listProblems,
+      ...run.files
+        .filter((f) => !ANCHORED_FILES.has(f.rel) && !files.has(f.rel))
+        .map((f) => `${f.rel}: in the directory, but no record accounts for it`),
+    ];
     return where.length === 0
       ? pass(`${run.files.length} entries, each recorded or anchored`)
       : fail('files nobody recorded', where);
@@ -225,7 +242,7 @@ export const signatureCheck: Check = {
 export const schemaCheck: Check = {
   id: 'evidence.schema',
   title: 'events, report, state and signature match the published schema',
-  clauses: ['CFH-EVID-1', 'AHGE-TRACE-1'],
+  clauses: ['CFH-EVID-1'],
   run({ run }) {
     const where: string[] = [];
     for (const e of run.events) for (const issue of e.issues) where.push(`${at(e)}: ${issue}`);
@@ -237,7 +254,7 @@ export const schemaCheck: Check = {
     for (const [name, doc, schema] of docs) {
       if (!doc.present) continue;
       if (doc.problem !== undefined) {
-        where.push(`${name}: ${doc.problem}`);
+        where.push(doc.problem);
         continue;
       }
       const parsed = schema.safeParse(doc.value);
@@ -245,10 +262,25 @@ export const schemaCheck: Check = {
         for (const i of parsed.error.issues) where.push(`${name} ${issueText(i)}`);
     }
     for (const t of run.transcript ?? [])
-      if (t.problem !== undefined) where.push(`transcript.jsonl:${t.line}: ${t.problem}`);
+      if (t.problem !== undefined)
+        where.push(t.line === 0 ? t.problem : `transcript.jsonl:${t.line}: ${t.problem}`);
     if (run.events.length === 0) return inconclusive('no event could be read');
     return where.length === 0
       ? pass(`${run.events.length} events and every document match their schemas`)
       : fail('evidence outside its schema', where);
   },
 };
+
+/**
+ * The verifier of a run's evidence (verify-run.ts): what `runs show`, `cfh audit` and every
+ * command that acts on a run (runs diff/apply, --from-plan) check alike. The audit adds its
+ * clause checks after these.
+ */
+export const INTEGRITY_CHECKS: readonly Check[] = [
+  chainCheck,
+  anchorCheck,
+  digestsCheck,
+  unaccountedCheck,
+  signatureCheck,
+  schemaCheck,
+];

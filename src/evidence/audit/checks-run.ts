@@ -31,7 +31,7 @@ export const confinedCheck: Check = {
         if (!isConfinedRef(ref) || !ref.startsWith('outputs/'))
           where.push(`${at(x)}: output ${JSON.stringify(ref)} is not under outputs/`);
     for (const f of run.files)
-      if (f.kind !== 'file') where.push(`${f.rel}: a ${f.kind}, not a regular file`);
+      if (f.kind !== 'file') where.push(f.problem ?? `${f.rel}: not a regular file`);
     const spec = partOf(
       run.snapshot.value,
       'containerSpec',

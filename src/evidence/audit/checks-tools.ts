@@ -199,7 +199,7 @@ export const failuresTypedCheck: Check = {
 export const transcriptPairedCheck: Check = {
   id: 'tools.transcript-paired',
   title: 'the transcript keeps every tool_use with exactly one tool_result, in proposal order',
-  clauses: ['AH-LIFE-6', 'AHGE-LOOP-1'],
+  clauses: ['AHGE-LOOP-1'],
   run({ run }) {
     const requested = eventsOf(run, 'tool_requested');
     if (run.transcript === undefined)

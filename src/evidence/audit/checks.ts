@@ -3,14 +3,7 @@
 // unit test reconciles the two. To add a check: write it beside its family, add it here,
 // and name it under its obligations in the manifest.
 import type { Check } from './check.js';
-import {
-  anchorCheck,
-  chainCheck,
-  digestsCheck,
-  schemaCheck,
-  signatureCheck,
-  unaccountedCheck,
-} from './checks-integrity.js';
+import { INTEGRITY_CHECKS } from './checks-integrity.js';
 import { cleanupCheck, limitsCheck, retriesCheck, terminalCheck } from './checks-lifecycle.js';
 import {
   approvalsCheck,
@@ -35,12 +28,7 @@ import {
 import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
 
 export const CHECKS: readonly Check[] = [
-  chainCheck,
-  anchorCheck,
-  digestsCheck,
-  unaccountedCheck,
-  signatureCheck,
-  schemaCheck,
+  ...INTEGRITY_CHECKS,
   terminalCheck,
   limitsCheck,
   cleanupCheck,

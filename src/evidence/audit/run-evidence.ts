@@ -3,12 +3,10 @@
 // found (raw, so each check parses the part it relies on), the transcript, and every file
 // under the directory with its digest. Nothing here decides a verdict; unreadable pieces
 // are kept with the reason, so the check that needs them can say where.
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ArtifactError } from '../../errors.js';
 import { RUN_FILES } from '../run-directory.js';
+import { READ_CAPS, RunReader, describeKind, type RunEntry } from '../run-reader.js';
 import {
   EVENT_SCHEMAS,
   EventEnvelope,
@@ -41,11 +39,11 @@ export interface LoadedDocument {
   readonly problem?: string;
 }
 
-export interface RunFile {
-  readonly rel: string;
-  readonly kind: 'file' | 'symlink' | 'other';
-  readonly bytes: number;
+export interface RunFile extends RunEntry {
+  /** Of a regular file the log records, read no further than its recorded size. */
   readonly sha256?: string;
+  /** Why it was not read: not a regular file, bigger than recorded, a link on its way. */
+  readonly problem?: string;
 }
 
 export interface TranscriptLine {
@@ -57,6 +55,8 @@ export interface TranscriptLine {
 export interface RunEvidence {
   readonly dir: string;
   readonly runId: string;
+  /** events.jsonl: there, and if it could not be read, why (a link, a FIFO, too big). */
+  readonly eventLog: { readonly present: boolean; readonly problem?: string };
   readonly eventsBody: string;
   readonly events: readonly LoadedEvent[];
   /** Lines that are not JSON objects at all (torn, edited). */
@@ -67,38 +67,43 @@ export interface RunEvidence {
   readonly signature: LoadedDocument;
   readonly transcript: readonly TranscriptLine[] | undefined;
   readonly files: readonly RunFile[];
+  /** Why the listing of the directory is incomplete: what it could not descend into. */
+  readonly listProblems: readonly string[];
   /** The writer's lock is there (the run is being written, or its writer died). */
   readonly locked: boolean;
 }
 
 /** Reads a run directory; throws ArtifactError only when there is no evidence to read. */
 export async function loadRunEvidence(dir: string): Promise<RunEvidence> {
-  let eventsBody: string;
-  try {
-    eventsBody = await readFile(path.join(dir, RUN_FILES.events), 'utf8');
-  } catch (error) {
-    throw new ArtifactError(
-      'evidence_unreadable',
-      `${dir}: no readable ${RUN_FILES.events} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      error,
-    );
-  }
+  await using reader = await RunReader.open(dir);
+  const run = await readRunEvidence(reader);
+  if (run.eventLog.problem !== undefined)
+    throw new ArtifactError('evidence_unreadable', `${dir}: ${run.eventLog.problem}`);
+  return run;
+}
+
+/**
+ * Reads the run directory `reader` holds open, through it only (run-reader.ts): a missing or
+ * unreadable piece is kept with the reason, never followed, never read past its bound.
+ */
+export async function readRunEvidence(reader: RunReader): Promise<RunEvidence> {
+  const dir = reader.dir;
+  const log = await reader.readText(RUN_FILES.events, READ_CAPS.events);
+  const eventsBody = log.ok ? log.value : '';
   const { events, badLines } = parseEvents(eventsBody);
-  const [snapshot, report, state, signature, transcript, files, locked] = await Promise.all([
-    readDocument(path.join(dir, RUN_FILES.snapshot)),
-    readDocument(path.join(dir, RUN_FILES.report)),
-    readDocument(path.join(dir, RUN_FILES.state)),
-    readDocument(path.join(dir, RUN_FILES.signature)),
-    readTranscript(path.join(dir, RUN_FILES.transcript)),
-    listRunFiles(dir),
-    lstat(path.join(dir, RUN_FILES.lock)).then(
-      () => true,
-      () => false,
-    ),
+  const [snapshot, report, state, signature, transcript, listing, lock] = await Promise.all([
+    readDocument(reader, RUN_FILES.snapshot),
+    readDocument(reader, RUN_FILES.report),
+    readDocument(reader, RUN_FILES.state),
+    readDocument(reader, RUN_FILES.signature),
+    readTranscript(reader),
+    reader.list(new Set([RUN_FILES.lock])),
+    reader.entryKind(RUN_FILES.lock),
   ]);
   return {
     dir,
     runId: path.basename(dir),
+    eventLog: log.ok ? { present: true } : { present: !log.missing, problem: log.problem },
     eventsBody,
     events,
     badLines,
@@ -107,8 +112,9 @@ export async function loadRunEvidence(dir: string): Promise<RunEvidence> {
     state,
     signature,
     transcript,
-    files,
-    locked,
+    files: await digestRecorded(reader, listing.entries, events),
+    listProblems: listing.problems,
+    locked: lock !== undefined,
   };
 }
 
@@ -198,29 +204,25 @@ export function unreadable(run: Pick<RunEvidence, 'events'>, ...types: EventType
     .length;
 }
 
-async function readDocument(file: string): Promise<LoadedDocument> {
-  let text: string;
+async function readDocument(reader: RunReader, name: string): Promise<LoadedDocument> {
+  const read = await reader.readText(name, READ_CAPS.document);
+  if (!read.ok)
+    return read.missing
+      ? { present: false, value: undefined }
+      : { present: true, value: undefined, problem: read.problem };
   try {
-    text = await readFile(file, 'utf8');
+    return { present: true, value: JSON.parse(read.value) as unknown };
   } catch {
-    return { present: false, value: undefined };
-  }
-  try {
-    return { present: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { present: true, value: undefined, problem: 'not JSON' };
+    return { present: true, value: undefined, problem: `${name}: not JSON` };
   }
 }
 
-async function readTranscript(file: string): Promise<TranscriptLine[] | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    return undefined;
-  }
+async function readTranscript(reader: RunReader): Promise<TranscriptLine[] | undefined> {
+  const read = await reader.readText(RUN_FILES.transcript, READ_CAPS.transcript);
+  if (!read.ok)
+    return read.missing ? undefined : [{ line: 0, message: undefined, problem: read.problem }];
   const out: TranscriptLine[] = [];
-  for (const [i, line] of text.split('\n').entries()) {
+  for (const [i, line] of read.value.split('\n').entries()) {
     if (line === '') continue;
     let value: unknown;
     try {
@@ -243,44 +245,56 @@ async function readTranscript(file: string): Promise<TranscriptLine[] | undefine
   return out;
 }
 
-/** Every entry under the run directory but the lock, relative, with the digest of each file. */
-async function listRunFiles(dir: string, prefix = ''): Promise<RunFile[]> {
-  const out: RunFile[] = [];
-  let entries;
-  try {
-    entries = await readdir(path.join(dir, prefix), { withFileTypes: true });
-  } catch {
-    return out;
+/**
+ * Every entry as listed, with the digest of each regular file the log records, read no
+ * further than the size its record declares (a file grown past it is a problem, not a
+ * long read). Entries no record covers are not read: the unaccounted check names them.
+ */
+async function digestRecorded(
+  reader: RunReader,
+  entries: readonly RunEntry[],
+  events: readonly LoadedEvent[],
+): Promise<RunFile[]> {
+  const declared = new Map<string, number | undefined>();
+  for (const e of events) {
+    if (e.type !== 'artifact_written' || e.parsed === undefined) continue;
+    const data = EVENT_SCHEMAS.artifact_written.parse(e.parsed);
+    declared.set(data.file, data.bytes);
   }
-  for (const e of entries) {
-    const rel = prefix === '' ? e.name : `${prefix}/${e.name}`;
-    if (rel === RUN_FILES.lock) continue;
-    const full = path.join(dir, rel);
-    if (e.isDirectory()) out.push(...(await listRunFiles(dir, rel)));
-    else if (e.isSymbolicLink()) {
-      // Digested through the link, so the digest check and the confinement check each
-      // judge their own part: what the bytes are, and that they live inside the directory.
-      const through = await digestFile(full).catch(() => undefined);
+  const out: RunFile[] = [];
+  for (const entry of entries) {
+    if (entry.kind !== 'file') {
       out.push({
-        rel,
-        kind: 'symlink',
-        bytes: through?.bytes ?? 0,
-        ...(through === undefined ? {} : { sha256: through.sha256 }),
+        ...entry,
+        problem:
+          entry.kind === 'symlink'
+            ? `${entry.rel}: a symbolic link, not followed`
+            : `${entry.rel}: ${describeKind(entry.kind)}, not a regular file; not read`,
       });
-    } else if (e.isFile()) {
-      const { sha256, bytes } = await digestFile(full);
-      out.push({ rel, kind: 'file', bytes, sha256 });
-    } else out.push({ rel, kind: 'other', bytes: 0 });
+      continue;
+    }
+    if (!declared.has(entry.rel)) {
+      out.push(entry);
+      continue;
+    }
+    const digest = await reader.digest(entry.rel, declared.get(entry.rel) ?? READ_CAPS.digest);
+    out.push(
+      digest.ok
+        ? { ...entry, bytes: digest.value.bytes, sha256: digest.value.sha256 }
+        : { ...entry, problem: digest.problem },
+    );
+  }
+  // A recorded file the listing did not find as an entry: a directory stands there, or a
+  // link on its way (the listing does not descend into one). Said, never followed.
+  const listed = new Set(entries.map((e) => e.rel));
+  for (const rel of declared.keys()) {
+    if (listed.has(rel)) continue;
+    const tried = await reader.digest(rel, 0);
+    if (tried.ok || tried.missing) continue;
+    // lstat through a link on the way would name its target's kind: 'other' then.
+    const found = await reader.entryKind(rel);
+    const kind = found === undefined || found === 'file' ? 'other' : found;
+    out.push({ rel, kind, bytes: 0, problem: tried.problem });
   }
   return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-}
-
-async function digestFile(file: string): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    bytes += chunk.length;
-  }
-  return { sha256: hash.digest('hex'), bytes };
 }

@@ -3,8 +3,12 @@
 // /v1/traces): one span for the run, one per model call, tool call and container, all
 // children of the run's. Attribute names follow the GenAI semantic conventions where they
 // exist (gen_ai.*), container.* for containers, cfh.* otherwise. No prompt, model text or
-// tool payload is exported: only digests and sizes.
+// tool payload is exported: only digests and sizes. The tool name a model proposed is model
+// text too: a span names a tool only when the run's tool surface (the snapshot's `tools` and
+// host tools) holds that name, else `unknown_tool`, and every name is bounded.
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { partOf } from '../audit/parts.js';
 import type { RunEvidence } from '../audit/run-evidence.js';
 import { eventsOf } from '../audit/run-evidence.js';
 import { toolCalls } from '../audit/tool-calls.js';
@@ -66,7 +70,35 @@ const nanos = (ts: string | undefined): string =>
   ts === undefined || ts === '' ? '0' : `${BigInt(Date.parse(ts)) * 1_000_000n}`;
 const sha = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
+/** What a span may carry of a name: a short identifier, nothing a model could fill. */
+export const EXPORTED_NAME_MAX = 64;
+const EXPORTABLE_NAME = new RegExp(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,${EXPORTED_NAME_MAX - 1}}$`);
+export const UNKNOWN_TOOL = 'unknown_tool';
+
+const HostToolNames = z.array(z.looseObject({ name: z.string() }).or(z.unknown()));
+
+/** The names of the run's tool surface as its snapshot recorded them, each exportable. */
+export function toolSurfaceOf(run: RunEvidence): ReadonlySet<string> {
+  const names = new Set<string>();
+  const tools = partOf(run.snapshot.value, 'tools', z.array(z.string()));
+  if (tools.ok) for (const t of tools.value) names.add(t);
+  const host = partOf(run.snapshot.value, 'hostTools', HostToolNames);
+  if (host.ok)
+    for (const h of host.value) {
+      const named = z.looseObject({ name: z.string() }).safeParse(h);
+      if (named.success) names.add(named.data.name);
+    }
+  return new Set([...names].filter((n) => EXPORTABLE_NAME.test(n)));
+}
+
+/** A name the evidence holds, as a span may carry it: bounded, printable, or a placeholder. */
+function boundedName(name: string, fallback: string): string {
+  return EXPORTABLE_NAME.test(name) ? name : fallback;
+}
+
 export function runToOtlp(run: RunEvidence, cfhVersion: string): Record<string, unknown> {
+  const surface = toolSurfaceOf(run);
+  const toolName = (proposed: string): string => (surface.has(proposed) ? proposed : UNKNOWN_TOOL);
   const traceId = hex(`trace:${run.runId}`, 32);
   const rootId = hex(`span:${run.runId}:run`, 16);
   const created = eventsOf(run, 'run_created')[0];
@@ -112,14 +144,14 @@ export function runToOtlp(run: RunEvidence, cfhVersion: string): Record<string, 
     const u = c.data.usage;
     spans.push({
       ...child(`model:${c.data.attemptId}`),
-      name: `chat ${c.data.model}`,
+      name: `chat ${boundedName(c.data.model, 'unknown_model')}`,
       kind: SPAN_CLIENT,
       startTimeUnixNano: nanos(started.get(c.data.attemptId)?.ts ?? c.ts),
       endTimeUnixNano: nanos(c.ts),
       attributes: [
         ...attr('gen_ai.operation.name', 'chat'),
         ...attr('gen_ai.provider.name', c.data.adapter),
-        ...attr('gen_ai.response.model', c.data.model),
+        ...attr('gen_ai.response.model', boundedName(c.data.model, 'unknown_model')),
         ...attr('gen_ai.response.finish_reasons', [c.data.stopReason]),
         ...attr('gen_ai.usage.input_tokens', u.input_tokens),
         ...attr('gen_ai.usage.output_tokens', u.output_tokens),
@@ -148,14 +180,14 @@ export function runToOtlp(run: RunEvidence, cfhVersion: string): Record<string, 
       result === undefined || result.type !== 'tool_executed' || result.data.status !== 'success';
     spans.push({
       ...child(`tool:${call.callId}`),
-      name: `execute_tool ${req.data.tool}`,
+      name: `execute_tool ${toolName(req.data.tool)}`,
       kind: SPAN_INTERNAL,
       startTimeUnixNano: nanos(req.ts),
       endTimeUnixNano: nanos(result?.ts ?? req.ts),
       attributes: [
         ...attr('gen_ai.operation.name', 'execute_tool'),
-        ...attr('gen_ai.tool.name', req.data.tool),
-        ...attr('gen_ai.tool.call.id', req.data.toolUseId),
+        ...attr('gen_ai.tool.name', toolName(req.data.tool)),
+        ...attr('gen_ai.tool.call.id', boundedName(req.data.toolUseId, 'unknown_id')),
         ...attr('cfh.tool.call_id', call.callId),
         ...attr('cfh.tool.input.sha256', sha(req.data.input)),
         ...attr('cfh.tool.input.chars', req.data.input.length),
