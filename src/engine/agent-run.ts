@@ -27,10 +27,13 @@ import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
 import { PLAN_FILE, planContext, type ApprovedPlan } from './from-plan.js';
 import { BudgetTracker } from './budgets.js';
-import { estimateAttempt, estimateRun, loadRateCard } from '../model/cost.js';
+import { estimateRun, loadRateCard } from '../model/cost.js';
 import type { RunPlan } from './run-plan.js';
 import { runSession, type RunDeps, type RunSession, type RunWork } from './run-session.js';
 import type { RunEnd } from './terminal.js';
+
+/** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
+export const MODEL_OUTPUT_CAP = 8192;
 
 export interface AgentRunDeps extends RunDeps {
   readonly gateway: ModelGateway;
@@ -333,8 +336,9 @@ async function runAgent(
         },
         output: (name, data) => dir.writeOutput(name, data),
       },
-      maxOutputTokens: Math.min(8192, budgets.maxOutputTokens),
-      estimate: (attemptId, model, usage) => estimateAttempt(card, attemptId, model, usage),
+      // The model's cap per request; the reservation lowers it to what the budgets leave.
+      maxOutputTokens: MODEL_OUTPUT_CAP,
+      card,
       deadline,
     },
     signal,
