@@ -3,7 +3,7 @@
 // the transcript, the tool containers, the egress posture, and the model/tool loop.
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { HarnessInvariantError, errorMessage } from '../errors.js';
+import { MediatorError, errorMessage } from '../errors.js';
 import { GovernanceRecord } from '../evidence/governance-record.js';
 import { Approvals } from '../mediator/approvals.js';
 import { Mediator } from '../mediator/mediator.js';
@@ -29,7 +29,14 @@ import { PLAN_FILE, planContext, type ApprovedPlan } from './from-plan.js';
 import { BudgetTracker } from './budgets.js';
 import { estimateRun, loadRateCard } from '../model/cost.js';
 import type { RunPlan } from './run-plan.js';
-import { runSession, type RunDeps, type RunSession, type RunWork } from './run-session.js';
+import {
+  errorRecord,
+  runSession,
+  type ErrorRecord,
+  type RunDeps,
+  type RunSession,
+  type RunWork,
+} from './run-session.js';
 import type { RunEnd } from './terminal.js';
 
 /** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
@@ -88,6 +95,8 @@ export interface AgentOutcome {
   readonly artifactDir: string;
   readonly usage: AgentLoopResult['usage'];
   readonly toolCalls: AgentLoopResult['toolCalls'] | null;
+  /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
+  readonly error: ErrorRecord | null;
 }
 
 /**
@@ -216,6 +225,7 @@ export async function executeAgentRun(
     artifactDir: outcome.artifactDir,
     usage: loop?.usage ?? [],
     toolCalls: loop?.toolCalls ?? null,
+    error: errorRecord(outcome.error),
   };
 }
 
@@ -320,7 +330,7 @@ async function runAgent(
           // The extension's invariants hold for every record, or the harness is broken.
           const checked = GovernanceRecord.safeParse(record);
           if (!checked.success) {
-            throw new HarnessInvariantError(
+            throw new MediatorError(
               'governance_invariant',
               `governance record for ${record.call_id} breaks the schema: ${checked.error.message}`,
               { callId: record.call_id },

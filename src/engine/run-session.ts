@@ -195,10 +195,7 @@ export async function runSession<R>(
         image: { ref: plan.spec.image, id: facts.image.id },
         ...work.report(result, terminal, times),
         ...(patch === undefined ? {} : { draft: patch }),
-        error:
-          error === undefined
-            ? null
-            : { code: error.code, boundary: error.boundary, message: error.message },
+        error: errorRecord(error),
         assurance,
       },
       { signer: deps.signer },
@@ -314,4 +311,17 @@ function asCfhError(error: unknown): CfhError {
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/** A failure as report.json and `--json` show it: its code and the boundary that failed (AH-DIAG-1). */
+export interface ErrorRecord {
+  readonly code: string;
+  readonly boundary: string;
+  readonly message: string;
+}
+
+export function errorRecord(error: CfhError | undefined): ErrorRecord | null {
+  return error === undefined
+    ? null
+    : { code: error.code, boundary: error.boundary, message: error.message };
 }

@@ -55,7 +55,13 @@ export class ModelGatewayError extends CfhError {
     const details: Record<string, unknown> = { status: options.status, attempts: options.attempts };
     if (options.errorType != null) details['error_type'] = options.errorType;
     if (options.requestId != null) details['request_id'] = options.requestId;
-    super(code, message, { boundary: 'harness', details, cause: options.cause, exitCode: 1 });
+    // AH-DIAG-1: the provider's side of the call failed, not cfh's.
+    super(code, message, {
+      boundary: 'model-gateway',
+      details,
+      cause: options.cause,
+      exitCode: 1,
+    });
     this.status = options.status;
     this.attempts = options.attempts;
   }

@@ -70,11 +70,14 @@ function reportedOnly(usage: z.infer<typeof Usage> | undefined): ReportedUsage {
   return out;
 }
 
-/** The loop asked for a turn past the script's end: the run fails (exit 1), not the model. */
+/**
+ * The loop asked for a turn past the script's end: the run fails (exit 1), not the model.
+ * The scripted provider could not answer: boundary `model-gateway` (AH-DIAG-1).
+ */
 export class ScriptExhaustedError extends CfhError {
   constructor(turns: number) {
     super('script_exhausted', `the script has ${turns} turn(s) and the loop asked for another`, {
-      boundary: 'harness',
+      boundary: 'model-gateway',
       details: { turns },
       exitCode: 1,
     });

@@ -250,17 +250,25 @@ describe('agent run (scripted gateway, real containers)', () => {
       'turns:\n  - tool_calls:\n      - { name: list_dir, input: { path: . } }\n',
     );
     const root = scratch.path('art-exhausted');
-    const r = await cfh(agentArgs(repo, root, file));
+    const r = await cfh(agentArgs(repo, root, file, ['--json']));
     expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.stderr).toContain('error:script_exhausted');
     const dir = await onlyRunDir(root);
+    // AH-DIAG-1: the scripted provider ran dry, so the model gateway is the boundary that
+    // failed, in --json as in report.json.
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      terminalReason: 'error:script_exhausted',
+      error: { code: 'script_exhausted', boundary: 'model-gateway' },
+    });
+    // The audit knows every boundary cfh reports.
+    const audit = await cfh(['audit', dir]);
+    expect(audit.stdout).not.toMatch(/names no boundary/);
     expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({
       state: 'failed',
       terminalReason: 'error:script_exhausted',
       exitCode: 1,
     });
     const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
-    expect(report.error).toMatchObject({ code: 'script_exhausted', boundary: 'harness' });
+    expect(report.error).toMatchObject({ code: 'script_exhausted', boundary: 'model-gateway' });
     // The operator detail is in the report, never in what the model was sent.
     expect(await readFile(path.join(dir, 'transcript.jsonl'), 'utf8')).not.toContain(
       'asked for another',
@@ -583,6 +591,49 @@ describe('agent run through the anthropic gateway (a Messages API server on loop
       );
       expect(report.budget).toMatchObject({ budget: 'max_input_tokens', limit: 1000, used: 0 });
       expect(report.budget.reserved).toBeGreaterThan(1000);
+    } finally {
+      await server.close();
+    }
+  });
+
+  // AH-DIAG-1: what the provider does wrong names the model gateway, never the harness.
+  it.each([
+    {
+      label: 'a 401 (auth)',
+      code: 'model_request_rejected',
+      reply: { kind: 'status', status: 401, errorType: 'authentication_error' } as const,
+    },
+    {
+      label: 'a stream cut after message_start',
+      code: 'model_retries_exhausted',
+      reply: { kind: 'ok', content: [], cutAfterStart: true } as const,
+    },
+    {
+      label: 'an error event mid-stream',
+      code: 'model_retries_exhausted',
+      reply: { kind: 'stream_error', errorType: 'overloaded_error' } as const,
+    },
+  ])('$label: report.json and --json name the model-gateway boundary', async ({ code, reply }) => {
+    const { startMessagesApiServer } = await import('../fixtures/messages-api-server.js');
+    const server = await startMessagesApiServer();
+    try {
+      server.enqueue(reply);
+      const root = scratch.path(`art-boundary-${code}-${reply.kind}`);
+      const r = await cfh(
+        agentRunArgs({ workspace: await sampleRepo(), artifactRoot: root }, [
+          '--json',
+          '--max-retries-per-model-call',
+          '0',
+        ]),
+        env(server),
+      );
+      expect(r.exitCode, r.stderr).toBe(1);
+      const error = { code, boundary: 'model-gateway' };
+      expect(JSON.parse(r.stdout)).toMatchObject({ terminalReason: `error:${code}`, error });
+      const dir = await onlyRunDir(root);
+      const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+      expect(report.error).toMatchObject(error);
+      expect(report.error.message).not.toContain('sk-test-ceiling');
     } finally {
       await server.close();
     }

@@ -12,6 +12,9 @@ import type { z } from 'zod';
 import { Script, ScriptedGateway } from '../../src/model/scripted-gateway.js';
 import type { ModelGateway, ModelMessage } from '../../src/model/gateway.js';
 import { RateCard } from '../../src/model/cost.js';
+import { CfhError } from '../../src/errors.js';
+import { Approvals, type ApprovalSource } from '../../src/mediator/approvals.js';
+import { PolicyRule } from '../../src/config/policy-schema.js';
 
 /** A rate card of the given models, for the cost budget's reservation and estimates. */
 function card(models: Record<string, ReturnType<typeof flat>>): RateCard {
@@ -585,6 +588,47 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     await expect(
       runAgentLoop({ prompt: 'p' }, { ...c.deps, deadline: deadline.signal }, cancel.signal),
     ).rejects.toBeDefined();
+  });
+});
+
+describe('agent loop: the failing boundary (AH-DIAG-1)', () => {
+  it('an approval surface that breaks while asked fails the run at the mediator boundary', async () => {
+    const h = harness(
+      { turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }, { text: 'x' }] },
+      ['list_dir'],
+    );
+    const broken: ApprovalSource = {
+      surface: 'tty',
+      user: 'op',
+      answer: () => Promise.reject(new Error('EIO: the terminal went away')),
+    };
+    const mediator = testMediator(
+      (type, data) => {
+        h.events.push({ type, data });
+        return Promise.resolve();
+      },
+      {},
+      [PolicyRule.parse({ id: 'ask-all', match: {}, decision: 'ask_user', reason: 'r' })],
+      new Approvals([broken]),
+    );
+    const failure = await runAgentLoop({ prompt: 'p' }, { ...h.deps, mediator }, signal).catch(
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(CfhError);
+    expect(failure).toMatchObject({ code: 'mediation_failed', boundary: 'mediator', exitCode: 1 });
+    expect(h.executed).toEqual([]);
+    // The model hears nothing of it: no tool_result carries the operator's detail.
+    expect(JSON.stringify(h.transcript)).not.toContain('EIO');
+  });
+
+  it('a scripted replay run dry fails at the model-gateway boundary', async () => {
+    const h = harness({ turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }] }, [
+      'list_dir',
+    ]);
+    await expect(runAgentLoop({ prompt: 'p' }, h.deps, signal)).rejects.toMatchObject({
+      code: 'script_exhausted',
+      boundary: 'model-gateway',
+    });
   });
 });
 

@@ -71,6 +71,7 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
         artifactDir: outcome.artifactDir,
         timings: outcome.timings,
         assurance: outcome.assurance,
+        error: outcome.error,
       });
     } else if (outcome.status !== 'completed') {
       printer.err(
