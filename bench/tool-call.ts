@@ -732,7 +732,14 @@ async function main(): Promise<number> {
           surfaces: [],
         },
       },
-      { runtime: timed, logger, owner, gateway },
+      {
+        runtime: timed,
+        logger,
+        owner,
+        gateway,
+        hostProcessDir: env.hostProcessDir,
+        draftRoot: env.draftRoot,
+      },
       signal,
     );
     const wallMs = performance.now() - t0;

@@ -27,10 +27,13 @@ export interface RunDeps {
   readonly egressResolver?: string | undefined;
   /** The operator's key (`cfh keys init`): when set, the terminal record is signed. */
   readonly signer?: TerminalSigner | undefined;
-  /** The host-process ledger, swept for orphans with the engine objects (`cfh reap`). */
-  readonly hostProcessDir?: string | undefined;
+  /**
+   * The host-process ledger, swept for orphans with the engine objects (`cfh reap`). Required:
+   * every kind of run sweeps what a killed run of any kind left (cli/run-deps.ts builds it).
+   */
+  readonly hostProcessDir: string;
   /** Where draft copies are made, swept for copies of dead runs (`cfh reap`). */
-  readonly draftRoot?: string | undefined;
+  readonly draftRoot: string;
 }
 
 /** What a kind of run supplies: its snapshot fields, its work, its report fields. */
