@@ -185,7 +185,7 @@ export async function runSession<R>(
     const terminal = decideTerminal(end);
     if (end.kind === 'cancelled')
       await dir.events.append('cancelled', { signal: end.signal }, true);
-    const assurance = assuranceOf(facts);
+    const assurance = assuranceOf(runPlan, facts);
     const times: SessionTimes = {
       preflightMs: round(preflightMs),
       disposeMs: round(disposeMs),
