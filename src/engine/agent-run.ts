@@ -313,6 +313,7 @@ async function runAgent(
   // The first model request is the start of the work (AH-INV-4: everything before it that
   // fails is a failure to start).
   session.markStarted();
+  session.startSweep();
   const loop = await runAgentLoop(
     request.slots,
     {

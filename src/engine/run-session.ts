@@ -100,7 +100,14 @@ export class RunSession {
    * here a failure is a failed run (exit 1), no longer "could not start" (125). */
   markStarted(): void {
     this.#started = true;
-    // Leftovers of a cfh that was SIGKILLed are swept by the next run, beside its workload.
+  }
+
+  /**
+   * Leftovers of a cfh that was SIGKILLed are swept by the next run, beside its workload:
+   * called once the run's own start is recorded (`running`), so the sweep's work never
+   * stands between the workload starting and the record that says so.
+   */
+  startSweep(): void {
     this.sweep ??= reapOrphans(this.deps.runtime, {
       dryRun: false,
       logger: this.log,

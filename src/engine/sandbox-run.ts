@@ -180,6 +180,7 @@ async function runCommand(
   session.markStarted();
   await dir.events.append('container_started', { containerId: started.id }, true);
   await dir.writeProgress('running', { containerId: started.id });
+  session.startSweep();
   progress(partial(null, false, tStart, tStart));
 
   let stop: 'wall_time' | 'cancelled' | undefined;
