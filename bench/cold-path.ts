@@ -79,6 +79,9 @@ async function main(): Promise<number> {
     runtime: new DockerRuntime({ dockerHost: env.dockerHost }),
     logger: createLogger('silent'),
     owner: currentOwner(),
+    // What the CLI's one builder passes (src/cli/run-deps.ts): the sweep the CLI runs.
+    hostProcessDir: env.hostProcessDir,
+    draftRoot: env.draftRoot,
   };
   const host = currentHostIdentity();
 

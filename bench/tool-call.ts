@@ -261,6 +261,8 @@ class Meter {
 class TimedGateway implements ModelGateway {
   readonly adapter: string;
   readonly route: Readonly<Record<string, string>>;
+  readonly model: string;
+  readonly counting: ModelGateway['counting'];
   readonly #inner: ModelGateway;
   readonly #stamp: () => void;
 
@@ -269,6 +271,12 @@ class TimedGateway implements ModelGateway {
     this.#stamp = stamp;
     this.adapter = inner.adapter;
     this.route = inner.route;
+    this.model = inner.model;
+    this.counting = inner.counting;
+  }
+
+  countInputTokens(request: ModelRequest, signal: AbortSignal): Promise<number | undefined> {
+    return this.#inner.countInputTokens(request, signal);
   }
 
   complete(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
@@ -724,7 +732,14 @@ async function main(): Promise<number> {
           surfaces: [],
         },
       },
-      { runtime: timed, logger, owner, gateway },
+      {
+        runtime: timed,
+        logger,
+        owner,
+        gateway,
+        hostProcessDir: env.hostProcessDir,
+        draftRoot: env.draftRoot,
+      },
       signal,
     );
     const wallMs = performance.now() - t0;

@@ -89,6 +89,7 @@ export const ERROR_CODES = [
   'missing_api_key',
   'missing_older_than',
   'missing_run',
+  'mediation_failed',
   'model_request_rejected',
   'model_retries_exhausted',
   'model_unavailable',

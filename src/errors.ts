@@ -5,15 +5,26 @@ import type { ErrorCode } from './error-codes.js';
 
 export type { ErrorCode } from './error-codes.js';
 
-export type FailingBoundary =
-  | 'configuration'
-  | 'sandbox'
-  | 'engine'
-  | 'artifact-store'
-  | 'image'
-  | 'harness'
-  | 'workspace'
-  | 'tool';
+/**
+ * The boundaries a failure can name (AH-DIAG-1), one list for the errors and for the audit
+ * that checks a report names one: `model-gateway` (the provider: HTTP, stream, timeouts,
+ * auth, a scripted replay run dry), `mediator` (a decision or its record broke an
+ * invariant, or the approval surface failed).
+ */
+export const FAILING_BOUNDARIES = [
+  'configuration',
+  'sandbox',
+  'engine',
+  'artifact-store',
+  'image',
+  'harness',
+  'model-gateway',
+  'mediator',
+  'workspace',
+  'tool',
+] as const;
+
+export type FailingBoundary = (typeof FAILING_BOUNDARIES)[number];
 
 /** Exit status when cfh could not start the command (mirrors `docker run`'s 125). */
 export const EXIT_CANNOT_START = 125;
@@ -86,6 +97,23 @@ export class ContainmentError extends CfhError {
 export class HarnessInvariantError extends CfhError {
   constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(code, message, { boundary: 'harness', details, exitCode: 1 });
+  }
+}
+
+/**
+ * Mediation failed (AH-DIAG-1, boundary `mediator`): a governance record broke the
+ * extension's invariants, a call reached execution without the mediator's authorization,
+ * or the approval surface failed while a person was asked. The run fails (exit 1); the
+ * model is never told.
+ */
+export class MediatorError extends CfhError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    cause?: unknown,
+  ) {
+    super(code, message, { boundary: 'mediator', details, cause, exitCode: 1 });
   }
 }
 

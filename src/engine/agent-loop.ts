@@ -5,7 +5,8 @@
 // channel (AH-TOOL-6). Prompt slots keep their roles, and tool output reaches the model
 // marked as untrusted data (AH-INV-3).
 import type { BudgetExceeded, TurnCost } from './budgets.js';
-import type { AttemptEstimate } from '../model/cost.js';
+import { estimateAttempt, type RateCard } from '../model/cost.js';
+import { billedTurn, reserveRequest } from './request-reservation.js';
 import type { ContentBlock, ModelGateway, ModelMessage, ReportedUsage } from '../model/gateway.js';
 import type { Ruling } from '../mediator/mediator.js';
 import {
@@ -33,9 +34,13 @@ export interface LoopRecorder extends ToolCallRecorder {
 export interface AgentLoopDeps extends ToolCallDeps {
   readonly gateway: ModelGateway;
   readonly recorder: LoopRecorder;
+  /** The most output one request asks for (the model's cap); the budgets may lower it. */
   readonly maxOutputTokens: number;
-  /** Prices one model attempt from the rate card (AH-USAGE-4); charged to max_total_cost. */
-  readonly estimate?: (attemptId: string, model: string, usage: ReportedUsage) => AttemptEstimate;
+  /**
+   * Prices each attempt (AH-USAGE-4) and each reservation; charged to max_total_cost. None:
+   * nothing is priced (with a cost limit, no request is sent).
+   */
+  readonly card?: RateCard | undefined;
   /**
    * Fires when max_wall_time_seconds runs out: in-flight model and tool work is aborted and
    * the run ends naming the budget, not as a cancellation.
@@ -218,19 +223,42 @@ async function loop(
     const before = deps.budgets.beforeModelTurn();
     if (before) return stopForBudget(deps, state, before);
     const attemptId = `turn-${turn}`;
-    await deps.recorder.event('model_call_started', { attemptId, adapter: deps.gateway.adapter });
-    const response = await deps.gateway.complete(
-      {
-        system: systemPromptFor(deps.mode),
-        messages,
-        tools: deps.registry.modelDefinitions(),
-        maxOutputTokens: deps.maxOutputTokens,
+    const request = {
+      system: systemPromptFor(deps.mode),
+      messages,
+      tools: deps.registry.modelDefinitions(),
+    };
+    // AH-LIFE-4: the worst case of the request is reserved before it is sent; a request the
+    // budgets cannot hold is never sent, and its max_tokens is what they leave.
+    const reserved = await reserveRequest(
+      request,
+      deps.maxOutputTokens,
+      deps.gateway,
+      deps.budgets,
+      deps.card,
+      signal,
+    );
+    if ('budget' in reserved) return stopForBudget(deps, state, reserved);
+    await deps.recorder.event('model_call_started', {
+      attemptId,
+      adapter: deps.gateway.adapter,
+      maxTokens: reserved.maxTokens,
+      reserved: {
+        inputTokens: reserved.inputTokens,
+        counted: reserved.counted,
+        ...(reserved.cost === undefined ? {} : { cost: reserved.cost }),
       },
+    });
+    const response = await deps.gateway.complete(
+      { ...request, maxOutputTokens: reserved.maxTokens },
       signal,
     );
     const usage = { attemptId, adapter: deps.gateway.adapter, model: response.model };
     state.usage.push({ ...usage, usage: response.usage });
-    const estimate = deps.estimate?.(attemptId, response.model, response.usage);
+    const estimate =
+      deps.card === undefined
+        ? undefined
+        : estimateAttempt(deps.card, attemptId, response.model, response.usage);
     await deps.recorder.event('model_call_completed', {
       ...usage,
       stopReason: response.stopReason,
@@ -246,11 +274,8 @@ async function loop(
         : 'estimated' in estimate
           ? estimate.estimated
           : 'unpriced';
-    const charged = deps.budgets.recordModelTurn({
-      inputTokens: response.usage.input_tokens,
-      outputTokens: response.usage.output_tokens,
-      cost,
-    });
+    // What the provider billed; past a limit only if it billed past the reservation.
+    const charged = deps.budgets.recordModelTurn(billedTurn(response.usage, reserved, cost));
     const uses = response.content.filter(
       (b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
     );

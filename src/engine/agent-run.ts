@@ -3,7 +3,7 @@
 // the transcript, the tool containers, the egress posture, and the model/tool loop.
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { HarnessInvariantError, errorMessage } from '../errors.js';
+import { MediatorError, errorMessage } from '../errors.js';
 import { GovernanceRecord } from '../evidence/governance-record.js';
 import { Approvals } from '../mediator/approvals.js';
 import { Mediator } from '../mediator/mediator.js';
@@ -30,11 +30,21 @@ import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
 import { PLAN_FILE, planContext, type ApprovedPlan } from './from-plan.js';
 import { BudgetTracker } from './budgets.js';
-import { estimateAttempt, estimateRun, loadRateCard } from '../model/cost.js';
+import { estimateRun, loadRateCard } from '../model/cost.js';
 import type { RunPlan } from './run-plan.js';
 import type { SpecialFileCheck } from '../sandbox/special-files.js';
-import { runSession, type RunDeps, type RunSession, type RunWork } from './run-session.js';
+import {
+  errorRecord,
+  runSession,
+  type ErrorRecord,
+  type RunDeps,
+  type RunSession,
+  type RunWork,
+} from './run-session.js';
 import type { RunEnd } from './terminal.js';
+
+/** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
+export const MODEL_OUTPUT_CAP = 8192;
 
 export interface AgentRunDeps extends RunDeps {
   readonly gateway: ModelGateway;
@@ -89,6 +99,8 @@ export interface AgentOutcome {
   readonly artifactDir: string;
   readonly usage: AgentLoopResult['usage'];
   readonly toolCalls: AgentLoopResult['toolCalls'] | null;
+  /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
+  readonly error: ErrorRecord | null;
 }
 
 /**
@@ -235,6 +247,7 @@ export async function executeAgentRun(
     artifactDir: outcome.artifactDir,
     usage: loop?.usage ?? [],
     toolCalls: loop?.toolCalls ?? null,
+    error: errorRecord(outcome.error),
   };
 }
 
@@ -324,6 +337,7 @@ async function runAgent(
   // The first model request is the start of the work (AH-INV-4: everything before it that
   // fails is a failure to start).
   session.markStarted();
+  session.startSweep();
   const loop = await runAgentLoop(
     request.slots,
     {
@@ -342,7 +356,7 @@ async function runAgent(
           // The extension's invariants hold for every record, or the harness is broken.
           const checked = GovernanceRecord.safeParse(scrubber.value(record));
           if (!checked.success) {
-            throw new HarnessInvariantError(
+            throw new MediatorError(
               'governance_invariant',
               `governance record for ${record.call_id} breaks the schema: ${checked.error.message}`,
               { callId: record.call_id },
@@ -358,8 +372,9 @@ async function runAgent(
         },
         output: (name, data) => dir.writeOutput(name, data),
       },
-      maxOutputTokens: Math.min(8192, budgets.maxOutputTokens),
-      estimate: (attemptId, model, usage) => estimateAttempt(card, attemptId, model, usage),
+      // The model's cap per request; the reservation lowers it to what the budgets leave.
+      maxOutputTokens: MODEL_OUTPUT_CAP,
+      card,
       deadline,
     },
     signal,

@@ -1,5 +1,9 @@
 // Hard limits of an agent run (AH-LIFE-4): each from the profile, with CLI
 // overrides. Charging past a limit reports which one, so the terminal reason can name it.
+// The token and cost budgets are ceilings: before each model request the worst case it can
+// cost is reserved (`reserve`), a request that cannot be afforded is never sent, and the
+// request's max_tokens is capped at what is left; after it, what the provider billed is
+// charged (`recordModelTurn`).
 export interface Budgets {
   readonly maxModelTurns: number;
   readonly maxToolCalls: number;
@@ -29,6 +33,34 @@ export interface BudgetExceeded {
   readonly used: number;
   /** max_total_cost only: an attempt the rate card cannot price, so the limit cannot hold. */
   readonly unpriced?: true;
+  /** A request refused before it was sent: the worst case it would have added to `used`. */
+  readonly reserved?: number;
+}
+
+/** Per-token prices of the requested model (the rate card's, divided by a million). */
+export interface TokenPrices {
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+}
+
+/** What one request may cost at most, as the loop found it before sending it. */
+export interface RequestReservation {
+  /** The request's counted (or bounded) input tokens. */
+  readonly inputTokens: number;
+  /** The request's max_tokens: min(the per-request cap, what the budgets leave). */
+  readonly maxTokens: number;
+  /** Worst-case cost of the request, when a cost limit is set. */
+  readonly cost?: number;
+}
+
+/** What the provider billed for one attempt, as charged to the budgets. */
+export interface BilledTurn {
+  /** Every input kind the provider bills: input + cache_creation + cache_read. */
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cost?: TurnCost;
 }
 
 /** A model turn's charge: its estimated cost, or `unpriced` when the card has no price. */
@@ -54,25 +86,68 @@ export class BudgetTracker {
     this.#startedAt = now;
   }
 
-  /** Before a model turn: may one more start? */
+  /** Before a model turn: may one more start? (Tokens and cost: `reserve`.) */
   beforeModelTurn(now: number = Date.now()): BudgetExceeded | undefined {
     return (
       this.#wallTime(now) ??
-      exceeded('max_model_turns', this.budgets.maxModelTurns, this.#modelTurns + 1) ??
-      exceeded('max_input_tokens', this.budgets.maxInputTokens, this.#inputTokens, true) ??
-      exceeded('max_output_tokens', this.budgets.maxOutputTokens, this.#outputTokens, true) ??
-      this.#costCheck(true)
+      exceeded('max_model_turns', this.budgets.maxModelTurns, this.#modelTurns + 1)
     );
   }
 
-  recordModelTurn(usage: {
-    inputTokens?: number | undefined;
-    outputTokens?: number | undefined;
-    cost?: TurnCost;
-  }): BudgetExceeded | undefined {
+  /**
+   * Before sending a request of `inputTokens` (counted or bounded) with at most `cap` output
+   * tokens: its max_tokens, capped at what max_output_tokens and max_total_cost leave, or the
+   * budget it cannot fit. `prices` undefined with a cost limit: the request cannot be priced,
+   * so it is not sent (fail closed).
+   */
+  reserve(
+    inputTokens: number,
+    cap: number,
+    prices: TokenPrices | undefined,
+  ): RequestReservation | BudgetExceeded {
+    const b = this.budgets;
+    if (this.#inputTokens + inputTokens > b.maxInputTokens)
+      return {
+        budget: 'max_input_tokens',
+        limit: b.maxInputTokens,
+        used: this.#inputTokens,
+        reserved: inputTokens,
+      };
+    let maxTokens = Math.min(cap, b.maxOutputTokens - this.#outputTokens);
+    if (maxTokens < 1)
+      return {
+        budget: 'max_output_tokens',
+        limit: b.maxOutputTokens,
+        used: this.#outputTokens,
+        reserved: 1,
+      };
+    const limit = b.maxTotalCost;
+    if (limit === undefined) return { inputTokens, maxTokens };
+    const unpriced = this.#costCheck(true);
+    if (unpriced !== undefined) return unpriced;
+    if (prices === undefined)
+      return { budget: 'max_total_cost', limit, used: this.cost, unpriced: true };
+    // Every input token at the dearest input kind: the provider decides what is cached.
+    const inputCost = inputTokens * Math.max(prices.input, prices.cacheWrite, prices.cacheRead);
+    const left = limit - this.#cost - inputCost;
+    // The epsilon absorbs float division (0.00075 / 5e-6 = 149.99999999999997).
+    const affordable = prices.output > 0 ? Math.floor(left / prices.output + 1e-9) : maxTokens;
+    if (left < 0 || affordable < 1)
+      return {
+        budget: 'max_total_cost',
+        limit,
+        used: this.cost,
+        reserved: round8(inputCost + prices.output),
+      };
+    maxTokens = Math.min(maxTokens, affordable);
+    return { inputTokens, maxTokens, cost: round8(inputCost + maxTokens * prices.output) };
+  }
+
+  /** After a model turn: what the provider billed (see BilledTurn). */
+  recordModelTurn(usage: BilledTurn): BudgetExceeded | undefined {
     this.#modelTurns += 1;
-    this.#inputTokens += usage.inputTokens ?? 0;
-    this.#outputTokens += usage.outputTokens ?? 0;
+    this.#inputTokens += usage.inputTokens;
+    this.#outputTokens += usage.outputTokens;
     if (usage.cost === 'unpriced') this.#unpriced = true;
     else this.#cost += usage.cost ?? 0;
     return (
@@ -84,7 +159,7 @@ export class BudgetTracker {
 
   /** The estimated cost charged so far, in the rate card's currency. */
   get cost(): number {
-    return Math.round(this.#cost * 1e8) / 1e8;
+    return round8(this.#cost);
   }
 
   /**
@@ -196,4 +271,8 @@ function exceeded(
 ): BudgetExceeded | undefined {
   const over = atLimit ? used >= limit : used > limit;
   return over ? { budget, limit, used } : undefined;
+}
+
+function round8(n: number): number {
+  return Math.round(n * 1e8) / 1e8;
 }

@@ -46,6 +46,11 @@ export function scrubbingGateway(gateway: ModelGateway, s: Scrubber): ModelGatew
   return {
     adapter: gateway.adapter,
     route: gateway.route,
+    model: gateway.model,
+    counting: gateway.counting,
+    // Counting sends the request too (count_tokens): scrubbed like a completion.
+    countInputTokens: (request, signal) =>
+      gateway.countInputTokens(scrubRequest(request, s), signal),
     complete: (request, signal) => gateway.complete(scrubRequest(request, s), signal),
   };
 }

@@ -27,10 +27,13 @@ export interface RunDeps {
   readonly egressResolver?: string | undefined;
   /** The operator's key (`cfh keys init`): when set, the terminal record is signed. */
   readonly signer?: TerminalSigner | undefined;
-  /** The host-process ledger, swept for orphans with the engine objects (`cfh reap`). */
-  readonly hostProcessDir?: string | undefined;
+  /**
+   * The host-process ledger, swept for orphans with the engine objects (`cfh reap`). Required:
+   * every kind of run sweeps what a killed run of any kind left (cli/run-deps.ts builds it).
+   */
+  readonly hostProcessDir: string;
   /** Where draft copies are made, swept for copies of dead runs (`cfh reap`). */
-  readonly draftRoot?: string | undefined;
+  readonly draftRoot: string;
 }
 
 /** What a kind of run supplies: its snapshot fields, its work, its report fields. */
@@ -97,7 +100,14 @@ export class RunSession {
    * here a failure is a failed run (exit 1), no longer "could not start" (125). */
   markStarted(): void {
     this.#started = true;
-    // Leftovers of a cfh that was SIGKILLed are swept by the next run, beside its workload.
+  }
+
+  /**
+   * Leftovers of a cfh that was SIGKILLed are swept by the next run, beside its workload:
+   * called once the run's own start is recorded (`running`), so the sweep's work never
+   * stands between the workload starting and the record that says so.
+   */
+  startSweep(): void {
     this.sweep ??= reapOrphans(this.deps.runtime, {
       dryRun: false,
       logger: this.log,
@@ -182,7 +192,7 @@ export async function runSession<R>(
     const terminal = decideTerminal(end);
     if (end.kind === 'cancelled')
       await dir.events.append('cancelled', { signal: end.signal }, true);
-    const assurance = assuranceOf(facts);
+    const assurance = assuranceOf(runPlan, facts);
     const times: SessionTimes = {
       preflightMs: round(preflightMs),
       disposeMs: round(disposeMs),
@@ -195,10 +205,7 @@ export async function runSession<R>(
         image: { ref: plan.spec.image, id: facts.image.id },
         ...work.report(result, terminal, times),
         ...(patch === undefined ? {} : { draft: patch }),
-        error:
-          error === undefined
-            ? null
-            : { code: error.code, boundary: error.boundary, message: error.message },
+        error: errorRecord(error),
         assurance,
       },
       { signer: deps.signer },
@@ -314,4 +321,17 @@ function asCfhError(error: unknown): CfhError {
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/** A failure as report.json and `--json` show it: its code and the boundary that failed (AH-DIAG-1). */
+export interface ErrorRecord {
+  readonly code: string;
+  readonly boundary: string;
+  readonly message: string;
+}
+
+export function errorRecord(error: CfhError | undefined): ErrorRecord | null {
+  return error === undefined
+    ? null
+    : { code: error.code, boundary: error.boundary, message: error.message };
 }

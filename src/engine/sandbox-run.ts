@@ -11,6 +11,8 @@ import type { CreatedContainer } from '../substrate/runtime.js';
 import type { RunPlan } from './run-plan.js';
 import type { Assurance } from './snapshot.js';
 import {
+  errorRecord,
+  type ErrorRecord,
   runSession,
   type RunDeps,
   type RunSession,
@@ -52,6 +54,8 @@ export interface RunOutcome {
   readonly stderr: { text: string; truncated: boolean };
   readonly timings: RunTimings;
   readonly assurance: Assurance;
+  /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
+  readonly error: ErrorRecord | null;
 }
 
 /** What the command's container did, for the report. */
@@ -115,6 +119,7 @@ export async function executeSandboxRun(
     stderr: captures.stderr?.text() ?? { text: '', truncated: false },
     timings: timingsOf(r, outcome.times),
     assurance: outcome.assurance,
+    error: errorRecord(outcome.error),
   };
 }
 
@@ -175,6 +180,7 @@ async function runCommand(
   session.markStarted();
   await dir.events.append('container_started', { containerId: started.id }, true);
   await dir.writeProgress('running', { containerId: started.id });
+  session.startSweep();
   progress(partial(null, false, tStart, tStart));
 
   let stop: 'wall_time' | 'cancelled' | undefined;

@@ -11,19 +11,63 @@ import { CFH_VERSION } from '../version.js';
 
 export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
 
-export interface Assurance {
-  readonly level: 'standard' | 'reduced';
-  readonly notes: readonly string[];
+/** Why a run's assurance is reduced (AH-DIAG-2), each a code and an operator's sentence. */
+export interface AssuranceReason {
+  readonly code: 'seccomp-not-applied' | 'seccomp-widened' | 'root-user' | 'host-tools';
+  readonly detail: string;
 }
 
-export function assuranceOf(facts: PreflightFacts): Assurance {
-  const notes: string[] = [];
+export interface Assurance {
+  readonly level: 'standard' | 'reduced';
+  /** The reasons' details, in order (kept for readers of `cfh.snapshot/1` before `reasons`). */
+  readonly notes: readonly string[];
+  readonly reasons: readonly AssuranceReason[];
+}
+
+/**
+ * Every way this run is held less tightly than the standard sandbox, said in the snapshot
+ * and the report alike (AH-DIAG-2). There is no fallback to list: a runtime asked for and
+ * not registered is refused (`runtime_unavailable`, 125), the model gateway never moves to
+ * another route (AH-INV-5), and no observe-only enforcement mode exists.
+ */
+export function assuranceOf(plan: RunPlan, facts: PreflightFacts): Assurance {
+  const reasons: AssuranceReason[] = [];
   if (facts.seccompEnforcement === 'not-applied-gvisor') {
-    notes.push(
-      "seccomp: the profile's filter is not installed (runsc without --oci-seccomp); the workload meets gVisor's own syscall surface instead",
-    );
+    reasons.push({
+      code: 'seccomp-not-applied',
+      detail:
+        "seccomp: the profile's filter is not installed (runsc without --oci-seccomp); the workload meets gVisor's own syscall surface instead",
+    });
   }
-  return { level: notes.length === 0 ? 'standard' : 'reduced', notes };
+  const g = plan.spec.seccomp.grants;
+  const widened = [
+    ...(g.allowPtrace ? ['allowPtrace'] : []),
+    ...(g.allowIoUring ? ['allowIoUring'] : []),
+    ...(g.allowUserNamespaces ? ['allowUserNamespaces'] : []),
+    ...(g.allow32BitAbis ? ['allow32BitAbis'] : []),
+    ...(g.allow.length > 0 ? [`allow: ${g.allow.join(', ')}`] : []),
+  ];
+  if (widened.length > 0)
+    reasons.push({
+      code: 'seccomp-widened',
+      detail: `seccomp: the profile widens the filter (${widened.join('; ')})`,
+    });
+  if (/^(0|root)(:|$)/.test(plan.sandboxUser.user))
+    reasons.push({
+      code: 'root-user',
+      detail: `user: the sandbox runs as root (${plan.sandboxUser.user}) at the profile's request`,
+    });
+  const hostTools = plan.profile.hostTools.map((t) => t.name);
+  if (hostTools.length > 0)
+    reasons.push({
+      code: 'host-tools',
+      detail: `host tools run on the host, outside the sandbox, with their declared authority (AH-TOOL-7): ${hostTools.join(', ')}`,
+    });
+  return {
+    level: reasons.length === 0 ? 'standard' : 'reduced',
+    notes: reasons.map((r) => r.detail),
+    reasons,
+  };
 }
 
 export function buildSnapshot(
@@ -122,7 +166,7 @@ export function buildSnapshot(
       grants: plan.spec.seccomp.grants,
       enforcement: facts.seccompEnforcement,
     },
-    assurance: assuranceOf(facts),
+    assurance: assuranceOf(plan, facts),
     tools: [],
     childProfiles: [],
   };

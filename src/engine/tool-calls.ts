@@ -4,7 +4,7 @@
 // max_parallel_tool_calls at once; results are recorded in the order proposed, so the
 // evidence is deterministic whatever finished first. Every call gets exactly one
 // observation (AH-TOOL-3/5) and one governance record.
-import { HarnessInvariantError } from '../errors.js';
+import { CfhError, HarnessInvariantError, MediatorError, errorMessage } from '../errors.js';
 import type { AuthorizedCall, Ruling } from '../mediator/mediator.js';
 import type { CheckedCall } from '../mediator/policy.js';
 import { boundObservation, errorObservation, type Observation } from '../tools/observation.js';
@@ -125,7 +125,7 @@ async function prepare(
   });
   const checked = check(use, deps);
   // Every proposal is decided, the unknown and the invalid too: one decision each.
-  const ruling = await deps.mediator.decide({ callId, toolUseId: use.id, checked }, signal);
+  const ruling = await decide(deps, { callId, toolUseId: use.id, checked }, signal);
   decided.set(use.id, ruling);
   if (ruling.kind === 'authorized') {
     const tool = ruling.call.tool;
@@ -320,4 +320,27 @@ function summarize(input: unknown, scrubber: TextScrubber | undefined): string {
   const text = scrubber === undefined ? raw : scrubber.text(raw);
   if (text.length <= 500) return text;
   return `${scrubber === undefined ? text.slice(0, 500) : scrubber.cutText(raw, 500)}…`;
+}
+
+/**
+ * The mediator's ruling. A failure inside it that is not already classified (a policy bug,
+ * an approval surface that broke while a person was asked) names the mediator (AH-DIAG-1);
+ * a cancellation stays a cancellation.
+ */
+async function decide(
+  deps: ToolCallDeps,
+  proposal: Parameters<ToolCallDeps['mediator']['decide']>[0],
+  signal: AbortSignal,
+): Promise<Ruling> {
+  try {
+    return await deps.mediator.decide(proposal, signal);
+  } catch (error) {
+    if (signal.aborted || error instanceof CfhError) throw error;
+    throw new MediatorError(
+      'mediation_failed',
+      `deciding ${proposal.callId} failed: ${errorMessage(error)}`,
+      { callId: proposal.callId },
+      error,
+    );
+  }
 }

@@ -6,6 +6,7 @@
 // Only then does a call that may run get an AuthorizedCall: the one thing an executor
 // accepts, and a thing nothing outside this module can make.
 import { createHash, randomUUID } from 'node:crypto';
+import { MediatorError } from '../errors.js';
 import { canonicalJson } from '../evidence/canonical-json.js';
 import type { ToolDefinition } from '../tools/contract.js';
 import type { Approvals, ApprovalAnswer } from './approvals.js';
@@ -54,7 +55,8 @@ export class AuthorizedCall {
     decision: PermissionDecision,
     idempotencyKey: string | undefined,
   ) {
-    if (token !== TOKEN) throw new Error('an AuthorizedCall comes from the mediator only');
+    if (token !== TOKEN)
+      throw new MediatorError('mediation_failed', 'an AuthorizedCall comes from the mediator only');
     this.callId = callId;
     this.tool = tool;
     this.args = args;

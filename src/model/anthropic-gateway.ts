@@ -55,7 +55,13 @@ export class ModelGatewayError extends CfhError {
     const details: Record<string, unknown> = { status: options.status, attempts: options.attempts };
     if (options.errorType != null) details['error_type'] = options.errorType;
     if (options.requestId != null) details['request_id'] = options.requestId;
-    super(code, message, { boundary: 'harness', details, cause: options.cause, exitCode: 1 });
+    // AH-DIAG-1: the provider's side of the call failed, not cfh's.
+    super(code, message, {
+      boundary: 'model-gateway',
+      details,
+      cause: options.cause,
+      exitCode: 1,
+    });
     this.status = options.status;
     this.attempts = options.attempts;
   }
@@ -101,6 +107,9 @@ const REASON_LIMIT = 300;
 export class AnthropicGateway implements ModelGateway {
   readonly adapter = 'anthropic';
   readonly route: Readonly<Record<string, string>>;
+  readonly model: string;
+  /** A count is a request to the provider: asked only when the loop's bound does not fit. */
+  readonly counting = 'round-trip';
   readonly #client: Anthropic;
   readonly #key: string;
   readonly #model: string;
@@ -139,6 +148,7 @@ export class AnthropicGateway implements ModelGateway {
     };
     this.#key = options.apiKey;
     this.#model = options.model;
+    this.model = options.model;
     this.#maxRetries = count('maxRetries', options.maxRetries, 0);
     this.#timeoutMs = count('timeoutMs', options.timeoutMs, 1);
     this.#backoffMs = count('backoffMs', options.backoffMs ?? 500, 0);
@@ -202,6 +212,33 @@ export class AnthropicGateway implements ModelGateway {
         signal.throwIfAborted();
         throw error;
       }
+    }
+  }
+
+  /**
+   * The provider's own count of the request's input (POST /v1/messages/count_tokens), once,
+   * not retried: on any failure undefined, and the caller keeps its upper bound (fail closed).
+   */
+  async countInputTokens(request: ModelRequest, signal: AbortSignal): Promise<number | undefined> {
+    // The same request as `complete` sends, less max_tokens, which counting does not take.
+    const { model, messages, system, tools } = toCreateParams(request, this.#model);
+    const params = {
+      model,
+      messages,
+      ...(system === undefined ? {} : { system }),
+      ...(tools === undefined ? {} : { tools }),
+    };
+    try {
+      const counted = await this.#client.messages.countTokens(params, {
+        signal,
+        maxRetries: 0,
+        timeout: this.#timeoutMs,
+      });
+      const n = counted.input_tokens;
+      return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+    } catch {
+      signal.throwIfAborted();
+      return undefined;
     }
   }
 

@@ -52,5 +52,14 @@ export interface ModelGateway {
   readonly adapter: string;
   /** Provider route and credential source, by reference only (AH-INV-2). */
   readonly route: Readonly<Record<string, string>>;
+  /** The model requested (the provider may answer with a dated snapshot id of it). */
+  readonly model: string;
   complete(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse>;
+  /**
+   * The request's input tokens as the provider counts them (AH-LIFE-4: the reservation before
+   * a request), or undefined when it cannot say; the loop then keeps its own upper bound.
+   */
+  countInputTokens(request: ModelRequest, signal: AbortSignal): Promise<number | undefined>;
+  /** `free`: asked before every request; `round-trip`: only when the loop's bound is too big. */
+  readonly counting: 'free' | 'round-trip';
 }

@@ -1,6 +1,8 @@
 // The `scripted` gateway: replays a file of model turns, deterministically, for
 // offline runs, demos and tests. It ignores what it is sent, except that it refuses to run
-// past the end of its script.
+// past the end of its script and, like a provider, never bills more output than the
+// request's max_tokens (a turn scripted past it is cut there: `max_tokens`). Its token count
+// of a request is the input its next turn bills, when the script states it.
 import { z } from 'zod';
 import { CfhError, ConfigError } from '../errors.js';
 import { describeIssues } from '../config/zod-issues.js';
@@ -70,11 +72,14 @@ function reportedOnly(usage: z.infer<typeof Usage> | undefined): ReportedUsage {
   return out;
 }
 
-/** The loop asked for a turn past the script's end: the run fails (exit 1), not the model. */
+/**
+ * The loop asked for a turn past the script's end: the run fails (exit 1), not the model.
+ * The scripted provider could not answer: boundary `model-gateway` (AH-DIAG-1).
+ */
 export class ScriptExhaustedError extends CfhError {
   constructor(turns: number) {
     super('script_exhausted', `the script has ${turns} turn(s) and the loop asked for another`, {
-      boundary: 'harness',
+      boundary: 'model-gateway',
       details: { turns },
       exitCode: 1,
     });
@@ -84,15 +89,30 @@ export class ScriptExhaustedError extends CfhError {
 export class ScriptedGateway implements ModelGateway {
   readonly adapter = 'scripted';
   readonly route: Readonly<Record<string, string>>;
+  readonly model: string;
+  readonly counting = 'free';
   readonly #script: Script;
   #next = 0;
 
   constructor(script: Script, source: string) {
     this.#script = script;
+    this.model = script.model;
     this.route = { provider: 'scripted', source, credential: 'none' };
   }
 
-  complete(_request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
+  countInputTokens(_request: ModelRequest, signal: AbortSignal): Promise<number | undefined> {
+    signal.throwIfAborted();
+    const usage = this.#script.turns[this.#next]?.usage;
+    if (usage?.input_tokens === undefined) return Promise.resolve(undefined);
+    // What the provider would bill as input, every kind (see billedInput in agent-loop.ts).
+    return Promise.resolve(
+      usage.input_tokens +
+        (usage.cache_creation_input_tokens ?? 0) +
+        (usage.cache_read_input_tokens ?? 0),
+    );
+  }
+
+  complete(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
     signal.throwIfAborted();
     const turn = this.#script.turns[this.#next];
     if (turn === undefined)
@@ -109,11 +129,13 @@ export class ScriptedGateway implements ModelGateway {
         input: call.input,
       });
     });
+    const usage = reportedOnly(turn.usage);
+    const cut = usage.output_tokens !== undefined && usage.output_tokens > request.maxOutputTokens;
     return Promise.resolve({
       model: this.#script.model,
       content,
-      stopReason: turn.tool_calls.length > 0 ? 'tool_use' : 'end_turn',
-      usage: reportedOnly(turn.usage),
+      stopReason: cut ? 'max_tokens' : turn.tool_calls.length > 0 ? 'tool_use' : 'end_turn',
+      usage: cut ? { ...usage, output_tokens: request.maxOutputTokens } : usage,
     });
   }
 }

@@ -146,7 +146,9 @@ describe('agent budgets through their CLI flags (scripted gateway, real containe
         { tool_calls: [listDir], usage: { input_tokens: 100, output_tokens: 1 } },
         { text: 'never reached' },
       ],
-      expected: { limit: 150, used: 200 },
+      // AH-LIFE-4, a ceiling: the second request would bring the input to 200, so it is
+      // never sent (the scripted provider counts its next turn's input, as a provider would).
+      expected: { limit: 150, used: 100, reserved: 100 },
       executed: 1,
     },
     {
@@ -158,8 +160,10 @@ describe('agent budgets through their CLI flags (scripted gateway, real containe
         { tool_calls: [listDir], usage: { input_tokens: 1, output_tokens: 30 } },
         { text: 'never reached' },
       ],
-      expected: { limit: 50, used: 60 },
-      executed: 1,
+      // The second request asks for the 20 tokens left and is cut there; the third, with
+      // nothing left, is never sent: 50 used, never 60.
+      expected: { limit: 50, used: 50, reserved: 1 },
+      executed: 2,
     },
     {
       budget: 'max_total_cost',
@@ -171,7 +175,10 @@ describe('agent budgets through their CLI flags (scripted gateway, real containe
         { tool_calls: [listDir], usage: haikuUsage },
         { text: 'never reached' },
       ],
-      expected: { limit: 0.2, used: 0.3 },
+      // The first turn's 10k output is cut at the 8192 cap: $0.14096. The second request's
+      // 100k input alone, at the dearest input price ($1.25 a million for a cache write),
+      // would pass $0.20: never sent.
+      expected: { limit: 0.2, used: 0.14096, reserved: 0.125005 },
       executed: 1,
     },
     {
@@ -215,14 +222,18 @@ describe('agent budgets through their CLI flags (scripted gateway, real containe
       const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
       expect(snapshot.profile.overrides).toEqual({ [flag[0].slice(2)]: flag[1] });
       if (model === 'claude-haiku-4-5') {
-        // Both turns priced by the card: the total is the same $0.30 the budget charged.
-        expect(report.costEstimate.total).toBeCloseTo(0.3, 8);
+        // One turn priced by the card: the total is the same $0.14096 the budget charged.
+        expect(report.costEstimate.total).toBeCloseTo(0.14096, 8);
         expect(
           ofType(events, 'model_call_completed').map(
             (d) => (d.costEstimate as { estimated: number }).estimated,
           ),
-        ).toEqual([0.15, 0.15]);
+        ).toEqual([0.14096]);
       }
+      // The refused request was never sent: one start per completed attempt, no more.
+      expect(ofType(events, 'model_call_started')).toHaveLength(
+        ofType(events, 'model_call_completed').length,
+      );
       await expectNothingLeft(dir);
     },
   );
@@ -263,6 +274,102 @@ describe('agent budgets through their CLI flags (scripted gateway, real containe
         lifetime: 'per-run',
       },
     ]);
+    await expectNothingLeft(dir);
+  });
+});
+
+describe('token and cost budgets are ceilings (AH-LIFE-4, AH-USAGE-3)', () => {
+  const started = (events: Event[]) => ofType(events, 'model_call_started');
+  const billed = (events: Event[], counter: string) =>
+    ofType(events, 'model_call_completed').reduce(
+      (sum, d) => sum + ((d.usage as Record<string, number>)[counter] ?? 0),
+      0,
+    );
+
+  it('max_output_tokens: each request asks for what is left; a turn that would overshoot is cut', async () => {
+    const { result, dir, events } = await agentRun(
+      await sampleRepo(),
+      await script([
+        { tool_calls: [listDir], usage: { input_tokens: 1, output_tokens: 70 } },
+        { tool_calls: [listDir], usage: { input_tokens: 1, output_tokens: 70 } },
+        { text: 'never reached', usage: { input_tokens: 1, output_tokens: 70 } },
+      ]),
+      ['--max-output-tokens', '100'],
+    );
+    expect(result.exitCode, result.stderr).toBe(1);
+    expect(started(events).map((d) => d.maxTokens)).toEqual([100, 30]);
+    expect(billed(events, 'output_tokens')).toBe(100);
+    expect(ofType(events, 'model_call_completed').map((d) => d.stopReason)).toEqual([
+      'tool_use',
+      'max_tokens',
+    ]);
+    const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+    expect(report.budget).toEqual({
+      budget: 'max_output_tokens',
+      limit: 100,
+      used: 100,
+      reserved: 1,
+    });
+    await expectNothingLeft(dir);
+  });
+
+  it('max_input_tokens counts cached input too: cache reads and writes are billed input', async () => {
+    // Caching on: most of each request is read from, or written to, the cache.
+    const cached = { input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 500 };
+    const { result, dir, events } = await agentRun(
+      await sampleRepo(),
+      await script([
+        { tool_calls: [listDir], usage: { ...cached, cache_creation_input_tokens: 100 } },
+        { tool_calls: [listDir], usage: cached },
+        { text: 'never reached', usage: cached },
+      ]),
+      ['--max-input-tokens', '1000'],
+    );
+    expect(result.exitCode, result.stderr).toBe(1);
+    expect(result.stderr).toContain('budget_exceeded:max_input_tokens');
+    expect(started(events)).toHaveLength(1);
+    const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+    // 10 + 500 + 100 charged; the next request's 510 would pass 1000.
+    expect(report.budget).toEqual({
+      budget: 'max_input_tokens',
+      limit: 1000,
+      used: 610,
+      reserved: 510,
+    });
+    // The usage record keeps the provider's counters apart, as reported (AH-USAGE-3).
+    expect(report.usage[0].usage).toEqual({
+      ...cached,
+      cache_creation_input_tokens: 100,
+    });
+    await expectNothingLeft(dir);
+  });
+
+  it('max_total_cost lowers max_tokens to what the money left buys at the output price', async () => {
+    // claude-haiku-4-5: $1 in, $5 out, $1.25 cache write per million.
+    const { result, dir, events } = await agentRun(
+      await sampleRepo(),
+      await script(
+        [
+          { tool_calls: [listDir], usage: { input_tokens: 50_000, output_tokens: 1_000 } },
+          { tool_calls: [listDir], usage: { input_tokens: 1_000, output_tokens: 5_000 } },
+          { text: 'never reached', usage: { input_tokens: 1_000, output_tokens: 1 } },
+        ],
+        'claude-haiku-4-5',
+      ),
+      ['--max-total-cost', '0.07'],
+    );
+    expect(result.exitCode, result.stderr).toBe(1);
+    // First: $0.07 less 50k input at $1.25/M buys 1500 output. Then, after $0.055: $0.015
+    // left, less 1000 input at $1.25/M, buys 2750 (and the turn scripted at 5000 is cut there).
+    expect(started(events).map((d) => d.maxTokens)).toEqual([1500, 2750]);
+    const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+    expect(report.costEstimate.total).toBeCloseTo(0.06975, 8);
+    expect(report.budget).toEqual({
+      budget: 'max_total_cost',
+      limit: 0.07,
+      used: 0.06975,
+      reserved: 0.001255,
+    });
     await expectNothingLeft(dir);
   });
 });

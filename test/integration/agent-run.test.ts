@@ -250,17 +250,25 @@ describe('agent run (scripted gateway, real containers)', () => {
       'turns:\n  - tool_calls:\n      - { name: list_dir, input: { path: . } }\n',
     );
     const root = scratch.path('art-exhausted');
-    const r = await cfh(agentArgs(repo, root, file));
+    const r = await cfh(agentArgs(repo, root, file, ['--json']));
     expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.stderr).toContain('error:script_exhausted');
     const dir = await onlyRunDir(root);
+    // AH-DIAG-1: the scripted provider ran dry, so the model gateway is the boundary that
+    // failed, in --json as in report.json.
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      terminalReason: 'error:script_exhausted',
+      error: { code: 'script_exhausted', boundary: 'model-gateway' },
+    });
+    // The audit knows every boundary cfh reports.
+    const audit = await cfh(['audit', dir]);
+    expect(audit.stdout).not.toMatch(/names no boundary/);
     expect(await readJson(path.join(dir, 'state.json'))).toMatchObject({
       state: 'failed',
       terminalReason: 'error:script_exhausted',
       exitCode: 1,
     });
     const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
-    expect(report.error).toMatchObject({ code: 'script_exhausted', boundary: 'harness' });
+    expect(report.error).toMatchObject({ code: 'script_exhausted', boundary: 'model-gateway' });
     // The operator detail is in the report, never in what the model was sent.
     expect(await readFile(path.join(dir, 'transcript.jsonl'), 'utf8')).not.toContain(
       'asked for another',
@@ -476,10 +484,156 @@ describe('agent run through the anthropic gateway (a Messages API server on loop
       const report = await readJson<Record<string, any>>(
         path.join(await onlyRunDir(root), 'report.json'),
       );
+      // The stand-in bills 100k input for a request a tenth that size: more than the
+      // reservation allowed for, so the limit is passed, and the run stops on the bill.
       expect(report.budget).toEqual({ budget: 'max_total_cost', limit: 0.25, used: 0.3 });
       expect(report.costEstimate.total).toBe(0.3);
       // The first turn's call ran; the second turn's was turned away.
       expect(report.toolCalls.total).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  const env = (server: { baseURL: string }) => ({
+    env: {
+      ANTHROPIC_API_KEY: 'sk-test-ceiling',
+      ANTHROPIC_BASE_URL: server.baseURL,
+      CFH_MODEL: 'claude-test',
+    },
+  });
+  const sent = (server: { requests: { url: string; body: any }[] }, route: string) =>
+    server.requests.filter((q) => q.url.split('?')[0] === route);
+
+  it('budgets are ceilings: cached input counts, max_tokens shrinks, the provider counts when the bound is too big', async () => {
+    const { startMessagesApiServer, okText, okToolUse } =
+      await import('../fixtures/messages-api-server.js');
+    const server = await startMessagesApiServer();
+    try {
+      // Caching on (AH-USAGE-3): most of the input is written to, then read from, the cache.
+      server.enqueue(
+        okToolUse([{ id: 'toolu_1', name: 'list_dir', input: { path: '.' } }], {
+          startUsage: { input_tokens: 200, cache_creation_input_tokens: 1000, output_tokens: 1 },
+          deltaUsage: { output_tokens: 60 },
+        }),
+        okToolUse([{ id: 'toolu_2', name: 'list_dir', input: { path: '.' } }], {
+          startUsage: {
+            input_tokens: 100,
+            cache_read_input_tokens: 1000,
+            cache_creation_input_tokens: 200,
+            output_tokens: 1,
+          },
+          deltaUsage: { output_tokens: 30 },
+        }),
+        okText('never sent'),
+      );
+      // count_tokens: what each request's input is, as the provider counts it.
+      server.enqueueCount(1200, 1300, 600);
+      const root = scratch.path('art-anthropic-ceiling');
+      const r = await cfh(
+        agentRunArgs({ workspace: await sampleRepo(), artifactRoot: root }, [
+          '--max-input-tokens',
+          '3000',
+          '--max-output-tokens',
+          '100',
+        ]),
+        env(server),
+      );
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(r.stderr).toContain('budget_exceeded:max_input_tokens');
+      const messages = sent(server, '/v1/messages');
+      // The third request (2500 charged + 600) was never sent.
+      expect(messages).toHaveLength(2);
+      // Each asked for the output left: 100, then 100 - 60.
+      expect(messages.map((q) => (q.body as { max_tokens: number }).max_tokens)).toEqual([100, 40]);
+      expect(sent(server, '/v1/messages/count_tokens')).toHaveLength(3);
+      const dir = await onlyRunDir(root);
+      const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+      // Every billed input kind charged: 1200 + 1300.
+      expect(report.budget).toEqual({
+        budget: 'max_input_tokens',
+        limit: 3000,
+        used: 2500,
+        reserved: 600,
+      });
+      const events = await readEvents(dir);
+      expect(
+        events.filter((e) => e.type === 'model_call_started').map((e) => e.data.reserved),
+      ).toEqual([
+        { inputTokens: 1200, counted: 'provider' },
+        { inputTokens: 1300, counted: 'provider' },
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a request the bound cannot fit and the provider will not count is never sent (fail closed)', async () => {
+    const { startMessagesApiServer, okText } = await import('../fixtures/messages-api-server.js');
+    const server = await startMessagesApiServer();
+    try {
+      server.enqueue(okText('never sent'));
+      server.enqueueCount('fail');
+      const root = scratch.path('art-anthropic-nocount');
+      const r = await cfh(
+        agentRunArgs({ workspace: await sampleRepo(), artifactRoot: root }, [
+          '--max-input-tokens',
+          '1000',
+        ]),
+        env(server),
+      );
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(r.stderr).toContain('budget_exceeded:max_input_tokens');
+      expect(sent(server, '/v1/messages')).toEqual([]);
+      expect(sent(server, '/v1/messages/count_tokens')).toHaveLength(1);
+      const report = await readJson<Record<string, any>>(
+        path.join(await onlyRunDir(root), 'report.json'),
+      );
+      expect(report.budget).toMatchObject({ budget: 'max_input_tokens', limit: 1000, used: 0 });
+      expect(report.budget.reserved).toBeGreaterThan(1000);
+    } finally {
+      await server.close();
+    }
+  });
+
+  // AH-DIAG-1: what the provider does wrong names the model gateway, never the harness.
+  it.each([
+    {
+      label: 'a 401 (auth)',
+      code: 'model_request_rejected',
+      reply: { kind: 'status', status: 401, errorType: 'authentication_error' } as const,
+    },
+    {
+      label: 'a stream cut after message_start',
+      code: 'model_retries_exhausted',
+      reply: { kind: 'ok', content: [], cutAfterStart: true } as const,
+    },
+    {
+      label: 'an error event mid-stream',
+      code: 'model_retries_exhausted',
+      reply: { kind: 'stream_error', errorType: 'overloaded_error' } as const,
+    },
+  ])('$label: report.json and --json name the model-gateway boundary', async ({ code, reply }) => {
+    const { startMessagesApiServer } = await import('../fixtures/messages-api-server.js');
+    const server = await startMessagesApiServer();
+    try {
+      server.enqueue(reply);
+      const root = scratch.path(`art-boundary-${code}-${reply.kind}`);
+      const r = await cfh(
+        agentRunArgs({ workspace: await sampleRepo(), artifactRoot: root }, [
+          '--json',
+          '--max-retries-per-model-call',
+          '0',
+        ]),
+        env(server),
+      );
+      expect(r.exitCode, r.stderr).toBe(1);
+      const error = { code, boundary: 'model-gateway' };
+      expect(JSON.parse(r.stdout)).toMatchObject({ terminalReason: `error:${code}`, error });
+      const dir = await onlyRunDir(root);
+      const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
+      expect(report.error).toMatchObject(error);
+      expect(report.error.message).not.toContain('sk-test-ceiling');
     } finally {
       await server.close();
     }

@@ -1,17 +1,27 @@
 // Cancellation and crash recovery (AH-LIFE-1..3): SIGINT/SIGTERM cancel and clean up;
 // after SIGKILL of cfh, `cfh reap` or the next cfh start removes the orphan.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  EVERYTHING_SERVER,
+  NODE,
+  processesWithEnv,
+  profileFile,
+  scriptFile,
+} from './host-tools-support.js';
+import {
+  agentRunArgs,
   cfh,
   containersOfRun,
   readEvents,
   readJson,
   removeDir,
   runIdOf,
+  onlyRunDir,
   startCfh,
   tempDir,
+  useScratch,
   waitForEvent,
 } from './helpers.js';
 
@@ -140,5 +150,99 @@ describe('SIGKILL of cfh', () => {
     child.kill('SIGINT');
     expect((await child).exitCode).toBe(130);
     expect(await containersOfRun(runId)).toEqual([]);
+  });
+});
+
+// AH-LIFE-3, one run-dependency builder (src/cli/run-deps.ts): whichever kind of run starts
+// next, its start-up sweep stops what a killed run of the other kind left. The processes
+// are found in the kernel's process table by the test's own tag, not in cfh's records.
+describe('the next run of any kind sweeps what a killed agent run left', () => {
+  const hostScratch = useScratch('life-host');
+
+  async function waitGone(tag: string, ms = 15_000): Promise<number[]> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const left = await processesWithEnv('CFH_TEST_TAG', tag);
+      if (left.length === 0 || Date.now() > until) return left;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it.each([
+    { label: 'a plain `cfh sandbox run -- true`', agent: false },
+    { label: 'an agent run', agent: true },
+  ])('$label stops the host-tool server of an agent run killed with SIGKILL', async ({ agent }) => {
+    const tag = `sweep-${agent ? 'agent' : 'command'}-${process.pid}`;
+    const profile = await profileFile(hostScratch, `sweep-${String(agent)}`, {
+      hostTools: [
+        {
+          name: 'everything',
+          kind: 'mcp',
+          command: NODE,
+          args: [EVERYTHING_SERVER],
+          env: { CFH_TEST_TAG: { value: tag } },
+          timeoutSeconds: 300,
+          tools: [
+            {
+              name: 'trigger-long-running-operation',
+              riskClass: 'read_only',
+              sideEffectClass: 'none',
+            },
+          ],
+        },
+      ],
+    });
+    const script = await scriptFile(hostScratch, `sweep-${String(agent)}`, [
+      [
+        {
+          name: 'mcp__everything__trigger-long-running-operation',
+          input: { duration: 240, steps: 240 },
+        },
+      ],
+    ]);
+    const root = hostScratch.path(`art-killed-${String(agent)}`);
+    // The test's own ledger: the sweep sees this test's host processes and no one else's.
+    const env = { CFH_STATE_DIR: hostScratch.path(`state-${String(agent)}`) };
+    const repo = await hostScratch.sampleRepo();
+    const child = startCfh(agentRunArgs({ workspace: repo, artifactRoot: root, profile, script }), {
+      env,
+    });
+    try {
+      await waitForEvent(root, 'host_tool_progress');
+      child.kill('SIGKILL');
+      await child;
+      expect((await processesWithEnv('CFH_TEST_TAG', tag)).length).toBeGreaterThan(0);
+      const next = agent
+        ? await cfh(
+            agentRunArgs({
+              workspace: repo,
+              artifactRoot: hostScratch.path('art-next-agent'),
+              script: await hostScratch.file('answer.yaml', 'turns:\n  - text: done\n'),
+            }),
+            { env },
+          )
+        : await cfh(
+            [
+              'sandbox',
+              'run',
+              '--workspace',
+              repo,
+              '--artifact-root',
+              artifactRoot(),
+              '--',
+              'true',
+            ],
+            { env },
+          );
+      expect(next.exitCode, next.stderr).toBe(0);
+      expect(await waitGone(tag)).toEqual([]);
+      expect(await readdir(path.join(env.CFH_STATE_DIR, 'host-processes'))).toEqual([]);
+    } finally {
+      // Whatever failed, nothing of this test outlives it.
+      if ((await processesWithEnv('CFH_TEST_TAG', tag)).length > 0)
+        await cfh(['reap', '--run', runIdOf(await onlyRunDir(root))], { env }).catch(
+          () => undefined,
+        );
+    }
   });
 });

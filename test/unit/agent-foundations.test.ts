@@ -119,12 +119,18 @@ const budgets: Budgets = {
 };
 
 describe('BudgetTracker', () => {
+  const billed = (over: Partial<{ inputTokens: number; outputTokens: number; cost: number }>) => ({
+    inputTokens: 0,
+    outputTokens: 0,
+    ...over,
+  });
+
   it('names the model-turn budget when another turn would pass it', () => {
     const t = new BudgetTracker(budgets, 0);
     expect(t.beforeModelTurn(0)).toBeUndefined();
-    t.recordModelTurn({ inputTokens: 10 });
+    t.recordModelTurn(billed({ inputTokens: 10 }));
     expect(t.beforeModelTurn(0)).toBeUndefined();
-    t.recordModelTurn({ inputTokens: 10 });
+    t.recordModelTurn(billed({ inputTokens: 10 }));
     expect(t.beforeModelTurn(0)).toEqual({ budget: 'max_model_turns', limit: 2, used: 3 });
   });
 
@@ -145,26 +151,71 @@ describe('BudgetTracker', () => {
     });
   });
 
-  it('names token and cost budgets from reported usage; absent counters charge nothing', () => {
+  it('names token and cost budgets a bill passes (a provider billing past its reservation)', () => {
     const t = new BudgetTracker(budgets, 0);
-    expect(t.recordModelTurn({})).toBeUndefined();
-    expect(t.recordModelTurn({ outputTokens: 501 })).toEqual({
+    expect(t.recordModelTurn(billed({}))).toBeUndefined();
+    expect(t.recordModelTurn(billed({ outputTokens: 501 }))).toEqual({
       budget: 'max_output_tokens',
       limit: 500,
       used: 501,
     });
     const c = new BudgetTracker(budgets, 0);
-    expect(c.recordModelTurn({ cost: 1.5 })).toEqual({
+    expect(c.recordModelTurn(billed({ cost: 1.5 }))).toEqual({
       budget: 'max_total_cost',
       limit: 1,
       used: 1.5,
     });
-    const full = new BudgetTracker(budgets, 0);
-    full.recordModelTurn({ inputTokens: 1000 });
-    expect(full.beforeModelTurn(0)).toEqual({
+  });
+
+  // AH-LIFE-4: budgets are ceilings, reserved before the request.
+  const prices = { input: 1e-6, output: 5e-6, cacheRead: 1e-7, cacheWrite: 1.25e-6 };
+
+  it('reserve: caps max_tokens at the output left and refuses what the input cannot fit', () => {
+    const t = new BudgetTracker({ ...budgets, maxTotalCost: undefined }, 0);
+    expect(t.reserve(400, 8192, undefined)).toEqual({ inputTokens: 400, maxTokens: 500 });
+    t.recordModelTurn(billed({ inputTokens: 400, outputTokens: 480 }));
+    expect(t.reserve(500, 8192, undefined)).toEqual({ inputTokens: 500, maxTokens: 20 });
+    expect(t.reserve(601, 8192, undefined)).toEqual({
       budget: 'max_input_tokens',
       limit: 1000,
-      used: 1000,
+      used: 400,
+      reserved: 601,
+    });
+    t.recordModelTurn(billed({ inputTokens: 1, outputTokens: 20 }));
+    expect(t.reserve(1, 8192, undefined)).toEqual({
+      budget: 'max_output_tokens',
+      limit: 500,
+      used: 500,
+      reserved: 1,
+    });
+  });
+
+  it('reserve: the cost left buys max_tokens at the output price, input at the dearest kind', () => {
+    const t = new BudgetTracker({ ...budgets, maxTotalCost: 0.01 }, 0);
+    // 1000 input at $1.25/M (a cache write) = $0.00125; the 500 output tokens left fit.
+    expect(t.reserve(1000, 8192, prices)).toEqual({
+      inputTokens: 1000,
+      maxTokens: 500,
+      cost: 0.00375,
+    });
+    const tight = new BudgetTracker({ ...budgets, maxInputTokens: 10_000, maxTotalCost: 0.002 }, 0);
+    expect(tight.reserve(1000, 8192, prices)).toEqual({
+      inputTokens: 1000,
+      maxTokens: 150,
+      cost: 0.002,
+    });
+    expect(tight.reserve(1600, 8192, prices)).toEqual({
+      budget: 'max_total_cost',
+      limit: 0.002,
+      used: 0,
+      reserved: 0.002005,
+    });
+    // A model the card cannot price is never sent a request under a cost limit.
+    expect(tight.reserve(1, 8192, undefined)).toEqual({
+      budget: 'max_total_cost',
+      limit: 0.002,
+      used: 0,
+      unpriced: true,
     });
   });
 });
@@ -204,6 +255,30 @@ describe('ScriptedGateway', () => {
     expect(second.usage).toEqual({});
     await expect(gw.complete(request, signal)).rejects.toBeInstanceOf(ScriptExhaustedError);
     expect(gw.route).toEqual({ provider: 'scripted', source: 'inline', credential: 'none' });
+  });
+
+  it('like a provider, never bills past max_tokens, and counts the input its next turn bills', async () => {
+    const gw = new ScriptedGateway(
+      {
+        model: 'm',
+        turns: [
+          {
+            text: 'long',
+            tool_calls: [],
+            usage: { input_tokens: 5, cache_read_input_tokens: 40, output_tokens: 300 },
+          },
+          { text: 'no usage', tool_calls: [] },
+        ],
+      },
+      'inline',
+    );
+    const signal = new AbortController().signal;
+    expect(gw.counting).toBe('free');
+    expect(await gw.countInputTokens(request, signal)).toBe(45);
+    const cut = await gw.complete(request, signal);
+    expect(cut.stopReason).toBe('max_tokens');
+    expect(cut.usage).toEqual({ input_tokens: 5, cache_read_input_tokens: 40, output_tokens: 100 });
+    expect(await gw.countInputTokens(request, signal)).toBeUndefined();
   });
 
   it('loads a script file and refuses a malformed one naming the field', () => {

@@ -10,7 +10,28 @@ import {
 import { BudgetTracker, type Budgets } from '../../src/engine/budgets.js';
 import type { z } from 'zod';
 import { Script, ScriptedGateway } from '../../src/model/scripted-gateway.js';
-import type { ModelMessage } from '../../src/model/gateway.js';
+import type { ModelGateway, ModelMessage } from '../../src/model/gateway.js';
+import { RateCard } from '../../src/model/cost.js';
+import { CfhError } from '../../src/errors.js';
+import { Approvals, type ApprovalSource } from '../../src/mediator/approvals.js';
+import { PolicyRule } from '../../src/config/policy-schema.js';
+
+/** A rate card of the given models, for the cost budget's reservation and estimates. */
+function card(models: Record<string, ReturnType<typeof flat>>): RateCard {
+  return RateCard.parse({
+    schema: 'cfh.rate-card/1',
+    version: 'test',
+    currency: 'USD',
+    unit: 'per million tokens',
+    source: 'test',
+    models,
+  });
+}
+
+/** The same price per million tokens for every kind. */
+function flat(perMillion: number) {
+  return { input: perMillion, output: perMillion, cacheRead: perMillion, cacheWrite: perMillion };
+}
 import { BUILTIN_TOOLS } from '../../src/tools/builtins.js';
 import { ToolRegistry } from '../../src/tools/contract.js';
 import type { ToolExecution } from '../../src/tools/tool-container.js';
@@ -525,17 +546,20 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
       ['list_dir'],
       { maxTotalCost: 0.015 },
     );
-    const deps: AgentLoopDeps = {
-      ...h.deps,
-      estimate: (attemptId, model, usage) =>
-        model === 'priced'
-          ? { attemptId, estimated: ((usage.input_tokens ?? 0) + (usage.output_tokens ?? 0)) / 1e5 }
-          : { attemptId, omitted: 'unsupported_pricing' },
-    };
+    // $10 a million tokens of every kind: a turn of 1010 tokens costs $0.0101.
+    const deps: AgentLoopDeps = { ...h.deps, card: card({ priced: flat(10) }) };
     const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
     expect(r).toMatchObject({ terminalReason: 'budget_exceeded:max_total_cost' });
-    expect(r.budget).toEqual({ budget: 'max_total_cost', limit: 0.015, used: 0.0202 });
+    // A ceiling: the second request (1000 input + at least 1 output) would pass $0.015 after
+    // the first's $0.0101, so it is never sent.
+    expect(r.budget).toEqual({
+      budget: 'max_total_cost',
+      limit: 0.015,
+      used: 0.0101,
+      reserved: 0.01001,
+    });
     expect(h.executed).toHaveLength(1);
+    expect(h.events.filter((e) => e.type === 'model_call_started')).toHaveLength(1);
     expect(h.events.find((e) => e.type === 'model_call_completed')?.data.costEstimate).toEqual({
       attemptId: 'turn-1',
       estimated: 0.0101,
@@ -551,11 +575,38 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
       ['list_dir'],
       { maxTotalCost: 10 },
     );
-    const deps: AgentLoopDeps = {
-      ...h.deps,
-      estimate: (attemptId) => ({ attemptId, omitted: 'unsupported_pricing' }),
-    };
+    const deps: AgentLoopDeps = { ...h.deps, card: card({ priced: flat(10) }) };
     const r = await runAgentLoop({ prompt: 'p' }, deps, signal);
+    expect(r.budget).toMatchObject({ budget: 'max_total_cost', unpriced: true });
+    expect(h.executed).toEqual([]);
+    // Refused before the request: nothing was sent to a model the card cannot price.
+    expect(h.events.filter((e) => e.type === 'model_call_started')).toEqual([]);
+  });
+
+  it('a model answering under an id the card cannot price stops the run on the bill', async () => {
+    const h = harness(
+      {
+        model: 'priced',
+        turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }, { text: 'x' }],
+      },
+      ['list_dir'],
+      { maxTotalCost: 10 },
+    );
+    // The requested model is priced; the gateway answers as another one.
+    const inner = h.deps.gateway;
+    const gateway: ModelGateway = {
+      adapter: inner.adapter,
+      route: inner.route,
+      model: 'priced',
+      counting: 'free',
+      countInputTokens: (q, s) => inner.countInputTokens(q, s),
+      complete: async (q, s) => ({ ...(await inner.complete(q, s)), model: 'other' }),
+    };
+    const r = await runAgentLoop(
+      { prompt: 'p' },
+      { ...h.deps, gateway, card: card({ priced: flat(10) }) },
+      signal,
+    );
     expect(r.budget).toMatchObject({ budget: 'max_total_cost', unpriced: true });
     expect(h.executed).toEqual([]);
   });
@@ -588,6 +639,47 @@ describe('agent loop: parallel calls, retries, cost and wall time', () => {
     await expect(
       runAgentLoop({ prompt: 'p' }, { ...c.deps, deadline: deadline.signal }, cancel.signal),
     ).rejects.toBeDefined();
+  });
+});
+
+describe('agent loop: the failing boundary (AH-DIAG-1)', () => {
+  it('an approval surface that breaks while asked fails the run at the mediator boundary', async () => {
+    const h = harness(
+      { turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }, { text: 'x' }] },
+      ['list_dir'],
+    );
+    const broken: ApprovalSource = {
+      surface: 'tty',
+      user: 'op',
+      answer: () => Promise.reject(new Error('EIO: the terminal went away')),
+    };
+    const mediator = testMediator(
+      (type, data) => {
+        h.events.push({ type, data });
+        return Promise.resolve();
+      },
+      {},
+      [PolicyRule.parse({ id: 'ask-all', match: {}, decision: 'ask_user', reason: 'r' })],
+      new Approvals([broken]),
+    );
+    const failure = await runAgentLoop({ prompt: 'p' }, { ...h.deps, mediator }, signal).catch(
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(CfhError);
+    expect(failure).toMatchObject({ code: 'mediation_failed', boundary: 'mediator', exitCode: 1 });
+    expect(h.executed).toEqual([]);
+    // The model hears nothing of it: no tool_result carries the operator's detail.
+    expect(JSON.stringify(h.transcript)).not.toContain('EIO');
+  });
+
+  it('a scripted replay run dry fails at the model-gateway boundary', async () => {
+    const h = harness({ turns: [{ tool_calls: [{ name: 'list_dir', input: { path: '.' } }] }] }, [
+      'list_dir',
+    ]);
+    await expect(runAgentLoop({ prompt: 'p' }, h.deps, signal)).rejects.toMatchObject({
+      code: 'script_exhausted',
+      boundary: 'model-gateway',
+    });
   });
 });
 
@@ -682,7 +774,7 @@ describe('agent loop: a turn interrupted part-way', () => {
     expect(statuses).toEqual(['success', 'aborted']);
   });
 
-  it('a final answer whose usage passes a budget fails the run and keeps the answer', async () => {
+  it('a request whose counted input passes a budget is never sent (AH-LIFE-4)', async () => {
     const h = harness(
       { turns: [{ text: 'the answer', usage: { input_tokens: 1000, output_tokens: 1 } }] },
       ['list_dir'],
@@ -692,7 +784,55 @@ describe('agent loop: a turn interrupted part-way', () => {
     expect(r).toMatchObject({
       status: 'failed',
       terminalReason: 'budget_exceeded:max_input_tokens',
+      budget: { budget: 'max_input_tokens', limit: 10, used: 0, reserved: 1000 },
+    });
+    expect(r.finalAnswer).toBeUndefined();
+    expect(h.events.filter((e) => e.type === 'model_call_started')).toEqual([]);
+  });
+
+  it('a final answer billed past a budget fails the run and keeps the answer', async () => {
+    // The count said 5; the bill says 1000: a provider billing past its reservation.
+    const h = harness(
+      { turns: [{ text: 'the answer', usage: { input_tokens: 1000, output_tokens: 1 } }] },
+      ['list_dir'],
+      { maxInputTokens: 10 },
+    );
+    const inner = h.deps.gateway;
+    const gateway: ModelGateway = {
+      adapter: inner.adapter,
+      route: inner.route,
+      model: inner.model,
+      counting: 'free',
+      countInputTokens: () => Promise.resolve(5),
+      complete: (q, s) => inner.complete(q, s),
+    };
+    const r = await runAgentLoop({ prompt: 'p' }, { ...h.deps, gateway }, signal);
+    expect(r).toMatchObject({
+      status: 'failed',
+      terminalReason: 'budget_exceeded:max_input_tokens',
+      budget: { budget: 'max_input_tokens', limit: 10, used: 1000 },
       finalAnswer: 'the answer',
     });
+  });
+
+  it('an absent counter is charged at its reservation, not zero', async () => {
+    const h = harness(
+      {
+        turns: [
+          { tool_calls: [{ name: 'list_dir', input: { path: '.' } }], usage: { input_tokens: 1 } },
+          { text: 'x', usage: { input_tokens: 1, output_tokens: 1 } },
+        ],
+      },
+      ['list_dir'],
+      { maxOutputTokens: 1500 },
+    );
+    const r = await runAgentLoop({ prompt: 'p' }, h.deps, signal);
+    // The first turn reported no output: charged its max_tokens (the loop's cap, 1000).
+    expect(
+      h.events.filter((e) => e.type === 'model_call_started').map((e) => e.data.maxTokens),
+    ).toEqual([1000, 500]);
+    expect(r.status).toBe('completed');
+    // The usage record keeps the counter absent (AH-USAGE-1).
+    expect('output_tokens' in (r.usage[0]?.usage ?? {})).toBe(false);
   });
 });

@@ -461,7 +461,8 @@ describe('anthropic gateway: bounded, visible retries (AH-LIFE-5)', () => {
     server.enqueue(failWith(529), failWith(529), failWith(529), okText('never reached'));
     const error = await failure(gateway({ maxRetries }).complete(REQUEST, live()));
     expect(error.code).toBe('model_retries_exhausted');
-    expect(error.boundary).toBe('harness');
+    // AH-DIAG-1: the provider's failure names the model gateway, not the harness.
+    expect(error.boundary).toBe('model-gateway');
     expect(error.attempts).toBe(maxRetries + 1);
     expect(error.status).toBe(529);
     expect(error.details).toMatchObject({

@@ -16,7 +16,9 @@ import type { HostToolDeps } from '../../engine/host-tools.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
-import { keyPaths, loadOperatorSigner, loadTrustedKey } from '../../evidence/signing.js';
+import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
+import { buildRunDeps } from '../run-deps.js';
+import type { RunDeps } from '../../engine/run-session.js';
 import type { SandboxRunArgs } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
 import { setUpApprovals } from './agent-approvals.js';
@@ -96,11 +98,12 @@ function chooseGateway(
 }
 
 /** The host-tool channel: its ledger, where credentials are read, what else is scrubbed. */
-function hostToolDeps(env: CfhEnvironment, gateway: ModelGateway): HostToolDeps {
+function hostToolDeps(run: RunDeps, env: CfhEnvironment, gateway: ModelGateway): HostToolDeps {
   const key = env.anthropicApiKey;
   const held = gateway.adapter === 'anthropic' && key !== undefined && key.length >= 8;
   return {
-    processDir: env.hostProcessDir,
+    // The ledger the sweep reads: the same directory, from the one builder.
+    processDir: run.hostProcessDir,
     env: env.credentialSource,
     heldCredentials: held ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [],
     keyDir: env.keyDir,
@@ -162,23 +165,18 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
         'cfh: no ANTHROPIC_API_KEY and no --script: replaying the embedded scripted model (no language model takes part)',
       );
     }
+    const run = await buildRunDeps(deps, owner);
     const outcome = await executeAgentRun(
       plan,
       { slots, mode: args.plan === true ? 'plan' : 'run', fromPlan, approvals: setup },
       {
-        runtime: deps.runtime(),
-        logger: deps.logger,
-        owner,
+        ...run.deps,
         gateway,
-        egressResolver: deps.env.egressResolver,
-        signer: await loadOperatorSigner(deps.env.keyDir),
         retryHook,
         approvals,
-        hostProcessDir: deps.env.hostProcessDir,
-        draftRoot: deps.env.draftRoot,
-        hostTools: hostToolDeps(deps.env, gateway),
+        hostTools: hostToolDeps(run.deps, deps.env, gateway),
       },
-      deps.signal,
+      run.signal,
     );
     if (args.json) deps.printer.json(outcome);
     else {

@@ -6,7 +6,7 @@ import { planSandboxRun } from '../../engine/run-plan.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
-import { loadOperatorSigner } from '../../evidence/signing.js';
+import { buildRunDeps } from '../run-deps.js';
 import { BUDGET_FLAGS } from '../../config/budget-flags.js';
 import { ConfigError } from '../../errors.js';
 import type { SandboxRunArgs } from './run-args.js';
@@ -46,18 +46,12 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
     // On a TTY the command's bytes are sanitized on their way to the terminal; a pipe or a
     // file gets them byte-exact (and outputs/<stream> always does).
     const live = args.json ? undefined : printer.liveOutput();
+    const run = await buildRunDeps(deps, owner);
     const outcome = await executeSandboxRun(
       plan,
-      {
-        runtime: deps.runtime(),
-        logger: deps.logger,
-        owner,
-        egressResolver: deps.env.egressResolver,
-        signer: await loadOperatorSigner(deps.env.keyDir),
-        draftRoot: deps.env.draftRoot,
-      },
+      run.deps,
       live === undefined ? {} : { stdout: live.stdout, stderr: live.stderr },
-      deps.signal,
+      run.signal,
     ).finally(() => live?.flush());
     if (args.json) {
       printer.json({
@@ -71,6 +65,7 @@ export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Pr
         artifactDir: outcome.artifactDir,
         timings: outcome.timings,
         assurance: outcome.assurance,
+        error: outcome.error,
       });
     } else if (outcome.status !== 'completed') {
       printer.err(

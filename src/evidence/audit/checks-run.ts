@@ -5,6 +5,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { FAILING_BOUNDARIES } from '../../errors.js';
 import { ALLOWING_REASONS } from '../schema/events-network.js';
 import { SnapshotMount, SnapshotNetwork } from '../schema/snapshot.js';
 import { at, fail, inconclusive, notApplicable, pass, type Check } from './check.js';
@@ -61,18 +62,8 @@ export const confinedCheck: Check = {
 const ErrorPart = z
   .strictObject({ code: z.string(), boundary: z.string(), message: z.string() })
   .nullable();
-const BOUNDARIES = new Set([
-  'configuration',
-  'sandbox',
-  'engine',
-  'artifact-store',
-  'image',
-  'harness',
-  'model-gateway',
-  'mediator',
-  'tool',
-  'integration',
-]);
+// The errors' own list (AH-DIAG-1): a boundary cfh can report is one the audit accepts.
+const BOUNDARIES: ReadonlySet<string> = new Set(FAILING_BOUNDARIES);
 
 export const failuresClassifiedCheck: Check = {
   id: 'failures.classified',

@@ -38,10 +38,25 @@ export const BudgetExceeded = z.strictObject({
   limit: z.number(),
   used: z.number(),
   unpriced: z.literal(true).optional(),
+  /** Refused before the request was sent: the worst case it would have added. */
+  reserved: z.number().optional(),
 });
 
 export const modelEvents = {
-  model_call_started: z.strictObject({ attemptId: z.string().min(1), adapter: z.string() }),
+  model_call_started: z.strictObject({
+    attemptId: z.string().min(1),
+    adapter: z.string(),
+    /** The request's max_tokens: the model's cap, lowered to what the budgets leave. */
+    maxTokens: z.number().int().positive().optional(),
+    /** What was reserved against the budgets before the request (AH-LIFE-4). */
+    reserved: z
+      .strictObject({
+        inputTokens: Count,
+        counted: z.enum(['provider', 'bound']),
+        cost: z.number().nonnegative().optional(),
+      })
+      .optional(),
+  }),
   model_call_completed: z.strictObject({
     attemptId: z.string().min(1),
     adapter: z.string(),

@@ -55,6 +55,15 @@ export const SnapshotNetwork = z.looseObject({
 export const SnapshotAssurance = z.strictObject({
   level: z.enum(['standard', 'reduced']),
   notes: z.array(z.string()),
+  /** Each reason the level is reduced (AH-DIAG-2); absent in runs recorded before it. */
+  reasons: z
+    .array(
+      z.strictObject({
+        code: z.enum(['seccomp-not-applied', 'seccomp-widened', 'root-user', 'host-tools']),
+        detail: z.string(),
+      }),
+    )
+    .optional(),
 });
 
 export const SnapshotBudgets = z.looseObject({
