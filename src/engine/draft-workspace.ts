@@ -30,6 +30,7 @@ import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
 import { DRAFT_OWNER_FILE } from './draft-owner.js';
 import { removeTree } from '../remove-tree.js';
+import { WATCH_COST_FACTOR, WATCH_MIN_INTERVAL_MS } from './draft-watch.js';
 
 /** New contents larger than this (a file the sandbox grew or made) are never read. */
 export const MAX_READ_BYTES = 256 * 1024 * 1024;
@@ -60,6 +61,8 @@ export class DraftWorkspace implements AsyncDisposable {
   /** The plan with the copy mounted at /workspace in place of the host workspace. */
   readonly plan: RunPlan;
   readonly record: DraftRecord;
+  /** The copy's bound, held while the run goes on too (draft-watch.ts). */
+  readonly maxBytes: number;
   readonly #baseline: BaselineDocument;
   readonly #log: Logger;
   /** With whose authority the host tree and the copy are read and written. */
@@ -72,9 +75,11 @@ export class DraftWorkspace implements AsyncDisposable {
     baseline: BaselineDocument,
     log: Logger,
     as: Authority,
+    maxBytes: number,
   ) {
     this.plan = plan;
     this.record = record;
+    this.maxBytes = maxBytes;
     this.#baseline = baseline;
     this.#log = log;
     this.#as = as;
@@ -165,12 +170,16 @@ export class DraftWorkspace implements AsyncDisposable {
         {
           hostWorkspace: plan.workspace,
           ...record,
-          bounds: { copyMaxBytes: maxBytes, patchMaxBytes: draft.patchMaxBytes },
+          bounds: {
+            copyMaxBytes: maxBytes,
+            patchMaxBytes: draft.patchMaxBytes,
+            live: { maxBytes, minIntervalMs: WATCH_MIN_INTERVAL_MS, costFactor: WATCH_COST_FACTOR },
+          },
           ms: Math.round(performance.now() - t0),
         },
         true,
       );
-      return new DraftWorkspace(rebound, record, baseline, log, as);
+      return new DraftWorkspace(rebound, record, baseline, log, as, maxBytes);
     } catch (error) {
       await removeTree(parent);
       if (error instanceof CfhError || signal.aborted) throw error;

@@ -18,6 +18,7 @@ import { cancelSignalOf, decideTerminal, type RunEnd, type Terminal } from './te
 import { reapOrphans } from './reaper.js';
 import { sweepSetid } from '../sandbox/setid-sweep.js';
 import { closeDraft, prepareDraft } from './draft-session.js';
+import { DraftWatch } from './draft-watch.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -170,12 +171,27 @@ export async function runSession<R>(
     );
     await dir.writeProgress('created');
     session = new RunSession(runPlan, deps, dir, facts, log);
+    // The draft's bound holds while the work runs: the watch stops it as a limit. First on
+    // the stack, so disposed last: it stops once every container is gone.
+    const watch =
+      draft !== undefined && prepared.failure === undefined && plan.draft !== undefined
+        ? session.stack.use(
+            new DraftWatch(draft.record.source, plan.draft.root, draft.maxBytes, log),
+          )
+        : undefined;
+    const workSignal = watch === undefined ? signal : AbortSignal.any([signal, watch.signal]);
     const performed =
       prepared.failure === undefined
-        ? await perform(session, work, signal)
+        ? await perform(session, work, workSignal)
         : { ...prepared.failure, result: undefined, disposeMs: 0 };
     const { result, disposeMs } = performed;
     let { end, error } = performed;
+    if (watch?.tripped !== undefined && !signal.aborted) {
+      // The work saw a cancellation (or an error it caused); the run ended at the limit.
+      await dir.events.append('limit_reached', { ...watch.tripped }, true);
+      end = { kind: 'limit', limit: watch.tripped.limit };
+      error = undefined;
+    }
     let patch: Record<string, unknown> | undefined;
     if (draft !== undefined) {
       // The orphan sweep first: the draft may be read as its owner, who cannot reach the

@@ -7,6 +7,7 @@
 //   wall time (--timeout, max_wall_time_seconds) failed     124
 //   memory (the command was OOM-killed)          failed     137
 //   another budget of an agent run               failed     1
+//   a draft's bytes or the host's free space     failed     1
 //   SIGINT / SIGTERM                             cancelled  130 / 143
 //   an error before the work started             failed     125   (nothing ran)
 //   an error after the work started              failed     1
@@ -29,6 +30,8 @@ export type RunEnd =
   | { readonly kind: 'wall_time' }
   | { readonly kind: 'memory' }
   | { readonly kind: 'budget'; readonly budget: string }
+  /** A bound the run session holds while the work runs (draft-watch.ts). */
+  | { readonly kind: 'limit'; readonly limit: 'draft_bytes' | 'draft_free_space' }
   | { readonly kind: 'cancelled'; readonly signal: CancelSignal }
   | { readonly kind: 'error'; readonly error: CfhError; readonly started: boolean };
 
@@ -52,6 +55,12 @@ export function decideTerminal(end: RunEnd): Terminal {
       return { status: 'failed', reason: 'limit_reached:wall_time', exitCode: EXIT_WALL_TIME };
     case 'memory':
       return { status: 'failed', reason: 'limit_reached:memory', exitCode: EXIT_OOM };
+    case 'limit':
+      return {
+        status: 'failed',
+        reason: `limit_reached:${end.limit}`,
+        exitCode: EXIT_FAILED_AFTER_START,
+      };
     case 'budget':
       return {
         status: 'failed',

@@ -37,6 +37,10 @@ export const containerEvents = {
       bytesSeen: Count,
       bytesKept: Count,
     }),
+    /** The draft copy's allocated bytes passed its bound during the run (draft-watch.ts). */
+    z.strictObject({ limit: z.literal('draft_bytes'), maxBytes: Count, bytes: Count }),
+    /** The draft root's free space fell under its floor during the run. */
+    z.strictObject({ limit: z.literal('draft_free_space'), floorBytes: Count, freeBytes: Count }),
   ]),
   live_output_dropped: z.strictObject({ stream: z.enum(['stdout', 'stderr']), bytes: Count }),
   container_removed: z.strictObject({ containerId: z.string().min(1) }),

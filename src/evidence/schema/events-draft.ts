@@ -21,7 +21,16 @@ export const draftEvents = {
     source: z.string(),
     baseline: z.looseObject({ file: z.string(), sha256: Sha256Hex }),
     /** The copy's bound (bytes of contents) and the patch's (new contents kept). */
-    bounds: z.looseObject({ copyMaxBytes: Count, patchMaxBytes: Count }).optional(),
+    bounds: z
+      .looseObject({
+        copyMaxBytes: Count,
+        patchMaxBytes: Count,
+        /** The same bound held during the run: a walk every max(minIntervalMs, costFactor × last walk). */
+        live: z
+          .strictObject({ maxBytes: Count, minIntervalMs: Count, costFactor: Count })
+          .optional(),
+      })
+      .optional(),
     ms: Milliseconds,
   }),
   patch_written: z.looseObject({
