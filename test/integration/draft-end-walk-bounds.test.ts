@@ -8,7 +8,7 @@ import { chmod, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promis
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { cfh, onlyRunDir, ownBySandbox, useScratch } from './helpers.js';
+import { cfh, onlyRunDir, ownBySandbox, readEvents, runIdOf, useScratch } from './helpers.js';
 
 const Timed = z.object({ type: z.string(), ts: z.string() });
 const Written = z.object({
@@ -118,4 +118,27 @@ describe('draft end walk: host work the sandbox can multiply is bounded', () => 
     expect(written.data.bounds.readBytes).toBeLessThan(2 * 33554432);
     expect(written.data.reached.read).toBe(false);
   }, 120_000);
+
+  it('past the read budget the patch is incomplete and apply refuses it whole', async () => {
+    // Budget: the baseline (a few bytes) plus 256 MiB. Two dense 160 MiB files pass it.
+    const dir = await draftRun(
+      `head -c 167772160 /dev/zero > big0; head -c 167772160 /dev/zero > big1; echo new > n.txt`,
+      'budget',
+    );
+    const events = await readEvents(dir);
+    const written = events.find((e) => e.type === 'patch_written');
+    expect(written?.data.reached).toMatchObject({ read: true });
+    expect(String(written?.data.incomplete)).toContain('bytes to read');
+    const r = await cfh([
+      'runs',
+      'apply',
+      runIdOf(dir),
+      '--artifact-root',
+      path.dirname(dir),
+      '--yes',
+    ]);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain('patch_incomplete');
+    expect(r.stderr).toContain('nothing was applied');
+  }, 180_000);
 });
