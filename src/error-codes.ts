@@ -116,6 +116,7 @@ export const ERROR_CODES = [
   'not_approved',
   'not_found',
   'patch_blob_mismatch',
+  'patch_incomplete',
   'patch_invalid',
   'patch_too_large',
   'plan_and_from_plan',

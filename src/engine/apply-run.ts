@@ -117,6 +117,12 @@ export async function readRunPatch(detail: RunDetail): Promise<RunPatch> {
       `run ${detail.runId}: the patch names another run, workspace or baseline than the snapshot`,
     );
   }
+  if (patch.incomplete !== undefined) {
+    throw new WorkspaceError(
+      'patch_incomplete',
+      `run ${detail.runId}: its patch is incomplete (${patch.incomplete}); cfh applies a patch whole or not at all, so nothing was applied; see it with cfh runs diff`,
+    );
+  }
   return {
     detail,
     hostWorkspace: ws.data.hostPath,

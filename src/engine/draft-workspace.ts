@@ -6,6 +6,7 @@
 // The copy itself is discarded with the run, on every path.
 import { chmod, chown, mkdir, mkdtemp, readFile, statfs, writeFile } from 'node:fs/promises';
 import { lstat } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
 import path from 'node:path';
 import { CfhError, WorkspaceError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -23,8 +24,14 @@ import {
   type PatchChange,
   type PatchDocument,
 } from '../workspace/patch.js';
-import { MAX_TEXT_BYTES, quote, renderPatch, type ContentReader } from '../workspace/patch-text.js';
-import { hashHandle, listTree, openSeenFile } from '../workspace/walk.js';
+import {
+  MAX_DIFF_BYTES,
+  MAX_TEXT_BYTES,
+  quote,
+  renderPatch,
+  type ContentReader,
+} from '../workspace/patch-text.js';
+import { hashHandle, inodeKey, listTree, openSeenFile } from '../workspace/walk.js';
 import type { RunPlan } from './run-plan.js';
 import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
@@ -67,6 +74,8 @@ export class DraftWorkspace implements AsyncDisposable {
   readonly #log: Logger;
   /** With whose authority the host tree and the copy are read and written. */
   readonly #as: Authority;
+  /** The run's cancellation (Ctrl-C): it also ends the end walk's reading early. */
+  readonly #signal: AbortSignal;
   #discarded = false;
 
   private constructor(
@@ -76,7 +85,9 @@ export class DraftWorkspace implements AsyncDisposable {
     log: Logger,
     as: Authority,
     maxBytes: number,
+    signal: AbortSignal,
   ) {
+    this.#signal = signal;
     this.plan = plan;
     this.record = record;
     this.maxBytes = maxBytes;
@@ -179,7 +190,7 @@ export class DraftWorkspace implements AsyncDisposable {
         },
         true,
       );
-      return new DraftWorkspace(rebound, record, baseline, log, as, maxBytes);
+      return new DraftWorkspace(rebound, record, baseline, log, as, maxBytes, signal);
     } catch (error) {
       await removeTree(parent);
       if (error instanceof CfhError || signal.aborted) throw error;
@@ -194,20 +205,46 @@ export class DraftWorkspace implements AsyncDisposable {
 
   /**
    * After every container of the run is gone: the draft's end state against the baseline,
-   * kept as patch/patch.json and patch/patch.diff, with every new file's contents. Not cut
-   * short by a cancellation: the patch is the record of what the sandbox did.
+   * kept as patch/patch.json and patch/patch.diff, with every new file's contents.
+   *
+   * What the sandbox can make cfh do here it does not pay for (hard links, sparse files,
+   * many names), so the walk has one budget (endWalkBudget), in bytes read and in time,
+   * and the run's cancellation ends it too: each inode is read once, a file with holes
+   * (allocated < size) is listed by size and never read, and once the budget is spent or
+   * the run is cancelled nothing more is read: the rest is listed by size and the patch is
+   * marked incomplete, which `cfh runs apply` refuses whole.
    */
   async writePatch(dir: RunDirectory): Promise<PatchSummary> {
     const t0 = performance.now();
-    const never = new AbortController().signal;
-    // What the sandbox can make cfh read is bounded by what the host tree already cost: a
-    // file past the limit is read only at its baseline size (a sparse 1 TiB file is not).
+    const budget = endWalkBudget(this.record.baseline.bytes);
     const sizes = new Map(this.#baseline.entries.map((e) => [e.path, e.size]));
+    let read = 0;
+    let incomplete: string | undefined;
+    const byInode = new Map<string, Promise<{ sha256: string; size: number }>>();
+    const mayHash = (p: string, size: number, stats: BigIntStats): boolean => {
+      if (byInode.has(inodeKey(stats))) return true;
+      // Holes cost the sandbox no disk: such a file is never read (a copy is made dense).
+      if (Number(stats.blocks) * 512 < size) return false;
+      if (size > MAX_READ_BYTES && sizes.get(p) !== size) return false;
+      if (incomplete === undefined) {
+        if (this.#signal.aborted) incomplete = 'the run was cancelled while its patch was read';
+        else if (performance.now() - t0 > budget.ms)
+          incomplete = `reading the draft took more than ${String(budget.ms)} ms`;
+        else if (read + size > budget.bytes)
+          incomplete = `the draft's files hold more than ${String(budget.bytes)} bytes to read`;
+      }
+      if (incomplete !== undefined) return false;
+      read += size;
+      return true;
+    };
+    // The walk itself (names, lstat) is bounded by MAX_TREE_ENTRIES; it is not cut short,
+    // so the patch still lists every path the sandbox touched.
     const end = await this.#as.asWriter(() =>
       listTree(this.record.source, {
-        signal: never,
+        signal: new AbortController().signal,
         repairPermissions: true,
-        mayHash: (p, size) => size <= MAX_READ_BYTES || sizes.get(p) === size,
+        mayHash,
+        byInode,
       }),
     );
     const changes = diffTrees(this.#baseline.entries, end.entries);
@@ -232,7 +269,7 @@ export class DraftWorkspace implements AsyncDisposable {
       await this.#storeBlob(dir, c);
       stored.add(sha);
     }
-    const rendered = await renderPatch(changes, this.#reader(dir));
+    const rendered = await renderPatch(changes, this.#reader(dir), Math.min(MAX_DIFF_BYTES, limit));
     const doc: PatchDocument = {
       schema: PATCH_SCHEMA,
       runId: dir.runId,
@@ -240,6 +277,7 @@ export class DraftWorkspace implements AsyncDisposable {
       baseline: { file: this.record.baseline.file, sha256: this.record.baseline.sha256 },
       blobs: RUN_FILES.blobs,
       changes: [...rendered.changes],
+      ...(incomplete === undefined ? {} : { incomplete }),
       unsupported: [...end.skipped],
       summary: summarize(rendered.changes),
     };
@@ -253,6 +291,15 @@ export class DraftWorkspace implements AsyncDisposable {
         summary: doc.summary,
         unsupported: doc.unsupported.length,
         blobs: stored.size,
+        bounds: {
+          readMaxBytes: budget.bytes,
+          readMaxMs: budget.ms,
+          readBytes: read,
+          diffMaxBytes: rendered.inline.maxBytes,
+          diffInlinedBytes: rendered.inline.bytes,
+        },
+        reached: { read: incomplete !== undefined, diff: rendered.inline.reached },
+        ...(incomplete === undefined ? {} : { incomplete }),
         ms: Math.round(performance.now() - t0),
       },
       true,
@@ -344,6 +391,15 @@ export class DraftWorkspace implements AsyncDisposable {
       this.#log.error({ err: errorMessage(e), dir: this.record.dir }, 'draft not removed');
     });
   }
+}
+
+/**
+ * The end walk's budget: what the host tree already cost to copy, plus one file at the
+ * per-file bound, and a time that grows with it (at a slow 32 MiB/s, never under a minute).
+ */
+export function endWalkBudget(baselineBytes: number): { bytes: number; ms: number } {
+  const bytes = baselineBytes + MAX_READ_BYTES;
+  return { bytes, ms: Math.max(60_000, Math.ceil(bytes / (32 * 1024))) };
 }
 
 /** Free space the draft root keeps whatever a copy needs: the host goes on working. */

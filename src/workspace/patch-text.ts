@@ -9,6 +9,12 @@ import { unifiedHunks } from './unified-diff.js';
 /** Larger than this, a file is listed like a binary one, not inlined. */
 export const MAX_TEXT_BYTES = 1024 * 1024;
 
+/**
+ * The most text patch.diff inlines in all (both sides of every change), whatever the
+ * number of names: past it a change is listed by its digest, like a binary one.
+ */
+export const MAX_DIFF_BYTES = 64 * 1024 * 1024;
+
 /** One side's contents, or that they are too large to show, or why they are unavailable. */
 export type Content = Buffer | { readonly binary: true } | { readonly unavailable: string };
 
@@ -18,6 +24,20 @@ export interface RenderedPatch {
   readonly text: string;
   /** The changes with `binary` and `note` filled in from what the contents showed. */
   readonly changes: readonly PatchChange[];
+  /** The inline bound, the text inlined, and whether some change was not inlined for it. */
+  readonly inline: { readonly maxBytes: number; readonly bytes: number; readonly reached: boolean };
+}
+
+/**
+ * What the diff has inlined so far: each content (by digest) once, at most `maxBytes` in
+ * all, so hard links to one file, or many files, do not multiply patch.diff or memory.
+ */
+interface InlineBudget {
+  readonly maxBytes: number;
+  bytes: number;
+  reached: boolean;
+  /** Digest of a new content already shown → the path it was shown at. */
+  readonly shown: Map<string, string>;
 }
 
 export function isBinary(data: Buffer): boolean {
@@ -33,20 +53,27 @@ export function isBinary(data: Buffer): boolean {
 export async function renderPatch(
   changes: readonly PatchChange[],
   read: ContentReader,
+  maxBytes = MAX_DIFF_BYTES,
 ): Promise<RenderedPatch> {
   const lines: string[] = [];
   const out: PatchChange[] = [];
+  const budget: InlineBudget = { maxBytes, bytes: 0, reached: false, shown: new Map() };
   for (const c of changes) {
-    const section = await renderChange(c, read);
+    const section = await renderChange(c, read, budget);
     lines.push(...section.lines);
     out.push(section.change);
   }
-  return { text: lines.length === 0 ? '' : `${lines.join('\n')}\n`, changes: out };
+  return {
+    text: lines.length === 0 ? '' : `${lines.join('\n')}\n`,
+    changes: out,
+    inline: { maxBytes, bytes: budget.bytes, reached: budget.reached },
+  };
 }
 
 async function renderChange(
   c: PatchChange,
   read: ContentReader,
+  budget: InlineBudget,
 ): Promise<{ lines: string[]; change: PatchChange }> {
   const a = `a/${c.path}`;
   const b = `b/${c.path}`;
@@ -70,6 +97,24 @@ async function renderChange(
     head.push(`old mode ${gitMode(c.before)}`, `new mode ${gitMode(c.after)}`);
   }
   if (c.kind === 'mode') return { lines: head, change: c };
+  // Decided before anything is read: a content shown once, or past the bound, is listed
+  // by digest (the blob kept is what apply uses, so the change stays applicable).
+  const newSha = c.after?.type === 'file' ? c.after.sha256 : undefined;
+  const shownAt = newSha === undefined ? undefined : budget.shown.get(newSha);
+  const textSize = (s: PatchSide | null): number =>
+    (s?.size ?? 0) > MAX_TEXT_BYTES ? 0 : (s?.size ?? 0);
+  const cost = textSize(c.before) + textSize(c.after);
+  if (shownAt !== undefined || budget.bytes + cost > budget.maxBytes) {
+    if (shownAt === undefined) budget.reached = true;
+    const why =
+      shownAt === undefined
+        ? `text not shown: patch.diff inlines at most ${String(budget.maxBytes)} bytes`
+        : `same new contents as ${quote(shownAt)}, shown there`;
+    return {
+      lines: [...head, `index ${short(c.before)}..${short(c.after)}`, `# ${why}`],
+      change: { ...c, note: c.note ?? why },
+    };
+  }
   const before = c.before === null ? Buffer.alloc(0) : await contentOf(c, c.before, 'before', read);
   const after = c.after === null ? Buffer.alloc(0) : await contentOf(c, c.after, 'after', read);
   const index = `index ${short(c.before)}..${short(c.after)}`;
@@ -95,6 +140,8 @@ async function renderChange(
     };
   }
   const [oldData, newData] = [before, after];
+  budget.bytes += oldData.length + newData.length;
+  if (newSha !== undefined) budget.shown.set(newSha, c.path);
   const hunks = unifiedHunks(oldData.toString('utf8'), newData.toString('utf8'));
   return {
     lines: [...head, ...(hunks.length === 0 ? [] : [`--- ${from}`, `+++ ${to}`, ...hunks])],

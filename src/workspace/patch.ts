@@ -52,6 +52,8 @@ export const PatchDocument = z.strictObject({
   changes: z.array(PatchChange),
   /** Entries of the draft the patch cannot carry (FIFOs, sockets, names not UTF-8). */
   unsupported: z.array(SkippedEntry),
+  /** Why the end walk stopped reading (its budget, a cancellation): apply refuses it all. */
+  incomplete: z.string().optional(),
   summary: z.strictObject({
     added: z.number().int(),
     modified: z.number().int(),

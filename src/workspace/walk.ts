@@ -28,8 +28,16 @@ export interface WalkOptions {
    * `unreadable`. Entries the walker itself may not read (EACCES) are skipped the same way.
    */
   readonly mayRead?: (stats: BigIntStats) => boolean;
-  /** Whether to read a file of this size at this path; no: listed by size, without digest. */
-  readonly mayHash?: (path: string, size: number) => boolean;
+  /**
+   * Whether to read a file of this size at this path (its stats, for what a size does not
+   * say: holes, the inode); no: listed by size, without digest.
+   */
+  readonly mayHash?: (path: string, size: number, stats: BigIntStats) => boolean;
+  /**
+   * Digests by inode (`dev:ino`): a file with several names in the tree is read once, so
+   * hard links do not multiply what a walk reads.
+   */
+  readonly byInode?: Map<string, Promise<{ sha256: string; size: number }>>;
   /**
    * The tree is cfh's own scratch copy (a draft): a directory or file its owner made
    * unreadable is made readable (the mode recorded is the one found) so the walk is
@@ -159,10 +167,22 @@ export async function entryOf(
   if (stats.isSymbolicLink())
     return { path: rel, type: 'symlink', mode, target: await readlink(abs) };
   // Not opened at all: its size is all the patch will say of it.
-  if (options.mayHash?.(rel, Number(stats.size)) === false)
+  if (options.mayHash?.(rel, Number(stats.size), stats) === false)
     return { path: rel, type: 'file', mode, size: Number(stats.size) };
-  const { sha256, size } = await hashFile(abs, stats, options);
+  // Looked up and set with no await between the check above and here: two names of one
+  // inode in the same batch share the one read.
+  const key = inodeKey(stats);
+  let digest = options.byInode?.get(key);
+  if (digest === undefined) {
+    digest = hashFile(abs, stats, options);
+    options.byInode?.set(key, digest);
+  }
+  const { sha256, size } = await digest;
   return { path: rel, type: 'file', mode, size, sha256 };
+}
+
+export function inodeKey(stats: BigIntStats): string {
+  return `${String(stats.dev)}:${String(stats.ino)}`;
 }
 
 /** Opens a regular file the walk saw, refusing anything else at that name now. */

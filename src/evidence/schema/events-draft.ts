@@ -39,6 +39,19 @@ export const draftEvents = {
     summary: Summary,
     unsupported: Count,
     blobs: Count,
+    /** The end walk's budgets (read, in bytes and time; text inlined) and what was used. */
+    bounds: z
+      .looseObject({
+        readMaxBytes: Count,
+        readMaxMs: Count,
+        readBytes: Count,
+        diffMaxBytes: Count,
+        diffInlinedBytes: Count,
+      })
+      .optional(),
+    reached: z.looseObject({ read: z.boolean(), diff: z.boolean() }).optional(),
+    /** Set when the walk stopped reading: the patch is listed, never applied. */
+    incomplete: z.string().optional(),
     ms: Milliseconds,
   }),
   draft_discarded: z.looseObject({ dir: z.string(), ms: Milliseconds }),
