@@ -275,7 +275,9 @@ async function loop(
           ? estimate.estimated
           : 'unpriced';
     // What the provider billed; past a limit only if it billed past the reservation.
-    const charged = deps.budgets.recordModelTurn(billedTurn(response.usage, reserved, cost));
+    const charged = deps.budgets.recordModelTurn(
+      billedTurn(response.usage, reserved, cost, response.unbilled === true),
+    );
     const uses = response.content.filter(
       (b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
     );

@@ -87,9 +87,16 @@ export async function reserveRequest(
  * cache_creation_input_tokens, cache_read_input_tokens: the Messages API documents them as
  * separate, so their sum is what was read), and the output. A counter the provider did not
  * report is charged at its reservation, not zero: the usage record keeps it absent
- * (AH-USAGE-1), the budget assumes the worst.
+ * (AH-USAGE-1), the budget assumes the worst. An attempt nothing billed (`unbilled`: a
+ * scripted turn with no stated usage) is charged nothing.
  */
-export function billedTurn(usage: ReportedUsage, reserved: Reserved, cost: TurnCost): BilledTurn {
+export function billedTurn(
+  usage: ReportedUsage,
+  reserved: Reserved,
+  cost: TurnCost,
+  unbilled = false,
+): BilledTurn {
+  if (unbilled) return { inputTokens: 0, outputTokens: 0, cost };
   const input =
     usage.input_tokens === undefined
       ? reserved.inputTokens

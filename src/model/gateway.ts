@@ -45,6 +45,12 @@ export interface ModelResponse {
   readonly stopReason: string;
   /** Exactly the counters the provider reported. */
   readonly usage: ReportedUsage;
+  /**
+   * Nothing was billed for this attempt (a scripted turn that states no usage: no provider
+   * took part), so the budgets charge it nothing; otherwise a counter the provider left out
+   * is charged at its reservation.
+   */
+  readonly unbilled?: true;
 }
 
 export interface ModelGateway {

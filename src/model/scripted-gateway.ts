@@ -136,6 +136,8 @@ export class ScriptedGateway implements ModelGateway {
       content,
       stopReason: cut ? 'max_tokens' : turn.tool_calls.length > 0 ? 'tool_use' : 'end_turn',
       usage: cut ? { ...usage, output_tokens: request.maxOutputTokens } : usage,
+      // A turn that states no usage stands for no provider: nothing is billed for it.
+      ...(turn.usage === undefined ? { unbilled: true as const } : {}),
     });
   }
 }

@@ -203,7 +203,9 @@ describe('workspace mode draft (command runs)', () => {
     });
     const show = await cfh(['runs', 'show', runIdOf(dir), '--artifact-root', root]);
     expect(show.exitCode, show.stdout).toBe(0);
-    expect(show.stdout).toContain('verified     patch applied to the host after the run');
+    expect(show.stdout).toMatch(
+      /verified {5}integrity\.anchor: .*; patch applied to the host after the run \(seq \d+\)/,
+    );
     expect(show.stdout).toMatch(
       /draft {6}host .*; patch 5 added, 1 modified, 3 removed, 1 mode, 1 not applicable; applied \(event \d+, /,
     );

@@ -356,7 +356,12 @@ describe('an engine that accepts and never answers', () => {
       { env: { DOCKER_HOST: `unix://${socket}` } },
     );
     try {
-      await new Promise((r) => setTimeout(r, 1_500));
+      // cfh is waiting on the engine once it has connected (its signal handlers are set by
+      // then): wait for that, not for a fixed time, which a loaded machine's start-up outruns.
+      const connectedBy = Date.now() + 60_000;
+      while (held.length === 0 && Date.now() < connectedBy)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(held.length, 'cfh never asked the engine anything').toBeGreaterThan(0);
       const sent = Date.now();
       child.kill('SIGTERM');
       const result = await Promise.race([

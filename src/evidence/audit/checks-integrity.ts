@@ -121,8 +121,13 @@ export const anchorCheck: Check = {
       else if (reportDigest(report) !== end.data.reportSha256)
         where.push('report.json: its digest differs from the one run_finished recorded (edited)');
     }
+    const commit = applied[0];
     return where.length === 0
-      ? pass(`state.json and report.json anchored to run_finished (seq ${end.seq}), the last event`)
+      ? pass(
+          commit === undefined
+            ? `state.json and report.json anchored to run_finished (seq ${end.seq}), the last event`
+            : `state.json and report.json anchored to run_finished (seq ${end.seq}); patch applied to the host after the run (seq ${commit.seq}), the last event`,
+        )
       : fail('the terminal anchor does not hold', where);
   },
 };
