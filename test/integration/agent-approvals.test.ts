@@ -207,7 +207,7 @@ describe('a bad approvals setup is refused before anything starts', () => {
             '- { rule: rm-needs-approval, tool: exec, argsDigest: sha256:abc }\n',
           ),
         ],
-        '0.argsDigest: sha256: and 64',
+        '[0].argsDigest at line 1, column 54: sha256: and 64',
       ],
       [
         [
