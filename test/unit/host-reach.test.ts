@@ -75,6 +75,11 @@ describe('pathCandidates', () => {
     expect(pathCandidates('require("/ws/x.js")')).toContain('/ws/x.js');
     expect(pathCandidates('--require ./hook.cjs')).toContain('./hook.cjs');
   });
+
+  it('class: a path attached to its short option (-I../lib) is a candidate too', () => {
+    expect(pathCandidates('-I../repo/tools')).toContain('../repo/tools');
+    expect(pathCandidates('-L../lib')).toContain('../lib');
+  });
 });
 
 describe('checkHostToolReach', () => {

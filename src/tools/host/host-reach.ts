@@ -64,8 +64,8 @@ const MAX_CANDIDATES = 64;
 
 /**
  * The path-like spellings in one argument or env value: the whole text, what follows an
- * `=`, each `:`/`,`/blank-separated piece (PATH-like lists), and every absolute path written
- * inside it. A relative piece counts when it has a `/` or names an entry of the cwd.
+ * `=`, each `:`/`,`/blank-separated piece (PATH-like lists) and the rest of a piece after a
+ * short option it is attached to (`-I../lib`), and every absolute path written inside it. A relative piece counts when it has a `/` or names an entry of the cwd.
  */
 export function pathCandidates(text: string): string[] {
   const out = new Set<string>();
@@ -75,7 +75,11 @@ export function pathCandidates(text: string): string[] {
   add(text);
   const eq = text.indexOf('=');
   if (eq >= 0) add(text.slice(eq + 1));
-  for (const piece of text.split(/[\s:,;=]+/)) add(piece);
+  for (const piece of text.split(/[\s:,;=]+/)) {
+    add(piece);
+    // A path attached to its short option (`perl -I../lib`, `gcc -L../lib`, `ruby -I…`).
+    if (/^-[A-Za-z]./.test(piece)) add(piece.slice(2));
+  }
   for (const m of text.matchAll(EMBEDDED)) add(m[0]);
   return [...out];
 }
