@@ -121,3 +121,52 @@ export const NEVER_GRANTED_WHOLE: readonly string[] = [
   'openat2',
   ...MODE_ARGUMENT.map((m) => m.name),
 ];
+
+/**
+ * fcntl(2) commands a planning container may use: every one but those that take a lock or a
+ * lease (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE). A lock needs no write
+ * permission (a read lock through a read-only descriptor, flock on any), yet a lock a
+ * sandbox holds on a file of a read-only mount makes a host process that locks it wait or
+ * fail: a channel out of a read-only container. A lease on a file the sandbox user owns
+ * delays a host open of it. Values from include/uapi/asm-generic/fcntl.h and linux/fcntl.h.
+ */
+const PLANNING_FCNTL_COMMANDS = [
+  0, // F_DUPFD
+  1, // F_GETFD
+  2, // F_SETFD
+  3, // F_GETFL
+  4, // F_SETFL
+  5, // F_GETLK
+  8, // F_SETOWN
+  9, // F_GETOWN
+  10, // F_SETSIG
+  11, // F_GETSIG
+  12, // F_GETLK64 (i386)
+  15, // F_SETOWN_EX
+  16, // F_GETOWN_EX
+  17, // F_GETOWNER_UIDS
+  36, // F_OFD_GETLK
+  1025, // F_GETLEASE
+  1030, // F_DUPFD_CLOEXEC
+  1031, // F_SETPIPE_SZ
+  1032, // F_GETPIPE_SZ
+  1033, // F_ADD_SEALS
+  1034, // F_GET_SEALS
+  1035, // F_GET_RW_HINT
+  1036, // F_SET_RW_HINT
+  1037, // F_GET_FILE_RW_HINT
+  1038, // F_SET_FILE_RW_HINT
+];
+
+/**
+ * Planning mode: no file lock or lease (see PLANNING_FCNTL_COMMANDS); flock(2) is not
+ * allowed at all (EPERM, the default action). The command is argument 1 of fcntl and
+ * fcntl64 on every ABI.
+ */
+export function planningLockRules(): Rule[] {
+  return ['fcntl', 'fcntl64'].flatMap((name) =>
+    PLANNING_FCNTL_COMMANDS.map((value) =>
+      allowWhen(name, { index: 1, value, valueTwo: 0, op: 'SCMP_CMP_EQ' }),
+    ),
+  );
+}

@@ -7,6 +7,7 @@ import {
   clone3Rules,
   cloneRules,
   personalityRules,
+  planningLockRules,
   setidRules,
   socketRules,
   type Rule,
@@ -29,7 +30,7 @@ export function deriveSeccomp(
   grants: SeccompGrants,
   networkMode: 'disabled' | 'allowlist' | 'open',
   runtime: 'runc' | 'runsc' = 'runc',
-  /** Planning mode (`--plan`): no unix sockets, no io_uring (argument-rules.ts). */
+  /** Planning mode (`--plan`): no unix sockets, no io_uring, no file locks (argument-rules.ts). */
   planning = false,
 ): DerivedSeccomp {
   const data = seccompData();
@@ -54,6 +55,9 @@ export function deriveSeccomp(
   if (userns) unconditional.add('clone');
   if (socketsLimited) unconditional.delete('socket');
   else unconditional.add('socket');
+  // Planning: no file lock or lease, which a host process locking the same file would feel
+  // (argument-rules.ts planningLockRules), whatever the profile grants.
+  if (planning) for (const name of ['flock', 'fcntl', 'fcntl64']) unconditional.delete(name);
   // gVisor answers clone3 with ENOSYS itself, but applies an OCI errno rule as EPERM, on
   // which glibc does not fall back to clone: threads would fail. Under runsc the filter
   // lets clone3 through to gVisor's own ENOSYS.
@@ -64,6 +68,7 @@ export function deriveSeccomp(
   if (!unconditional.has('clone3')) rules.push(...clone3Rules());
   if (!unconditional.has('personality')) rules.push(...personalityRules());
   if (socketsLimited) rules.push(...socketRules(networkDisabled, planning));
+  if (planning) rules.push(...planningLockRules());
   rules.push(...setidRules());
 
   // Only the ABIs listed are filtered by these rules; a syscall through any other meets

@@ -458,4 +458,27 @@ describe('planning mode (--plan)', () => {
     expect(plainAllow(parse(run.json)).has('io_uring_setup')).toBe(true);
     expect(run.grants.socketFamilies).toBe('unix-netlink-only');
   });
+
+  it('class: no file lock or lease under planning (a lock on a ro mount is felt by the host)', () => {
+    const F_SETLK = 6;
+    const F_SETLKW = 7;
+    const F_OFD_SETLK = 37;
+    const F_OFD_SETLKW = 38;
+    const F_SETLEASE = 1024;
+    const F_GETFL = 3;
+    for (const grants of [none, { allow: ['flock'] }]) {
+      const f = parse(deriveSeccomp(grants, 'disabled', 'runc', true).json);
+      expect(plainAllow(f).has('flock')).toBe(false);
+      expect(rulesFor(f, 'flock')).toEqual([]);
+      expect(plainAllow(f).has('fcntl')).toBe(false);
+      const commands = rulesFor(f, 'fcntl').map((r) => r.args?.[0]?.value);
+      expect(commands).toContain(F_GETFL);
+      for (const locking of [F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE])
+        expect(commands).not.toContain(locking);
+    }
+    // Outside planning, locks are the program's own business.
+    const run = parse(deriveSeccomp(none, 'disabled').json);
+    expect(plainAllow(run).has('flock')).toBe(true);
+    expect(plainAllow(run).has('fcntl')).toBe(true);
+  });
 });
