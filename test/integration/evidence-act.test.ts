@@ -108,7 +108,9 @@ describe('acting commands verify the evidence as cfh audit does, signature inclu
       { env: keyEnv },
     );
     expect(apply.exitCode, apply.stdout).toBe(1);
-    expect(apply.stderr).toMatch(/signing is configured .* but the run has no signature/);
+    expect(apply.stderr).toMatch(
+      /evidence_broken: .*does not verify \(signature\.json: missing\); nothing was applied/,
+    );
     expect(existsSync(path.join(ws, 'new-file.txt'))).toBe(false);
   });
 
