@@ -3,11 +3,11 @@
 // into it on the host's file system. While the work runs this watch measures what the copy
 // allocates and the draft root's free space, and stops the run as a limit when either is
 // passed. Between two measurements the sandbox can write for one interval past the bound.
-import { statfs } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+import { lstat, readdir, statfs } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
-import { visitTree } from '../workspace/walk.js';
-import type { SkippedEntry } from '../workspace/tree.js';
+import { MAX_TREE_ENTRIES } from '../workspace/walk.js';
 
 /** The shortest interval between two walks; the interval grows with what a walk costs. */
 export const WATCH_MIN_INTERVAL_MS = 250;
@@ -21,26 +21,60 @@ export type DraftLimit =
   | { readonly limit: 'draft_bytes'; readonly maxBytes: number; readonly bytes: number }
   | { readonly limit: 'draft_free_space'; readonly floorBytes: number; readonly freeBytes: number };
 
-/** The copy's allocated bytes: st_blocks × 512 (a sparse file costs its blocks), each inode once. */
+/**
+ * The copy's allocated bytes: st_blocks × 512 (a sparse file costs its blocks), each inode
+ * once. Names are read as bytes, so a name that is not UTF-8 (which the patch walk skips) is
+ * measured like any other: the sandbox cannot hide what it writes behind one. No link is
+ * followed (lstat; only a directory is descended into); past MAX_TREE_ENTRIES the copy
+ * cannot be measured and the error says so (tree_too_large), which the watch counts as past
+ * the bound.
+ */
 export async function allocatedBytes(root: string, signal: AbortSignal): Promise<number> {
   const seen = new Set<string>();
   let bytes = 0;
-  const skipped: SkippedEntry[] = [];
-  // visitTree never follows a link and refuses a tree past MAX_TREE_ENTRIES (tree_too_large).
-  await visitTree(
-    root,
-    { signal },
-    ({ stats }) => {
-      const key = `${String(stats.dev)}:${String(stats.ino)}`;
+  let entries = 0;
+  const visit = async (dir: Buffer): Promise<void> => {
+    signal.throwIfAborted();
+    let names: Buffer[];
+    try {
+      names = await readdir(dir, { encoding: 'buffer' });
+    } catch (error) {
+      // Gone since its parent was read (the sandbox removed it), or not readable by cfh's
+      // user, or nested past PATH_MAX: not counted (docs/conformance.md, deviations).
+      if (UNCOUNTED.has(codeOf(error) ?? '')) return;
+      throw error;
+    }
+    for (const name of names) {
+      entries += 1;
+      if (entries > MAX_TREE_ENTRIES)
+        throw Object.assign(new Error(`${root} holds more than ${MAX_TREE_ENTRIES} entries`), {
+          code: 'tree_too_large',
+        });
+      const child = Buffer.concat([dir, SLASH, name]);
+      let st: BigIntStats;
+      try {
+        st = await lstat(child, { bigint: true });
+      } catch (error) {
+        if (UNCOUNTED.has(codeOf(error) ?? '')) continue;
+        throw error;
+      }
+      const key = `${String(st.dev)}:${String(st.ino)}`;
       if (!seen.has(key)) {
         seen.add(key);
-        bytes += Number(stats.blocks) * 512;
+        bytes += Number(st.blocks) * 512;
       }
-      return Promise.resolve();
-    },
-    skipped,
-  );
+      if (st.isDirectory()) await visit(child);
+    }
+  };
+  await visit(Buffer.from(root));
   return bytes;
+}
+
+const SLASH = Buffer.from('/');
+const UNCOUNTED = new Set(['ENOENT', 'ENOTDIR', 'EACCES', 'ENAMETOOLONG']);
+
+function codeOf(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error ? String(error.code) : undefined;
 }
 
 export async function freeFloor(root: string): Promise<{ floorBytes: number; freeBytes: number }> {
