@@ -106,7 +106,7 @@ describe('agent run: flags refused before anything is created', () => {
     expect(json.exitCode).toBe(125);
     expect(JSON.parse(json.stdout)).toMatchObject({
       status: 'failed',
-      error: { code: 'timeout_with_prompt', boundary: 'configuration' },
+      error: { code: 'command_option_with_prompt', boundary: 'configuration' },
     });
     await expectNothingCreated(root);
   });

@@ -19,7 +19,7 @@ import type { CliDeps } from '../deps.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { buildRunDeps } from '../run-deps.js';
 import type { RunDeps } from '../../engine/run-session.js';
-import type { SandboxRunArgs } from './run-args.js';
+import type { AgentRunRequest } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
 import { setUpApprovals } from './agent-approvals.js';
 
@@ -29,7 +29,7 @@ import { setUpApprovals } from './agent-approvals.js';
  * exists; SIGINT/SIGTERM abort the reading.
  */
 async function readSlots(
-  args: SandboxRunArgs,
+  args: AgentRunRequest,
   signal: AbortSignal,
 ): Promise<{ prompt: string; context: string[]; quoted: string[] }> {
   let total = 0;
@@ -49,14 +49,14 @@ async function readSlots(
     return text;
   };
   const context: string[] = [];
-  for (const f of args.context ?? []) context.push(await read('--context', f));
+  for (const f of args.context) context.push(await read('--context', f));
   const quoted: string[] = [];
-  for (const f of args.quote ?? []) quoted.push(await read('--quote', f));
-  return { prompt: args.prompt ?? '', context, quoted };
+  for (const f of args.quote) quoted.push(await read('--quote', f));
+  return { prompt: args.prompt, context, quoted };
 }
 
 function chooseGateway(
-  args: SandboxRunArgs,
+  args: AgentRunRequest,
   env: CfhEnvironment,
   retries: number,
   retryHook: RetryHook,
@@ -110,25 +110,9 @@ function hostToolDeps(run: RunDeps, env: CfhEnvironment, gateway: ModelGateway):
   };
 }
 
-export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Promise<number> {
+export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Promise<number> {
   try {
-    if (args.command.length > 0) {
-      throw new ConfigError(
-        'prompt_and_command',
-        'command: give either --prompt or a COMMAND after --, not both',
-        { field: 'command' },
-      );
-    }
-    // limits.wallTimeSeconds bounds a command's container; an agent run is bounded by its
-    // budgets, so --timeout would be silently ignored here.
-    if (args.timeout !== undefined) {
-      throw new ConfigError(
-        'timeout_with_prompt',
-        '--timeout: not for agent runs; use --max-wall-time-seconds (the whole run) or --tool-timeout (each tool call)',
-        { field: '--timeout', value: args.timeout },
-      );
-    }
-    if (args.plan === true && args.fromPlan !== undefined) {
+    if (args.plan && args.fromPlan !== undefined) {
       throw new ConfigError(
         'plan_and_from_plan',
         '--plan: a planning run cannot also execute a plan (drop --plan or --from-plan)',
@@ -138,7 +122,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
     const slots = await readSlots(args, deps.signal);
     const owner = currentOwner();
     const plan = planSandboxRun(
-      { ...args, planning: args.plan === true, command: ['sleep', 'infinity'] },
+      { ...args, planning: args.plan, command: ['sleep', 'infinity'] },
       deps.env,
       currentHostIdentity(),
       owner,
@@ -168,7 +152,7 @@ export async function agentRunCommand(args: SandboxRunArgs, deps: CliDeps): Prom
     const run = await buildRunDeps(deps, owner);
     const outcome = await executeAgentRun(
       plan,
-      { slots, mode: args.plan === true ? 'plan' : 'run', fromPlan, approvals: setup },
+      { slots, mode: args.plan ? 'plan' : 'run', fromPlan, approvals: setup },
       {
         ...run.deps,
         gateway,

@@ -1,21 +1,36 @@
-// The options of `cfh sandbox run`, shared by the command-run and agent-run handlers.
+// The two requests `cfh sandbox run` makes: a command run (COMMAND after --) and an agent
+// run (--prompt). Each is built from the flag table by run-request.ts, so a handler gets only
+// the fields of its kind, already typed.
 import type { SandboxRunOptions } from '../../engine/run-plan.js';
 
-export interface SandboxRunArgs extends SandboxRunOptions {
+/** What both kinds share: the profile, workspace, mounts, limits, network and output. */
+export interface RunRequestCommon extends Omit<SandboxRunOptions, 'command' | 'planning'> {
   readonly json: boolean;
-  readonly prompt?: string | undefined;
-  readonly context?: readonly string[] | undefined;
-  readonly quote?: readonly string[] | undefined;
+}
+
+export interface CommandRunRequest extends RunRequestCommon {
+  readonly kind: 'command';
+  readonly command: readonly string[];
+}
+
+export interface AgentRunRequest extends RunRequestCommon {
+  readonly kind: 'agent';
+  /** The direct command to the model. */
+  readonly prompt: string;
+  readonly context: readonly string[];
+  readonly quote: readonly string[];
   readonly script?: string | undefined;
   readonly provider?: string | undefined;
   /** Planning mode: every mutation denied; the final answer kept as plan.md. */
-  readonly plan?: boolean | undefined;
+  readonly plan: boolean;
   /** Execute the plan of this planning run (given as context; risky calls ask). */
   readonly fromPlan?: string | undefined;
   /** Rules approved for the whole run. */
-  readonly approve?: readonly string[] | undefined;
+  readonly approve: readonly string[];
   /** A file of exact calls approved ahead of time. */
   readonly approvals?: string | undefined;
   /** Never prompt, even on a terminal. */
-  readonly nonInteractive?: boolean | undefined;
+  readonly nonInteractive: boolean;
 }
+
+export type RunRequest = CommandRunRequest | AgentRunRequest;

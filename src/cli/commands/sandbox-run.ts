@@ -7,40 +7,32 @@ import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
 import { buildRunDeps } from '../run-deps.js';
-import { BUDGET_FLAGS } from '../../config/budget-flags.js';
-import { ConfigError } from '../../errors.js';
-import type { SandboxRunArgs } from './run-args.js';
+import type { CommandRunRequest, RunRequest } from './run-args.js';
+import { readFlags } from '../flags/flag.js';
+import { RUN_FLAGS } from '../flags/run-flags.js';
+import { runRequestOf } from '../flags/run-request.js';
 
-export type { SandboxRunArgs } from './run-args.js';
-
-export async function sandboxRunCommand(args: SandboxRunArgs, deps: CliDeps): Promise<number> {
-  const { printer } = deps;
-  if (args.prompt !== undefined) return agentRunCommand(args, deps);
+/** `cfh sandbox run`: the flags become one typed request, run by the handler of its kind. */
+export async function sandboxRunCommand(
+  raw: Readonly<Record<string, unknown>>,
+  command: readonly string[],
+  deps: CliDeps,
+): Promise<number> {
+  const { json } = readFlags({ json: RUN_FLAGS.json }, raw);
+  let request: RunRequest;
   try {
-    const agentOnly = [
-      ...Object.keys(args.budgets ?? {}).map((field) => {
-        const flag = BUDGET_FLAGS.find((b) => b.field === field);
-        return `--${flag?.flag ?? field}`;
-      }),
-      ...(args.toolLifetime === undefined ? [] : ['--tool-lifetime']),
-      ...(args.toolTimeout === undefined ? [] : ['--tool-timeout']),
-      ...((args.context?.length ?? 0) > 0 ? ['--context'] : []),
-      ...((args.quote?.length ?? 0) > 0 ? ['--quote'] : []),
-      ...(args.script === undefined ? [] : ['--script']),
-      ...(args.provider === undefined ? [] : ['--provider']),
-      ...(args.plan === true ? ['--plan'] : []),
-      ...(args.fromPlan === undefined ? [] : ['--from-plan']),
-      ...((args.approve?.length ?? 0) > 0 ? ['--approve'] : []),
-      ...(args.approvals === undefined ? [] : ['--approvals']),
-      ...(args.nonInteractive === true ? ['--non-interactive'] : []),
-    ];
-    if (agentOnly.length > 0) {
-      throw new ConfigError(
-        'agent_option_without_prompt',
-        `${agentOnly.join(', ')}: only for agent runs; give --prompt TEXT`,
-        { field: agentOnly[0] },
-      );
-    }
+    request = runRequestOf(raw, command);
+  } catch (error) {
+    return reportFailure(error, deps, json);
+  }
+  return request.kind === 'agent'
+    ? agentRunCommand(request, deps)
+    : commandRunCommand(request, deps);
+}
+
+async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promise<number> {
+  const { printer } = deps;
+  try {
     const owner = currentOwner();
     const plan = planSandboxRun(args, deps.env, currentHostIdentity(), owner);
     // On a TTY the command's bytes are sanitized on their way to the terminal; a pipe or a

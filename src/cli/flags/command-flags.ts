@@ -1,0 +1,110 @@
+// The flags of every command but `sandbox run` (run-flags.ts), one table per command.
+import { ARTIFACT_ROOT_FLAG, JSON_FLAG, PROFILE_FLAG } from './common-flags.js';
+import { defaultedFlag, listFlag, switchFlag, valueFlag, type FlagDef } from './flag.js';
+
+type Table = Readonly<Record<string, FlagDef>>;
+
+export const PROFILES_LIST_FLAGS = { json: JSON_FLAG } as const satisfies Table;
+
+export const PROFILES_SHOW_FLAGS = {
+  resolved: switchFlag('--resolved', 'resolve extends and derive the container spec'),
+  workspace: valueFlag(
+    '--workspace <dir>',
+    'workspace to derive the spec for (default: current directory)',
+  ),
+  seccompOut: valueFlag(
+    '--seccomp-out <file>',
+    'write the derived seccomp filter (the exact engine JSON) to FILE',
+  ),
+} as const satisfies Table;
+
+export const IMAGE_BUILD_FLAGS = {
+  method: defaultedFlag(
+    '--method <auto|offline|pull>',
+    'auto tries a registry, then builds offline from Debian packages',
+    'auto',
+  ),
+  offline: switchFlag('--offline', 'same as --method offline'),
+  force: switchFlag('--force', 'rebuild even when the content tag is present'),
+  json: JSON_FLAG,
+} as const satisfies Table;
+
+export const POLICY_EXPLAIN_FLAGS = {
+  profile: PROFILE_FLAG,
+  plan: switchFlag('--plan', 'as in planning mode'),
+  fromPlan: switchFlag('--from-plan', 'as in a run executing an approved plan'),
+  workspaceMode: valueFlag('--workspace-mode <mode>', 'direct or draft'),
+  json: JSON_FLAG,
+} as const satisfies Table;
+
+export const CAPABILITIES_FLAGS = {
+  json: { ...JSON_FLAG, help: 'JSON (the only format)' },
+  profile: valueFlag(
+    '--profile <name|file>',
+    "also list the profile's host tools and their authority",
+  ),
+} as const satisfies Table;
+
+export const DOCTOR_FLAGS = {
+  json: JSON_FLAG,
+  profile: valueFlag(
+    '--profile <name|file>',
+    "also check the profile's host tools (starts each one)",
+  ),
+} as const satisfies Table;
+
+export const REAP_FLAGS = {
+  dryRun: switchFlag('--dry-run', 'list what would be removed'),
+  run: listFlag('--run <runId>', "only this run's objects (repeatable)"),
+  json: JSON_FLAG,
+} as const satisfies Table;
+
+/** `runs list`, `runs show`, `runs diff`: where the runs are, and the format. */
+export const RUNS_READ_FLAGS = {
+  artifactRoot: ARTIFACT_ROOT_FLAG,
+  json: JSON_FLAG,
+} as const satisfies Table;
+
+export const RUNS_PRUNE_FLAGS = {
+  olderThan: valueFlag('--older-than <duration>', 'age, from the run id: 90s, 30m, 12h, 7d, 2w'),
+  keep: valueFlag('--keep <n>', 'always keep the N newest runs'),
+  dryRun: switchFlag('--dry-run', 'list what would be removed'),
+  artifactRoot: ARTIFACT_ROOT_FLAG,
+  json: JSON_FLAG,
+} as const satisfies Table;
+
+export const RUNS_EXPORT_FLAGS = {
+  format: defaultedFlag('--format <format>', 'otlp-json', 'otlp-json', { choices: ['otlp-json'] }),
+  out: valueFlag('--out <file>', 'where to write it (default: ./RUN_ID.otlp.json)'),
+  artifactRoot: ARTIFACT_ROOT_FLAG,
+} as const satisfies Table;
+
+export const RUNS_REPORT_FLAGS = {
+  out: valueFlag('--out <file>', 'where to write it (default: ./RUN_ID.html)'),
+  artifactRoot: ARTIFACT_ROOT_FLAG,
+  json: JSON_FLAG,
+} as const satisfies Table;
+
+export const RUNS_APPLY_FLAGS = {
+  yes: switchFlag('--yes', 'approve without a prompt (recorded as the approval surface)'),
+  artifactRoot: ARTIFACT_ROOT_FLAG,
+  json: JSON_FLAG,
+} as const satisfies Table;
+
+export const KEYS_INIT_FLAGS = { json: JSON_FLAG } as const satisfies Table;
+
+export const AUDIT_FLAGS = {
+  artifactRoot: ARTIFACT_ROOT_FLAG,
+  json: JSON_FLAG,
+  strict: switchFlag('--strict', 'a warn or an inconclusive check fails too'),
+  expected: valueFlag(
+    '--expected <file>',
+    'expected-failures ledger (conformance/expected-failures.yaml)',
+  ),
+  publicKey: valueFlag(
+    '--public-key <file>',
+    "the operator's public key (default: the key directory's)",
+  ),
+  manifest: switchFlag('--manifest', 'print the conformance manifest reconciled with the checks'),
+  markdown: switchFlag('--markdown', 'with --manifest: the table docs/conformance.md holds'),
+} as const satisfies Table;
