@@ -10,5 +10,6 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${CFH_VERSION}\n`);
 } else {
+  await import('./compile-cache.js');
   await import('./run-main.js');
 }

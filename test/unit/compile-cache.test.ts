@@ -1,0 +1,34 @@
+// The compile cache holds code Node runs: it is used only from a directory no one else can
+// write or swap.
+import { chmodSync, mkdtempSync, mkdirSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compileCacheDir, privateDirectory } from '../../src/cli/compile-cache.js';
+
+describe('compile cache directory', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'cfh-cc-'));
+
+  it('lives under the user cache directory, never the shared temp directory', () => {
+    expect(compileCacheDir({ XDG_CACHE_HOME: '/x/cache' })).toBe('/x/cache/cfh/compile-cache');
+    expect(compileCacheDir({ HOME: '/home/u' })).toBe('/home/u/.cache/cfh/compile-cache');
+  });
+
+  it('is created private', () => {
+    expect(privateDirectory(path.join(root, 'a', 'cache'))).toBe(true);
+  });
+
+  it('is refused when others may write it', () => {
+    const open = path.join(root, 'open');
+    mkdirSync(open, { mode: 0o777 });
+    chmodSync(open, 0o777);
+    expect(privateDirectory(open)).toBe(false);
+  });
+
+  it('is refused through a symbolic link', () => {
+    const real = path.join(root, 'real');
+    mkdirSync(real, { mode: 0o700 });
+    symlinkSync(real, path.join(root, 'link'));
+    expect(privateDirectory(path.join(root, 'link'))).toBe(false);
+  });
+});
