@@ -1,16 +1,20 @@
 // Node's module compile cache (node:module enableCompileCache) spares every command but
 // `--version` recompiling cfh's modules and its dependencies: about a fifth of a command's
-// start-up CPU. The cache holds code Node runs, so it lives only in a directory of the user's
-// own that no one else can write (never the shared os.tmpdir() default), and is skipped
-// when that cannot be had. NODE_DISABLE_COMPILE_CACHE=1 turns it off (Node's own switch).
+// start-up CPU. The cache holds code Node runs, so whoever can write it can run code as
+// cfh: it lives in cfh's own package (node_modules/.cache, the convention of build tools),
+// as writable as cfh's code and no more, never in $HOME (a sandbox may be given an rw
+// mount of it) nor the shared os.tmpdir() default. It is used only when that directory is
+// a real, private directory of ours: a global install another user owns simply has none.
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off (Node's own switch).
 import { lstatSync, mkdirSync } from 'node:fs';
 import module from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const cache = env.XDG_CACHE_HOME ?? path.join(env.HOME ?? os.homedir(), '.cache');
-  return path.join(cache, 'cfh', 'compile-cache');
+/** `<package>/node_modules/.cache/cfh-compile`, from this module's place in dist/cli/. */
+export function compileCacheDir(moduleUrl: string = import.meta.url): string {
+  const pkg = path.resolve(path.dirname(fileURLToPath(moduleUrl)), '..', '..');
+  return path.join(pkg, 'node_modules', '.cache', 'cfh-compile');
 }
 
 /** The directory if it is ours alone: a real directory, owned by us, mode without group/other. */

@@ -9,9 +9,10 @@ import { compileCacheDir, privateDirectory } from '../../src/cli/compile-cache.j
 describe('compile cache directory', () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'cfh-cc-'));
 
-  it('lives under the user cache directory, never the shared temp directory', () => {
-    expect(compileCacheDir({ XDG_CACHE_HOME: '/x/cache' })).toBe('/x/cache/cfh/compile-cache');
-    expect(compileCacheDir({ HOME: '/home/u' })).toBe('/home/u/.cache/cfh/compile-cache');
+  it("lives in cfh's own package, as writable as its code, never $HOME or the temp directory", () => {
+    expect(compileCacheDir('file:///opt/cfh/dist/cli/compile-cache.js')).toBe(
+      '/opt/cfh/node_modules/.cache/cfh-compile',
+    );
   });
 
   it('is created private', () => {
