@@ -91,6 +91,7 @@ export const ERROR_CODES = [
   'missing_older_than',
   'missing_run',
   'mediation_failed',
+  'merge_conflict',
   'model_request_rejected',
   'model_retries_exhausted',
   'model_unavailable',

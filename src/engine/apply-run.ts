@@ -6,7 +6,6 @@
 // then the approver is asked, the patch is applied all at once or not at all, and the
 // `applied` event extends the run's hash chain while the apply can still be undone.
 import { constants } from 'node:fs';
-import type { KeyObject } from 'node:crypto';
 import { open, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,11 +14,16 @@ import { WorkspaceError, errorMessage } from '../errors.js';
 import { withLockedRun } from '../evidence/run-amend.js';
 import { RUN_FILES } from '../evidence/run-directory.js';
 import { READ_CAPS, withRunReader } from '../evidence/run-reader.js';
+import type { TrustedKey } from '../evidence/signing.js';
 import type { RunDetail } from '../evidence/runs-index.js';
 import { applyPatch, type CommitFs } from '../workspace/apply-patch.js';
 import { OWN_AUTHORITY } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
 import { checkHost, hostChangedError } from '../workspace/host-check.js';
+import { mergeable, planMerge, type MergedFile, type MergePlan } from './apply-merge.js';
+
+const MERGE_HINT =
+  'cfh runs apply --3way merges the host changes to a file where they do not overlap the run';
 import { PatchDocument, neededBlobs, type PatchChange } from '../workspace/patch.js';
 
 export interface Approver {
@@ -39,6 +43,8 @@ export interface ApplyPlan {
   readonly patch: PatchDocument;
   readonly applicable: readonly PatchChange[];
   readonly notApplied: readonly PatchChange[];
+  /** `--3way`: the files written as the merge of the host's changes and the run's. */
+  readonly merged: readonly MergedFile[];
 }
 
 export interface ApplyRequest {
@@ -48,7 +54,9 @@ export interface ApplyRequest {
   readonly approve: (plan: ApplyPlan) => Promise<Approver | undefined>;
   readonly signal: AbortSignal;
   /** The operator's public key, when one is configured: the run must carry its signature. */
-  readonly trustedKey?: KeyObject | undefined;
+  readonly trustedKey?: TrustedKey | undefined;
+  /** `--3way`: merge the host's changes to touched files where they do not overlap. */
+  readonly threeWay?: boolean | undefined;
   /** Tests only: the commit's file-system calls. */
   readonly fs?: CommitFs;
 }
@@ -60,6 +68,7 @@ export interface ApplyOutcome {
   readonly approver: Approver;
   readonly event: { readonly seq: number; readonly hash: string };
   readonly leftovers: readonly string[];
+  readonly merged: readonly MergedFile[];
 }
 
 const DraftWorkspaceRecord = z.object({
@@ -161,7 +170,7 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
         throw new WorkspaceError('patch_invalid', `run ${runId}: new contents ${sha} not kept`);
     }
     const root = await hostRoot(hostWorkspace);
-    const applicable = patch.changes.filter((c) => c.applicable);
+    let applicable = patch.changes.filter((c) => c.applicable);
     const rootStats = await stat(root);
     const authority = authorityFor({ uid: rootStats.uid, gid: rootStats.gid });
     // The host is read as it will be written: with the writer's authority.
@@ -177,7 +186,30 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
           e,
         );
       });
-    if (check.conflicts.length > 0) throw hostChangedError(check.conflicts);
+    let merge: MergePlan | undefined;
+    if (check.conflicts.length > 0) {
+      if (request.threeWay !== true)
+        throw hostChangedError(
+          check.conflicts,
+          check.conflicts.some(mergeable) ? MERGE_HINT : undefined,
+        );
+      // All or nothing, before anyone is asked: every such file merges, or none is written.
+      merge = await planMerge({
+        runId,
+        root,
+        blobsDir: path.join(detail.dir, RUN_FILES.blobs),
+        applicable,
+        conflicts: check.conflicts,
+        recorded: new Set(
+          [...recorded.keys()]
+            .filter((f) => f.startsWith(`${RUN_FILES.blobs}/`))
+            .map((f) => f.slice(RUN_FILES.blobs.length + 1)),
+        ),
+        authority,
+      });
+      applicable = [...merge.changes];
+    }
+    const merged = merge?.merged ?? [];
     const approver = await request.approve({
       runId,
       status: String(finished.data.status),
@@ -186,6 +218,7 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
       patch,
       applicable,
       notApplied: patch.changes.filter((c) => !c.applicable),
+      merged,
     });
     if (approver === undefined)
       throw new WorkspaceError('not_approved', `run ${runId}: not approved; nothing was applied`);
@@ -193,6 +226,7 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
     const result = await applyPatch({
       root,
       changes: applicable,
+      ...(merge === undefined ? {} : { contents: merge.contents }),
       openBlob: (sha) =>
         authority.asSelf(() =>
           open(
@@ -217,6 +251,7 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
           patch: { file: RUN_FILES.patch, sha256: patchSha256 },
           applied: patch.summary,
           paths: applicable.map((c) => c.path),
+          ...(merged.length === 0 ? {} : { merged: merged.map((m) => ({ ...m })) }),
         });
         event = { seq: e.seq, hash: e.hash };
       },
@@ -229,6 +264,7 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
       approver,
       event,
       leftovers: result.leftovers,
+      merged,
     };
   });
 }

@@ -2,7 +2,8 @@
 // sandbox works on, made before the snapshot, and the patch it leaves, written after every
 // container is gone. The host tree is only read. Everything kept enters the hash chain
 // through the run directory: the baseline (workspace-baseline.json), the patch
-// (patch/patch.json, patch/patch.diff) and the new contents it needs (patch/blobs/<sha256>).
+// (patch/patch.json, patch/patch.diff) and the new contents it needs (patch/blobs/<sha256>),
+// with the baseline contents of the files it modifies or removes (draft-baseline.ts).
 // The copy itself is discarded with the run, on every path.
 import { chmod, chown, mkdir, mkdtemp, readFile, statfs, writeFile } from 'node:fs/promises';
 import { lstat } from 'node:fs/promises';
@@ -36,6 +37,7 @@ import type { RunPlan } from './run-plan.js';
 import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
 import { DRAFT_OWNER_FILE } from './draft-owner.js';
+import { keepBaselines } from './draft-baseline.js';
 import { removeTree } from '../remove-tree.js';
 import { WATCH_COST_FACTOR, WATCH_MIN_INTERVAL_MS } from './draft-watch.js';
 
@@ -269,6 +271,16 @@ export class DraftWorkspace implements AsyncDisposable {
       await this.#storeBlob(dir, c);
       stored.add(sha);
     }
+    // What --3way merges against and --binary names as the preimage: within what is left.
+    const baselines = await keepBaselines({
+      dir,
+      hostWorkspace: this.#baseline.hostWorkspace,
+      changes,
+      stored,
+      maxBytes: Math.max(0, limit - total),
+      as: this.#as,
+      signal: this.#signal,
+    });
     const rendered = await renderPatch(changes, this.#reader(dir), Math.min(MAX_DIFF_BYTES, limit));
     const doc: PatchDocument = {
       schema: PATCH_SCHEMA,
@@ -291,6 +303,7 @@ export class DraftWorkspace implements AsyncDisposable {
         summary: doc.summary,
         unsupported: doc.unsupported.length,
         blobs: stored.size,
+        baselines,
         bounds: {
           readMaxBytes: budget.bytes,
           readMaxMs: budget.ms,

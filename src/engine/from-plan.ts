@@ -4,7 +4,8 @@
 // its evidence verifies (verify-run.ts), and the bytes read from plan.md are the ones its
 // hash chain recorded (compared after reading, so a file swapped after the check is not
 // used). It reaches the model as context, never as authority (a `<context>` slot).
-import { createHash, type KeyObject } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import type { TrustedKey } from '../evidence/signing.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { showRun, type RunDetail } from '../evidence/runs-index.js';
 import { withRunReader } from '../evidence/run-reader.js';
@@ -35,7 +36,7 @@ function refuse(runId: string, why: string, details: Record<string, unknown> = {
 export async function loadApprovedPlan(
   artifactRoot: string,
   runId: string,
-  trustedKey?: KeyObject,
+  trustedKey?: TrustedKey,
 ): Promise<ApprovedPlan> {
   let run: RunDetail;
   try {

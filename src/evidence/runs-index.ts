@@ -1,12 +1,12 @@
 // Reading run directories back for `cfh runs list` and `cfh runs show`, and for every
 // command that acts on a run (runs diff/apply, --from-plan): through the bounded reader
 // (run-reader.ts), verified by the one verifier (verify-run.ts).
-import type { KeyObject } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { z } from 'zod';
 import { ArtifactError, ConfigError } from '../errors.js';
+import type { TrustedKey } from './signing.js';
 import { readRunEvidence, type LoadedDocument, type RunEvidence } from './audit/run-evidence.js';
 import type { EventRecord } from './event-log.js';
 import { verifyEvidence, type RunVerification } from './verify-run.js';
@@ -187,7 +187,7 @@ export interface RunDetail {
 
 export interface ShowOptions {
   /** The operator's public key, when one is configured: then a signature is required. */
-  readonly trustedKey?: KeyObject | undefined;
+  readonly trustedKey?: TrustedKey | undefined;
 }
 
 const Record_ = z.record(z.string(), z.unknown());

@@ -7,7 +7,7 @@
 // them; every command that acts on a run (runs diff/apply, --from-plan) refuses a run it does
 // not pass, with the strictness of `cfh audit`: a fail refuses, and with a trusted key
 // configured a missing or foreign signature is a fail.
-import type { KeyObject } from 'node:crypto';
+import type { TrustedKey } from './signing.js';
 import { auditEvidence } from './audit/audit.js';
 import { INTEGRITY_CHECKS } from './audit/checks-integrity.js';
 import type { CheckResult } from './audit/check.js';
@@ -27,7 +27,7 @@ export interface RunVerification {
 
 export function verifyEvidence(
   run: RunEvidence,
-  trustedKey: KeyObject | undefined,
+  trustedKey: TrustedKey | undefined,
 ): RunVerification {
   const { checks } = auditEvidence(run, { trustedKey, checks: INTEGRITY_CHECKS });
   const verified: string[] = [];

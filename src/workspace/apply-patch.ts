@@ -12,6 +12,7 @@
 // 4. record: the caller's `record` (the `applied` event) runs while every undo is still
 //    possible; if any step or the record fails, every done step is undone, newest first.
 // Only then are the backups and the staging directory removed.
+import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -57,6 +58,11 @@ export interface ApplyInput {
   readonly changes: readonly PatchChange[];
   /** Opens the kept new contents with this sha256 (with cfh's own authority). */
   readonly openBlob: (sha256: string) => Promise<fsp.FileHandle>;
+  /**
+   * New contents made by cfh itself rather than kept by the run (a `--3way` merge), by
+   * sha256: staged from memory, checked against the digest like a blob.
+   */
+  readonly contents?: ReadonlyMap<string, Buffer>;
   /**
    * With whose authority the host is read and written. cfh as root applies a workspace
    * another user owns as that user, so a swap on a path (a directory turned into a link by
@@ -176,7 +182,9 @@ async function stageFiles(
       input.owner === undefined || host === undefined
         ? input.owner
         : { uid: host.uid, gid: host.gid };
-    await copyBlob(await input.openBlob(want), file, want, c.path);
+    const made = input.contents?.get(want);
+    if (made !== undefined) await writeMade(made, file, want, c.path);
+    else await copyBlob(await input.openBlob(want), file, want, c.path);
     if (owner !== undefined) await fsp.chown(file, owner.uid, owner.gid);
     // After chown, which would clear set-id bits; appliedMode never sets one anyway.
     await fsp.chmod(file, appliedMode(host?.mode, isExecutable(c.after.mode)));
@@ -207,6 +215,23 @@ async function stageModeCopy(
   if (input.owner !== undefined && host !== undefined) await fsp.chown(file, host.uid, host.gid);
   await fsp.chmod(file, appliedMode(host?.mode, isExecutable(c.after?.mode ?? 0)));
   return file;
+}
+
+async function writeMade(data: Buffer, file: string, want: string, p: string): Promise<void> {
+  const sha256 = createHash('sha256').update(data).digest('hex');
+  if (sha256 !== want)
+    throw new WorkspaceError(
+      'patch_blob_mismatch',
+      `the merged contents of ${p} do not match their digest (sha256 ${sha256}, expected ${want})`,
+      { path: p },
+    );
+  const to = await fsp.open(file, 'wx', 0o600);
+  try {
+    await to.writeFile(data);
+    await to.sync();
+  } finally {
+    await to.close();
+  }
 }
 
 async function copyBlob(

@@ -159,7 +159,10 @@ async function unexpectedChildren(
 }
 
 /** The refusal when the host differs from what the patch expects: nothing is applied. */
-export function hostChangedError(conflicts: readonly HostConflict[]): WorkspaceError {
+export function hostChangedError(
+  conflicts: readonly HostConflict[],
+  hint?: string,
+): WorkspaceError {
   const shown = conflicts
     .slice(0, 10)
     .map((c) => `${c.path}: ${c.reason}`)
@@ -167,7 +170,7 @@ export function hostChangedError(conflicts: readonly HostConflict[]): WorkspaceE
   const more = conflicts.length > 10 ? ` (and ${conflicts.length - 10} more)` : '';
   return new WorkspaceError(
     'host_changed',
-    `the host workspace changed since the run where the patch touches it: ${shown}${more}; nothing was applied`,
+    `the host workspace changed since the run where the patch touches it: ${shown}${more}; nothing was applied${hint === undefined ? '' : `; ${hint}`}`,
     { conflicts },
   );
 }

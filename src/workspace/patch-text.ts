@@ -4,6 +4,7 @@
 // with `#` say what `cfh runs apply` will not apply and why; diff tools skip them.
 import { gitMode } from './tree.js';
 import { changeOp, type PatchChange, type PatchSide } from './patch.js';
+import { gitBinaryLines } from './git-binary.js';
 import { unifiedHunks } from './unified-diff.js';
 
 /** Larger than this, a file is listed like a binary one, not inlined. */
@@ -26,6 +27,8 @@ export interface RenderedPatch {
   readonly changes: readonly PatchChange[];
   /** The inline bound, the text inlined, and whether some change was not inlined for it. */
   readonly inline: { readonly maxBytes: number; readonly bytes: number; readonly reached: boolean };
+  /** Changes whose contents could not be shown (an unavailable side, the bound): by path. */
+  readonly missing: readonly string[];
 }
 
 /**
@@ -38,6 +41,8 @@ interface InlineBudget {
   reached: boolean;
   /** Digest of a new content already shown → the path it was shown at. */
   readonly shown: Map<string, string>;
+  readonly gitBinary: boolean;
+  readonly missing: string[];
 }
 
 export function isBinary(data: Buffer): boolean {
@@ -50,15 +55,40 @@ export function isBinary(data: Buffer): boolean {
   }
 }
 
+/**
+ * `gitBinary` (`runs diff --binary`): a patch `git apply` takes whole. Binary changes are
+ * written as git binary patches (git-binary.ts), each content is shown wherever it occurs,
+ * and a change `cfh runs apply` does not apply (a symlink, past a bound) is only named in
+ * a `#` line, so git does not apply what cfh would not.
+ */
+export interface RenderOptions {
+  readonly gitBinary?: boolean;
+}
+
 export async function renderPatch(
   changes: readonly PatchChange[],
   read: ContentReader,
   maxBytes = MAX_DIFF_BYTES,
+  options: RenderOptions = {},
 ): Promise<RenderedPatch> {
   const lines: string[] = [];
   const out: PatchChange[] = [];
-  const budget: InlineBudget = { maxBytes, bytes: 0, reached: false, shown: new Map() };
+  const budget: InlineBudget = {
+    maxBytes,
+    bytes: 0,
+    reached: false,
+    shown: new Map(),
+    gitBinary: options.gitBinary === true,
+    missing: [],
+  };
   for (const c of changes) {
+    if (budget.gitBinary && !c.applicable) {
+      lines.push(
+        `# not applied by cfh runs apply, left out: ${quote(c.path)}: ${c.note ?? c.kind}`,
+      );
+      out.push(c);
+      continue;
+    }
     const section = await renderChange(c, read, budget);
     lines.push(...section.lines);
     out.push(section.change);
@@ -67,6 +97,7 @@ export async function renderPatch(
     text: lines.length === 0 ? '' : `${lines.join('\n')}\n`,
     changes: out,
     inline: { maxBytes, bytes: budget.bytes, reached: budget.reached },
+    missing: budget.missing,
   };
 }
 
@@ -100,12 +131,13 @@ async function renderChange(
   // Decided before anything is read: a content shown once, or past the bound, is listed
   // by digest (the blob kept is what apply uses, so the change stays applicable).
   const newSha = c.after?.type === 'file' ? c.after.sha256 : undefined;
-  const shownAt = newSha === undefined ? undefined : budget.shown.get(newSha);
+  const shownAt = newSha === undefined || budget.gitBinary ? undefined : budget.shown.get(newSha);
   const textSize = (s: PatchSide | null): number =>
-    (s?.size ?? 0) > MAX_TEXT_BYTES ? 0 : (s?.size ?? 0);
+    (s?.size ?? 0) > MAX_TEXT_BYTES && !budget.gitBinary ? 0 : (s?.size ?? 0);
   const cost = textSize(c.before) + textSize(c.after);
   if (shownAt !== undefined || budget.bytes + cost > budget.maxBytes) {
     if (shownAt === undefined) budget.reached = true;
+    budget.missing.push(c.path);
     const why =
       shownAt === undefined
         ? `text not shown: patch.diff inlines at most ${String(budget.maxBytes)} bytes`
@@ -123,16 +155,36 @@ async function renderChange(
   const from = c.before === null ? '/dev/null' : quote(a);
   const to = c.after === null ? '/dev/null' : quote(b);
   // Notes name paths: shown quoted like the headers.
-  if (!Buffer.isBuffer(before) && 'unavailable' in before)
+  if (!Buffer.isBuffer(before) && 'unavailable' in before) {
+    budget.missing.push(c.path);
     return {
       lines: [...head, `# ${before.unavailable}`],
       change: { ...c, note: before.unavailable },
     };
-  if (!Buffer.isBuffer(after) && 'unavailable' in after)
+  }
+  if (!Buffer.isBuffer(after) && 'unavailable' in after) {
+    budget.missing.push(c.path);
     return {
       lines: [...head, `# ${after.unavailable}`],
       change: { ...c, note: after.unavailable },
     };
+  }
+  if (
+    budget.gitBinary &&
+    Buffer.isBuffer(before) &&
+    Buffer.isBuffer(after) &&
+    (isBinary(before) || isBinary(after))
+  ) {
+    budget.bytes += before.length + after.length;
+    const mode = sameMode && c.after !== null ? gitMode(c.after) : undefined;
+    return {
+      lines: [
+        ...head.slice(0, -1),
+        ...gitBinaryLines(c.before === null ? null : before, c.after === null ? null : after, mode),
+      ],
+      change: { ...c, binary: true },
+    };
+  }
   if (!Buffer.isBuffer(before) || !Buffer.isBuffer(after) || isBinary(before) || isBinary(after)) {
     return {
       lines: [...head, `Binary files ${from} and ${to} differ`],

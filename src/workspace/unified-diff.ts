@@ -32,6 +32,26 @@ export function unifiedHunks(oldText: string, newText: string, context = 3): str
   return formatHunks(ops, context);
 }
 
+/**
+ * The lines `a` and `b` keep in common along one edit script, as index pairs, both
+ * increasing (the 3-way merge's alignment, merge3.ts). Each string is compared whole.
+ */
+export function matchedLines(
+  a: readonly string[],
+  b: readonly string[],
+): (readonly [number, number])[] {
+  const asLines = (xs: readonly string[]): Line[] => xs.map((text) => ({ text, open: false }));
+  const pairs: (readonly [number, number])[] = [];
+  let i = 0;
+  let j = 0;
+  for (const o of editScript(asLines(a), asLines(b))) {
+    if (o.tag === ' ') pairs.push([i, j]);
+    if (o.tag !== '+') i += 1;
+    if (o.tag !== '-') j += 1;
+  }
+  return pairs;
+}
+
 function editScript(a: readonly Line[], b: readonly Line[]): Op[] {
   let head = 0;
   while (head < a.length && head < b.length && keyOf(a[head] as Line) === keyOf(b[head] as Line))

@@ -1,4 +1,5 @@
-// `cfh audit RUN_ID|RUN_DIR [--json] [--strict] [--expected FILE] [--public-key FILE]` and
+// `cfh audit RUN_ID|RUN_DIR [--json] [--strict] [--require-signature] [--expected FILE]
+// [--public-key FILE]` and
 // `cfh audit --manifest [--markdown]`: the operator's verifier. Exit 0 when nothing fails,
 // 1 when something fails, 2 when the evidence cannot be read.
 import { existsSync } from 'node:fs';
@@ -23,6 +24,8 @@ export interface AuditArgs {
   readonly markdown: boolean;
   readonly expected?: string | undefined;
   readonly publicKey?: string | undefined;
+  /** Every unsigned run fails, whenever it ran (integrity.signature, CFH-EVID-2). */
+  readonly requireSignature?: boolean | undefined;
   readonly artifactRoot?: string | undefined;
 }
 
@@ -48,6 +51,7 @@ export async function auditCommand(args: AuditArgs, deps: CliDeps): Promise<numb
     const result = await auditRunDirectory(dir, {
       trustedKey,
       strict: args.strict,
+      requireSignature: args.requireSignature === true,
       ledger: args.expected === undefined ? [] : loadLedger(args.expected),
     });
     if (args.json) deps.printer.json(result);

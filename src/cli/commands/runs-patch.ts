@@ -2,19 +2,32 @@
 // commit to the host, approved on a terminal or with --yes; governance extension, "Draft
 // vs commit policy").
 import { CfhError, WorkspaceError, errorMessage } from '../../errors.js';
-import { applyRun, osApprover, readRunPatch, type ApplyPlan } from '../../engine/apply-run.js';
+import { createHash } from 'node:crypto';
+import {
+  applyRun,
+  osApprover,
+  readRunPatch,
+  type ApplyPlan,
+  type RunPatch,
+} from '../../engine/apply-run.js';
 import { RUN_FILES } from '../../evidence/run-directory.js';
 import { READ_CAPS, withRunReader } from '../../evidence/run-reader.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { showRun } from '../../evidence/runs-index.js';
 import { gitMode } from '../../workspace/tree.js';
 import { changeOp, type PatchChange, type PatchSide } from '../../workspace/patch.js';
-import { quote } from '../../workspace/patch-text.js';
+import { MAX_DIFF_BYTES, quote, renderPatch } from '../../workspace/patch-text.js';
+import { z } from 'zod';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
 
 export async function runsDiffCommand(
-  args: { runId: string; json: boolean; artifactRoot?: string | undefined },
+  args: {
+    runId: string;
+    json: boolean;
+    binary?: boolean | undefined;
+    artifactRoot?: string | undefined;
+  },
   deps: CliDeps,
 ): Promise<number> {
   try {
@@ -25,7 +38,15 @@ export async function runsDiffCommand(
     const run = await readRunPatch(detail);
     const ok = detail.verification.ok;
     if (args.json) deps.printer.json({ ...run.patch, verification: detail.verification });
-    else {
+    else if (args.binary === true) {
+      const missing = await printGitPatch(run, detail.dir, deps);
+      if (missing.length > 0) {
+        deps.printer.err(
+          `cfh: ${missing.length} change(s) left without their contents (${missing.slice(0, 5).map(quote).join(', ')}): their old contents were not kept or a bound was reached; git apply cannot take them, cfh runs apply can`,
+        );
+        return 1;
+      }
+    } else {
       const diff = await withRunReader(detail.dir, (r) =>
         r.read(RUN_FILES.patchDiff, READ_CAPS.diff),
       );
@@ -45,13 +66,20 @@ export async function runsDiffCommand(
 }
 
 export async function runsApplyCommand(
-  args: { runId: string; yes: boolean; json: boolean; artifactRoot?: string | undefined },
+  args: {
+    runId: string;
+    yes: boolean;
+    json: boolean;
+    threeWay?: boolean | undefined;
+    artifactRoot?: string | undefined;
+  },
   deps: CliDeps,
 ): Promise<number> {
   try {
     const outcome = await applyRun({
       artifactRoot: args.artifactRoot ?? deps.env.artifactRoot,
       runId: args.runId,
+      threeWay: args.threeWay === true,
       signal: deps.signal,
       trustedKey: await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey),
       approve: async (plan) => {
@@ -90,6 +118,35 @@ export async function runsApplyCommand(
   }
 }
 
+/**
+ * `runs diff --binary`: the patch re-made from the run's kept contents (new contents and
+ * baselines, patch/blobs, each read through the bounded reader and checked against its
+ * digest), with binary changes as git binary patches, so `git apply` takes it whole.
+ * Returns the changes it could not show.
+ */
+async function printGitPatch(run: RunPatch, dir: string, deps: CliDeps): Promise<string[]> {
+  const rendered = await withRunReader(dir, (r) =>
+    renderPatch(
+      run.patch.changes,
+      async (c, side) => {
+        const s = side === 'before' ? c.before : c.after;
+        if (s === null) return Buffer.alloc(0);
+        const why = side === 'before' ? 'its old contents were not kept' : 'not kept';
+        if (s.sha256 === undefined) return { unavailable: `${quote(c.path)}: ${why}` };
+        const read = await r.read(`${RUN_FILES.blobs}/${s.sha256}`, s.size ?? 0);
+        if (!read.ok) return { unavailable: `${quote(c.path)}: ${why}` };
+        if (createHash('sha256').update(read.value).digest('hex') !== s.sha256)
+          return { unavailable: `${quote(c.path)}: the kept contents do not match their digest` };
+        return read.value;
+      },
+      MAX_DIFF_BYTES,
+      { gitBinary: true },
+    ),
+  );
+  deps.printer.document(Buffer.from(rendered.text, 'utf8'));
+  return [...rendered.missing];
+}
+
 /** One line a change: what `runs apply` will do, and what it will not. */
 export function summaryLines(plan: ApplyPlan): string[] {
   const s = plan.patch.summary;
@@ -99,6 +156,10 @@ export function summaryLines(plan: ApplyPlan): string[] {
     `changes    ${s.added} added, ${s.modified} modified, ${s.removed} removed, ${s.mode} mode; ${s.notApplied} listed, not applied`,
   ];
   for (const c of plan.applicable) lines.push(`  ${changeLine(c)}`);
+  for (const m of plan.merged)
+    lines.push(
+      `  merged     ${quote(m.path)}: the host's changes and the run's (--3way), sha256:${m.mergedSha256.slice(0, 12)}`,
+    );
   for (const c of plan.notApplied) lines.push(`  ${changeLine(c)}  (not applied: ${c.note ?? ''})`);
   for (const u of plan.patch.unsupported)
     lines.push(`  ?  ${quote(u.path)}  (not applied: ${u.reason})`);
@@ -128,6 +189,12 @@ function sideText(side: PatchSide | null, c: PatchChange): string {
 
 function failed(error: unknown, deps: CliDeps, json: boolean): number {
   if (json || !(error instanceof CfhError)) return reportFailure(error, deps, json);
+  // The conflicting hunks, as diff3 shows them, before the one-line refusal.
+  const hunks = ConflictDetails.safeParse(error.details);
+  if (error.code === 'merge_conflict' && hunks.success)
+    for (const line of hunks.data.hunks) deps.printer.err(line);
   deps.printer.err(`cfh: ${error.code}: ${errorMessage(error)}`);
   return error.exitCode;
 }
+
+const ConflictDetails = z.object({ hunks: z.array(z.string()) });

@@ -1,7 +1,7 @@
 // `cfh audit`: run every check over one run's evidence, apply the expected-failures ledger,
 // and decide the exit status: 0 nothing fails, 1 something fails (with --strict also a warn
 // or an inconclusive), 2 the evidence cannot be read at all.
-import type { KeyObject } from 'node:crypto';
+import type { TrustedKey } from '../signing.js';
 import type { Check, CheckResult, Verdict } from './check.js';
 import { CHECKS } from './checks.js';
 import { loadRunEvidence, type RunEvidence } from './run-evidence.js';
@@ -23,7 +23,8 @@ export interface AuditResult {
 }
 
 export interface AuditOptions {
-  readonly trustedKey?: KeyObject | undefined;
+  readonly trustedKey?: TrustedKey | undefined;
+  readonly requireSignature?: boolean | undefined;
   readonly strict?: boolean;
   readonly ledger?: readonly LedgerEntry[];
   readonly checks?: readonly Check[];
@@ -40,7 +41,11 @@ export function auditEvidence(run: RunEvidence, options: AuditOptions = {}): Aud
   const checks = (options.checks ?? CHECKS).map((check): CheckResult => {
     let outcome;
     try {
-      outcome = check.run({ run, trustedKey: options.trustedKey });
+      outcome = check.run({
+        run,
+        trustedKey: options.trustedKey,
+        requireSignature: options.requireSignature,
+      });
     } catch (error) {
       // A check that throws met evidence it could not read: said, never hidden.
       outcome = {

@@ -5,7 +5,7 @@
 //   warn            it held, but something an operator should know weakens the proof
 //   fail            the evidence shows it did not hold, or was altered: `where` says where
 //   inconclusive    the evidence the check needs could not be read
-import type { KeyObject } from 'node:crypto';
+import type { TrustedKey } from '../signing.js';
 import type { RunEvidence } from './run-evidence.js';
 
 export type Verdict = 'pass' | 'not-applicable' | 'warn' | 'fail' | 'inconclusive';
@@ -20,7 +20,9 @@ export interface Outcome {
 export interface AuditContext {
   readonly run: RunEvidence;
   /** The public key the operator trusts, when one is configured. */
-  readonly trustedKey?: KeyObject | undefined;
+  readonly trustedKey?: TrustedKey | undefined;
+  /** `cfh audit --require-signature`: an unsigned run fails, whenever it ran. */
+  readonly requireSignature?: boolean | undefined;
 }
 
 export interface Check {

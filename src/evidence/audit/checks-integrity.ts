@@ -10,8 +10,17 @@ import { Report } from '../schema/report.js';
 import { issueText } from '../schema/registry.js';
 import { RunSignature } from '../schema/signature.js';
 import { RunState } from '../schema/state.js';
-import { verifyRunSignature } from '../signing.js';
-import { at, fail, inconclusive, notApplicable, pass, warn, type Check } from './check.js';
+import { shownFingerprint, verifyRunSignature, type TrustedKey } from '../signing.js';
+import {
+  at,
+  fail,
+  inconclusive,
+  notApplicable,
+  pass,
+  warn,
+  type Check,
+  type Outcome,
+} from './check.js';
 import { recordOf } from './parts.js';
 import { eventsOf, type RunEvidence } from './run-evidence.js';
 
@@ -210,20 +219,25 @@ export const signatureCheck: Check = {
   id: 'integrity.signature',
   title: "the terminal record carries the operator's signature",
   clauses: ['CFH-EVID-2'],
-  run({ run, trustedKey }) {
+  run({ run, trustedKey, requireSignature }) {
     const end = eventsOf(run, 'run_finished').at(-1);
     if (!run.signature.present) {
-      if (trustedKey !== undefined)
-        return fail('signing is configured (a trusted key is set) but the run has no signature', [
+      if (requireSignature === true)
+        return fail('unsigned, and --require-signature makes every unsigned run fail', [
           'signature.json: missing',
         ]);
+      if (trustedKey !== undefined) return unsignedWithKey(run, trustedKey);
       if (end === undefined) return notApplicable('run not finished; nothing to sign yet');
       return warn(
         'unsigned: no operator key was configured when it ran; a log rewritten whole and re-anchored cannot be told from the real one',
       );
     }
     if (trustedKey === undefined)
-      return warn('signature.json is present, but no trusted public key is configured to check it');
+      return requireSignature === true
+        ? fail('signature.json is present, but no trusted public key is configured to check it', [
+            'signature.json',
+          ])
+        : warn('signature.json is present, but no trusted public key is configured to check it');
     const checked = verifyRunSignature(run.signature.value, trustedKey);
     if (!checked.ok) return fail(checked.problem, ['signature.json']);
     const signed = checked.signature.signed;
@@ -243,6 +257,33 @@ export const signatureCheck: Check = {
       : fail('the signature does not cover this evidence', where);
   },
 };
+
+/**
+ * A run without a signature while a key is trusted (CFH-EVID-2). A key signs the runs that
+ * start after it was made: one that started before it (by its run_created record) could
+ * not carry its signature and is a warn that names the key; any later one is a fail. The
+ * start is in the evidence a signature would protect, so a writer who can move it earlier
+ * can as well delete a signature: `--require-signature` is the check that holds against
+ * that writer (docs/conformance.md).
+ */
+function unsignedWithKey(run: RunEvidence, key: TrustedKey): Outcome {
+  const missing = 'signature.json: missing';
+  const created = eventsOf(run, 'run_created')[0];
+  const startMs = created === undefined ? Number.NaN : Date.parse(created.ts);
+  const keyMs = key.createdAt === undefined ? Number.NaN : Date.parse(key.createdAt);
+  if (Number.isFinite(startMs) && Number.isFinite(keyMs) && startMs < keyMs)
+    return warn(
+      `unsigned (before key ${shownFingerprint(key.fingerprint)}, created ${key.createdAt ?? ''}): the run started ${created?.ts ?? ''}, before the key existed; cfh audit --require-signature fails it`,
+      [missing],
+    );
+  const why =
+    key.createdAt === undefined
+      ? 'the trusted key has no creation record beside it, so every unsigned run fails'
+      : `the run started ${created?.ts ?? '(no run_created record)'}, after key ${shownFingerprint(key.fingerprint)} was created ${key.createdAt}`;
+  return fail(`signing is configured (a trusted key is set) but the run has no signature: ${why}`, [
+    missing,
+  ]);
+}
 
 export const schemaCheck: Check = {
   id: 'evidence.schema',

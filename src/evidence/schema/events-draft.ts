@@ -39,6 +39,8 @@ export const draftEvents = {
     summary: Summary,
     unsupported: Count,
     blobs: Count,
+    /** Baseline contents kept of modified and removed files (draft-baseline.ts). */
+    baselines: z.strictObject({ kept: Count, bytes: Count, overBound: Count }).optional(),
     /** The end walk's budgets (read, in bytes and time; text inlined) and what was used. */
     bounds: z
       .looseObject({
@@ -69,6 +71,10 @@ export const draftEvents = {
     patch: z.strictObject({ file: z.string(), sha256: Sha256Hex }),
     applied: Summary,
     paths: z.array(z.string()),
+    /** `runs apply --3way`: files written as the merge of the host's and the run's changes. */
+    merged: z
+      .array(z.strictObject({ path: z.string(), hostSha256: Sha256Hex, mergedSha256: Sha256Hex }))
+      .optional(),
   }),
 } as const;
 
