@@ -180,7 +180,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     runs
       .command('diff <runId>')
       .description('Print the patch a draft run left (unified diff; --json: the change list)'),
-    F.RUNS_READ_FLAGS,
+    F.RUNS_DIFF_FLAGS,
     (runId, o) => runsDiffCommand({ runId, ...o }, deps),
   );
   leaf1(
@@ -190,7 +190,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
         "Apply a draft run's patch to the host workspace, all or nothing, once, after approval",
       ),
     F.RUNS_APPLY_FLAGS,
-    (runId, o) => runsApplyCommand({ runId, ...o }, deps),
+    (runId, { '3way': threeWay, ...o }) => runsApplyCommand({ runId, threeWay, ...o }, deps),
   );
 
   return program;

@@ -65,6 +65,14 @@ export const RUNS_READ_FLAGS = {
   json: JSON_FLAG,
 } as const satisfies Table;
 
+export const RUNS_DIFF_FLAGS = {
+  ...RUNS_READ_FLAGS,
+  binary: switchFlag(
+    '--binary',
+    'a patch git apply takes whole: binary changes as git binary patches, from the kept contents',
+  ),
+} as const satisfies Table;
+
 export const RUNS_PRUNE_FLAGS = {
   olderThan: valueFlag('--older-than <duration>', 'age, from the run id: 90s, 30m, 12h, 7d, 2w'),
   keep: valueFlag('--keep <n>', 'always keep the N newest runs'),
@@ -87,6 +95,11 @@ export const RUNS_REPORT_FLAGS = {
 
 export const RUNS_APPLY_FLAGS = {
   yes: switchFlag('--yes', 'approve without a prompt (recorded as the approval surface)'),
+  // commander reads `--3way` as `3way`.
+  '3way': switchFlag(
+    '--3way',
+    'merge the host changes to a touched file where they do not overlap the run; else refuse, showing the conflicts',
+  ),
   artifactRoot: ARTIFACT_ROOT_FLAG,
   json: JSON_FLAG,
 } as const satisfies Table;
@@ -97,6 +110,10 @@ export const AUDIT_FLAGS = {
   artifactRoot: ARTIFACT_ROOT_FLAG,
   json: JSON_FLAG,
   strict: switchFlag('--strict', 'a warn or an inconclusive check fails too'),
+  requireSignature: switchFlag(
+    '--require-signature',
+    'every unsigned run fails, also one that started before the key was made',
+  ),
   expected: valueFlag(
     '--expected <file>',
     'expected-failures ledger (conformance/expected-failures.yaml)',
