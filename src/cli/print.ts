@@ -37,6 +37,9 @@ function isTty(stream: NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;
 }
 
+/** Whether a stream is a terminal (a document is not written to one unasked: output-target.ts). */
+export const isTerminalStream = isTty;
+
 export function streamPrinter(
   stdout: NodeJS.WritableStream,
   stderr: NodeJS.WritableStream,

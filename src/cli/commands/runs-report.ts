@@ -1,16 +1,15 @@
-// `cfh runs report RUN_ID [--out FILE]`: the run as one self-contained HTML page (no
-// external asset, no script), with the audit's verdicts. Written to FILE, by default
-// `<run-id>.html` in the current directory: never into the run directory, whose every file
-// the chain accounts for.
-import path from 'node:path';
+// `cfh runs report RUN_ID [--out FILE|-]`: the run as one self-contained HTML page (no
+// external asset, no script), with the audit's verdicts. Written to FILE, by default to
+// stdout (a terminal refused), as `runs export` is (output-target.ts): never into the
+// current directory unasked, never into the run directory.
 import { auditEvidence } from '../../evidence/audit/audit.js';
 import { loadRunEvidence } from '../../evidence/audit/run-evidence.js';
 import { writeFileAtomic } from '../../evidence/atomic-file.js';
 import { renderRunReport } from '../../evidence/report/render-report.js';
-import { isWithin } from '../../sandbox/mount-policy.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { ConfigError } from '../../errors.js';
 import type { CliDeps } from '../deps.js';
+import { outputTarget, writeStdout } from '../output-target.js';
 import { reportFailure } from '../report-failure.js';
 import { resolveRunDir } from './audit.js';
 
@@ -25,26 +24,36 @@ export async function runsReportCommand(
 ): Promise<number> {
   try {
     const dir = resolveRunDir(args.runId, args.artifactRoot ?? deps.env.artifactRoot);
-    const run = await loadRunEvidence(dir);
-    const out = path.resolve(args.out ?? `${run.runId}.html`);
-    if (isWithin(out, dir))
+    if (args.json && (args.out === undefined || args.out === '-'))
       throw new ConfigError(
-        'report_inside_run',
-        `--out: '${out}' is inside the run directory, whose files the chain accounts for`,
-        { field: '--out', value: out },
+        'json_needs_out',
+        'runs report --json: give --out FILE (stdout carries the JSON summary, not the page)',
+        { field: '--out' },
       );
+    const run = await loadRunEvidence(dir);
+    const target = outputTarget({
+      out: args.out,
+      what: 'the HTML report',
+      runDir: dir,
+      stdout: deps.printer.stdout,
+      insideCode: 'report_inside_run',
+    });
     const trustedKey = await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey);
     const audit = auditEvidence(run, { trustedKey });
     const page = await renderRunReport(run, audit);
-    await writeFileAtomic(out, page, 0o644);
+    if (target.kind === 'stdout') {
+      await writeStdout(deps.printer.stdout, page);
+      return 0;
+    }
+    await writeFileAtomic(target.path, page, 0o644);
     if (args.json)
       deps.printer.json({
         runId: run.runId,
-        file: out,
+        file: target.path,
         bytes: Buffer.byteLength(page),
         auditOk: audit.ok,
       });
-    else deps.printer.out(out);
+    else deps.printer.out(target.path);
     return 0;
   } catch (error) {
     const code = reportFailure(error, deps, args.json);

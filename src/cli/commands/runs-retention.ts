@@ -1,16 +1,15 @@
 // `cfh runs prune --older-than DURATION [--keep N] [--dry-run]` and
-// `cfh runs export RUN_ID --format otlp-json [--out FILE]`.
-import path from 'node:path';
+// `cfh runs export RUN_ID --format otlp-json [--out FILE|-]` (stdout by default: output-target.ts).
 import { loadRunEvidence } from '../../evidence/audit/run-evidence.js';
 import { writeFileAtomic } from '../../evidence/atomic-file.js';
 import { runToOtlp } from '../../evidence/export/otlp.js';
 import { parseDuration, pruneRuns } from '../../evidence/retention.js';
-import { isWithin } from '../../sandbox/mount-policy.js';
 import { CFH_VERSION } from '../../version.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { verifyEvidence } from '../../evidence/verify-run.js';
 import { ConfigError } from '../../errors.js';
 import type { CliDeps } from '../deps.js';
+import { outputTarget, writeStdout } from '../output-target.js';
 import { reportFailure } from '../report-failure.js';
 import { resolveRunDir } from './audit.js';
 
@@ -77,13 +76,16 @@ export async function runsExportCommand(
       });
     const dir = resolveRunDir(args.runId, args.artifactRoot ?? deps.env.artifactRoot);
     const run = await loadRunEvidence(dir);
-    const out = path.resolve(args.out ?? `${run.runId}.otlp.json`);
-    if (isWithin(out, dir))
-      throw new ConfigError('export_inside_run', `--out: '${out}' is inside the run directory`, {
-        field: '--out',
-        value: out,
-      });
-    await writeFileAtomic(out, `${JSON.stringify(runToOtlp(run, CFH_VERSION))}\n`, 0o640);
+    const target = outputTarget({
+      out: args.out,
+      what: 'OTLP JSON',
+      runDir: dir,
+      stdout: deps.printer.stdout,
+      insideCode: 'export_inside_run',
+    });
+    const body = `${JSON.stringify(runToOtlp(run, CFH_VERSION))}\n`;
+    if (target.kind === 'file') await writeFileAtomic(target.path, body, 0o640);
+    else await writeStdout(deps.printer.stdout, body);
     // Exported as recorded; whether the record holds is said, by the one verifier.
     const verification = verifyEvidence(
       run,
@@ -93,7 +95,8 @@ export async function runsExportCommand(
       deps.printer.err(
         `cfh: run ${run.runId}: its evidence does not verify (${verification.problems.slice(0, 3).join('; ')}); exported as recorded`,
       );
-    deps.printer.out(out);
+    // The file's name on stdout only when stdout did not take the document itself.
+    if (target.kind === 'file') deps.printer.out(target.path);
     return 0;
   } catch (error) {
     const code = reportFailure(error, deps, false);

@@ -83,12 +83,18 @@ export const RUNS_PRUNE_FLAGS = {
 
 export const RUNS_EXPORT_FLAGS = {
   format: defaultedFlag('--format <format>', 'otlp-json', 'otlp-json', { choices: ['otlp-json'] }),
-  out: valueFlag('--out <file>', 'where to write it (default: ./RUN_ID.otlp.json)'),
+  out: valueFlag(
+    '--out <file>',
+    'write it to FILE (default: stdout, never a terminal; - is stdout)',
+  ),
   artifactRoot: ARTIFACT_ROOT_FLAG,
 } as const satisfies Table;
 
 export const RUNS_REPORT_FLAGS = {
-  out: valueFlag('--out <file>', 'where to write it (default: ./RUN_ID.html)'),
+  out: valueFlag(
+    '--out <file>',
+    'write it to FILE (default: stdout, never a terminal; - is stdout)',
+  ),
   artifactRoot: ARTIFACT_ROOT_FLAG,
   json: JSON_FLAG,
 } as const satisfies Table;
