@@ -5,13 +5,17 @@
 // commit policy"). The copy was taken from the host at the start; at the end the host
 // file is read back and kept only if it is still what the baseline recorded: a file the
 // host changed during the run has no kept baseline, and a merge of it is refused.
-// Bounded: within what the patch's own bound leaves once the new contents are counted.
+// Bounded: within what the patch's own bound leaves once the new contents are counted, and
+// never past BASELINE_MAX_BYTES: removing a file costs the sandbox nothing, so what it
+// removed must not cost cfh more than one large file's read.
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { RunDirectory } from '../evidence/run-directory.js';
 import type { Authority } from '../workspace/authority.js';
 import type { PatchChange } from '../workspace/patch.js';
 import { hashHandle, openSeenFile } from '../workspace/walk.js';
+
+export const BASELINE_MAX_BYTES = 256 * 1024 * 1024;
 
 export interface KeptBaselines {
   readonly kept: number;

@@ -37,7 +37,7 @@ import type { RunPlan } from './run-plan.js';
 import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
 import { DRAFT_OWNER_FILE } from './draft-owner.js';
-import { keepBaselines } from './draft-baseline.js';
+import { BASELINE_MAX_BYTES, keepBaselines } from './draft-baseline.js';
 import { removeTree } from '../remove-tree.js';
 import { WATCH_COST_FACTOR, WATCH_MIN_INTERVAL_MS } from './draft-watch.js';
 
@@ -277,7 +277,7 @@ export class DraftWorkspace implements AsyncDisposable {
       hostWorkspace: this.#baseline.hostWorkspace,
       changes,
       stored,
-      maxBytes: Math.max(0, limit - total),
+      maxBytes: Math.max(0, Math.min(limit - total, BASELINE_MAX_BYTES)),
       as: this.#as,
       signal: this.#signal,
     });
