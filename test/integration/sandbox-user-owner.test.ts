@@ -17,7 +17,9 @@ import {
   onlyRunDir,
   readJson,
   runIdOf,
+  startCfh,
   useScratch,
+  waitForEvent,
 } from './helpers.js';
 
 const scratch = useScratch('owner');
@@ -223,3 +225,151 @@ describe.runIf(isRoot && hasTester)('cfh as an ordinary user on a root-owned che
     );
   });
 });
+
+describe.runIf(isRoot)('--user UID[:GID]', () => {
+  it('--user 0 is explicit root: it writes a root checkout, recorded, caps still dropped', async () => {
+    const ws = await rootCheckout();
+    const art = scratch.path(`art-${n}`);
+    const r = await run(
+      ws,
+      art,
+      ['--user', '0'],
+      ['sh', '-c', 'echo root > made.txt && id -u && id -g && grep CapEff /proc/self/status'],
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe('0\n0\nCapEff:\t0000000000000000\n');
+    expect((await stat(path.join(ws, 'made.txt'))).uid).toBe(0);
+    const dir = await onlyRunDir(art);
+    const snapshot = await readJson<any>(path.join(dir, 'snapshot.json'));
+    expect(snapshot.sandboxUser).toEqual({ user: '0:0', reason: 'flag' });
+    expect(snapshot.containerSpec).toMatchObject({
+      user: '0:0',
+      capDrop: ['ALL'],
+      capAdd: [],
+      noNewPrivileges: true,
+    });
+    expect(snapshot.assurance.level).toBe('reduced');
+    expect(snapshot.assurance.reasons).toContainEqual({
+      code: 'root-user',
+      detail: expect.stringContaining('as asked explicitly with --user'),
+    });
+    // The audit accepts uid 0 that --user asked for: the hardening check passes.
+    const audit = await cfh(['audit', dir, '--json']);
+    const checks = (JSON.parse(audit.stdout) as { checks: { id: string; verdict: string }[] })
+      .checks;
+    const hardening = checks.filter((c) => c.verdict === 'fail');
+    expect(hardening, audit.stdout).toEqual([]);
+  });
+
+  it('refuses every spelling of uid 0 but 0 itself, before anything exists', async () => {
+    const ws = await rootCheckout();
+    const art = scratch.path(`art-${n}`);
+    for (const spelling of ['00', '-0', '0x0', 'root', '4294967296', '0:00', '']) {
+      const r = await run(ws, art, ['--user', spelling], ['id', '-u']);
+      expect(r.exitCode, spelling).toBe(125);
+      expect(r.stderr, spelling).toMatch(/^cfh: --user: '.*' is not UID\[:GID\] in decimal/);
+      expect(r.stdout).toBe('');
+    }
+    expect(await runDirs(art)).toEqual([]);
+  });
+
+  it('--user UID: the group defaults to the same number; the owner it names can write', async () => {
+    const ws = await rootCheckout();
+    await chown(ws, 4321, 4321);
+    const art = scratch.path(`art-${n}`);
+    const r = await run(ws, art, ['--user', '4321'], ['sh', '-c', 'touch made && id -u && id -g']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe('4321\n4321\n');
+    // --user 0 on a checkout another user owns: root without DAC override cannot write it.
+    const denied = await run(ws, scratch.path(`art-${n}-0`), ['--user', '0'], ['true']);
+    expect(denied.exitCode).toBe(125);
+    expect(denied.stderr).toContain(
+      `cfh: the sandbox user 0:0 cannot write ${ws} (owned by 4321:4321, mode 755); run with --user 4321:4321 (its owner)`,
+    );
+  });
+
+  it('an agent run takes --user too, and is refused the same way', async () => {
+    const repo = await scratch.sampleRepo();
+    const art = scratch.path(`art-agent-${n}`);
+    const base = [
+      'sandbox',
+      'run',
+      '--profile',
+      'untrusted-repo',
+      '--workspace',
+      repo,
+      '--artifact-root',
+      art,
+      '--prompt',
+      'p',
+    ];
+    const refused = await cfh([...base, '--user', '0']);
+    expect(refused.exitCode, refused.stderr).toBe(125);
+    expect(refused.stderr).toContain('cfh: the sandbox user 0:0 cannot write');
+    expect(await runDirs(art)).toEqual([]);
+    const r = await cfh([...base, '--user', '4321:4321']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const snapshot = await readJson<any>(path.join(await onlyRunDir(art), 'snapshot.json'));
+    expect(snapshot.sandboxUser).toEqual({ user: '4321:4321', reason: 'flag' });
+    expect(snapshot.containerSpec.user).toBe('4321:4321');
+  });
+
+  it('draft with --user: the copy is that user’s, and the reaper removes it as its owner after SIGKILL', async () => {
+    const ws = await rootCheckout();
+    const art = scratch.path(`art-${n}`);
+    // A draft root of this test's own: another cfh's sweep of the shared temp directory
+    // would also remove a copy whose cfh is gone, and race the reap asserted here.
+    const drafts = scratch.path(`drafts-${n}`);
+    await mkdir(drafts, { mode: 0o700 });
+    const env = { CFH_DRAFT_ROOT: drafts };
+    const child = startCfh(
+      [
+        'sandbox',
+        'run',
+        '--profile',
+        'untrusted-repo',
+        '--workspace',
+        ws,
+        '--workspace-mode',
+        'draft',
+        '--user',
+        '4321',
+        '--artifact-root',
+        art,
+        '--',
+        'sh',
+        '-c',
+        // What the sandbox leaves to make removal hard: a locked directory with a file in it.
+        'mkdir -p locked && echo x > locked/f && chmod 000 locked; sleep 60',
+      ],
+      { env },
+    );
+    const dir = await waitForEvent(art, 'container_started');
+    const runId = runIdOf(dir);
+    const snapshot = await readJson<any>(path.join(dir, 'snapshot.json'));
+    expect(snapshot.sandboxUser).toEqual({ user: '4321:4321', reason: 'flag' });
+    const copy = snapshot.workspace.draft.source as string;
+    // The copy (not the host checkout) is the sandbox user's.
+    expect((await stat(copy)).uid).toBe(4321);
+    expect((await stat(ws)).uid).toBe(0);
+    await waitFor(() => existsSync(path.join(copy, 'locked')));
+    child.kill('SIGKILL');
+    await child.catch(() => undefined);
+    expect(existsSync(snapshot.workspace.draft.dir)).toBe(true);
+    const reaped = await cfh(['reap', '--json', '--run', runId], { env });
+    expect(reaped.exitCode, reaped.stderr).toBe(0);
+    expect(JSON.parse(reaped.stdout)).toContainEqual(
+      expect.objectContaining({ runId, kind: 'draft', action: 'removed' }),
+    );
+    expect(existsSync(snapshot.workspace.draft.dir)).toBe(false);
+    expect(await readdir(drafts)).toEqual([]);
+  });
+});
+
+async function waitFor(ok: () => boolean, ms = 20000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
