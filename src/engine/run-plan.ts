@@ -64,6 +64,11 @@ export interface SandboxRunOptions {
   readonly toolTimeout?: string | undefined;
   /** `--workspace-mode ro|rw|draft`, over the profile's `workspace.mode`. */
   readonly workspaceMode?: string | undefined;
+  /**
+   * `profiles show --resolved`: the plan is shown, never run, so an rw mount the sandbox
+   * user cannot write is not refused (nothing will write it).
+   */
+  readonly describing?: boolean | undefined;
   /** `--user UID[:GID]`, over the profile's `user`; uid 0 only as a literal `0`. */
   readonly user?: string | undefined;
   /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
@@ -181,7 +186,7 @@ export function planSandboxRun(
   if (options.user !== undefined) overrides.user = options.user;
   // Every rw mount the sandbox would fail to write is refused now, with the fixes, rather
   // than every write inside failing with EACCES (draft: the copy is the sandbox user's).
-  checkWritableMounts(mounts, sandboxUser.user, host);
+  if (options.describing !== true) checkWritableMounts(mounts, sandboxUser.user, host);
   const draft = draftMode
     ? planDraft(
         workspaceMount,
