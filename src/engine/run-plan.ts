@@ -184,9 +184,6 @@ export function planSandboxRun(
 
   const sandboxUser = resolveSandboxUser(profile.user, workspaceMount, host, options.user);
   if (options.user !== undefined) overrides.user = options.user;
-  // Every rw mount the sandbox would fail to write is refused now, with the fixes, rather
-  // than every write inside failing with EACCES (draft: the copy is the sandbox user's).
-  if (options.describing !== true) checkWritableMounts(mounts, sandboxUser.user, host);
   const draft = draftMode
     ? planDraft(
         workspaceMount,
@@ -200,6 +197,10 @@ export function planSandboxRun(
       )
     : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));
+  // After the containment refusals, which say more: every rw mount the sandbox would fail
+  // to write is refused now, with the fixes, rather than every write inside failing with
+  // EACCES (draft: the copy is the sandbox user's).
+  if (options.describing !== true) checkWritableMounts(mounts, sandboxUser.user, host);
   const specialFiles = options.planning === true ? findFifos(mounted) : undefined;
   const runId = newRunId();
   const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);

@@ -3,7 +3,7 @@
 // probe and the mode bits are what the sandbox will meet, so they are not faked.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, realpathSync, renameSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Profile } from '../../src/config/profile-schema.js';
@@ -198,6 +198,27 @@ describe.runIf(isRoot)('rw mounts the sandbox user cannot write are refused at p
     expect(() => {
       checkWritableMounts([rwMount(inner)], NOBODY, ROOT);
     }).not.toThrow();
+  });
+
+  it('an rw file needs write, not search; its parents need not be searchable', async () => {
+    const parent = path.join(tmp ?? '', 'closed-files');
+    await mkdir(parent, { mode: 0o700 });
+    const file = path.join(parent, 'cache.db');
+    await writeFile(file, 'x', { mode: 0o644 });
+    chmodSync(file, 0o644);
+    expectConfigError(
+      () => {
+        checkWritableMounts([rwMount(file, '/cache.db')], NOBODY, ROOT);
+      },
+      'mount_not_writable',
+      `${file} (mounted rw at /cache.db) (owned by 0:0, mode 644); run with --user 0 (explicit root) or chown it to 65534:65534`,
+    );
+    chownSync(file, 65534, 65534);
+    expect(() => {
+      checkWritableMounts([rwMount(file, '/cache.db')], NOBODY, ROOT);
+    }).not.toThrow();
+    expect(modeAllowsWrite({ uid: 1, gid: 1 }, 0o600, { uid: 1, gid: 1 }, false)).toBe(true);
+    expect(modeAllowsWrite({ uid: 1, gid: 1 }, 0o600, { uid: 1, gid: 1 }, true)).toBe(false);
   });
 
   it('uid 0 is judged without DAC override: its capabilities are dropped', () => {
