@@ -100,6 +100,7 @@ export const ERROR_CODES = [
   'mount_gate_failed',
   'mount_holds_engine_socket',
   'mount_mismatch',
+  'mount_not_writable',
   'mount_scan_incomplete',
   'mount_source_changed',
   'mount_source_forbidden',

@@ -87,7 +87,9 @@ export const Profile = z.strictObject({
   runtime: z.enum(['runc', 'runsc']),
   // `auto`: the invoking user, or an unprivileged uid when cfh runs as root. uid 0 inside
   // only when written here literally.
-  user: z.string().regex(/^(auto|\d+:\d+)$/, "'auto' or 'UID:GID'"),
+  user: z
+    .string()
+    .regex(/^(auto|(0|[1-9]\d{0,9}):(0|[1-9]\d{0,9}))$/, "'auto' or 'UID:GID' in decimal"),
   workspace: z.strictObject({ mode: WorkspaceMode }),
   mounts: z.array(ProfileMount),
   network: NetworkPosture,

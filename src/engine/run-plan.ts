@@ -31,6 +31,7 @@ import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { spelledWorkingDirectory } from '../sandbox/source-resolution.js';
 import { resolveArtifactRoot } from './artifact-root.js';
 import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
+import { checkWritableMounts } from '../sandbox/writable.js';
 import { findFifos, type SpecialFileCheck } from '../sandbox/special-files.js';
 import { ownerLabels, type OwnerIdentity } from '../sandbox/owner.js';
 import {
@@ -63,6 +64,13 @@ export interface SandboxRunOptions {
   readonly toolTimeout?: string | undefined;
   /** `--workspace-mode ro|rw|draft`, over the profile's `workspace.mode`. */
   readonly workspaceMode?: string | undefined;
+  /**
+   * `profiles show --resolved`: the plan is shown, never run, so an rw mount the sandbox
+   * user cannot write is not refused (nothing will write it).
+   */
+  readonly describing?: boolean | undefined;
+  /** `--user UID[:GID]`, over the profile's `user`; uid 0 only as a literal `0`. */
+  readonly user?: string | undefined;
   /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
   readonly planning?: boolean | undefined;
   readonly command: readonly string[];
@@ -174,7 +182,8 @@ export function planSandboxRun(
   checkSigningKey(env.keyDir, artifactRoot, mounts, makesDigestKey);
   checkHostProcessLedger(env.hostProcessDir, mounts);
 
-  const sandboxUser = resolveSandboxUser(profile.user, workspaceMount, host);
+  const sandboxUser = resolveSandboxUser(profile.user, workspaceMount, host, options.user);
+  if (options.user !== undefined) overrides.user = options.user;
   const draft = draftMode
     ? planDraft(
         workspaceMount,
@@ -188,6 +197,10 @@ export function planSandboxRun(
       )
     : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));
+  // After the containment refusals, which say more: every rw mount the sandbox would fail
+  // to write is refused now, with the fixes, rather than every write inside failing with
+  // EACCES (draft: the copy is the sandbox user's).
+  if (options.describing !== true) checkWritableMounts(mounts, sandboxUser.user, host);
   const specialFiles = options.planning === true ? findFifos(mounted) : undefined;
   const runId = newRunId();
   const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);

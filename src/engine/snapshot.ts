@@ -52,10 +52,12 @@ export function assuranceOf(plan: RunPlan, facts: PreflightFacts): Assurance {
       code: 'seccomp-widened',
       detail: `seccomp: the profile widens the filter (${widened.join('; ')})`,
     });
+  // Root inside gains no capability and no syscall: every capability is still dropped,
+  // no-new-privileges holds and the seccomp filter is the same; it owns root's files.
   if (/^(0|root)(:|$)/.test(plan.sandboxUser.user))
     reasons.push({
       code: 'root-user',
-      detail: `user: the sandbox runs as root (${plan.sandboxUser.user}) at the profile's request`,
+      detail: `user: the sandbox runs as root (${plan.sandboxUser.user}) ${plan.sandboxUser.reason === 'flag' ? 'as asked explicitly with --user' : "at the profile's request"}; capabilities still all dropped, no-new-privileges, the same seccomp filter`,
     });
   const hostTools = plan.profile.hostTools.map((t) => t.name);
   if (hostTools.length > 0)

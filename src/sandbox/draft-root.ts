@@ -127,7 +127,7 @@ export function planDraft(
   if (host.uid !== 0 && uid !== host.uid) {
     throw new ConfigError(
       'draft_user_unsupported',
-      `workspace mode draft: the sandbox would run as ${user.user}, and only cfh running as root can give the copy to another user and remove what that user writes; run as root or with user: auto`,
+      `workspace mode draft: the sandbox would run as ${user.user}, and only cfh running as root can give the copy to another user and remove what that user writes; run as root, or with user: auto and no --user`,
       { field: 'user', value: user.user },
     );
   }

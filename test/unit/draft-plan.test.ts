@@ -56,7 +56,8 @@ describe('planning a draft run', () => {
     // Until the session mounts the copy, the plan holds the host workspace read-only.
     expect(p.spec.mounts[0]).toMatchObject({ source: ws, target: '/workspace', mode: 'ro' });
     expect(plan().workspaceMode).toBe('direct');
-    expect(plan({ workspaceMode: 'rw' }).workspaceMode).toBe('direct');
+    // rw on this root-owned workspace: only a sandbox user who may write it (here root).
+    expect(plan({ workspaceMode: 'rw', user: '0' }).workspaceMode).toBe('direct');
   });
 
   it('refuses an unknown mode naming the flag', () => {

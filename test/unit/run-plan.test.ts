@@ -349,6 +349,33 @@ describe('sandbox user', () => {
     expect(plan({ profile: file }, USER).spec.user).toBe('0:0');
   });
 
+  it('--user overrides the profile, is recorded, and uid 0 only as written', () => {
+    const p = plan({ user: '0' }, ROOT);
+    expect(p.sandboxUser).toEqual({ user: '0:0', reason: 'flag' });
+    expect(p.spec.user).toBe('0:0');
+    expect(p.overrides.user).toBe('0');
+    expect(plan({ user: '1000:50' }, USER).spec.user).toBe('1000:50');
+    expectConfigError(() => plan({ user: '00' }, ROOT), 'invalid_user', '--user');
+  });
+
+  it.runIf(isRoot)(
+    'an rw workspace the sandbox user cannot write is refused before anything exists',
+    () => {
+      // Root-owned, for nobody: refused at planning, so no run id, directory or container.
+      expectConfigError(
+        () => plan({ profile: 'untrusted-repo' }, ROOT),
+        'mount_not_writable',
+        'cannot write',
+        '--user 0 (explicit root)',
+      );
+      expect(plan({ profile: 'untrusted-repo', user: '0' }, ROOT).spec.user).toBe('0:0');
+      // Draft: the host tree is only read; the copy is the sandbox user's.
+      expect(plan({ profile: 'untrusted-repo', workspaceMode: 'draft' }, ROOT).spec.user).toBe(
+        NOBODY,
+      );
+    },
+  );
+
   it('resolveSandboxUser: invoking user when not root', () => {
     expect(resolveSandboxUser('auto', workspaceMountOf(ws), USER)).toEqual({
       user: '1000:1000',

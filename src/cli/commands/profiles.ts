@@ -90,7 +90,7 @@ export function profilesShowCommand(
     }
     // The exact container spec this profile derives for a run in the workspace.
     const plan = planSandboxRun(
-      { profile: args.name, workspace: args.workspace, command: ['<command>'] },
+      { profile: args.name, workspace: args.workspace, command: ['<command>'], describing: true },
       deps.env,
       currentHostIdentity(),
       currentOwner(),

@@ -4,7 +4,10 @@
 import type { SandboxRunOptions } from '../../engine/run-plan.js';
 
 /** What both kinds share: the profile, workspace, mounts, limits, network and output. */
-export interface RunRequestCommon extends Omit<SandboxRunOptions, 'command' | 'planning'> {
+export interface RunRequestCommon extends Omit<
+  SandboxRunOptions,
+  'command' | 'planning' | 'describing'
+> {
   readonly json: boolean;
 }
 

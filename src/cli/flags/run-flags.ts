@@ -21,6 +21,10 @@ export const RUN_FLAGS = {
     '--mount <src:dst[:ro|:rw]>',
     'extra bind mount, read-only unless :rw (repeatable)',
   ),
+  user: valueFlag(
+    '--user <uid[:gid]>',
+    "run the sandbox as this numeric uid (gid: the same number unless given), over the profile's user; uid 0 only as --user 0",
+  ),
   timeout: valueFlag('--timeout <seconds>', 'wall-time limit in seconds', {
     lands: 'command',
     // limits.wallTimeSeconds bounds a command's container; an agent run is bounded by its

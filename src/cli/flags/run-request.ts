@@ -47,6 +47,7 @@ export function runRequestOf(
     workspace: o.workspace,
     workspaceMode: o.workspaceMode,
     mounts: o.mount,
+    user: o.user,
     timeout: o.timeout,
     memory: o.memory,
     cpus: o.cpus,

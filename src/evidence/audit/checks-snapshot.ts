@@ -97,8 +97,12 @@ export const hardeningCheck: Check = {
     if (c.privileged) where.push('containerSpec.privileged: true');
     if (!c.init) where.push('containerSpec.init: false');
     const user = partOf(run.snapshot.value, 'sandboxUser', z.looseObject({ reason: z.string() }));
-    if (/^0(:|$)/.test(c.user) && (!user.ok || user.value.reason !== 'profile'))
-      where.push(`containerSpec.user: ${c.user} without a profile asking for it`);
+    // uid 0 only when written literally: the profile's `user` or `--user 0`.
+    if (
+      /^0(:|$)/.test(c.user) &&
+      (!user.ok || (user.value.reason !== 'profile' && user.value.reason !== 'flag'))
+    )
+      where.push(`containerSpec.user: ${c.user} without a profile or --user asking for it`);
     return where.length === 0
       ? pass(
           `user ${c.user}, no capabilities, no-new-privileges, read-only root, init, seccomp sha256:${c.seccomp.sha256.slice(0, 12)}…`,
