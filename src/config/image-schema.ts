@@ -18,7 +18,7 @@ export const ToolchainImage = z
     packages: z.array(DebianPackage).max(256).optional(),
   })
   .refine((t) => (t.with?.length ?? 0) + (t.packages?.length ?? 0) > 0, {
-    message: "name at least one package set ('with') or Debian package ('packages')",
+    error: "name at least one package set ('with') or Debian package ('packages')",
   });
 export type ToolchainImage = z.infer<typeof ToolchainImage>;
 

@@ -25,6 +25,9 @@ export const PACKAGE_SETS: Readonly<Record<string, readonly string[]>> = {
 
 export const TOOLCHAIN_REPO = 'cfh-toolchain';
 
+/** The toolchain the README's examples name (`toolchain:node,make`); `make image` builds it. */
+export const README_TOOLCHAIN: ToolchainRequest = { sets: ['node', 'make'], packages: [] };
+
 export interface ToolchainRequest {
   readonly sets: readonly string[];
   readonly packages: readonly string[];

@@ -225,7 +225,10 @@ describe('cfh image rm removes only what cfh built', () => {
       tag: nonce,
     });
     await new Promise((resolve, reject) => {
-      docker.modem.followProgress(stream, (err) => (err ? reject(err) : resolve(undefined)));
+      docker.modem.followProgress(stream, (err: Error | null) => {
+        if (err) reject(err);
+        else resolve(undefined);
+      });
     });
     made.push(ref);
     const r = await cfh(['image', 'rm', ref]);

@@ -9,7 +9,9 @@ import { execa } from 'execa';
 import { chmod, cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, baseEnv, ownBySandbox, useScratch } from './helpers.js';
+import { loadRecipe } from '../../src/image/recipe.js';
+import { README_TOOLCHAIN, toolchainRecipe } from '../../src/image/toolchain.js';
+import { REPO_ROOT, baseEnv, docker, ownBySandbox, useScratch } from './helpers.js';
 
 const scratch = useScratch('readme');
 
@@ -43,9 +45,9 @@ async function sampleRepo(dir: string): Promise<void> {
     path.join(dir, 'Makefile'),
     [
       'check:',
-      '\tcc --version >/dev/null 2>&1 || true',
       '\tpython3 -B -m unittest -q test_calc',
       "\tnode -e \"process.exit(require('./package.json').name === 'sample' ? 0 : 1)\"",
+      '\t@echo make check ok',
       'fix:',
       '\techo "# fixed" >> calc.py',
       '',
@@ -80,8 +82,19 @@ describe("the README's examples run as written", () => {
     expect([...runnable, ...needKey].sort()).toEqual([...lines].sort());
     expect(runnable.length).toBeGreaterThanOrEqual(6);
 
+    // Built by `make image` (and so by .ci/run) before the tests: never built here, and
+    // never pulled (the README's `image build` line then finds it present and does nothing).
+    const toolchain = toolchainRecipe(loadRecipe(), README_TOOLCHAIN).ref;
+    const present = await docker
+      .getImage(toolchain)
+      .inspect()
+      .catch(() => undefined);
+    if (present === undefined) throw new Error(`${toolchain} missing: run 'make image' first`);
+
     const repo = scratch.path('repo');
     await sampleRepo(repo);
+    // The repository's owner reaches it (a draft is copied with that owner's authority).
+    await chmod(path.dirname(repo), 0o755);
     const env = baseEnv({ XDG_STATE_HOME: scratch.path('state') });
     let lastRun: string | undefined;
     for (const line of runnable) {
@@ -108,7 +121,7 @@ describe("the README's examples run as written", () => {
           .map((x) => x.runId)
           .sort()
           .at(-1) ?? lastRun;
-      if (line.includes('make check')) expect(r.stdout).toMatch(/OK/);
+      if (line.includes('make check')) expect(r.stdout).toContain('make check ok');
       if (line.includes('npm test')) expect(r.stdout).toContain('npm test ok');
       if (line.includes('./build.sh')) expect(r.stdout).toContain('built Linux');
     }
