@@ -15,6 +15,8 @@ export interface PreflightImage extends ImageName {
 export interface PreflightFacts {
   readonly engine: { readonly serverVersion: string; readonly apiVersion: string };
   readonly image: ImageFacts;
+  /** The egress guard's image (cfh's sandbox image), when the posture has network. */
+  readonly guardImage?: ImageFacts | undefined;
   readonly seccompEnforcement: SeccompEnforcement;
   /** The registered runtime's arguments, when they were looked up (non-runc). */
   readonly runtimeArgs?: readonly string[];
@@ -51,11 +53,14 @@ export async function preflight(
       'image_not_found',
       `${missingImageMessage(image.guard)} (the egress guard's image)`,
     );
-  if (facts === undefined) return { engine, image: present, seccompEnforcement: 'kernel-seccomp' };
+  const guardImage = image.guard === undefined ? undefined : (guard ?? present);
+  if (facts === undefined)
+    return { engine, image: present, guardImage, seccompEnforcement: 'kernel-seccomp' };
   const args = facts.runtimeArgs[spec.engineRuntime] ?? [];
   return {
     engine,
     image: present,
+    guardImage,
     seccompEnforcement: seccompEnforcementOf(spec.runtime, args),
     runtimeArgs: args,
   };

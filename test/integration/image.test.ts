@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadRecipe } from '../../src/image/recipe.js';
-import { cfh, docker, useScratch } from './helpers.js';
+import { cfh, docker, onlyRunDir, readJson, useScratch } from './helpers.js';
 import { expectOneLineRefusal, refusal } from './refusal.js';
 
 const scratch = useScratch('image');
@@ -182,6 +182,49 @@ describe('a Dockerfile image: built by cfh, only a rootfs', () => {
     expect(rm.exitCode, rm.stderr).toBe(0);
     expect(JSON.parse(rm.stdout)).toEqual({ removed: [result.ref] });
     await expect(docker.getImage(result.ref).inspect()).rejects.toThrow();
+  });
+
+  it("never runs the egress guard (root, NET_ADMIN) on the workload's image", async () => {
+    // This image's iptables install nothing: a guard on it would leave the namespace open.
+    const profile = await dockerfileProfile(
+      'noguard',
+      [
+        'ARG BASE',
+        'FROM ${BASE}',
+        'USER root',
+        `RUN for t in iptables ip6tables iptables-restore ip6tables-restore; do printf '#!/bin/sh\\nexit 0\\n' > /usr/sbin/$t; chmod 755 /usr/sbin/$t; done; echo ${nonce}-noguard`,
+        '',
+      ].join('\n'),
+    );
+    const built = await cfh(['image', 'build', '--profile', profile, '--json']);
+    expect(built.exitCode, built.stderr).toBe(0);
+    const ref = (JSON.parse(built.stdout) as { ref: string }).ref;
+    made.push(ref);
+    const ws = await scratch.sampleRepo();
+    const root = scratch.path('runs-noguard');
+    const run = await cfh([
+      'sandbox',
+      'run',
+      '--workspace',
+      ws,
+      '--artifact-root',
+      root,
+      '--image',
+      ref,
+      '--network',
+      'allowlist',
+      '--allow',
+      '127.0.0.1:9',
+      '--',
+      'true',
+    ]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const snapshot = await readJson<{
+      image: { ref: string };
+      network: { enforcement: { guard: { image: string } } };
+    }>(path.join(await onlyRunDir(root), 'snapshot.json'));
+    expect(snapshot.image.ref).toBe(ref);
+    expect(snapshot.network.enforcement.guard.image).toBe(BASE);
   });
 
   it('refuses an image whose config declares a VOLUME, before any container', async () => {
