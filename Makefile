@@ -21,8 +21,12 @@ setup: build
 engine:
 	@scripts/engine-up.sh
 
+# The sandbox image, and the toolchain the README's examples name (node, make); each is
+# cached by its content tag, so a machine pays for a build once.
+CFH_TOOLCHAIN ?= node,make
 image: build engine
 	@bin/cfh image build --method $(CFH_IMAGE_METHOD)
+	@bin/cfh image build --method $(CFH_IMAGE_METHOD) --with $(CFH_TOOLCHAIN)
 
 browser:
 	@scripts/browser-up.sh

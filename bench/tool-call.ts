@@ -101,7 +101,9 @@ import type {
   ExecOptions,
   ExecResult,
   GuardSpec,
+  BuildOptions,
   ImageFacts,
+  ImageSummary,
   LabelledObject,
   NetworkFacts,
   ProgressListener,
@@ -423,11 +425,17 @@ class TimedRuntime implements ContainerRuntime {
   }
   buildImage(
     context: Readable,
-    tag: string,
+    options: BuildOptions,
     onProgress: ProgressListener,
     signal?: AbortSignal,
   ): Promise<void> {
-    return this.#inner.buildImage(context, tag, onProgress, signal);
+    return this.#inner.buildImage(context, options, onProgress, signal);
+  }
+  listImages(label: string, signal?: AbortSignal): Promise<ImageSummary[]> {
+    return this.#inner.listImages(label, signal);
+  }
+  removeImage(ref: string, signal?: AbortSignal): Promise<void> {
+    return this.#inner.removeImage(ref, signal);
   }
 }
 

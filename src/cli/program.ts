@@ -18,6 +18,7 @@ import {
   imageBuildCommand,
   reapCommand,
 } from './commands/ops.js';
+import { imageListCommand, imageRemoveCommand } from './commands/image.js';
 import { runsListCommand, runsShowCommand } from './commands/runs.js';
 import { auditCommand } from './commands/audit.js';
 import { keysInitCommand } from './commands/keys.js';
@@ -84,19 +85,37 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     (name, o) => profilesShowCommand({ name, ...o }, deps),
   );
 
+  const image = program.command('image').description('Sandbox and toolchain images');
   leaf(
-    program
-      .command('image')
-      .description('Sandbox images')
+    image
       .command('build')
-      .description('Build the sandbox image from images/sandbox/recipe.json'),
+      .description(
+        "Build the sandbox image, a toolchain (--with/--packages), a Dockerfile image or a profile's image",
+      ),
     F.IMAGE_BUILD_FLAGS,
     (o) =>
       imageBuildCommand(
-        { method: o.offline ? 'offline' : o.method, force: o.force, json: o.json },
+        {
+          ...o,
+          method: o.offline ? 'offline' : o.method,
+          buildArgs: o.buildArg,
+        },
         deps,
       ),
   );
+  leaf(
+    image.command('ls').description('The images cfh built: tag, what from, size, created'),
+    F.IMAGE_LS_FLAGS,
+    (o) => imageListCommand(o, deps),
+  );
+  const rm = image
+    .command('rm')
+    .description('Remove images cfh built (never another image)')
+    .argument('[refs...]', 'image references (or --all)');
+  bindFlags(rm, F.IMAGE_RM_FLAGS).action(async (refs: string[], raw: Record<string, unknown>) => {
+    const o = readFlags(F.IMAGE_RM_FLAGS, raw);
+    setExit(await imageRemoveCommand({ ...o, refs }, deps));
+  });
 
   const explain = program
     .command('policy')

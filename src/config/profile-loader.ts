@@ -136,6 +136,18 @@ function readLayer(
             source: path.resolve(baseDir, m.source),
           })),
         }),
+    // A Dockerfile image's paths, like mounts, are the file's.
+    ...(parsed.data.image !== undefined &&
+    typeof parsed.data.image === 'object' &&
+    'dockerfile' in parsed.data.image
+      ? {
+          image: {
+            ...parsed.data.image,
+            dockerfile: path.resolve(baseDir, parsed.data.image.dockerfile),
+            context: path.resolve(baseDir, parsed.data.image.context),
+          },
+        }
+      : {}),
     ...(parsed.data.hostTools === undefined
       ? {}
       : {
@@ -171,7 +183,9 @@ export function mergeLayer(
   for (const [key, value] of Object.entries(over)) {
     if (value === undefined) continue;
     const prev = out[key];
-    out[key] = isPlainObject(prev) && isPlainObject(value) ? mergeLayer(prev, value) : value;
+    // An image is one choice, not fields to mix: a layer's `image` replaces the one below.
+    const merges = key !== 'image' && isPlainObject(prev) && isPlainObject(value);
+    out[key] = merges ? mergeLayer(prev, value) : value;
   }
   return out;
 }

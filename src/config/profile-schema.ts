@@ -1,6 +1,7 @@
 // The profile: everything a sandbox is allowed, as data. Strict objects throughout, so an
 // unknown key is an error that names the key.
 import { z } from 'zod';
+import { ImageSource } from './image-schema.js';
 import { HostTools } from './host-tools-schema.js';
 import { PolicyRule } from './policy-schema.js';
 
@@ -83,7 +84,9 @@ const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid enviro
 export const Profile = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, . _ -'),
   description: z.string(),
-  image: z.string().min(1),
+  // A local reference, a toolchain or a Dockerfile (image-schema.ts): only the rootfs; the
+  // user, seccomp, mounts and limits are the profile's whatever the image says.
+  image: ImageSource,
   runtime: z.enum(['runc', 'runsc']),
   // `auto`: the invoking user, or an unprivileged uid when cfh runs as root. uid 0 inside
   // only when written here literally.
@@ -122,7 +125,7 @@ export const ProfileFile = z.strictObject({
   extends: z.string().min(1).optional(),
   name: Profile.shape.name.optional(),
   description: z.string().optional(),
-  image: z.string().min(1).optional(),
+  image: ImageSource.optional(),
   runtime: Profile.shape.runtime.optional(),
   user: Profile.shape.user.optional(),
   workspace: Profile.shape.workspace.optional(),

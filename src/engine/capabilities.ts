@@ -24,6 +24,8 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       'profiles list',
       'profiles show',
       'image build',
+      'image ls',
+      'image rm',
       'capabilities',
       'doctor',
       'reap',

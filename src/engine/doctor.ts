@@ -2,6 +2,7 @@
 // the command; optional ones (gVisor) only report.
 import { errorMessage } from '../errors.js';
 import { loadRecipe } from '../image/recipe.js';
+import { README_TOOLCHAIN, toolchainRecipe } from '../image/toolchain.js';
 import { seccompEnforcementOf } from './preflight.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import { modelLifecycle } from '../model/model-lifecycle.js';
@@ -108,6 +109,18 @@ export async function runDoctor(
       image === undefined
         ? `${recipe.ref} missing; run 'cfh image build'`
         : `${recipe.ref} ${image.id}`,
+  });
+  // Not required: only the README's examples (and profiles naming it) use it.
+  const toolchain = toolchainRecipe(recipe, README_TOOLCHAIN);
+  const built = await runtime.inspectImage(toolchain.ref, signal);
+  checks.push({
+    name: 'image:toolchain',
+    ok: built !== undefined,
+    required: false,
+    detail:
+      built === undefined
+        ? `${toolchain.ref} (the README's node,make) missing; run ${toolchain.buildCommand}`
+        : `${toolchain.ref} ${built.id}`,
   });
   return checks;
 }

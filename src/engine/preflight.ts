@@ -4,11 +4,19 @@
 // than runc, which every engine has.
 import { ConfigError, ImageNotFoundError } from '../errors.js';
 import type { ContainerRuntime, ImageFacts } from '../substrate/runtime.js';
+import { checkImageConfig, missingImageMessage, type ResolvedImage } from '../image/source.js';
 import type { ContainerSpec, SeccompEnforcement } from '../substrate/container-spec.js';
+
+type ImageName = Pick<ResolvedImage, 'ref' | 'buildCommand'>;
+export interface PreflightImage extends ImageName {
+  readonly guard: ImageName | undefined;
+}
 
 export interface PreflightFacts {
   readonly engine: { readonly serverVersion: string; readonly apiVersion: string };
   readonly image: ImageFacts;
+  /** The egress guard's image (cfh's sandbox image), when the posture has network. */
+  readonly guardImage?: ImageFacts | undefined;
   readonly seccompEnforcement: SeccompEnforcement;
   /** The registered runtime's arguments, when they were looked up (non-runc). */
   readonly runtimeArgs?: readonly string[];
@@ -18,10 +26,14 @@ export async function preflight(
   runtime: ContainerRuntime,
   spec: ContainerSpec,
   signal?: AbortSignal,
+  image: PreflightImage = { ref: spec.image, buildCommand: undefined, guard: undefined },
 ): Promise<PreflightFacts> {
-  const [engine, image, facts] = await Promise.all([
+  const [engine, present, guard, facts] = await Promise.all([
     runtime.version(signal),
     runtime.inspectImage(spec.image, signal),
+    image.guard === undefined || image.guard.ref === spec.image
+      ? Promise.resolve(undefined)
+      : runtime.inspectImage(image.guard.ref, signal),
     spec.engineRuntime === 'runc' ? Promise.resolve(undefined) : runtime.facts(signal),
   ]);
   if (facts !== undefined && !facts.runtimes.includes(spec.engineRuntime)) {
@@ -31,17 +43,24 @@ export async function preflight(
       { field: 'runtime', value: spec.runtime },
     );
   }
-  if (image === undefined) {
+  // The command for THAT image (a toolchain's sets, a Dockerfile's paths), or, for a
+  // reference cfh did not build, that cfh never pulls it.
+  if (present === undefined)
+    throw new ImageNotFoundError('image_not_found', missingImageMessage(image));
+  checkImageConfig(present, spec.image);
+  if (image.guard !== undefined && image.guard.ref !== spec.image && guard === undefined)
     throw new ImageNotFoundError(
       'image_not_found',
-      `image: '${spec.image}' is not present in the engine; build it with 'cfh image build'`,
+      `${missingImageMessage(image.guard)} (the egress guard's image)`,
     );
-  }
-  if (facts === undefined) return { engine, image, seccompEnforcement: 'kernel-seccomp' };
+  const guardImage = image.guard === undefined ? undefined : (guard ?? present);
+  if (facts === undefined)
+    return { engine, image: present, guardImage, seccompEnforcement: 'kernel-seccomp' };
   const args = facts.runtimeArgs[spec.engineRuntime] ?? [];
   return {
     engine,
-    image,
+    image: present,
+    guardImage,
     seccompEnforcement: seccompEnforcementOf(spec.runtime, args),
     runtimeArgs: args,
   };

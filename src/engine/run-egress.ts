@@ -48,7 +48,7 @@ export async function openRunEgress(
   const opened = await openEgress({
     runtime: deps.runtime,
     names,
-    image: plan.spec.image,
+    image: plan.image.guard?.ref ?? plan.spec.image,
     posture: plan.profile.network,
     labels: plan.spec.labels,
     upstreamResolver: deps.egressResolver,

@@ -13,7 +13,7 @@ import type { CfhEnvironment } from '../config/env.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { canonicalJson } from '../evidence/canonical-json.js';
 import { newRunId } from '../evidence/run-id.js';
-import { resolveImageReference } from '../image/recipe.js';
+import { resolveImage, type ResolvedImage } from '../image/source.js';
 import { parseDestinations } from '../network/destination.js';
 import { deriveContainerSpec } from '../sandbox/derive-spec.js';
 import {
@@ -71,9 +71,16 @@ export interface SandboxRunOptions {
   readonly describing?: boolean | undefined;
   /** `--user UID[:GID]`, over the profile's `user`; uid 0 only as a literal `0`. */
   readonly user?: string | undefined;
+  /** `--image REF`, over the profile's `image` (any local image; cfh never pulls). */
+  readonly image?: string | undefined;
   /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
   readonly planning?: boolean | undefined;
   readonly command: readonly string[];
+}
+
+export interface PlannedImage extends Pick<ResolvedImage, 'kind' | 'ref' | 'buildCommand'> {
+  /** The egress guard's image (cfh's sandbox image), when the posture has network. */
+  readonly guard: Pick<ResolvedImage, 'ref' | 'buildCommand'> | undefined;
 }
 
 export interface RunPlan {
@@ -99,6 +106,8 @@ export interface RunPlan {
   readonly wallTimeMs: number;
   readonly outputBytes: number;
   readonly spec: ContainerSpec;
+  /** The image the spec names, how it was chosen, and the command that builds it. */
+  readonly image: PlannedImage;
   /** Names of the egress network, guard and config, when the posture has network. */
   readonly egress: EgressNames | undefined;
   /** What planning found about the mounts: who else could replace a source, socket search. */
@@ -204,9 +213,13 @@ export function planSandboxRun(
   const specialFiles = options.planning === true ? findFifos(mounted) : undefined;
   const runId = newRunId();
   const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);
+  const image = resolveImage(profile.image, {
+    baseDir: cwd,
+    profileRef: options.image === undefined ? profileRef : undefined,
+  });
   const spec = deriveContainerSpec({
     profile,
-    imageRef: resolveImageReference(profile.image),
+    imageRef: image.ref,
     user: sandboxUser.user,
     mounts,
     command: options.command,
@@ -232,6 +245,15 @@ export function planSandboxRun(
     wallTimeMs: Math.round(profile.limits.wallTimeSeconds * 1000),
     outputBytes,
     spec,
+    image: {
+      kind: image.kind,
+      ref: image.ref,
+      buildCommand: image.buildCommand,
+      // The egress guard runs as root with NET_ADMIN and execs iptables from its image: it
+      // is always cfh's own sandbox image, never the workload's (a local image's iptables
+      // could install nothing).
+      guard: egress === undefined ? undefined : resolveImage('builtin:sandbox', { baseDir: cwd }),
+    },
     egress,
     mountChecks: { swappable, engineSockets: sockets, specialFiles },
   };
@@ -319,8 +341,14 @@ function applyOverrides(
     workspace = { mode: options.workspaceMode as Profile['workspace']['mode'] };
     overrides['workspace-mode'] = options.workspaceMode;
   }
+  let image = base.image;
+  if (options.image !== undefined) {
+    image = options.image;
+    overrides.image = options.image;
+  }
   const candidate = {
     ...base,
+    image,
     workspace,
     runtime,
     limits,

@@ -151,7 +151,7 @@ export async function runSession<R>(
   const log = deps.logger.child({ component: `${work.kind}-run`, runId: plan.runId });
   let session: RunSession | undefined;
   try {
-    const facts = await preflight(deps.runtime, plan.spec, signal);
+    const facts = await preflight(deps.runtime, plan.spec, signal, plan.image);
     signal.throwIfAborted();
     const preflightMs = performance.now() - t0;
     await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId, deps.owner);

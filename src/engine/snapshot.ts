@@ -149,7 +149,12 @@ export function buildSnapshot(
                 host: owner.host,
                 cfhVersion: CFH_VERSION,
               },
-              guard: { name: plan.egress.guard, image: plan.spec.image, imageId: facts.image.id },
+              // The guard runs cfh's own sandbox image, whatever the workload's is.
+              guard: {
+                name: plan.egress.guard,
+                image: plan.image.guard?.ref ?? plan.spec.image,
+                imageId: (facts.guardImage ?? facts.image).id,
+              },
               network: { name: plan.egress.network, internal: true, interContainer: false },
             },
     },

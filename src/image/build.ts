@@ -18,7 +18,7 @@ export type BuildMethod = 'auto' | 'offline' | 'pull';
 export interface BuildResult {
   readonly ref: string;
   readonly imageId: string;
-  readonly method: 'offline' | 'pull' | 'present';
+  readonly method: 'offline' | 'pull' | 'present' | 'dockerfile';
 }
 
 const PULL_TIMEOUT_MS = 20_000;
@@ -73,6 +73,8 @@ function imageChanges(tagged: TaggedRecipe): string[] {
   return [
     ...Object.entries(tagged.recipe.env).map(([k, v]) => `ENV ${k}=${v}`),
     `LABEL cfh.image-recipe=${tagged.tag}`,
+    // Values are names and commas only (toolchain.ts): no quoting needed.
+    ...Object.entries(tagged.labels).map(([k, v]) => `LABEL ${k}="${v}"`),
     'WORKDIR /workspace',
     'CMD ["/bin/bash"]',
   ];
@@ -155,5 +157,10 @@ async function buildFromBase(
   const pack = tar.pack();
   pack.entry({ name: 'Dockerfile' }, dockerfileFor(tagged));
   pack.finalize();
-  await runtime.buildImage(Readable.from(pack), tagged.ref, onProgress, signal);
+  await runtime.buildImage(
+    Readable.from(pack),
+    { tag: tagged.ref, network: 'default', labels: tagged.labels },
+    onProgress,
+    signal,
+  );
 }

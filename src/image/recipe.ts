@@ -29,6 +29,10 @@ export interface TaggedRecipe {
   readonly repo: string;
   readonly tag: string;
   readonly ref: string;
+  /** Labels the build adds to say what the image was built from (`cfh image ls`). */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The command that builds exactly this image, for a message that finds it missing. */
+  readonly buildCommand: string;
 }
 
 export function loadRecipe(name = 'sandbox', dir = IMAGES_DIR): TaggedRecipe {
@@ -49,11 +53,12 @@ export function tagRecipe(recipe: ImageRecipe): TaggedRecipe {
     .update(canonicalJson({ recipe, builderRevision: BUILDER_REVISION }))
     .digest('hex');
   const tag = `r-${digest.slice(0, 16)}`;
-  return { recipe, repo: recipe.name, tag, ref: `${recipe.name}:${tag}` };
-}
-
-/** `builtin:sandbox` names the content-tagged image of a recipe in images/. */
-export function resolveImageReference(image: string): string {
-  const match = /^builtin:([a-z0-9][a-z0-9._-]*)$/.exec(image);
-  return match?.[1] === undefined ? image : loadRecipe(match[1]).ref;
+  return {
+    recipe,
+    repo: recipe.name,
+    tag,
+    ref: `${recipe.name}:${tag}`,
+    labels: {},
+    buildCommand: 'cfh image build',
+  };
 }

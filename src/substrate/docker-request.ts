@@ -12,6 +12,11 @@ export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOpti
     // Gated: the gate runs first, with the image's env only, and hands the workload the
     // spec's env (mount-gate.ts); it reads cfh's word on stdin.
     Cmd: gated ? gatedCommand(spec) : [...spec.command],
+    // The image is only the rootfs: its ENTRYPOINT would run before the gate and the
+    // command, its HEALTHCHECK would exec a command cfh never recorded (preflight refuses a
+    // VOLUME, which no request field can undo).
+    Entrypoint: [''],
+    Healthcheck: { Test: ['NONE'] },
     Env: gated ? [] : Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
     User: spec.user,
     WorkingDir: spec.workingDir,

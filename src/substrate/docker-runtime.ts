@@ -11,10 +11,12 @@ import { DockerGuard } from './docker-guard.js';
 import { toCreateOptions } from './docker-request.js';
 import { recheckSources } from './mount-gate.js';
 import type {
+  BuildOptions,
   ContainerRuntime,
   CreatedContainer,
   EngineFacts,
   ImageFacts,
+  ImageSummary,
   GuardSpec,
   LabelledObject,
   NetworkFacts,
@@ -22,6 +24,7 @@ import type {
   StartedGuard,
 } from './runtime.js';
 import { EngineError } from '../errors.js';
+import { inspectImage, listImages, removeImage } from './docker-images.js';
 
 export { toCreateOptions } from './docker-request.js';
 
@@ -221,20 +224,16 @@ export class DockerRuntime implements ContainerRuntime {
     });
   }
 
-  async inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined> {
-    signal?.throwIfAborted();
-    try {
-      const image = await this.#docker.getImage(ref).inspect();
-      return {
-        id: image.Id,
-        tags: orEmpty<string[]>(image.RepoTags, []),
-        createdAt: image.Created,
-        sizeBytes: image.Size,
-      };
-    } catch (error) {
-      if (isStatus(error, 404)) return undefined;
-      throw engineError(error, `inspect image ${ref}`);
-    }
+  inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined> {
+    return inspectImage(this.#docker, ref, signal);
+  }
+
+  listImages(label: string, signal?: AbortSignal): Promise<ImageSummary[]> {
+    return listImages(this.#docker, label, signal);
+  }
+
+  removeImage(ref: string, signal?: AbortSignal): Promise<void> {
+    return removeImage(this.#docker, ref, signal);
   }
 
   async createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<CreatedContainer> {
@@ -336,20 +335,26 @@ export class DockerRuntime implements ContainerRuntime {
 
   async buildImage(
     context: Readable,
-    tag: string,
+    options: BuildOptions,
     onProgress: ProgressListener,
     signal?: AbortSignal,
   ): Promise<void> {
     try {
       const stream = await this.#docker.buildImage(context, {
-        t: tag,
+        t: options.tag,
         rm: true,
         forcerm: true,
+        // Never from a registry: a FROM names an image the engine holds.
+        pull: false,
+        networkmode: options.network,
+        ...(options.dockerfile === undefined ? {} : { dockerfile: options.dockerfile }),
+        ...(options.buildArgs === undefined ? {} : { buildargs: { ...options.buildArgs } }),
+        ...(options.labels === undefined ? {} : { labels: { ...options.labels } }),
         ...abortable(signal),
       } as Docker.ImageBuildOptions);
       await this.#follow(stream, onProgress);
     } catch (error) {
-      throw engineError(error, `build ${tag}`);
+      throw engineError(error, `build ${options.tag}`);
     }
   }
 

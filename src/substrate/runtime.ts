@@ -17,11 +17,32 @@ export interface EngineFacts {
   readonly cgroupVersion: string;
 }
 
-export interface ImageFacts {
+export interface ImageSummary {
   readonly id: string;
   readonly tags: readonly string[];
   readonly createdAt: string;
   readonly sizeBytes: number;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface ImageFacts extends ImageSummary {
+  /** What the image's own config would add to a container (checked before a run). */
+  readonly config: {
+    readonly volumes: readonly string[];
+    readonly entrypoint: readonly string[];
+    readonly healthcheck: readonly string[];
+    readonly onBuild: readonly string[];
+  };
+}
+
+export interface BuildOptions {
+  readonly tag: string;
+  /** The Dockerfile's name inside the context. */
+  readonly dockerfile?: string | undefined;
+  readonly buildArgs?: Readonly<Record<string, string>> | undefined;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  /** `none`: RUN steps have no network (a Dockerfile image); `default`: the pulled-base path. */
+  readonly network: 'none' | 'default';
 }
 
 export interface ContainerExit {
@@ -129,6 +150,10 @@ export interface ContainerRuntime {
   /** The cheap subset of facts: server and API version (no `docker info`). */
   version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }>;
   inspectImage(ref: string, signal?: AbortSignal): Promise<ImageFacts | undefined>;
+  /** Every image carrying `label` (any value), newest first. */
+  listImages(label: string, signal?: AbortSignal): Promise<ImageSummary[]>;
+  /** Not forced: an image a container uses is refused (`image_in_use`). */
+  removeImage(ref: string, signal?: AbortSignal): Promise<void>;
   createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<CreatedContainer>;
   /** Every container, network and volume carrying `label` (any value). */
   listLabelled(label: string, signal?: AbortSignal): Promise<LabelledObject[]>;
@@ -142,7 +167,7 @@ export interface ContainerRuntime {
   pullImage(ref: string, onProgress: ProgressListener, signal?: AbortSignal): Promise<void>;
   buildImage(
     context: Readable,
-    tag: string,
+    options: BuildOptions,
     onProgress: ProgressListener,
     signal?: AbortSignal,
   ): Promise<void>;

@@ -187,7 +187,7 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
   [
     'a missing image',
     () => ['--profile', `${scratch}/missing-image.yaml`],
-    /image: 'cfh-no-such-image:never' is not present/,
+    /^cfh: image cfh-no-such-image:never is not in the engine, and cfh never pulls;/,
   ],
   [
     'an unreachable engine',

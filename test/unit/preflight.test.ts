@@ -34,7 +34,16 @@ function fakeRuntime(runtimes: Record<string, string[]>, imagePresent = true) {
     version: () => Promise.resolve({ serverVersion: '20.10.24', apiVersion: '1.41' }),
     inspectImage: () =>
       Promise.resolve(
-        imagePresent ? { id: 'sha256:abc', tags: [], createdAt: '', sizeBytes: 1 } : undefined,
+        imagePresent
+          ? {
+              id: 'sha256:abc',
+              tags: [],
+              createdAt: '',
+              sizeBytes: 1,
+              labels: {},
+              config: { volumes: [], entrypoint: [], healthcheck: [], onBuild: [] },
+            }
+          : undefined,
       ),
     createContainer: unexpected('createContainer'),
     listLabelled: unexpected('listLabelled'),

@@ -1,9 +1,7 @@
-// Operator commands: capabilities, doctor, reap, image build (runs list/show: runs.ts).
+// Operator commands: capabilities, doctor, reap (image build/ls/rm: image.ts; runs: runs.ts).
 import { describeCapabilities } from '../../engine/capabilities.js';
 import { runDoctor } from '../../engine/doctor.js';
 import { reapOrphans } from '../../engine/reaper.js';
-import { buildImage, type BuildMethod } from '../../image/build.js';
-import { loadRecipe } from '../../image/recipe.js';
 import type { CliDeps } from '../deps.js';
 import { ConfigError } from '../../errors.js';
 import { isRunId } from '../../evidence/run-id.js';
@@ -89,31 +87,4 @@ export async function reapCommand(
   }
 }
 
-export async function imageBuildCommand(
-  args: { method: string; force: boolean; json: boolean },
-  deps: CliDeps,
-): Promise<number> {
-  try {
-    if (!['auto', 'offline', 'pull'].includes(args.method)) {
-      deps.printer.err(`cfh: --method: '${args.method}' is not auto, offline or pull`);
-      return 2;
-    }
-    const tagged = loadRecipe();
-    const started = performance.now();
-    const result = await buildImage(deps.runtime(), tagged, {
-      method: args.method as BuildMethod,
-      force: args.force,
-      onProgress: (line) => {
-        deps.printer.err(`[image] ${line}`);
-      },
-      signal: deps.signal,
-    });
-    const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    if (args.json) deps.printer.json({ ...result, seconds: Number(seconds) });
-    else deps.printer.out(`${result.ref} ${result.imageId} (${result.method}, ${seconds} s)`);
-    return 0;
-  } catch (error) {
-    const code = reportFailure(error, deps, args.json);
-    return code === 125 ? 1 : code;
-  }
-}
+export { imageBuildCommand } from './image.js';

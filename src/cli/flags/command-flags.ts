@@ -26,6 +26,28 @@ export const IMAGE_BUILD_FLAGS = {
   ),
   offline: switchFlag('--offline', 'same as --method offline'),
   force: switchFlag('--force', 'rebuild even when the content tag is present'),
+  with: listFlag(
+    '--with <sets>',
+    'a toolchain: the sandbox image plus these package sets (node, make, gcc, cxx, python-dev, pytest, go, rust)',
+  ),
+  packages: listFlag(
+    '--packages <pkgs>',
+    'a toolchain: plus these Debian packages (a,b or repeated)',
+  ),
+  dockerfile: valueFlag(
+    '--dockerfile <file>',
+    'build FILE through the engine (no network, nothing pulled: FROM a local image)',
+  ),
+  context: valueFlag('--context <dir>', "the Dockerfile's build context (default: its directory)"),
+  buildArg: listFlag('--build-arg <name=value>', "a Dockerfile ARG's value (repeatable)"),
+  profile: valueFlag('--profile <name|file>', "build whatever the profile's image: names"),
+  json: JSON_FLAG,
+} as const satisfies Table;
+
+export const IMAGE_LS_FLAGS = { json: JSON_FLAG } as const satisfies Table;
+
+export const IMAGE_RM_FLAGS = {
+  all: switchFlag('--all', 'every image cfh image ls lists'),
   json: JSON_FLAG,
 } as const satisfies Table;
 

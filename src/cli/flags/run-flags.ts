@@ -35,6 +35,10 @@ export const RUN_FLAGS = {
   cpus: valueFlag('--cpus <n>', 'CPU limit, e.g. 0.5 or 2'),
   pids: valueFlag('--pids <n>', 'process limit'),
   runtime: valueFlag('--runtime <runtime>', 'container runtime', { choices: ['runc', 'runsc'] }),
+  image: valueFlag(
+    '--image <ref>',
+    "the image (default: the profile's): any local image, or toolchain:SET,... (cfh image build --with); never pulled",
+  ),
   network: valueFlag('--network <mode>', "network posture (default: the profile's)", {
     choices: ['disabled', 'allowlist', 'open'],
   }),

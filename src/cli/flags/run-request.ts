@@ -53,6 +53,7 @@ export function runRequestOf(
     cpus: o.cpus,
     pids: o.pids,
     runtime: o.runtime,
+    image: o.image,
     network: o.network,
     allow: o.allow,
     deny: o.deny,
