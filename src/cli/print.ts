@@ -3,8 +3,12 @@
 // model or a file chose; they are escaped here (terminal-text.ts), whatever built them.
 // JSON is printed exact. A command's live output is sanitized only where the stream is a
 // TTY (live-output.ts), and passes byte-exact to a pipe or a file.
+import type { Writable } from 'node:stream';
 import { TerminalWriter } from './live-output.js';
-import { escapeLine, escapeText } from './terminal-text.js';
+import { escapeLine, escapeText, terminalJsonLine } from './terminal-text.js';
+
+/** How much `--events` lets queue on stdout before it stops (a reader that stalled). */
+export const EVENT_BUFFER_BYTES = 8 * 1024 * 1024;
 
 export interface LiveOutput {
   readonly stdout: NodeJS.WritableStream;
@@ -26,6 +30,13 @@ export interface Printer {
    * as they are; escaped like `text` on a terminal, where they would be read.
    */
   document(bytes: Buffer): void;
+  /**
+   * One event record (`--events jsonl`): its bytes exact into a pipe or a file, so the
+   * stream is events.jsonl; on a terminal with JSON escapes for what would drive it.
+   * False when stdout is not draining (more than EVENT_BUFFER_BYTES unwritten) or is gone:
+   * the line was not written.
+   */
+  eventLine(line: string): boolean;
   /** Raw streams, for commander's own help text and errors. */
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
@@ -47,6 +58,13 @@ export function streamPrinter(
     text: (body) => stdout.write(`${escapeText(body)}\n`),
     json: (value) => stdout.write(`${JSON.stringify(value, null, 2)}\n`),
     document: (bytes) => stdout.write(isTty(stdout) ? escapeText(bytes.toString('utf8')) : bytes),
+    eventLine: (line) => {
+      const stream = stdout as Partial<Writable>;
+      if (stream.destroyed === true || (stream.writableLength ?? 0) > EVENT_BUFFER_BYTES)
+        return false;
+      stdout.write(isTty(stdout) ? terminalJsonLine(line) : line);
+      return true;
+    },
     stdout,
     stderr,
     liveOutput: () => {

@@ -63,6 +63,8 @@ export interface SandboxRunOptions {
   readonly toolTimeout?: string | undefined;
   /** `--workspace-mode ro|rw|draft`, over the profile's `workspace.mode`. */
   readonly workspaceMode?: string | undefined;
+  /** `--fail-on-blocked`: over the profile's `failOnBlocked` (agent runs). */
+  readonly failOnBlocked?: boolean | undefined;
   /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
   readonly planning?: boolean | undefined;
   readonly command: readonly string[];
@@ -306,8 +308,14 @@ function applyOverrides(
     workspace = { mode: options.workspaceMode as Profile['workspace']['mode'] };
     overrides['workspace-mode'] = options.workspaceMode;
   }
+  let failOnBlocked = base.failOnBlocked;
+  if (options.failOnBlocked === true) {
+    failOnBlocked = true;
+    overrides['fail-on-blocked'] = 'true';
+  }
   const candidate = {
     ...base,
+    failOnBlocked,
     workspace,
     runtime,
     limits,
