@@ -3,7 +3,7 @@
 // model or a file chose; they are escaped here (terminal-text.ts), whatever built them.
 // JSON is printed exact. A command's live output is sanitized only where the stream is a
 // TTY (live-output.ts), and passes byte-exact to a pipe or a file.
-import type { Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { TerminalWriter } from './live-output.js';
 import { escapeLine, escapeText, terminalJsonLine } from './terminal-text.js';
 
@@ -15,6 +15,11 @@ export interface LiveOutput {
   readonly stderr: NodeJS.WritableStream;
   /** Writes what an escape sequence split at the very end of the output left over. */
   flush(): void;
+  /**
+   * Ends the line the command left open (its last byte on stderr, or on a terminal's
+   * stdout, was not a line feed), so what cfh says next starts a line of its own.
+   */
+  endLine(): void;
 }
 
 export interface Printer {
@@ -70,16 +75,48 @@ export function streamPrinter(
     liveOutput: () => {
       const out = isTty(stdout) ? new TerminalWriter(stdout) : undefined;
       const err = isTty(stderr) ? new TerminalWriter(stderr) : undefined;
+      const outLine = new LineEndWriter(out ?? stdout);
+      const errLine = new LineEndWriter(err ?? stderr);
       return {
-        stdout: out ?? stdout,
-        stderr: err ?? stderr,
+        stdout: outLine,
+        stderr: errLine,
         flush: () => {
           out?.flushPending();
           err?.flushPending();
         },
+        endLine: () => {
+          // stdout counts only where it shares the screen with stderr.
+          const screen = isTty(stdout) && isTty(stderr) && outLine.midLine;
+          if (errLine.midLine || screen) stderr.write('\n');
+        },
       };
     },
   };
+}
+
+/** Passes bytes on as they are, and remembers whether the last one ended a line. */
+class LineEndWriter extends Writable {
+  readonly #target: NodeJS.WritableStream;
+  midLine = false;
+
+  constructor(target: NodeJS.WritableStream) {
+    super();
+    this.#target = target;
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (e?: Error | null) => void): void {
+    // A reader that went away: nothing more to write to it (a write would throw).
+    if ((this.#target as Partial<Writable>).destroyed === true) {
+      done();
+      return;
+    }
+    if (chunk.length > 0) this.midLine = chunk[chunk.length - 1] !== 0x0a;
+    if (this.#target.write(chunk)) done();
+    else
+      this.#target.once('drain', () => {
+        done();
+      });
+  }
 }
 
 export function processPrinter(): Printer {

@@ -47,7 +47,10 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
       events ? { ...run.deps, events: eventStream(printer) } : run.deps,
       live === undefined ? {} : { stdout: live.stdout, stderr: live.stderr },
       run.signal,
-    ).finally(() => live?.flush());
+    ).finally(() => {
+      live?.flush();
+      live?.endLine();
+    });
     if (args.json) {
       printer.json({
         runId: outcome.runId,
