@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'egress_rules_failed',
   'egress_setup_failed',
   'egress_without_posture',
+  'events_and_json',
   'engine_request_failed',
   'engine_stream_error',
   'engine_unreachable',

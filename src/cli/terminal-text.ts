@@ -58,3 +58,12 @@ function jsonEscape(ch: string): string {
 export function terminalJson(value: unknown): string {
   return JSON.stringify(value ?? null, null, 2).replace(UNSAFE_BUT_LF, jsonEscape);
 }
+
+/**
+ * A line of JSON (an event record, one line, no indentation) for a terminal: what JSON
+ * leaves raw (DEL, C1, bidi, separators) as JSON `\u` escapes. Such characters can only
+ * stand inside strings of compact JSON, so the line is still the JSON of the same value.
+ */
+export function terminalJsonLine(line: string): string {
+  return line.replace(UNSAFE_BUT_LF, jsonEscape);
+}

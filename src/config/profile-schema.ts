@@ -117,6 +117,9 @@ export const Profile = z.strictObject({
   // Trusted tools on the host, outside every container (src/config/host-tools-schema.ts):
   // their tools join this profile's surface, and only this profile's (AH-CONT-3).
   hostTools: HostTools.default([]),
+  // An agent run whose calls were denied or left unapproved ends `failed`
+  // (`blocked_calls`, exit 1) instead of `completed`: CI notices the agent was blocked.
+  failOnBlocked: z.boolean().default(false),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -146,5 +149,6 @@ export const ProfileFile = z.strictObject({
   toolTimeoutSeconds: Profile.shape.toolTimeoutSeconds,
   policy: z.array(PolicyRule).max(1000).optional(),
   hostTools: HostTools.optional(),
+  failOnBlocked: z.boolean().optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

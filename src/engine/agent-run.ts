@@ -42,6 +42,8 @@ import {
   type RunWork,
 } from './run-session.js';
 import type { RunEnd } from './terminal.js';
+import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
+import { patchReport, type PatchReport } from './run-summary.js';
 
 /** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
 export const MODEL_OUTPUT_CAP = 8192;
@@ -101,6 +103,10 @@ export interface AgentOutcome {
   readonly toolCalls: AgentLoopResult['toolCalls'] | null;
   /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
   readonly error: ErrorRecord | null;
+  /** Draft mode: the patch waiting for `cfh runs apply`; null otherwise. */
+  readonly patch: PatchReport | null;
+  /** The calls that did not run because they were refused (blocked-calls.ts). */
+  readonly blocked: BlockedSummary;
 }
 
 /**
@@ -167,6 +173,7 @@ export async function executeAgentRun(
         ],
   );
   const host: { open?: OpenHostTools } = {};
+  const blocked = new BlockedCalls();
   const card = loadRateCard();
   const budgets = plan.profile.budgets;
   const slots = slotsOf(request);
@@ -205,6 +212,8 @@ export async function executeAgentRun(
       },
     }),
     run: async (session, s) => {
+      // Before any call can be decided: every refusal the log records is counted.
+      session.dir.events.subscribe(blocked.listener);
       // AH-CAP-4: every declared host tool healthy before the first model request.
       if (!scrubber.empty) session.dir.redactWith(scrubber);
       host.open = await openHostTools(session, hostPlan, deps.hostTools, scrubber, s);
@@ -212,7 +221,13 @@ export async function executeAgentRun(
         [...BUILTIN_TOOLS, ...host.open.tools],
         [...plan.profile.tools, ...host.open.tools.map((t) => t.name)],
       );
-      return runAgent(session, { ...request, slots }, deps, surface, host.open, scrubber, s);
+      return runAgent(
+        session,
+        { ...request, slots },
+        deps,
+        { registry: surface, host: host.open, scrubber, blocked },
+        s,
+      );
     },
     report: (loop) => {
       const usage = loop?.usage ?? [];
@@ -225,6 +240,7 @@ export async function executeAgentRun(
         usage,
         toolCalls: loop?.toolCalls ?? null,
         ...(loop?.budget === undefined ? {} : { budget: loop.budget }),
+        blocked: { ...blocked.summary(), failOnBlocked: plan.profile.failOnBlocked },
         toolLifetime: plan.profile.toolLifetime,
         // AH-TOOL-9: what durable resources host tools created, found by their ids.
         hostTools: hostToolsReport(host.open),
@@ -248,18 +264,27 @@ export async function executeAgentRun(
     usage: loop?.usage ?? [],
     toolCalls: loop?.toolCalls ?? null,
     error: errorRecord(outcome.error),
+    patch: patchReport(outcome.patch),
+    blocked: blocked.summary(),
   };
+}
+
+/** What the loop works with beyond the request: its surface, host tools and tallies. */
+interface AgentSurface {
+  readonly registry: ToolRegistry;
+  readonly host: OpenHostTools;
+  readonly scrubber: Scrubber;
+  readonly blocked: BlockedCalls;
 }
 
 async function runAgent(
   session: RunSession,
   request: AgentRequest,
   deps: AgentRunDeps,
-  registry: ToolRegistry,
-  host: OpenHostTools,
-  scrubber: Scrubber,
+  surface: AgentSurface,
   signal: AbortSignal,
 ): Promise<{ end: RunEnd; result: AgentResult }> {
+  const { registry, host, scrubber } = surface;
   const { plan, dir, log } = session;
   const budgets = plan.profile.budgets;
   const lifetime = plan.profile.toolLifetime;
@@ -381,7 +406,7 @@ async function runAgent(
   );
   const end: RunEnd =
     loop.status === 'completed'
-      ? { kind: 'answered' }
+      ? await answeredOrBlocked(session, request.mode, surface.blocked)
       : { kind: 'budget', budget: loop.budget?.budget ?? loop.terminalReason };
   // A planning run that answered leaves its plan, in the hash chain like every evidence
   // file; `--from-plan` takes it only from there.
@@ -390,6 +415,22 @@ async function runAgent(
     return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256 } } };
   }
   return { end, result: loop };
+}
+
+/**
+ * `--fail-on-blocked` / `failOnBlocked`: an answer after blocked calls fails the run, and the
+ * evidence says which calls, durably, before the terminal record (AH-LIFE-2).
+ */
+async function answeredOrBlocked(
+  session: RunSession,
+  mode: 'run' | 'plan',
+  blocked: BlockedCalls,
+): Promise<RunEnd> {
+  if (!session.plan.profile.failOnBlocked) return { kind: 'answered' };
+  const failing = blocked.failing(mode);
+  if (failing.calls.length === 0) return { kind: 'answered' };
+  await session.dir.events.append('run_blocked', failing, true);
+  return { kind: 'blocked', denied: failing.denied, unapproved: failing.unapproved };
 }
 
 /** The FIFO (or the unfinished search) that keeps a plan-mode exec from being harmless. */

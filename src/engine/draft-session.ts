@@ -4,7 +4,7 @@
 import { CfhError, EngineError, errorMessage } from '../errors.js';
 import type { RunDirectory } from '../evidence/run-directory.js';
 import type { Logger } from '../log.js';
-import { DraftWorkspace } from './draft-workspace.js';
+import { DraftWorkspace, type PatchSummary } from './draft-workspace.js';
 import type { RunPlan } from './run-plan.js';
 import { cancelSignalOf, type RunEnd } from './terminal.js';
 
@@ -47,11 +47,21 @@ export async function closeDraft(
     readonly log: Logger;
   },
   draft: DraftWorkspace,
-): Promise<{ report: Record<string, unknown>; error: CfhError | undefined }> {
+): Promise<{
+  report: Record<string, unknown>;
+  patch: PatchSummary | undefined;
+  error: CfhError | undefined;
+}> {
   let report: Record<string, unknown> = { patch: null };
+  let patch: PatchSummary | undefined;
   let error: CfhError | undefined;
   try {
-    if (session.started) report = { ...(await draft.writePatch(session.dir)) };
+    if (session.started) {
+      patch = await draft.writePatch(session.dir);
+      // report.json keeps the counts; the list of paths is in patch.json.
+      const { file, diff, sha256, summary, blobs } = patch;
+      report = { file, diff, sha256, summary, blobs };
+    }
   } catch (thrown) {
     error = asCfhError(thrown);
     session.log.error({ err: error.message }, 'patch not written');
@@ -63,7 +73,7 @@ export async function closeDraft(
     error ??= asCfhError(thrown);
     session.log.error({ err: errorMessage(thrown) }, 'draft not removed');
   }
-  return { report, error };
+  return { report, patch, error };
 }
 
 function asCfhError(error: unknown): CfhError {

@@ -64,6 +64,12 @@ export interface PatchSummary {
   readonly sha256: string;
   readonly summary: PatchDocument['summary'];
   readonly blobs: number;
+  /** Each change's path and kind, in the patch's order (names the sandbox chose). */
+  readonly files: readonly {
+    readonly path: string;
+    readonly kind: string;
+    readonly applicable: boolean;
+  }[];
 }
 
 export class DraftWorkspace implements AsyncDisposable {
@@ -323,6 +329,7 @@ export class DraftWorkspace implements AsyncDisposable {
       sha256,
       summary: doc.summary,
       blobs: stored.size,
+      files: doc.changes.map((c) => ({ path: c.path, kind: c.kind, applicable: c.applicable })),
     };
   }
 

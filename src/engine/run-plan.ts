@@ -73,6 +73,8 @@ export interface SandboxRunOptions {
   readonly user?: string | undefined;
   /** `--image REF`, over the profile's `image` (any local image; cfh never pulls). */
   readonly image?: string | undefined;
+  /** `--fail-on-blocked`: over the profile's `failOnBlocked` (agent runs). */
+  readonly failOnBlocked?: boolean | undefined;
   /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
   readonly planning?: boolean | undefined;
   readonly command: readonly string[];
@@ -346,9 +348,15 @@ function applyOverrides(
     image = options.image;
     overrides.image = options.image;
   }
+  let failOnBlocked = base.failOnBlocked;
+  if (options.failOnBlocked === true) {
+    failOnBlocked = true;
+    overrides['fail-on-blocked'] = 'true';
+  }
   const candidate = {
     ...base,
     image,
+    failOnBlocked,
     workspace,
     runtime,
     limits,

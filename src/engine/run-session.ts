@@ -6,6 +6,7 @@
 import type { Logger } from '../log.js';
 import { CfhError, ContainmentError, EngineError, errorMessage } from '../errors.js';
 import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
+import type { EventListener } from '../evidence/event-log.js';
 import type { TerminalSigner } from '../evidence/signing.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import type { OpenEgress } from '../sandbox/egress-sandbox.js';
@@ -19,6 +20,7 @@ import { reapOrphans } from './reaper.js';
 import { sweepSetid } from '../sandbox/setid-sweep.js';
 import { closeDraft, prepareDraft } from './draft-session.js';
 import { DraftWatch } from './draft-watch.js';
+import type { PatchSummary } from './draft-workspace.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -35,6 +37,8 @@ export interface RunDeps {
   readonly hostProcessDir: string;
   /** Where draft copies are made, swept for copies of dead runs (`cfh reap`). */
   readonly draftRoot: string;
+  /** Sees every event record of the run as appended, from the first (`--events jsonl`). */
+  readonly events?: EventListener | undefined;
 }
 
 /** What a kind of run supplies: its snapshot fields, its work, its report fields. */
@@ -67,6 +71,8 @@ export interface SessionOutcome<R> {
   readonly artifactDir: string;
   readonly assurance: Assurance;
   readonly times: SessionTimes;
+  /** Draft mode: the patch the run left (none: not a draft, or no patch was written). */
+  readonly patch: PatchSummary | undefined;
 }
 
 /** What the work sees of its session. */
@@ -154,7 +160,12 @@ export async function runSession<R>(
     const facts = await preflight(deps.runtime, plan.spec, signal, plan.image);
     signal.throwIfAborted();
     const preflightMs = performance.now() - t0;
-    await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId, deps.owner);
+    await using dir = await RunDirectory.create(
+      plan.artifactRoot,
+      plan.runId,
+      deps.owner,
+      deps.events,
+    );
     // The exact filter the engine receives, so an operator can read what the container ran under.
     await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
     // Draft mode: the copy exists (and its baseline is recorded) before the snapshot names it.
@@ -193,6 +204,7 @@ export async function runSession<R>(
       error = undefined;
     }
     let patch: Record<string, unknown> | undefined;
+    let written: PatchSummary | undefined;
     if (draft !== undefined) {
       // The orphan sweep first: the draft may be read as its owner, who cannot reach the
       // engine's socket.
@@ -200,6 +212,7 @@ export async function runSession<R>(
       // Every container is gone: what the draft holds now is what the run did.
       const closed = await closeDraft(session, draft);
       patch = closed.report;
+      written = closed.patch;
       if (closed.error !== undefined && error === undefined && end.kind !== 'cancelled') {
         error = closed.error;
         end = { kind: 'error', error, started: session.started };
@@ -234,6 +247,7 @@ export async function runSession<R>(
       artifactDir: dir.dir,
       assurance,
       times,
+      patch: written,
     };
   } finally {
     await session?.sweep;

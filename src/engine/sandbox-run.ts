@@ -19,6 +19,7 @@ import {
   type RunWork,
   type SessionTimes,
 } from './run-session.js';
+import { patchReport, type PatchReport } from './run-summary.js';
 import { cancelSignalOf, type RunEnd, type TerminalStatus } from './terminal.js';
 
 export type { RunDeps } from './run-session.js';
@@ -56,6 +57,8 @@ export interface RunOutcome {
   readonly assurance: Assurance;
   /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
   readonly error: ErrorRecord | null;
+  /** Draft mode: the patch waiting for `cfh runs apply`; null otherwise. */
+  readonly patch: PatchReport | null;
 }
 
 /** What the command's container did, for the report. */
@@ -120,6 +123,7 @@ export async function executeSandboxRun(
     timings: timingsOf(r, outcome.times),
     assurance: outcome.assurance,
     error: errorRecord(outcome.error),
+    patch: patchReport(outcome.patch),
   };
 }
 

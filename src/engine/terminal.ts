@@ -7,6 +7,8 @@
 //   wall time (--timeout, max_wall_time_seconds) failed     124
 //   memory (the command was OOM-killed)          failed     137
 //   another budget of an agent run               failed     1
+//   an agent run's calls were blocked, with
+//     --fail-on-blocked / failOnBlocked           failed     1
 //   a draft's bytes or the host's free space     failed     1
 //   SIGINT / SIGTERM                             cancelled  130 / 143
 //   an error before the work started             failed     125   (nothing ran)
@@ -27,6 +29,8 @@ export type CancelSignal = 'SIGINT' | 'SIGTERM' | 'abort';
 export type RunEnd =
   | { readonly kind: 'exited'; readonly exitCode: number }
   | { readonly kind: 'answered' }
+  /** The agent answered, but calls were denied or left unapproved and that fails the run. */
+  | { readonly kind: 'blocked'; readonly denied: number; readonly unapproved: number }
   | { readonly kind: 'wall_time' }
   | { readonly kind: 'memory' }
   | { readonly kind: 'budget'; readonly budget: string }
@@ -51,6 +55,8 @@ export function decideTerminal(end: RunEnd): Terminal {
       };
     case 'answered':
       return { status: 'completed', reason: 'final_answer', exitCode: 0 };
+    case 'blocked':
+      return { status: 'failed', reason: 'blocked_calls', exitCode: EXIT_FAILED_AFTER_START };
     case 'wall_time':
       return { status: 'failed', reason: 'limit_reached:wall_time', exitCode: EXIT_WALL_TIME };
     case 'memory':

@@ -50,6 +50,13 @@ export function hashEvent(event: Omit<EventRecord, 'hash'>): string {
   return createHash('sha256').update(canonicalJson(event)).digest('hex');
 }
 
+/**
+ * Sees each record exactly as appended: the line's bytes (its line feed included) once the
+ * write returned, and after the fsync for a durable event; called in seq order, from the
+ * append chain, so a listener sees every record once and never one the file lacks.
+ */
+export type EventListener = (line: string, record: EventRecord) => void;
+
 export class EventLog implements AsyncDisposable {
   readonly #handle: FileHandle;
   readonly #runId: string;
@@ -57,6 +64,7 @@ export class EventLog implements AsyncDisposable {
   #prevHash = GENESIS_HASH;
   #tail: Promise<unknown> = Promise.resolve();
   #closed = false;
+  readonly #listeners = new Set<EventListener>();
   /** Set once a run holds credentials (RunDirectory.redactWith). */
   redactor: Redactor | undefined;
 
@@ -75,6 +83,18 @@ export class EventLog implements AsyncDisposable {
     log.#seq = last.seq;
     log.#prevHash = last.hash;
     return log;
+  }
+
+  /**
+   * Adds a listener for every record appended from now on (`--events jsonl`, the tally of
+   * blocked calls); returns its removal. A listener that throws is removed: it can never
+   * stop the log or fail the run's evidence.
+   */
+  subscribe(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
   }
 
   get lastHash(): string {
@@ -116,14 +136,26 @@ export class EventLog implements AsyncDisposable {
         prevHash: this.#prevHash,
       };
       const record: EventRecord = { ...base, hash: hashEvent(base) };
-      await this.#handle.appendFile(`${JSON.stringify(record)}\n`);
+      const line = `${JSON.stringify(record)}\n`;
+      await this.#handle.appendFile(line);
       if (durable) await this.#handle.datasync();
       this.#seq = record.seq;
       this.#prevHash = record.hash;
+      this.#notify(line, record);
       return record;
     });
     this.#tail = next.catch(() => undefined);
     return next;
+  }
+
+  #notify(line: string, record: EventRecord): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(line, record);
+      } catch {
+        this.#listeners.delete(listener);
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -18,7 +18,7 @@ import { ArtifactError, errorMessage } from '../errors.js';
 import { swapperOf } from '../path-trust.js';
 import { writeFileAtomic, writeJsonAtomic } from './atomic-file.js';
 import { canonicalJson } from './canonical-json.js';
-import { EventLog, redactRecord, type Redactor } from './event-log.js';
+import { EventLog, redactRecord, type EventListener, type Redactor } from './event-log.js';
 import { isRunId } from './run-id.js';
 import type { z } from 'zod';
 import { issueText } from './schema/registry.js';
@@ -127,7 +127,13 @@ export class RunDirectory implements AsyncDisposable {
     return this.#redactor;
   }
 
-  static async create(root: string, runId: string, writer?: RunWriter): Promise<RunDirectory> {
+  /** `listener` sees every event of the run from the first (EventLog.subscribe). */
+  static async create(
+    root: string,
+    runId: string,
+    writer?: RunWriter,
+    listener?: EventListener,
+  ): Promise<RunDirectory> {
     if (!isRunId(runId))
       throw new ArtifactError('invalid_run_id', `run id '${runId}' is malformed`);
     const dir = path.join(root, runId);
@@ -163,6 +169,7 @@ export class RunDirectory implements AsyncDisposable {
         onCompromised: () => undefined,
       });
       const events = await EventLog.create(path.join(dir, RUN_FILES.events), runId);
+      if (listener !== undefined) events.subscribe(listener);
       return new RunDirectory(root, runId, events, release);
     } catch (error) {
       if (error instanceof ArtifactError) throw error;

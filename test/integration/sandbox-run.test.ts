@@ -56,7 +56,10 @@ describe('exit status and streams', () => {
     const out = r.stdout.trimEnd().split('\n');
     expect(out).toHaveLength(200000);
     expect(out.at(-1)).toBe('200000');
-    expect(r.stderr.trimEnd().split('\n').at(-1)).toBe('50000');
+    // The command's last line, then cfh's own line naming the run (run-said.ts).
+    const err = r.stderr.trimEnd().split('\n');
+    expect(err.at(-2)).toBe('50000');
+    expect(err.at(-1)).toMatch(/^cfh: run \S+ completed \(exit 0\); evidence in /);
   });
 
   it('--json captures instead of streaming and prints one object', async () => {

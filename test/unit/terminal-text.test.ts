@@ -104,8 +104,14 @@ describe('the printer', () => {
       'a\\x1b[2Kb\none\ntwo\\r\n{\n  "name": "\u202e\\u001b"\n}\n',
     );
     expect((stderr.read() as Buffer | null)?.toString()).toBe('e\\nf\n');
-    // Not a TTY: live output is the stream itself, byte-exact.
-    expect(printer.liveOutput().stdout).toBe(stdout);
+    // Not a TTY: live output passes byte-exact.
+    const exact = printer.liveOutput();
+    await new Promise<void>((resolve) => {
+      exact.stdout.write(Buffer.from('\u001b]0;t\u0007raw\n'), () => {
+        resolve();
+      });
+    });
+    expect((stdout.read() as Buffer | null)?.toString()).toBe('\u001b]0;t\u0007raw\n');
     const tty = Object.assign(new PassThrough(), { isTTY: true });
     const live = streamPrinter(tty, stderr).liveOutput();
     await new Promise<void>((resolve) => {

@@ -22,6 +22,7 @@ import type { RunDeps } from '../../engine/run-session.js';
 import type { AgentRunRequest } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
 import { setUpApprovals } from './agent-approvals.js';
+import { eventStream, runEndLine } from '../run-said.js';
 
 /**
  * The prompt slots' files, read one at a time through the bounded reader (regular files,
@@ -119,6 +120,7 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
         { field: '--plan' },
       );
     }
+    const events = args.events !== undefined;
     const slots = await readSlots(args, deps.signal);
     const owner = currentOwner();
     const plan = planSandboxRun(
@@ -155,6 +157,7 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
       { slots, mode: args.plan ? 'plan' : 'run', fromPlan, approvals: setup },
       {
         ...run.deps,
+        ...(events ? { events: eventStream(deps.printer) } : {}),
         gateway,
         retryHook,
         approvals,
@@ -164,13 +167,10 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
     );
     if (args.json) deps.printer.json(outcome);
     else {
-      // The model's text: its lines kept, every other control or invisible character escaped.
-      if (outcome.finalAnswer !== null) deps.printer.text(outcome.finalAnswer);
-      if (outcome.status !== 'completed') {
-        deps.printer.err(
-          `cfh: agent run ${outcome.runId} ${outcome.status} (${outcome.terminalReason}); evidence in ${outcome.artifactDir}`,
-        );
-      }
+      // The model's text: its lines kept, every other control or invisible character
+      // escaped. With --events stdout is the event stream; the answer is in report.json.
+      if (outcome.finalAnswer !== null && !events) deps.printer.text(outcome.finalAnswer);
+      deps.printer.err(runEndLine('agent', outcome, args.artifactRoot));
     }
     return outcome.exitCode;
   } catch (error) {

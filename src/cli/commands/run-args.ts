@@ -6,9 +6,11 @@ import type { SandboxRunOptions } from '../../engine/run-plan.js';
 /** What both kinds share: the profile, workspace, mounts, limits, network and output. */
 export interface RunRequestCommon extends Omit<
   SandboxRunOptions,
-  'command' | 'planning' | 'describing'
+  'command' | 'planning' | 'describing' | 'failOnBlocked'
 > {
   readonly json: boolean;
+  /** `--events jsonl`: the run's event records on stdout as they are appended. */
+  readonly events?: 'jsonl' | undefined;
 }
 
 export interface CommandRunRequest extends RunRequestCommon {
@@ -34,6 +36,8 @@ export interface AgentRunRequest extends RunRequestCommon {
   readonly approvals?: string | undefined;
   /** Never prompt, even on a terminal. */
   readonly nonInteractive: boolean;
+  /** Denied or unapproved calls fail the run (over the profile's `failOnBlocked`). */
+  readonly failOnBlocked: boolean;
 }
 
 export type RunRequest = CommandRunRequest | AgentRunRequest;

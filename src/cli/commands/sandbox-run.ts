@@ -11,6 +11,7 @@ import type { CommandRunRequest, RunRequest } from './run-args.js';
 import { readFlags } from '../flags/flag.js';
 import { RUN_FLAGS } from '../flags/run-flags.js';
 import { runRequestOf } from '../flags/run-request.js';
+import { eventStream, runEndLine } from '../run-said.js';
 
 /** `cfh sandbox run`: the flags become one typed request, run by the handler of its kind. */
 export async function sandboxRunCommand(
@@ -36,15 +37,20 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
     const owner = currentOwner();
     const plan = planSandboxRun(args, deps.env, currentHostIdentity(), owner);
     // On a TTY the command's bytes are sanitized on their way to the terminal; a pipe or a
-    // file gets them byte-exact (and outputs/<stream> always does).
-    const live = args.json ? undefined : printer.liveOutput();
+    // file gets them byte-exact (and outputs/<stream> always does). With --events stdout is
+    // the event stream: the command's output goes to outputs/ only.
+    const events = args.events !== undefined;
+    const live = args.json || events ? undefined : printer.liveOutput();
     const run = await buildRunDeps(deps, owner);
     const outcome = await executeSandboxRun(
       plan,
-      run.deps,
+      events ? { ...run.deps, events: eventStream(printer) } : run.deps,
       live === undefined ? {} : { stdout: live.stdout, stderr: live.stderr },
       run.signal,
-    ).finally(() => live?.flush());
+    ).finally(() => {
+      live?.flush();
+      live?.endLine();
+    });
     if (args.json) {
       printer.json({
         runId: outcome.runId,
@@ -58,12 +64,9 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
         timings: outcome.timings,
         assurance: outcome.assurance,
         error: outcome.error,
+        patch: outcome.patch,
       });
-    } else if (outcome.status !== 'completed') {
-      printer.err(
-        `cfh: run ${outcome.runId} ${outcome.status} (${outcome.terminalReason}); evidence in ${outcome.artifactDir}`,
-      );
-    }
+    } else printer.err(runEndLine('command', outcome, args.artifactRoot));
     return outcome.exitCode;
   } catch (error) {
     return reportFailure(error, deps, args.json);

@@ -1,7 +1,7 @@
 // The flags of `cfh sandbox run`, each declared once. `lands` says which run kind takes it:
 // `command` (a COMMAND after --), `agent` (--prompt), or `any`; a flag given to the other
 // kind is refused by run-request.ts, so a mistyped invocation never silently drops it.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { BUDGET_FLAGS } from '../../config/budget-flags.js';
 import { listFlag, switchFlag, valueFlag, type FlagDef } from './flag.js';
 import { ARTIFACT_ROOT_FLAG, JSON_FLAG, PROFILE_FLAG } from './common-flags.js';
@@ -104,6 +104,17 @@ export const RUN_FLAGS = {
     'agent run: never prompt for approval, even on a terminal',
     { lands: 'agent' },
   ),
+  failOnBlocked: switchFlag(
+    '--fail-on-blocked',
+    "agent run: exit 1 (failed, blocked_calls) when any call was denied or left unapproved (default: the profile's failOnBlocked)",
+    { lands: 'agent' },
+  ),
+  events: {
+    spec: '--events <format>',
+    help: "stream the run's event records to stdout as they are appended, the same lines as events.jsonl; the command's output and the agent's answer then go only to the evidence (not with --json)",
+    schema: z.enum(['jsonl']).optional(),
+    choices: ['jsonl'],
+  },
 } as const satisfies Readonly<Record<string, FlagDef>>;
 
 const camel = (flag: string): string =>

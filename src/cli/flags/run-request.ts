@@ -59,7 +59,16 @@ export function runRequestOf(
     deny: o.deny,
     artifactRoot: o.artifactRoot,
     json: o.json,
+    events: o.events,
   };
+  if (o.events !== undefined && o.json) {
+    // Both would be stdout; the --json result's fields are in report.json and the last events.
+    throw new ConfigError(
+      'events_and_json',
+      '--events: not with --json (both are written to stdout); give one',
+      { field: '--events' },
+    );
+  }
   if (o.prompt === undefined) {
     refuseMisplaced(raw, 'command');
     const request: CommandRunRequest = { ...common, kind: 'command', command };
@@ -89,6 +98,7 @@ export function runRequestOf(
     approve: o.approve,
     approvals: o.approvals,
     nonInteractive: o.nonInteractive,
+    failOnBlocked: o.failOnBlocked,
   };
   return request;
 }

@@ -60,6 +60,22 @@ const ToolContainer = z.strictObject({
   lifetime: z.enum(['per-run', 'per-call']),
 });
 
+/** A call that did not run because it was refused (engine/blocked-calls.ts). */
+export const BlockedCall = z.strictObject({
+  callId: CallId,
+  tool: z.string(),
+  rule: z.string().min(1),
+  decision: DecisionValue,
+  status: z.enum(['denied', 'approval_required']),
+});
+
+/** The blocked calls of an agent run: denied, left unapproved, and which. */
+export const BlockedSummary = z.strictObject({
+  denied: Count,
+  unapproved: Count,
+  calls: z.array(BlockedCall),
+});
+
 export const toolEvents = {
   /** The model's proposal, with a bounded summary of its input. */
   tool_requested: z.strictObject({ ...CallRef, input: z.string() }),
@@ -132,4 +148,9 @@ export const toolEvents = {
   tool_call_aborted: z.strictObject({ ...CallRef, reason: z.string() }),
   tool_container_started: ToolContainer,
   tool_container_removed: ToolContainer,
+  /**
+   * `--fail-on-blocked` (or the profile's `failOnBlocked`) failed an agent run that
+   * answered: the calls that were blocked (terminal reason `blocked_calls`).
+   */
+  run_blocked: BlockedSummary,
 } as const;

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { Count, RunIdString, Sha256Hex, TerminalStatus } from './common.js';
 import { AttemptEstimate, BudgetExceeded, ReportedUsage } from './events-model.js';
+import { BlockedSummary } from './events-tools.js';
 import { FromPlan, SnapshotAssurance, SnapshotModel } from './snapshot.js';
 import { EventAnchor } from './state.js';
 
@@ -65,6 +66,8 @@ export const Report = z.strictObject({
     .nullable()
     .optional(),
   budget: BudgetExceeded.optional(),
+  /** The calls that did not run because they were refused, and whether that failed the run. */
+  blocked: BlockedSummary.extend({ failOnBlocked: z.boolean() }).optional(),
   toolLifetime: z.enum(['per-run', 'per-call']).optional(),
   usageCoverage: z
     .strictObject({
