@@ -17,7 +17,7 @@ export function capabilitiesCommand(args: { profile?: string | undefined }, deps
     deps.printer.json(describeCapabilities(profile));
     return 0;
   } catch (error) {
-    return reportFailure(error, deps, true);
+    return reportFailure(error, deps, { json: true });
   }
 }
 
@@ -50,7 +50,7 @@ export async function doctorCommand(
     }
     return healthy ? 0 : 1;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -85,7 +85,7 @@ export async function reapCommand(
     }
     return entries.some((e) => e.action === 'failed') ? 1 : 0;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -113,7 +113,6 @@ export async function imageBuildCommand(
     else deps.printer.out(`${result.ref} ${result.imageId} (${result.method}, ${seconds} s)`);
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
-    return code === 125 ? 1 : code;
+    return reportFailure(error, deps, { json: args.json });
   }
 }

@@ -1,7 +1,7 @@
 // `cfh runs diff RUN_ID` (the patch a draft run left) and `cfh runs apply RUN_ID` (its
 // commit to the host, approved on a terminal or with --yes; governance extension, "Draft
 // vs commit policy").
-import { CfhError, WorkspaceError, errorMessage } from '../../errors.js';
+import { CfhError, WorkspaceError } from '../../errors.js';
 import { applyRun, osApprover, readRunPatch, type ApplyPlan } from '../../engine/apply-run.js';
 import { RUN_FILES } from '../../evidence/run-directory.js';
 import { READ_CAPS, withRunReader } from '../../evidence/run-reader.js';
@@ -40,7 +40,7 @@ export async function runsDiffCommand(
     }
     return ok ? 0 : 1;
   } catch (error) {
-    return failed(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -86,7 +86,7 @@ export async function runsApplyCommand(
     }
     return 0;
   } catch (error) {
-    return failed(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -124,10 +124,4 @@ function sideText(side: PatchSide | null, c: PatchChange): string {
   if (side.type === 'directory') return 'directory';
   if (side.type === 'symlink') return `symlink -> ${quote(side.target ?? '')}`;
   return `${gitMode(side)} sha256:${(side.sha256 ?? '').slice(0, 12)} ${String(side.size)} bytes${c.binary === true ? ' (binary)' : ''}`;
-}
-
-function failed(error: unknown, deps: CliDeps, json: boolean): number {
-  if (json || !(error instanceof CfhError)) return reportFailure(error, deps, json);
-  deps.printer.err(`cfh: ${error.code}: ${errorMessage(error)}`);
-  return error.exitCode;
 }

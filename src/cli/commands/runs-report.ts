@@ -12,7 +12,7 @@ import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { ConfigError } from '../../errors.js';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
-import { resolveRunDir } from './audit.js';
+import { resolveRunDir } from '../../evidence/runs-index.js';
 
 export async function runsReportCommand(
   args: {
@@ -47,7 +47,6 @@ export async function runsReportCommand(
     else deps.printer.out(out);
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
-    return code === 125 ? 2 : code;
+    return reportFailure(error, deps, { json: args.json });
   }
 }

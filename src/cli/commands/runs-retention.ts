@@ -12,7 +12,7 @@ import { verifyEvidence } from '../../evidence/verify-run.js';
 import { ConfigError } from '../../errors.js';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
-import { resolveRunDir } from './audit.js';
+import { resolveRunDir } from '../../evidence/runs-index.js';
 
 export async function runsPruneCommand(
   args: {
@@ -55,8 +55,7 @@ export async function runsPruneCommand(
     }
     return entries.some((e) => e.action === 'failed') ? 1 : 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
-    return code === 125 ? 2 : code;
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -96,7 +95,6 @@ export async function runsExportCommand(
     deps.printer.out(out);
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, false);
-    return code === 125 ? 2 : code;
+    return reportFailure(error, deps, { json: false });
   }
 }

@@ -66,6 +66,6 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
     }
     return outcome.exitCode;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json, surface: 'run' });
   }
 }
