@@ -10,7 +10,6 @@ import type { ContainerRuntime } from '../substrate/runtime.js';
 import { EXIT_CANNOT_START } from '../errors.js';
 import { buildProgram } from './program.js';
 import { usageExitStatus } from './exit-status.js';
-import { oneLineUsageErrors } from './usage-errors.js';
 import { processPrinter } from './print.js';
 
 let done = false;
@@ -78,7 +77,6 @@ async function main(argv: string[]): Promise<number> {
       exitCode = code;
     },
   );
-  oneLineUsageErrors(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {

@@ -23,7 +23,7 @@ export async function sandboxRunCommand(
   try {
     request = runRequestOf(raw, command);
   } catch (error) {
-    return reportFailure(error, deps, json);
+    return reportFailure(error, deps, { json, surface: 'run' });
   }
   return request.kind === 'agent'
     ? agentRunCommand(request, deps)
