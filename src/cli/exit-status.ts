@@ -17,6 +17,8 @@ export const EXIT_USAGE = 2;
 const STATE_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'key_exists',
   'signing_key_exposed',
+  // Another cfh holds the run (runs apply): try again; nothing was typed wrong.
+  'run_locked',
 ]);
 
 /** `run`: `cfh sandbox run`; `command`: every other command. */

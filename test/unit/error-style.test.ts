@@ -28,6 +28,7 @@ describe('one exit status per class', () => {
     [new HarnessInvariantError('governance_invariant', 'x'), 'command', 1],
     [new WorkspaceError('apply_failed', 'x'), 'command', 1],
     [new ConfigError('key_exists', 'x'), 'command', 1],
+    [new ArtifactError('run_locked', 'x'), 'command', 1],
     [new Error('not ours'), 'command', 1],
     [new Error('not ours'), 'run', 125],
   ] as const)('%s on %s: %d', (error, surface, status) => {
