@@ -34,6 +34,11 @@ export class CfhError extends Error {
   readonly boundary: FailingBoundary;
   readonly details: Readonly<Record<string, unknown>>;
   readonly exitCode: number;
+  /**
+   * What to do about it, shown after the message: `cfh: WHAT; HINT` (cli/report-failure.ts).
+   * Kept apart from the message so WHAT stays one clause and evidence records WHAT alone.
+   */
+  readonly hint: string | undefined;
 
   constructor(
     code: ErrorCode,
@@ -43,6 +48,7 @@ export class CfhError extends Error {
       details?: Record<string, unknown>;
       cause?: unknown;
       exitCode?: number;
+      hint?: string | undefined;
     },
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -51,13 +57,19 @@ export class CfhError extends Error {
     this.boundary = options.boundary;
     this.details = options.details ?? {};
     this.exitCode = options.exitCode ?? EXIT_CANNOT_START;
+    this.hint = options.hint;
   }
 }
 
 /** Bad input: a profile, a flag, a mount. Always raised before any engine object exists. */
 export class ConfigError extends CfhError {
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(code, message, { boundary: 'configuration', details });
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    hint?: string,
+  ) {
+    super(code, message, { boundary: 'configuration', details, hint });
   }
 }
 
@@ -67,12 +79,18 @@ export class EngineError extends CfhError {
   constructor(
     code: ErrorCode,
     message: string,
-    options: { statusCode?: number; cause?: unknown; details?: Record<string, unknown> } = {},
+    options: {
+      statusCode?: number;
+      cause?: unknown;
+      details?: Record<string, unknown>;
+      hint?: string;
+    } = {},
   ) {
     super(code, message, {
       boundary: 'engine',
       cause: options.cause,
       details: options.details ?? {},
+      hint: options.hint,
     });
     this.statusCode = options.statusCode;
   }

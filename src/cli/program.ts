@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { CFH_VERSION } from '../version.js';
 import type { CliDeps } from './deps.js';
 import { escapeText } from './terminal-text.js';
+import { oneLineUsageErrors } from './usage-errors.js';
 import { bindFlags, readFlags, type FlagTable, type FlagValues } from './flags/flag.js';
 import { BUDGET_RUN_FLAGS, RUN_FLAGS } from './flags/run-flags.js';
 import * as F from './flags/command-flags.js';
@@ -32,7 +33,6 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .description('Container-sandboxed execution for agents and untrusted code')
     .version(CFH_VERSION, '-V, --version')
     .enablePositionalOptions()
-    .showHelpAfterError()
     // Before any subcommand is added, so they inherit it: usage errors are thrown to
     // main.ts (which maps them to exit codes), never process.exit() from inside commander.
     .exitOverride()
@@ -212,5 +212,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     (runId, { '3way': threeWay, ...o }) => runsApplyCommand({ runId, threeWay, ...o }, deps),
   );
 
+  // Once the tree is complete: every command's usage errors as one line (usage-errors.ts).
+  oneLineUsageErrors(program);
   return program;
 }

@@ -9,6 +9,7 @@ import { DockerRuntime } from '../substrate/docker-runtime.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import { EXIT_CANNOT_START } from '../errors.js';
 import { buildProgram } from './program.js';
+import { usageExitStatus } from './exit-status.js';
 import { processPrinter } from './print.js';
 
 let done = false;
@@ -81,8 +82,9 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return 0;
-      // A bad flag to `sandbox run` is bad configuration: 125, as the contract says.
-      return argv[0] === 'sandbox' && argv[1] === 'run' ? EXIT_CANNOT_START : 2;
+      // A bad flag to `sandbox run` is bad configuration: 125, as the contract says; a
+      // usage error of any other command, 2 (exit-status.ts).
+      return usageExitStatus(argv[0] === 'sandbox' && argv[1] === 'run' ? 'run' : 'command');
     }
     throw error;
   }

@@ -55,8 +55,9 @@ export async function loadApprovalsFile(file: string): Promise<LoadedApprovals> 
     if (!(error instanceof YamlSyntaxError)) throw error;
     throw new ConfigError(
       'invalid_approvals_file',
-      `${field} ${absolute}: ${error.message}; give a YAML list of approved calls`,
+      `${field} ${error.in(absolute)}`,
       { field, value: absolute },
+      'give a YAML list of approved calls',
     );
   }
   const parsed = ApprovalsFile.safeParse(yaml.value);

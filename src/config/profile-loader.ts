@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { BUILTIN_PROFILES_DIR } from '../paths.js';
 import { Profile, ProfileFile } from './profile-schema.js';
-import { describeIssues } from './zod-issues.js';
+import { describeIssues, firstUnknownKey } from './zod-issues.js';
 import { INPUT_FILE_LIMITS, readInputFileSync } from './input-file.js';
 import { parseYamlText, YamlSyntaxError, type ParsedYaml } from './yaml-file.js';
 
@@ -80,10 +80,15 @@ function readLayer(
   const builtin = isBuiltinReference(ref);
   const filePath = builtin ? path.join(dir, `${ref}.yaml`) : path.resolve(relativeTo, ref);
   if (!existsSync(filePath)) {
-    const known = builtin ? ` (built-in profiles: ${listBuiltinProfiles(dir).join(', ')})` : '';
-    throw new ConfigError('unknown_profile', `profile: '${ref}' not found${known}`, {
-      profile: ref,
-    });
+    const builtins = listBuiltinProfiles(dir).join(', ');
+    throw new ConfigError(
+      'unknown_profile',
+      `profile '${ref}' not found`,
+      { profile: ref },
+      builtin
+        ? `the built-in profiles are ${builtins} (a profile file is named by its path: ./${ref}.yaml)`
+        : `give an existing profile file, or a built-in profile (${builtins})`,
+    );
   }
   // Every layer of the chain is bounded alike: a regular file of at most
   // INPUT_FILE_LIMITS.profileBytes (a FIFO or a 30 MB file is refused before it is parsed).
@@ -102,6 +107,7 @@ function readLayer(
   // (zod-issues.ts, yaml-file.ts).
   const shown = builtin ? `builtin:${ref}` : filePath;
   const what = fromFile ? `${label}: ${shown}` : `profile ${shown}`;
+  const whose = fromFile ? `${label}: ` : 'profile ';
   let yaml: ParsedYaml;
   try {
     yaml = parseYamlText(text);
@@ -109,11 +115,22 @@ function readLayer(
     if (!(error instanceof YamlSyntaxError)) throw error;
     throw new ConfigError(
       'invalid_profile',
-      `${what} is ${error.message}; give a profile (docs/operators.md, "Input files")`,
+      `${whose}${error.in(shown)}`,
       { profile: ref },
+      'fix the YAML syntax there (docs/operators.md, "Input files")',
     );
   }
   const parsed = ProfileFile.safeParse(yaml.value ?? {});
+  const unknown = parsed.success ? undefined : firstUnknownKey(parsed.error, ProfileFile);
+  if (unknown !== undefined) {
+    const at = yaml.position(unknown.path, unknown.key);
+    throw new ConfigError(
+      'invalid_profile',
+      `${whose}${shown}${at === undefined ? '' : `:${at.line}:${at.col}`}: ${unknown.what}`,
+      { profile: ref },
+      unknown.hint,
+    );
+  }
   if (!parsed.success) {
     throw new ConfigError(
       'invalid_profile',

@@ -1,5 +1,7 @@
-// Human sizes as written in profiles and flags: `512m`, `2g`, `64k`, or plain bytes.
-// Binary multiples, as Docker reads them.
+// Human sizes as written in profiles and flags: `512m`, `2g`, `64k`, `100b`. Binary
+// multiples, as Docker reads them. A bare number is bytes only where the field's name says
+// so (`limits.outputBytes`, `CFH_DRAFT_MAX_BYTES`): elsewhere (`--memory 512`) it is refused
+// with the unit to write, since Docker would read 512 bytes where MiB were meant.
 import { ConfigError } from '../errors.js';
 
 const UNITS: Readonly<Record<string, number>> = {
@@ -29,7 +31,30 @@ function details(field: string, value: string | number): Record<string, unknown>
   return typed(field) ? { field, value } : { field };
 }
 
+/** Whether a bare number is bytes for this field: its name says it counts bytes. */
+function bareIsBytes(field: string): boolean {
+  return /bytes$/i.test(field);
+}
+
+function noUnit(field: string, value: string | number): ConfigError {
+  const n = String(value).trim();
+  return typed(field)
+    ? new ConfigError(
+        'invalid_size',
+        `${field}: '${n}' has no unit`,
+        details(field, value),
+        `write '${n}m' (MiB) or '${n}g' (GiB), '${n}b' for bytes`,
+      )
+    : new ConfigError(
+        'invalid_size',
+        `${field}: a size needs a unit`,
+        details(field, value),
+        'write it with a unit: m (MiB), g (GiB), or b for bytes',
+      );
+}
+
 export function parseSize(field: string, value: string | number): number {
+  if (!bareIsBytes(field) && /^\d+(\.\d+)?$/.test(String(value).trim())) throw noUnit(field, value);
   if (typeof value === 'number') {
     if (Number.isSafeInteger(value) && value > 0) return value;
     throw new ConfigError(

@@ -25,6 +25,85 @@ export interface IssueContext {
   readonly commandLine?: unknown;
 }
 
+/**
+ * The first unknown key of a failed parse, for the one-line refusal of a file
+ * (`FILE:LINE:COL: unknown key 'netwrk' at top level; did you mean 'network'?`). The key is
+ * quoted only when it lies within two edits of one the schema defines: a word that close to
+ * cfh's own vocabulary carries nothing of the file. Any other key stays unquoted, located
+ * by line and column only (a secret line `AKIA…: x` is a key too).
+ */
+export interface UnknownKey {
+  /** `unknown key 'netwrk' at top level`, or `an unknown key in limits`. */
+  readonly what: string;
+  /** `did you mean 'network'?`, or `known keys: …`. */
+  readonly hint: string;
+  /** The issue's path and key, for the caller to locate. */
+  readonly path: readonly PropertyKey[];
+  readonly key: string;
+}
+
+export function firstUnknownKey(error: z.ZodError, schema: z.ZodType): UnknownKey | undefined {
+  for (const issue of error.issues) {
+    if (issue.code !== 'unrecognized_keys') continue;
+    const key = issue.keys[0];
+    if (key === undefined) continue;
+    const shown = shownPath(schema, issue.path);
+    const where = shown.text === '' ? 'at top level' : `in ${shown.text}`;
+    const known = shown.schema === undefined ? [] : objectKeys(shown.schema);
+    const near = nearest(key, known);
+    return near === undefined
+      ? {
+          what: `an unknown key ${where}`,
+          hint: known.length === 0 ? 'remove it' : `known keys: ${known.join(', ')}`,
+          path: issue.path,
+          key,
+        }
+      : {
+          what: `unknown key '${key}' ${where}`,
+          hint: `did you mean '${near}'?`,
+          path: issue.path,
+          key,
+        };
+  }
+  return undefined;
+}
+
+/** The known key within two edits (transpositions count one) of `key`, if exactly one is nearest. */
+export function nearest(key: string, known: readonly string[]): string | undefined {
+  if (key.length > 64) return undefined;
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    // Short keys get one edit: `env` is not a suggestion for any three letters.
+    const allowed = k.length <= 4 ? 1 : 2;
+    if (d <= allowed && d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions, transpositions. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number): number => d[i]?.[j] ?? Infinity;
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, at(i - 2, j - 2) + 1);
+      const row = d[i];
+      if (row !== undefined) row[j] = v;
+    }
+  }
+  return at(a.length, b.length);
+}
+
 export function describeIssues(error: z.ZodError, context: IssueContext): string {
   return error.issues.map((issue) => describeIssue(issue, context)).join('; ');
 }

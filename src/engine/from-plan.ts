@@ -42,6 +42,8 @@ export async function loadApprovedPlan(
   try {
     run = await showRun(artifactRoot, runId, { trustedKey });
   } catch (error) {
+    // No such run: the same refusal as every command that takes a run id.
+    if (error instanceof ConfigError && error.code === 'unknown_run') throw error;
     if (error instanceof ConfigError) throw refuse(runId, error.message);
     throw refuse(runId, `cannot read the run: ${errorMessage(error)}`);
   }

@@ -1,6 +1,7 @@
 // Reading run directories back for `cfh runs list` and `cfh runs show`, and for every
 // command that acts on a run (runs diff/apply, --from-plan): through the bounded reader
 // (run-reader.ts), verified by the one verifier (verify-run.ts).
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -207,28 +208,43 @@ const recordOf = (doc: LoadedDocument): Record<string, unknown> | undefined => {
   return parsed.success ? parsed.data : undefined;
 };
 
+/**
+ * The one refusal of a run id that names no run (malformed, or no such directory), the
+ * same words and code from every command that takes one: runs show/diff/apply/report/
+ * export, audit, --from-plan (docs/operators.md, "Errors").
+ */
+export function unknownRun(run: string, root: string): ConfigError {
+  return new ConfigError(
+    'unknown_run',
+    `no run '${run}' under ${root}`,
+    { field: 'runId', value: run },
+    'cfh runs list names the runs there (--artifact-root DIR for another root)',
+  );
+}
+
+/** A run id under the artifact root, or (audit, report, export) a path to a run directory. */
+export function resolveRunDir(run: string, root: string): string {
+  if (isRunId(run)) {
+    const dir = path.join(root, run);
+    if (existsSync(dir)) return dir;
+  } else if (existsSync(run)) return path.resolve(run);
+  throw unknownRun(run, root);
+}
+
 /** A run read through the bounded reader and verified; ConfigError when there is none. */
 export async function showRun(
   root: string,
   runId: string,
   options: ShowOptions = {},
 ): Promise<RunDetail> {
-  if (!isRunId(runId)) {
-    throw new ConfigError('invalid_run_id', `run id: '${runId}' is not a run id`, {
-      field: 'runId',
-      value: runId,
-    });
-  }
+  if (!isRunId(runId)) throw unknownRun(runId, root);
   const dir = path.join(root, runId);
   let reader: RunReader;
   try {
     reader = await RunReader.open(dir);
   } catch (error) {
     if (error instanceof ArtifactError && /no such run directory$/.test(error.message))
-      throw new ConfigError('unknown_run', `run id: no run '${runId}' under ${root}`, {
-        field: 'runId',
-        value: runId,
-      });
+      throw unknownRun(runId, root);
     throw error;
   }
   let run: RunEvidence;

@@ -50,8 +50,9 @@ export function loadScript(file: string): Script {
     if (!(error instanceof YamlSyntaxError)) throw error;
     throw new ConfigError(
       'invalid_script',
-      `--script ${file}: ${error.message}; give a YAML file of scripted turns`,
+      `--script ${error.in(file)}`,
       { field: 'script', value: file },
+      'give a YAML file of scripted turns',
     );
   }
   const parsed = Script.safeParse(yaml.value);

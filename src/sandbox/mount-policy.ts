@@ -92,6 +92,9 @@ function resolveSource(request: MountRequest): ResolvedObject {
       workspace ? 'workspace_missing' : 'mount_source_missing',
       `${request.origin}: ${workspace ? '' : 'source '}'${request.source}' does not exist`,
       { field: request.origin, value: request.source },
+      workspace
+        ? 'give an existing directory (without --workspace: the current directory)'
+        : 'give an existing file or directory as SRC of SRC:DST',
     );
   }
   const real = object.real;

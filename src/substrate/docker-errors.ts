@@ -12,6 +12,41 @@ interface DockerodeErrorShape {
   code?: string;
   json?: { message?: string } | null;
   reason?: string;
+  /** A socket error's peer: the socket path, or the address with `port`. */
+  address?: string;
+  port?: number;
+}
+
+/** Where cfh looked for the engine, as the connect error names it. */
+function engineAddress(e: DockerodeErrorShape): string {
+  if (typeof e.address !== 'string') return 'its address';
+  return typeof e.port === 'number' ? `${e.address}:${e.port}` : e.address;
+}
+
+/**
+ * The engine could not be reached (docs/operators.md, "Errors"): one line naming where cfh
+ * looked and how to start it. A refused or absent socket means nothing listens there; a
+ * permission error means cfh's user may not use it.
+ */
+function unreachable(e: DockerodeErrorShape, operation: string, cause: unknown): EngineError {
+  const where = engineAddress(e);
+  const code = e.code ?? 'unknown';
+  const denied = code === 'EACCES';
+  return new EngineUnavailableError(
+    'engine_unreachable',
+    denied
+      ? `the Docker engine at ${where} refuses cfh's user (${code})`
+      : ['ENOENT', 'ECONNREFUSED'].includes(code)
+        ? `no Docker engine answers at ${where} (${code})`
+        : `the Docker engine at ${where} stopped answering (${code})`,
+    {
+      cause,
+      details: { operation, address: where, errno: code },
+      hint: denied
+        ? 'run cfh as root or as a member of the docker group'
+        : 'start it (scripts/engine-up.sh, or dockerd as root), or point DOCKER_HOST at a running engine',
+    },
+  );
 }
 
 const UNREACHABLE = new Set([
@@ -28,11 +63,7 @@ export function engineError(error: unknown, operation: string): EngineError {
   const e = (typeof error === 'object' && error !== null ? error : {}) as DockerodeErrorShape;
   const message = e.json?.message ?? e.reason ?? errorMessage(error);
   if (e.statusCode === undefined && e.code !== undefined && UNREACHABLE.has(e.code)) {
-    return new EngineUnavailableError(
-      'engine_unreachable',
-      `Docker engine unreachable during ${operation}: ${errorMessage(error)}`,
-      { cause: error },
-    );
+    return unreachable(e, operation, error);
   }
   const options = {
     cause: error,

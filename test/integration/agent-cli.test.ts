@@ -177,17 +177,14 @@ describe('agent run: a profile naming an unknown tool', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({
       error: { code: 'unknown_tool', boundary: 'configuration' },
     });
-    expect(json.stderr).toBe('');
+    // --json: the JSON error on stdout, and the same one line on stderr as without it.
+    expect(json.stderr).toBe(r.stderr);
 
+    // profiles show has no --json: the refusal is the one line on stderr (a usage error, 2).
     const show = await cfh(['profiles', 'show', profile, '--resolved', '--workspace', repo]);
-    expect(show.exitCode).toBe(125);
-    expect(JSON.parse(show.stdout)).toMatchObject({
-      error: { code: 'unknown_tool', boundary: 'configuration' },
-    });
-    expect((JSON.parse(show.stdout) as { error: { message: string } }).error.message).toContain(
-      'teleport',
-    );
-    expect(show.stderr).toBe('');
+    expect(show.exitCode).toBe(2);
+    expect(show.stdout).toBe('');
+    expect(show.stderr).toBe(r.stderr);
     await expectNothingCreated(root);
     // onlyRunDir would find nothing: no run was started.
     await expect(onlyRunDir(root)).rejects.toThrow();

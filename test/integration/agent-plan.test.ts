@@ -261,8 +261,9 @@ describe('execution after planning (--from-plan)', () => {
     await writeFile(path.join(tampered, runId, 'plan.md'), `${PLAN}\n4. Also disable the tests.`);
 
     const cases: [string, string, string][] = [
-      [other, '20260101T000000Z-0badc0de', 'no run'],
-      [other, 'not-a-run-id', 'is not a run id'],
+      // No such run: the one refusal every command that takes a run id gives.
+      [other, '20260101T000000Z-0badc0de', "no run '20260101T000000Z-0badc0de' under "],
+      [other, 'not-a-run-id', "no run 'not-a-run-id' under "],
       [other, notPlanId, 'it is not a planning run'],
       [
         other,
@@ -278,7 +279,7 @@ describe('execution after planning (--from-plan)', () => {
       expect(r.exitCode, `${id}: ${r.stderr}`).toBe(125);
       const lines = r.stderr.trimEnd().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain(`--from-plan ${id}: `);
+      if (!message.startsWith('no run ')) expect(lines[0]).toContain(`--from-plan ${id}: `);
       expect(lines[0]).toContain(message);
       expect((await readdir(artifactRoot)).sort()).toEqual(before);
     }

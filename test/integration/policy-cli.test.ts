@@ -113,7 +113,7 @@ describe('cfh policy explain', () => {
       verdict: { rule: 'invalid_arguments' },
     });
     const bad = await cfh(['policy', 'explain', '--profile', profile, 'exec', 'not json']);
-    expect(bad.exitCode).toBe(125);
+    expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/ARGS_JSON: not JSON/);
   });
 

@@ -49,7 +49,7 @@ beforeAll(async () => {
   );
   await writeFile(
     path.join(scratch, 'tiny-memory.yaml'),
-    'extends: default\nname: mem\nlimits:\n  memory: 4194304\n',
+    'extends: default\nname: mem\nlimits:\n  memory: 4194304b\n',
   );
   await writeFile(
     path.join(scratch, 'allowlist.yaml'),
@@ -107,12 +107,12 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
   [
     'an unknown profile',
     () => ['--profile', 'no-such-profile'],
-    /profile: 'no-such-profile' not found/,
+    /^cfh: profile 'no-such-profile' not found; the built-in profiles are default/,
   ],
   [
     'an unknown profile key',
     () => ['--profile', `${scratch}/unknown-key.yaml`],
-    /limits: an unknown key at line \d+, column \d+ \(known keys: cpus, memory/,
+    /unknown-key\.yaml:4:3: unknown key 'memroy' in limits; did you mean 'memory'\?\n$/,
   ],
   [
     'a malformed size in a profile',
@@ -132,7 +132,7 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
   [
     'a profile memory below the engine minimum',
     () => ['--profile', `${scratch}/tiny-memory.yaml`],
-    /limits\.memory: '4194304' is below the engine's minimum/,
+    /limits\.memory: '4194304b' is below the engine's minimum/,
   ],
   ['--cpus below 0.01', () => ['--cpus', '0.001'], /--cpus: '0\.001' is below 0\.01 CPU/],
   [
@@ -192,7 +192,7 @@ const cases: [string, () => string[], RegExp, Record<string, string>?][] = [
   [
     'an unreachable engine',
     () => [],
-    /Docker engine unreachable/,
+    /^cfh: no Docker engine answers at \/nonexistent\/docker\.sock \(ENOENT\); start it/,
     { DOCKER_HOST: `unix:///nonexistent/docker.sock` },
   ],
 ];

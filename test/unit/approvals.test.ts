@@ -301,7 +301,7 @@ describe('--approvals FILE', () => {
       await expectConfigErrorAsync(
         loadApprovalsFile(await at('yaml.yaml', `- { rule: [\n`)),
         'invalid_approvals_file',
-        'not valid YAML at line',
+        'yaml.yaml:2:1: not valid YAML (',
       );
       await expectConfigErrorAsync(
         loadApprovalsFile(await at('big.yaml', `# ${'x'.repeat(300 * 1024)}\n[]\n`)),

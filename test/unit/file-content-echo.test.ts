@@ -41,7 +41,8 @@ async function refusal(load: () => unknown): Promise<string> {
     await load();
   } catch (error) {
     if (!(error instanceof CfhError)) throw error;
-    return `${error.message} ${JSON.stringify(error.details)}`;
+    // The hint is printed too (`cfh: WHAT; HINT`): it must hold nothing of the file either.
+    return `${error.message} ${error.hint ?? ''} ${JSON.stringify(error.details)}`;
   }
   throw new Error('not refused');
 }
@@ -71,9 +72,9 @@ describe('a refusal about a file names where, never what it holds', () => {
 
   it('locates a parse error by line and column, and an unknown key by its line', async () => {
     const ini = await refusal(() => loadScript(path.join(dir, 'ini.txt')));
-    expect(ini).toMatch(/not valid YAML at line \d+, column \d+ \([A-Z_]+\)/);
+    expect(ini).toMatch(/ini\.txt:\d+:\d+: not valid YAML \([A-Z_]+\)/);
     const key = await refusal(() => loadProfile(path.join(dir, 'nestedKey.yaml')));
-    expect(key).toContain('limits: an unknown key at line 2, column 3 (known keys: cpus,');
+    expect(key).toContain('nestedKey.yaml:2:3: an unknown key in limits');
     const rec = await refusal(() => loadProfile(path.join(dir, 'recordKey.yaml')));
     expect(rec).toContain('env.<key> at line 2, column');
   });

@@ -103,7 +103,7 @@ describe('engine limits', () => {
 
   it('accept the boundaries', () => {
     expect(() => {
-      checkEngineLimits({ ...base, memory: 6 * 1024 * 1024, cpus: 0.01, tmpfs: 4096 }, {}, 2);
+      checkEngineLimits({ ...base, memory: '6m', cpus: 0.01, tmpfs: '4096b' }, {}, 2);
     }).not.toThrow();
     expect(() => {
       checkEngineLimits({ ...base, cpus: 2 }, {}, 2);
@@ -113,7 +113,7 @@ describe('engine limits', () => {
   it('refuse one step past them, naming the flag when a flag set the limit', () => {
     expectConfigError(
       () => {
-        checkEngineLimits({ ...base, memory: 6 * 1024 * 1024 - 1 }, { memory: '--memory' }, 2);
+        checkEngineLimits({ ...base, memory: '6291455b' }, { memory: '--memory' }, 2);
       },
       'limit_out_of_range',
       '--memory',
@@ -135,7 +135,7 @@ describe('engine limits', () => {
     );
     expectConfigError(
       () => {
-        checkEngineLimits({ ...base, tmpfs: 4095 }, {}, 2);
+        checkEngineLimits({ ...base, tmpfs: '4095b' }, {}, 2);
       },
       'limit_out_of_range',
       'limits.tmpfs',

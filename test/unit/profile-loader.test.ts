@@ -82,10 +82,9 @@ describe('built-in profiles', () => {
     const error = expectConfigError(
       () => loadProfile('no-such-profile'),
       'unknown_profile',
-      'no-such-profile',
-      'default',
-      'untrusted-repo',
+      "profile 'no-such-profile' not found",
     );
+    expect(error.hint).toContain('default, untrusted-repo');
     expect(error.details).toMatchObject({ profile: 'no-such-profile' });
   });
 
@@ -112,29 +111,58 @@ describe('profile files', () => {
 
   it('names an unknown top-level key', async () => {
     const file = await writeProfile('typo.yaml', 'extends: default\nnmae: oops\n');
-    expectConfigError(
+    const error = expectConfigError(
       () => loadProfile(file),
       'invalid_profile',
-      '(top level): an unknown key at line 2, column 1',
+      `profile ${file}:2:1: unknown key 'nmae' at top level`,
     );
+    expect(error.hint).toBe("did you mean 'name'?");
   });
 
   it('names an unknown nested key by its full path', async () => {
     const file = await writeProfile('typo.yaml', 'extends: default\nlimits:\n  memroy: 1g\n');
-    expectConfigError(
+    const error = expectConfigError(
       () => loadProfile(file),
       'invalid_profile',
-      'limits: an unknown key at line 3, column 3',
+      `profile ${file}:3:3: unknown key 'memroy' in limits`,
     );
+    expect(error.hint).toBe("did you mean 'memory'?");
   });
 
   it('names an unknown key nested under network', async () => {
     const file = await writeProfile('typo.yaml', 'extends: default\nnetwork:\n  mod: disabled\n');
-    expectConfigError(
+    const error = expectConfigError(
       () => loadProfile(file),
       'invalid_profile',
-      'network: an unknown key at line 3, column 3',
+      `profile ${file}:3:3: unknown key 'mod' in network`,
     );
+    expect(error.hint).toBe("did you mean 'mode'?");
+  });
+
+  // A key near none the schema knows may be anything the file holds (a secret line
+  // `AKIA…: x` is a key): located, never quoted, the known keys as the hint.
+  it.each([['AKIAIOSFODNN7EXAMPLE'], ['ghp_0123456789abcdef'], ['xyz']])(
+    'an unknown key %j far from every known one is located, not quoted',
+    async (key) => {
+      const file = await writeProfile('secret.yaml', `extends: default\nlimits:\n  ${key}: 1\n`);
+      const error = expectConfigError(
+        () => loadProfile(file),
+        'invalid_profile',
+        `profile ${file}:3:3: an unknown key in limits`,
+      );
+      expect(`${error.message} ${String(error.hint)}`).not.toContain(key);
+      expect(error.hint).toMatch(/^known keys: cpus, memory/);
+    },
+  );
+
+  it('a bad YAML layer: FILE:LINE:COL and the parser code, no excerpt', async () => {
+    const file = await writeProfile('bad.yaml', 'extends: default\nname: "secret\nimage: y\n');
+    const error = expectConfigError(
+      () => loadProfile(file),
+      'invalid_profile',
+      `profile ${file}:4:1: not valid YAML (`,
+    );
+    expect(error.message).not.toMatch(/secret|image|\n/);
   });
 
   it('names an invalid runtime value', async () => {

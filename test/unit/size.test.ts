@@ -13,7 +13,6 @@ describe('parseSize', () => {
     ['64k', 64 * KiB],
     ['64K', 64 * KiB],
     ['1t', 1024 ** 4],
-    ['100', 100],
     ['100b', 100],
     ['512mb', 512 * MiB],
     ['512MiB', 512 * MiB],
@@ -23,9 +22,32 @@ describe('parseSize', () => {
     expect(parseSize('limits.memory', input)).toBe(bytes);
   });
 
-  it('accepts a positive integer number of bytes as is', () => {
-    expect(parseSize('limits.tmpfs', 1)).toBe(1);
-    expect(parseSize('limits.tmpfs', 4096)).toBe(4096);
+  it('reads a bare number as bytes only where the field names bytes', () => {
+    expect(parseSize('limits.outputBytes', 1)).toBe(1);
+    expect(parseSize('limits.outputBytes', '4096')).toBe(4096);
+    expect(parseSize('CFH_DRAFT_MAX_BYTES', '100')).toBe(100);
+  });
+
+  // The class: a size without a unit where MiB were likely meant (`--memory 512` is 512
+  // bytes to Docker). Refused, with the unit to write, as typed or as a profile's number.
+  it.each<[string, string | number]>([
+    ['--memory', '512'],
+    ['--memory', '104857600'],
+    ['--memory', ' 2.5 '],
+    ['limits.memory', 512],
+    ['limits.memory', '536870912'],
+    ['limits.tmpfs', 4096],
+  ])('refuses %s %j: a size needs a unit', (field, value) => {
+    const error = expectConfigError(() => parseSize(field, value), 'invalid_size', field);
+    if (field.startsWith('--')) {
+      const n = String(value).trim();
+      expect(error.message).toBe(`${field}: '${n}' has no unit`);
+      expect(error.hint).toContain(`'${n}m'`);
+    } else {
+      // A profile may be any file: its value is never shown.
+      expect(error.message).toBe(`${field}: a size needs a unit`);
+      expect(`${error.message} ${String(error.hint)}`).not.toContain(String(value));
+    }
   });
 
   it.each(['12x', '-1', '', '0', 'g', 'm512', '1.2.3', '2gg', '0.5', 'lots', '   '])(

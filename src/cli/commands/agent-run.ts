@@ -174,6 +174,6 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
     }
     return outcome.exitCode;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json, surface: 'run' });
   }
 }

@@ -2,19 +2,17 @@
 // [--public-key FILE]` and
 // `cfh audit --manifest [--markdown]`: the operator's verifier. Exit 0 when nothing fails,
 // 1 when something fails, 2 when the evidence cannot be read.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { auditRunDirectory, type AuditResult } from '../../evidence/audit/audit.js';
 import { CHECKS } from '../../evidence/audit/checks.js';
 import { loadLedger } from '../../evidence/audit/ledger.js';
 import { loadManifest, manifestMarkdown, reconcile } from '../../evidence/audit/manifest.js';
-import { isRunId } from '../../evidence/run-id.js';
+import { resolveRunDir } from '../../evidence/runs-index.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
-import { ArtifactError, CfhError, ConfigError, errorMessage } from '../../errors.js';
+import { ConfigError } from '../../errors.js';
 import type { CliDeps } from '../deps.js';
+import { reportFailure } from '../report-failure.js';
 
 export const EXIT_AUDIT_FAILED = 1;
-export const EXIT_EVIDENCE_UNREADABLE = 2;
 
 export interface AuditArgs {
   readonly run?: string | undefined;
@@ -29,23 +27,16 @@ export interface AuditArgs {
   readonly artifactRoot?: string | undefined;
 }
 
-/** A run id under the artifact root, or a path to a run directory. */
-export function resolveRunDir(run: string, artifactRoot: string): string {
-  if (isRunId(run) && !run.includes('/')) return path.join(artifactRoot, run);
-  if (existsSync(run)) return path.resolve(run);
-  throw new ConfigError('unknown_run', `'${run}' is neither a run id nor a run directory`, {
-    field: 'run',
-    value: run,
-  });
-}
-
 export async function auditCommand(args: AuditArgs, deps: CliDeps): Promise<number> {
   if (args.manifest) return manifestCommand(args, deps);
   try {
     if (args.run === undefined)
-      throw new ConfigError('missing_run', 'cfh audit: name a run id or a run directory', {
-        field: 'run',
-      });
+      throw new ConfigError(
+        'missing_run',
+        'audit: no run named',
+        { field: 'run' },
+        'give a run id or a run directory (cfh runs list names them, cfh audit --help)',
+      );
     const dir = resolveRunDir(args.run, args.artifactRoot ?? deps.env.artifactRoot);
     const trustedKey = await loadTrustedKey(args.publicKey ?? keyPaths(deps.env.keyDir).publicKey);
     const result = await auditRunDirectory(dir, {
@@ -58,23 +49,8 @@ export async function auditCommand(args: AuditArgs, deps: CliDeps): Promise<numb
     else printAudit(result, deps);
     return result.ok ? 0 : EXIT_AUDIT_FAILED;
   } catch (error) {
-    const unreadable =
-      error instanceof ArtifactError ||
-      (error instanceof ConfigError && error.code === 'unknown_run');
-    if (args.json)
-      deps.printer.json({
-        ok: false,
-        error: {
-          code: error instanceof CfhError ? error.code : 'internal_error',
-          message: errorMessage(error),
-        },
-      });
-    else deps.printer.err(`cfh audit: ${errorMessage(error)}`);
-    return unreadable
-      ? EXIT_EVIDENCE_UNREADABLE
-      : error instanceof CfhError
-        ? EXIT_EVIDENCE_UNREADABLE
-        : EXIT_AUDIT_FAILED;
+    // Evidence it cannot read, a run id that names no run: 2 (exit-status.ts).
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 

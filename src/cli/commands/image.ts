@@ -132,7 +132,7 @@ export async function imageBuildCommand(args: ImageBuildArgs, deps: CliDeps): Pr
       );
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
+    const code = reportFailure(error, deps, { json: args.json });
     return code === 125 ? 1 : code;
   }
 }
@@ -189,7 +189,7 @@ export async function imageListCommand(args: { json: boolean }, deps: CliDeps): 
         );
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
+    const code = reportFailure(error, deps, { json: args.json });
     return code === 125 ? 1 : code;
   }
 }
@@ -234,7 +234,7 @@ export async function imageRemoveCommand(
     else for (const ref of refs) deps.printer.out(`removed ${ref}`);
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
+    const code = reportFailure(error, deps, { json: args.json });
     return code === 125 ? 1 : code;
   }
 }

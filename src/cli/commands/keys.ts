@@ -33,7 +33,6 @@ export async function keysInitCommand(args: { json: boolean }, deps: CliDeps): P
     }
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
-    return code === 125 ? 1 : code;
+    return reportFailure(error, deps, { json: args.json });
   }
 }

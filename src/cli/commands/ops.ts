@@ -15,7 +15,7 @@ export function capabilitiesCommand(args: { profile?: string | undefined }, deps
     deps.printer.json(describeCapabilities(profile));
     return 0;
   } catch (error) {
-    return reportFailure(error, deps, true);
+    return reportFailure(error, deps, { json: true });
   }
 }
 
@@ -48,7 +48,7 @@ export async function doctorCommand(
     }
     return healthy ? 0 : 1;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -83,7 +83,7 @@ export async function reapCommand(
     }
     return entries.some((e) => e.action === 'failed') ? 1 : 0;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 

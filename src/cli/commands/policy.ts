@@ -61,6 +61,6 @@ export function policyExplainCommand(
       p.out(`matched    tier ${m.tier} ${m.class.padEnd(5)} ${m.decision} ${m.rule}: ${m.reason}`);
     return 0;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }

@@ -27,7 +27,7 @@ export function profilesListCommand(args: { json: boolean }, deps: CliDeps): num
     else for (const r of rows) deps.printer.out(`${r.name.padEnd(16)} ${r.description}`);
     return 0;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -121,6 +121,7 @@ export function profilesShowCommand(
     });
     return 0;
   } catch (error) {
-    return reportFailure(error, deps, true);
+    // No --json: a refusal is the one line on stderr, never a JSON document on stdout.
+    return reportFailure(error, deps, { json: false });
   }
 }

@@ -1,7 +1,7 @@
 // `cfh runs diff RUN_ID` (the patch a draft run left) and `cfh runs apply RUN_ID` (its
 // commit to the host, approved on a terminal or with --yes; governance extension, "Draft
 // vs commit policy").
-import { CfhError, WorkspaceError, errorMessage } from '../../errors.js';
+import { CfhError, WorkspaceError } from '../../errors.js';
 import { createHash } from 'node:crypto';
 import {
   applyRun,
@@ -61,7 +61,7 @@ export async function runsDiffCommand(
     }
     return ok ? 0 : 1;
   } catch (error) {
-    return failed(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -188,13 +188,12 @@ function sideText(side: PatchSide | null, c: PatchChange): string {
 }
 
 function failed(error: unknown, deps: CliDeps, json: boolean): number {
-  if (json || !(error instanceof CfhError)) return reportFailure(error, deps, json);
   // The conflicting hunks, as diff3 shows them, before the one-line refusal.
-  const hunks = ConflictDetails.safeParse(error.details);
-  if (error.code === 'merge_conflict' && hunks.success)
-    for (const line of hunks.data.hunks) deps.printer.err(line);
-  deps.printer.err(`cfh: ${error.code}: ${errorMessage(error)}`);
-  return error.exitCode;
+  if (!json && error instanceof CfhError && error.code === 'merge_conflict') {
+    const hunks = ConflictDetails.safeParse(error.details);
+    if (hunks.success) for (const line of hunks.data.hunks) deps.printer.err(line);
+  }
+  return reportFailure(error, deps, { json });
 }
 
 const ConflictDetails = z.object({ hunks: z.array(z.string()) });

@@ -11,7 +11,7 @@ import { ConfigError } from '../../errors.js';
 import type { CliDeps } from '../deps.js';
 import { outputTarget, writeStdout } from '../output-target.js';
 import { reportFailure } from '../report-failure.js';
-import { resolveRunDir } from './audit.js';
+import { resolveRunDir } from '../../evidence/runs-index.js';
 
 export async function runsReportCommand(
   args: {
@@ -56,7 +56,6 @@ export async function runsReportCommand(
     else deps.printer.out(target.path);
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
-    return code === 125 ? 2 : code;
+    return reportFailure(error, deps, { json: args.json });
   }
 }

@@ -11,7 +11,7 @@ import { ConfigError } from '../../errors.js';
 import type { CliDeps } from '../deps.js';
 import { outputTarget, writeStdout } from '../output-target.js';
 import { reportFailure } from '../report-failure.js';
-import { resolveRunDir } from './audit.js';
+import { resolveRunDir } from '../../evidence/runs-index.js';
 
 export async function runsPruneCommand(
   args: {
@@ -54,8 +54,7 @@ export async function runsPruneCommand(
     }
     return entries.some((e) => e.action === 'failed') ? 1 : 0;
   } catch (error) {
-    const code = reportFailure(error, deps, args.json);
-    return code === 125 ? 2 : code;
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 
@@ -99,7 +98,6 @@ export async function runsExportCommand(
     if (target.kind === 'file') deps.printer.out(target.path);
     return 0;
   } catch (error) {
-    const code = reportFailure(error, deps, false);
-    return code === 125 ? 2 : code;
+    return reportFailure(error, deps, { json: false });
   }
 }

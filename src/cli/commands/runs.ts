@@ -134,7 +134,7 @@ export async function runsShowCommand(
     for (const e of run.events) p.out(`  ${String(e.seq).padStart(3)} ${e.ts} ${e.type}`);
     return v.ok ? 0 : 1;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json });
   }
 }
 

@@ -24,7 +24,7 @@ export async function sandboxRunCommand(
   try {
     request = runRequestOf(raw, command);
   } catch (error) {
-    return reportFailure(error, deps, json);
+    return reportFailure(error, deps, { json, surface: 'run' });
   }
   return request.kind === 'agent'
     ? agentRunCommand(request, deps)
@@ -69,6 +69,6 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
     } else printer.err(runEndLine('command', outcome, args.artifactRoot));
     return outcome.exitCode;
   } catch (error) {
-    return reportFailure(error, deps, args.json);
+    return reportFailure(error, deps, { json: args.json, surface: 'run' });
   }
 }

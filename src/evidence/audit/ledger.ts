@@ -4,9 +4,10 @@
 // longer occurs, so the ledger can neither hide a new problem nor outlive a fixed one.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../../errors.js';
+import { parseYamlText, YamlSyntaxError, type ParsedYaml } from '../../config/yaml-file.js';
+import { describeIssues } from '../../config/zod-issues.js';
 import { PACKAGE_ROOT } from '../../paths.js';
 
 export const LedgerEntry = z.strictObject({
@@ -34,11 +35,25 @@ export function loadLedger(file = LEDGER_FILE): LedgerEntry[] {
       value: file,
     });
   }
-  const parsed = Ledger.safeParse(parse(text));
+  // The yaml library's own messages span lines and quote the text: where, never what
+  // (yaml-file.ts, zod-issues.ts).
+  let yaml: ParsedYaml;
+  try {
+    yaml = parseYamlText(text);
+  } catch (error) {
+    if (!(error instanceof YamlSyntaxError)) throw error;
+    throw new ConfigError(
+      'ledger_invalid',
+      `expected-failures ledger ${error.in(file)}`,
+      { field: '--expected', value: file },
+      'fix the YAML syntax there',
+    );
+  }
+  const parsed = Ledger.safeParse(yaml.value);
   if (!parsed.success)
     throw new ConfigError(
       'ledger_invalid',
-      `expected-failures ledger ${file}: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+      `expected-failures ledger ${file}: ${describeIssues(parsed.error, { schema: Ledger, locate: yaml.locate })}`,
       { field: '--expected', value: file },
     );
   return parsed.data.entries;
