@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import { CfhError, EngineError, errorMessage } from '../errors.js';
 import { OutputCapture, type CaptureResult } from '../evidence/output-capture.js';
 import type { RunDirectory } from '../evidence/run-directory.js';
-import type { CreatedContainer } from '../substrate/runtime.js';
+import type { CreatedContainer, StartedContainer, TerminalSize } from '../substrate/runtime.js';
 import type { RunPlan } from './run-plan.js';
 import type { Assurance } from './snapshot.js';
 import {
@@ -31,6 +31,16 @@ export interface RunIo {
   /** Live destinations; undefined captures only (--json). */
   readonly stdout?: NodeJS.WritableStream | undefined;
   readonly stderr?: NodeJS.WritableStream | undefined;
+  /** `-i`: what the command's stdin receives (the plan's spec says `stdin: forwarded`). */
+  readonly stdin?: NodeJS.ReadableStream | undefined;
+  /** `-t`: the operator's terminal, whose size the command's follows. */
+  readonly terminal?: TerminalSizeSource | undefined;
+}
+
+export interface TerminalSizeSource {
+  size(): TerminalSize | undefined;
+  /** Calls `listener` on every resize (SIGWINCH); returns the unsubscribe. */
+  onResize(listener: () => void): () => void;
 }
 
 export interface RunTimings {
@@ -99,6 +109,8 @@ export async function executeSandboxRun(
           removed: r?.removed ?? false,
         },
         outputs: relativeOutputs(captures),
+        // With a TTY, outputs/stdout is the session's transcript (stderr is merged in it).
+        io: { stdin: plan.spec.stdin ?? 'null', tty: plan.spec.tty === true },
         timings: timingsOf(r, times),
       };
     },
@@ -170,18 +182,22 @@ async function runCommand(
     { containerId: created.id, name: created.name, seccompSha256: plan.spec.seccomp.sha256 },
     true,
   );
-  const output = await created.attach(signal);
+  // -i: the stdin is handed over now and streamed in once the workload runs (past the gate).
+  const forwarded = plan.spec.stdin === 'forwarded' ? io.stdin : undefined;
+  const output = await created.attach(signal, { stdin: forwarded });
   output.stdout.pipe(stdout);
   output.stderr.pipe(stderr);
   attached = true;
   signal.throwIfAborted();
-  const started = await created.start(signal);
+  const terminal = plan.spec.tty === true ? io.terminal : undefined;
+  const started = await created.start(signal, { terminalSize: terminal?.size() });
   const tStart = performance.now();
   session.markStarted();
   await dir.events.append('container_started', { containerId: started.id }, true);
   await dir.writeProgress('running', { containerId: started.id });
   session.startSweep();
   progress(partial(null, false, tStart, tStart));
+  if (terminal !== undefined) session.stack.defer(followTerminal(started, terminal, log));
 
   let stop: 'wall_time' | 'cancelled' | undefined;
   const kill = (why: 'wall_time' | 'cancelled'): void => {
@@ -255,6 +271,22 @@ async function runCommand(
           ? { kind: 'memory' }
           : { kind: 'exited', exitCode: exit.exitCode };
   return { end, result: partial(exit.exitCode, exit.oomKilled, tStart, tExit) };
+}
+
+/** The container's terminal follows the operator's on every resize (its first size is set at start). */
+function followTerminal(
+  started: StartedContainer,
+  terminal: TerminalSizeSource,
+  log: Logger,
+): () => void {
+  const resize = (): void => {
+    const size = terminal.size();
+    if (size === undefined) return;
+    started.resize(size).catch((e: unknown) => {
+      log.warn({ err: errorMessage(e) }, 'terminal resize failed');
+    });
+  };
+  return terminal.onResize(resize);
 }
 
 function capture(

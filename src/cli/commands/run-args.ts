@@ -4,13 +4,20 @@
 import type { SandboxRunOptions } from '../../engine/run-plan.js';
 
 /** What both kinds share: the profile, workspace, mounts, limits, network and output. */
-export interface RunRequestCommon extends Omit<SandboxRunOptions, 'command' | 'planning'> {
+export interface RunRequestCommon extends Omit<
+  SandboxRunOptions,
+  'command' | 'planning' | 'interactive' | 'tty'
+> {
   readonly json: boolean;
 }
 
 export interface CommandRunRequest extends RunRequestCommon {
   readonly kind: 'command';
   readonly command: readonly string[];
+  /** `-i`: cfh's stdin streamed into the command's. */
+  readonly interactive: boolean;
+  /** `-t`: a pseudo-terminal for the command. */
+  readonly tty: boolean;
 }
 
 export interface AgentRunRequest extends RunRequestCommon {

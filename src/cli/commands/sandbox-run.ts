@@ -6,7 +6,9 @@ import { planSandboxRun } from '../../engine/run-plan.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
+import type { HostInput } from '../host-terminal.js';
 import { buildRunDeps } from '../run-deps.js';
+import { ConfigError } from '../../errors.js';
 import type { CommandRunRequest, RunRequest } from './run-args.js';
 import { readFlags } from '../flags/flag.js';
 import { RUN_FLAGS } from '../flags/run-flags.js';
@@ -33,20 +35,38 @@ export async function sandboxRunCommand(
 async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promise<number> {
   const { printer } = deps;
   try {
+    const input = checkInput(args, deps);
     const owner = currentOwner();
     const plan = planSandboxRun(args, deps.env, currentHostIdentity(), owner);
     // On a TTY the command's bytes are sanitized on their way to the terminal; a pipe or a
-    // file gets them byte-exact (and outputs/<stream> always does).
-    const live = args.json ? undefined : printer.liveOutput();
+    // file gets them byte-exact (and outputs/<stream> always does). With -t the command
+    // drives the terminal it was given, as under `docker run -t`: its bytes pass as they are.
+    const live = args.json || args.tty ? undefined : printer.liveOutput();
+    const shown =
+      live !== undefined
+        ? { stdout: live.stdout, stderr: live.stderr }
+        : args.json
+          ? {}
+          : { stdout: printer.stdout, stderr: printer.stderr };
     const run = await buildRunDeps(deps, owner);
+    // -it: raw mode while attached, restored on every way out of the run (host-terminal.ts).
+    const restore = args.tty && args.interactive ? input?.raw() : undefined;
     const outcome = await executeSandboxRun(
       plan,
       run.deps,
-      live === undefined ? {} : { stdout: live.stdout, stderr: live.stderr },
+      {
+        ...shown,
+        ...(args.interactive && input !== undefined ? { stdin: input.stream } : {}),
+        ...(args.tty && input !== undefined ? { terminal: input.size } : {}),
+      },
       run.signal,
-    ).finally(() => live?.flush());
+    ).finally(() => {
+      restore?.();
+      live?.flush();
+    });
     if (args.json) {
       printer.json({
+        io: { stdin: args.interactive ? 'forwarded' : 'null', tty: args.tty },
         runId: outcome.runId,
         status: outcome.status,
         exitCode: outcome.exitCode,
@@ -68,4 +88,22 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
   } catch (error) {
     return reportFailure(error, deps, args.json);
   }
+}
+
+/** `-t` needs a terminal on stdin (docker: "the input device is not a TTY"). */
+function checkInput(args: CommandRunRequest, deps: CliDeps): HostInput | undefined {
+  const input = deps.input;
+  if (args.tty && input?.isTerminal !== true) {
+    throw new ConfigError(
+      'tty_required',
+      "-t needs a terminal; cfh's stdin is not one (drop -t, and give -i to pipe input in)",
+      { field: '-t' },
+    );
+  }
+  if (args.interactive && input === undefined) {
+    throw new ConfigError('tty_required', '-i: this cfh has no stdin to forward', {
+      field: '-i',
+    });
+  }
+  return input;
 }

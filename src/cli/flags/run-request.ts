@@ -57,10 +57,18 @@ export function runRequestOf(
     deny: o.deny,
     artifactRoot: o.artifactRoot,
     json: o.json,
+    env: o.env,
+    envFiles: o.envFile,
   };
   if (o.prompt === undefined) {
     refuseMisplaced(raw, 'command');
-    const request: CommandRunRequest = { ...common, kind: 'command', command };
+    const request: CommandRunRequest = {
+      ...common,
+      kind: 'command',
+      command,
+      interactive: o.interactive,
+      tty: o.tty,
+    };
     return request;
   }
   if (command.length > 0) {
