@@ -190,14 +190,17 @@ async function runCommand(
   attached = true;
   signal.throwIfAborted();
   const terminal = plan.spec.tty === true ? io.terminal : undefined;
-  const started = await created.start(signal, { terminalSize: terminal?.size() });
+  // Followed from before the start: a resize while the container starts is not lost.
+  const follow = terminal === undefined ? undefined : followTerminal(terminal, log);
+  if (follow !== undefined) session.stack.defer(follow.stop);
+  const started = await created.start(signal, { terminalSize: follow?.first });
+  follow?.attach(started);
   const tStart = performance.now();
   session.markStarted();
   await dir.events.append('container_started', { containerId: started.id }, true);
   await dir.writeProgress('running', { containerId: started.id });
   session.startSweep();
   progress(partial(null, false, tStart, tStart));
-  if (terminal !== undefined) session.stack.defer(followTerminal(started, terminal, log));
 
   let stop: 'wall_time' | 'cancelled' | undefined;
   const kill = (why: 'wall_time' | 'cancelled'): void => {
@@ -273,20 +276,42 @@ async function runCommand(
   return { end, result: partial(exit.exitCode, exit.oomKilled, tStart, tExit) };
 }
 
-/** The container's terminal follows the operator's on every resize (its first size is set at start). */
+/**
+ * The container's terminal follows the operator's: its first size is set at start, every
+ * resize after (SIGWINCH) is applied once the container runs, one that came while it was
+ * starting included.
+ */
 function followTerminal(
-  started: StartedContainer,
   terminal: TerminalSizeSource,
   log: Logger,
-): () => void {
+): {
+  first: TerminalSize | undefined;
+  attach(started: StartedContainer): void;
+  stop: () => void;
+} {
+  const first = terminal.size();
+  let started: StartedContainer | undefined;
+  let missed = false;
   const resize = (): void => {
     const size = terminal.size();
     if (size === undefined) return;
+    if (started === undefined) {
+      missed = true;
+      return;
+    }
     started.resize(size).catch((e: unknown) => {
       log.warn({ err: errorMessage(e) }, 'terminal resize failed');
     });
   };
-  return terminal.onResize(resize);
+  const stop = terminal.onResize(resize);
+  return {
+    first,
+    attach: (s) => {
+      started = s;
+      if (missed) resize();
+    },
+    stop,
+  };
 }
 
 function capture(
