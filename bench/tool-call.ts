@@ -108,6 +108,7 @@ import type {
   NetworkFacts,
   ProgressListener,
   StartedContainer,
+  TerminalSize,
   StartedGuard,
 } from '../src/substrate/runtime.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../src/tools/builtins.js';
@@ -327,6 +328,10 @@ class TimedStarted implements StartedContainer {
 
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
     return this.#clock.time(() => this.#inner.exec(argv, options));
+  }
+
+  resize(size: TerminalSize, signal?: AbortSignal): Promise<void> {
+    return this.#clock.time(() => this.#inner.resize(size, signal));
   }
 
   remove(): Promise<void> {

@@ -3,6 +3,7 @@ import type { CfhEnvironment } from '../config/env.js';
 import type { Logger } from '../log.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import type { Printer } from './print.js';
+import type { HostInput } from './host-terminal.js';
 
 export interface CliDeps {
   readonly env: CfhEnvironment;
@@ -14,6 +15,8 @@ export interface CliDeps {
   readonly signal: AbortSignal;
   /** The operator's terminal, where an approval can be asked for (`runs apply`). */
   readonly terminal?: Terminal | undefined;
+  /** cfh's stdin and terminal, for `sandbox run -i`/`-t`; absent: neither can be given. */
+  readonly input?: HostInput | undefined;
 }
 
 export interface Terminal {

@@ -11,6 +11,7 @@ import { EXIT_CANNOT_START } from '../errors.js';
 import { buildProgram } from './program.js';
 import { usageExitStatus } from './exit-status.js';
 import { processPrinter } from './print.js';
+import { hostInput } from './host-terminal.js';
 
 let done = false;
 let finalCode: number | undefined;
@@ -61,6 +62,7 @@ async function main(argv: string[]): Promise<number> {
       printer,
       runtime: () => (runtime ??= new DockerRuntime({ dockerHost: env.dockerHost })),
       signal: controller.signal,
+      input: hostInput(process.stdin, process.stdout, process),
       terminal: {
         interactive: process.stdin.isTTY,
         ask: async (question, signal) => {

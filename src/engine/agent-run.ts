@@ -10,7 +10,7 @@ import { Mediator } from '../mediator/mediator.js';
 import type { RunFacts } from '../mediator/policy.js';
 import { policyFor } from './policy-explain.js';
 import { scrubMessage, scrubbingGateway } from './disclosure.js';
-import { Scrubber } from '../tools/host/scrub.js';
+import { MIN_CREDENTIAL_CHARS, Scrubber, type HeldCredential } from '../tools/host/scrub.js';
 import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import { planHostTools } from '../tools/host/host-plan.js';
 import {
@@ -146,6 +146,21 @@ function slotsOf(request: AgentRequest): PromptSlots {
   return { ...slots, context: [planContext(fromPlan), ...(slots.context ?? [])] };
 }
 
+/**
+ * `--env`/`--env-file` values are the `exec` tool's env (like the profile's), and secrets by
+ * default: a tool's output that shows one (`env`, `echo $TOKEN`) reaches neither the model
+ * nor the evidence. Matched whole; a value shorter than a credential's floor is not one the
+ * scrubber can find without redacting ordinary text (docs/operators.md says so).
+ */
+function commandEnvSecrets(plan: RunPlan): HeldCredential[] {
+  return Object.keys(plan.commandEnv).flatMap((name) => {
+    const value = plan.spec.env[name];
+    return value !== undefined && value.length >= MIN_CREDENTIAL_CHARS
+      ? [{ name, value, fragments: false }]
+      : [];
+  });
+}
+
 export async function executeAgentRun(
   plan: RunPlan,
   request: AgentRequest,
@@ -164,14 +179,15 @@ export async function executeAgentRun(
   // One scrubber for a run with host tools: every credential it holds, at every chokepoint
   // (disclosure.ts). Fragments only of the host tools' credentials: those are what a tool's
   // schema or output could split; the gateway's key is matched whole.
-  const scrubber = new Scrubber(
-    hostPlan.tools.length === 0
+  const scrubber = new Scrubber([
+    ...(hostPlan.tools.length === 0
       ? []
       : [
           ...hostPlan.credentials,
           ...(deps.hostTools?.heldCredentials ?? []).map((c) => ({ ...c, fragments: false })),
-        ],
-  );
+        ]),
+    ...commandEnvSecrets(plan),
+  ]);
   const host: { open?: OpenHostTools } = {};
   const blocked = new BlockedCalls();
   const card = loadRateCard();

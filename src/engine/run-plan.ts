@@ -10,6 +10,7 @@ import { parsePositiveNumber, parseSize } from '../config/size.js';
 import { describeIssues } from '../config/zod-issues.js';
 import { checkEngineLimits } from '../config/engine-limits.js';
 import type { CfhEnvironment } from '../config/env.js';
+import { resolveCommandEnv, type CommandEnvSource } from '../config/command-env.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { canonicalJson } from '../evidence/canonical-json.js';
 import { newRunId } from '../evidence/run-id.js';
@@ -43,6 +44,7 @@ import type { ContainerSpec } from '../substrate/container-spec.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
 import { CFH_VERSION } from '../version.js';
+import { credentialDigest, digestKey } from '../tools/host/credentials.js';
 import { policyFor, runFactsOf } from './policy-explain.js';
 
 export interface SandboxRunOptions {
@@ -77,6 +79,14 @@ export interface SandboxRunOptions {
   readonly failOnBlocked?: boolean | undefined;
   /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
   readonly planning?: boolean | undefined;
+  /** `-i`: cfh's stdin is streamed into the command's; without it the command's is empty. */
+  readonly interactive?: boolean | undefined;
+  /** `-t`: the command runs on a pseudo-terminal. */
+  readonly tty?: boolean | undefined;
+  /** `--env K=V` / `--env K`, in order. */
+  readonly env?: readonly string[] | undefined;
+  /** `--env-file FILE`, in order (before every --env). */
+  readonly envFiles?: readonly string[] | undefined;
   readonly command: readonly string[];
 }
 
@@ -84,6 +94,8 @@ export interface PlannedImage extends Pick<ResolvedImage, 'kind' | 'ref' | 'buil
   /** The egress guard's image (cfh's sandbox image), when the posture has network. */
   readonly guard: Pick<ResolvedImage, 'ref' | 'buildCommand'> | undefined;
 }
+/** What the evidence keeps of one `--env`/`--env-file` variable: never its value. */
+export type CommandEnvRecord = CommandEnvSource & { readonly digest: string };
 
 export interface RunPlan {
   readonly runId: string;
@@ -119,6 +131,12 @@ export interface RunPlan {
     /** Planning mode: FIFOs in the mounts, a channel out that `ro` does not close. */
     readonly specialFiles?: SpecialFileCheck | undefined;
   };
+  /**
+   * The variables `--env`/`--env-file` gave (their values are in `spec.env` only): name →
+   * source and a digest keyed with the machine's digest key, so a value is never guessable
+   * from the evidence (tools/host/credentials.ts).
+   */
+  readonly commandEnv: Readonly<Record<string, CommandEnvRecord>>;
 }
 
 export function planSandboxRun(
@@ -157,6 +175,8 @@ export function planSandboxRun(
   parseDestinations('network.deny', profile.network.deny);
   // Validate every size now, not when the spec is derived.
   const outputBytes = parseSize('limits.outputBytes', profile.limits.outputBytes);
+  const commandEnv = resolveCommandEnv(options, env.credentialSource, cwd);
+  const hasCommandEnv = Object.keys(commandEnv.values).length > 0;
 
   // Resolved, once, with the other mount sources: a missing workspace or one that is not a
   // directory is refused there, on the object that would be mounted.
@@ -187,9 +207,9 @@ export function planSandboxRun(
   const artifactRoot = resolveArtifactRoot(spelled(options.artifactRoot ?? env.artifactRoot), host);
   checkArtifactRoot(artifactRoot, mounts);
   // Host-tool credentials get a digest keyed with the machine's digest key (made on first use).
-  const makesDigestKey = profile.hostTools.some((t) =>
-    Object.values(t.env).some((v) => !('value' in v)),
-  );
+  const makesDigestKey =
+    hasCommandEnv ||
+    profile.hostTools.some((t) => Object.values(t.env).some((v) => !('value' in v)));
   checkSigningKey(env.keyDir, artifactRoot, mounts, makesDigestKey);
   checkHostProcessLedger(env.hostProcessDir, mounts);
 
@@ -228,6 +248,9 @@ export function planSandboxRun(
     containerName: `cfh-${runId}`,
     labels: ownerLabels(runId, owner, CFH_VERSION),
     planning: options.planning === true,
+    commandEnv: commandEnv.values,
+    stdin: options.interactive === true ? 'forwarded' : 'null',
+    tty: options.tty === true,
     egress:
       egress === undefined
         ? undefined
@@ -258,7 +281,24 @@ export function planSandboxRun(
     },
     egress,
     mountChecks: { swappable, engineSockets: sockets, specialFiles },
+    commandEnv: recordCommandEnv(commandEnv, env.credentialSource),
   };
+}
+
+/** Names, sources and keyed digests; the key is read (or made) only when there is a value. */
+function recordCommandEnv(
+  commandEnv: ReturnType<typeof resolveCommandEnv>,
+  hostEnv: NodeJS.ProcessEnv,
+): Record<string, CommandEnvRecord> {
+  const names = Object.keys(commandEnv.values).sort();
+  if (names.length === 0) return {};
+  const key = digestKey(hostEnv);
+  return Object.fromEntries(
+    names.map((name) => {
+      const source = commandEnv.sources[name] ?? { from: 'flag' as const };
+      return [name, { ...source, digest: credentialDigest(key, commandEnv.values[name] ?? '') }];
+    }),
+  );
 }
 
 /**

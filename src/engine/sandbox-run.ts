@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import { CfhError, EngineError, errorMessage } from '../errors.js';
 import { OutputCapture, type CaptureResult } from '../evidence/output-capture.js';
 import type { RunDirectory } from '../evidence/run-directory.js';
-import type { CreatedContainer } from '../substrate/runtime.js';
+import type { CreatedContainer, StartedContainer, TerminalSize } from '../substrate/runtime.js';
 import type { RunPlan } from './run-plan.js';
 import type { Assurance } from './snapshot.js';
 import {
@@ -32,6 +32,16 @@ export interface RunIo {
   /** Live destinations; undefined captures only (--json). */
   readonly stdout?: NodeJS.WritableStream | undefined;
   readonly stderr?: NodeJS.WritableStream | undefined;
+  /** `-i`: what the command's stdin receives (the plan's spec says `stdin: forwarded`). */
+  readonly stdin?: NodeJS.ReadableStream | undefined;
+  /** `-t`: the operator's terminal, whose size the command's follows. */
+  readonly terminal?: TerminalSizeSource | undefined;
+}
+
+export interface TerminalSizeSource {
+  size(): TerminalSize | undefined;
+  /** Calls `listener` on every resize (SIGWINCH); returns the unsubscribe. */
+  onResize(listener: () => void): () => void;
 }
 
 export interface RunTimings {
@@ -102,6 +112,8 @@ export async function executeSandboxRun(
           removed: r?.removed ?? false,
         },
         outputs: relativeOutputs(captures),
+        // With a TTY, outputs/stdout is the session's transcript (stderr is merged in it).
+        io: { stdin: plan.spec.stdin ?? 'null', tty: plan.spec.tty === true },
         timings: timingsOf(r, times),
       };
     },
@@ -174,12 +186,19 @@ async function runCommand(
     { containerId: created.id, name: created.name, seccompSha256: plan.spec.seccomp.sha256 },
     true,
   );
-  const output = await created.attach(signal);
+  // -i: the stdin is handed over now and streamed in once the workload runs (past the gate).
+  const forwarded = plan.spec.stdin === 'forwarded' ? io.stdin : undefined;
+  const output = await created.attach(signal, { stdin: forwarded });
   output.stdout.pipe(stdout);
   output.stderr.pipe(stderr);
   attached = true;
   signal.throwIfAborted();
-  const started = await created.start(signal);
+  const terminal = plan.spec.tty === true ? io.terminal : undefined;
+  // Followed from before the start: a resize while the container starts is not lost.
+  const follow = terminal === undefined ? undefined : followTerminal(terminal, log);
+  if (follow !== undefined) session.stack.defer(follow.stop);
+  const started = await created.start(signal, { terminalSize: follow?.first });
+  follow?.attach(started);
   const tStart = performance.now();
   session.markStarted();
   await dir.events.append('container_started', { containerId: started.id }, true);
@@ -259,6 +278,44 @@ async function runCommand(
           ? { kind: 'memory' }
           : { kind: 'exited', exitCode: exit.exitCode };
   return { end, result: partial(exit.exitCode, exit.oomKilled, tStart, tExit) };
+}
+
+/**
+ * The container's terminal follows the operator's: its first size is set at start, every
+ * resize after (SIGWINCH) is applied once the container runs, one that came while it was
+ * starting included.
+ */
+function followTerminal(
+  terminal: TerminalSizeSource,
+  log: Logger,
+): {
+  first: TerminalSize | undefined;
+  attach(started: StartedContainer): void;
+  stop: () => void;
+} {
+  const first = terminal.size();
+  let started: StartedContainer | undefined;
+  let missed = false;
+  const resize = (): void => {
+    const size = terminal.size();
+    if (size === undefined) return;
+    if (started === undefined) {
+      missed = true;
+      return;
+    }
+    started.resize(size).catch((e: unknown) => {
+      log.warn({ err: errorMessage(e) }, 'terminal resize failed');
+    });
+  };
+  const stop = terminal.onResize(resize);
+  return {
+    first,
+    attach: (s) => {
+      started = s;
+      if (missed) resize();
+    },
+    stop,
+  };
 }
 
 function capture(

@@ -135,6 +135,10 @@ export function buildSnapshot(
     },
     workingDir: plan.spec.workingDir,
     command: plan.spec.command,
+    // `-i`/`-t`: whether the command read cfh's stdin, and on a pseudo-terminal.
+    io: { stdin: plan.spec.stdin ?? 'null', tty: plan.spec.tty === true },
+    // `--env`/`--env-file`: names, where each came from, keyed digests; never a value.
+    commandEnv: plan.commandEnv,
     // AH-CONT-4: the posture, its lists, and who enforces it.
     network: {
       ...plan.profile.network,

@@ -23,6 +23,11 @@ export interface SpecInputs {
   readonly labels: Readonly<Record<string, string>>;
   /** Planning mode: the seccomp filter refuses unix sockets (seccomp/argument-rules.ts). */
   readonly planning?: boolean | undefined;
+  /** `--env`/`--env-file` variables, over the profile's env. */
+  readonly commandEnv?: Readonly<Record<string, string>> | undefined;
+  /** `forwarded`: cfh's stdin is streamed in (`-i`); else the workload's stdin is empty. */
+  readonly stdin?: 'null' | 'forwarded' | undefined;
+  readonly tty?: boolean | undefined;
   /** Set when the posture is `allowlist` or `open`: the workload joins the guard's namespace. */
   readonly egress?: { readonly guard: string; readonly resolvConf: string } | undefined;
 }
@@ -48,7 +53,9 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     user: inputs.user,
     workingDir: WORKSPACE_TARGET,
     command: [...inputs.command],
-    env: { ...BASE_ENV, ...profile.env },
+    // The command line's over the profile's, as the profile's over cfh's base: PATH too
+    // (the operator's command, in the operator's sandbox; the gate never sees it).
+    env: { ...BASE_ENV, ...profile.env, ...inputs.commandEnv },
     mounts:
       inputs.egress === undefined
         ? inputs.mounts
@@ -79,5 +86,7 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
       pidsLimit: profile.limits.pids,
     },
     labels: inputs.labels,
+    stdin: inputs.stdin ?? 'null',
+    tty: inputs.tty === true,
   };
 }

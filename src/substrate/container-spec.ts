@@ -79,6 +79,14 @@ export interface ContainerSpec {
     readonly pidsLimit: number;
   };
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The workload's stdin: `null` (absent: /dev/null, or under the gate its word only, then
+   * end of file) or `forwarded` (cfh streams its own stdin in once the workload runs; its
+   * end closes the workload's stdin).
+   */
+  readonly stdin?: 'null' | 'forwarded' | undefined;
+  /** A pseudo-terminal for the workload: stdout and stderr are its one stream. */
+  readonly tty?: boolean | undefined;
 }
 
 /** What the evidence shows of a spec: everything but env values and the filter body. */

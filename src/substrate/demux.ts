@@ -56,3 +56,29 @@ export class Demultiplexer extends Writable {
     done();
   }
 }
+
+/**
+ * A TTY container's one stream (no frames: the terminal merges stdout and stderr) handed to
+ * `stdout` with the same backpressure; its end ends both destinations.
+ */
+export class TerminalStream extends Writable {
+  readonly #out: readonly [NodeJS.WritableStream, NodeJS.WritableStream];
+
+  constructor(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream) {
+    super({ highWaterMark: 64 * 1024 });
+    this.#out = [stdout, stderr];
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (e?: Error | null) => void): void {
+    if (this.#out[0].write(chunk)) done();
+    else
+      this.#out[0].once('drain', () => {
+        done();
+      });
+  }
+
+  override _final(done: (e?: Error | null) => void): void {
+    for (const o of this.#out) o.end();
+    done();
+  }
+}

@@ -6,7 +6,7 @@ import { PassThrough, Transform, type TransformCallback } from 'node:stream';
 import type { ContainerSpec } from './container-spec.js';
 import { engineError, isStatus } from './docker-errors.js';
 import { execIn } from './docker-exec.js';
-import { Demultiplexer } from './demux.js';
+import { Demultiplexer, TerminalStream } from './demux.js';
 import {
   GATE_END,
   GATE_REPORT_MAX_BYTES,
@@ -16,12 +16,15 @@ import {
   verifyGateReport,
 } from './mount-gate.js';
 import type {
+  AttachOptions,
   AttachedOutput,
   ContainerExit,
   CreatedContainer,
   ExecOptions,
   ExecResult,
+  StartOptions,
   StartedContainer,
+  TerminalSize,
 } from './runtime.js';
 import { ContainmentError } from '../errors.js';
 
@@ -41,6 +44,8 @@ export class DockerCreatedContainer implements CreatedContainer {
   readonly id: string;
   readonly name: string;
   #io: AttachedIo | undefined;
+  /** What is forwarded to the workload's stdin once it runs (spec `stdin: forwarded`). */
+  #input: NodeJS.ReadableStream | undefined;
   #removed = false;
 
   constructor(container: Docker.Container, spec: ContainerSpec) {
@@ -54,27 +59,35 @@ export class DockerCreatedContainer implements CreatedContainer {
     return this.#spec.mountCheck === 'gate';
   }
 
-  async attach(signal?: AbortSignal): Promise<AttachedOutput> {
+  async attach(signal?: AbortSignal, options: AttachOptions = {}): Promise<AttachedOutput> {
+    if (options.stdin !== undefined && this.#spec.stdin !== 'forwarded')
+      throw new Error(`${this.name} was not created to take a forwarded stdin`);
     const io = await this.#attach(signal);
+    this.#input = options.stdin;
     return { stdout: io.stdout, stderr: io.stderr };
   }
 
   async #attach(signal: AbortSignal | undefined): Promise<AttachedIo> {
     if (this.#io !== undefined) return this.#io;
     const gated = this.#gated;
+    const withStdin = gated || this.#spec.stdin === 'forwarded';
+    const tty = this.#spec.tty === true;
     try {
       const raw = (await this.#container.attach({
         stream: true,
         stdout: true,
         stderr: true,
         logs: false,
-        ...(gated ? { stdin: true, hijack: true } : {}),
+        ...(withStdin ? { stdin: true, hijack: true } : {}),
         ...abortable(signal),
       })) as NodeJS.ReadWriteStream & NodeJS.ReadableStream;
       const stdout = new PassThrough();
       const stderr = new PassThrough();
-      const gate = gated ? new GateReport() : undefined;
-      const demux = new Demultiplexer(gate ?? stdout, stderr);
+      const gate = gated ? new GateReport(tty) : undefined;
+      // A TTY's stream has no frames: it is the workload's stdout, stderr stays empty.
+      const demux = tty
+        ? new TerminalStream(gate ?? stdout, stderr)
+        : new Demultiplexer(gate ?? stdout, stderr);
       if (gate !== undefined) gate.pipe(stdout);
       raw.pipe(demux);
       // A stream that errors or closes without ending still ends both outputs.
@@ -83,14 +96,14 @@ export class DockerCreatedContainer implements CreatedContainer {
       };
       raw.on('close', end);
       raw.on('error', end);
-      this.#io = { stdout, stderr, report: gate?.report, stdin: gated ? raw : undefined };
+      this.#io = { stdout, stderr, report: gate?.report, stdin: withStdin ? raw : undefined };
       return this.#io;
     } catch (error) {
       throw engineError(error, `attach ${this.name}`);
     }
   }
 
-  async start(signal?: AbortSignal): Promise<StartedContainer> {
+  async start(signal?: AbortSignal, options: StartOptions = {}): Promise<StartedContainer> {
     let io = this.#io;
     if (this.#gated && io === undefined) {
       // Nobody reads this container's output (a tool container): drain it after the gate.
@@ -104,12 +117,24 @@ export class DockerCreatedContainer implements CreatedContainer {
       recheckSources(this.#spec);
       throw engineError(error, `start ${this.name}`);
     }
-    if (io?.report !== undefined) await this.#passGate(io, signal);
-    return new DockerStartedContainer(this.#container, this.#spec, () => this.remove());
+    const started = new DockerStartedContainer(this.#container, this.#spec, () => this.remove());
+    const size = this.#spec.tty === true ? options.terminalSize : undefined;
+    const resize = async (): Promise<void> => {
+      // Best effort: a terminal of the wrong size is no reason to fail the run.
+      if (size !== undefined) await started.resize(size, signal).catch(() => undefined);
+    };
+    if (io?.report !== undefined) await this.#passGate(io, signal, resize);
+    else await resize();
+    if (io !== undefined) this.#forwardStdin(io);
+    return started;
   }
 
   /** Waits for the gate's report, compares it, and lets the workload run, or stops it. */
-  async #passGate(io: AttachedIo, signal: AbortSignal | undefined): Promise<void> {
+  async #passGate(
+    io: AttachedIo,
+    signal: AbortSignal | undefined,
+    beforeWord: () => Promise<void>,
+  ): Promise<void> {
     const timeout = AbortSignal.timeout(GATE_TIMEOUT_MS);
     const stop = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
     try {
@@ -125,8 +150,25 @@ export class DockerCreatedContainer implements CreatedContainer {
         {},
       );
     }
+    await beforeWord();
     io.stdin?.write(GATE_WORD);
-    io.stdin?.end();
+  }
+
+  /**
+   * The workload runs: its stdin is what cfh was given, from here (nothing of it reached the
+   * gate), and ends with it; without a forwarded stdin it ends now (the gate's word was all).
+   */
+  #forwardStdin(io: AttachedIo): void {
+    const raw = io.stdin;
+    if (raw === undefined) return;
+    const input = this.#input;
+    if (input === undefined) {
+      raw.end();
+      return;
+    }
+    // pipe() ends the attach's write side (the workload's end of file) when the input
+    // ends, and lets go of the input when the container's stream closes (killed, exited).
+    input.pipe(raw, { end: true });
   }
 
   async remove(): Promise<void> {
@@ -161,9 +203,18 @@ class GateReport extends Transform {
   #reject!: (error: Error) => void;
   #head: Buffer = Buffer.alloc(0);
   #done = false;
+  /** A terminal's line ending (its output turns \n into \r\n). */
+  readonly #eol: string;
+  /**
+   * On a TTY the terminal echoes cfh's word before the gate's `read` returns, so before any
+   * byte of the workload: taken off the stream like the report.
+   */
+  #echo: Buffer | undefined;
 
-  constructor() {
+  constructor(tty: boolean) {
     super();
+    this.#eol = tty ? '\r\n' : '\n';
+    this.#echo = tty ? Buffer.from(GATE_WORD.replace('\n', '\r\n')) : undefined;
     this.report = new Promise((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -174,11 +225,11 @@ class GateReport extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     if (this.#done) {
-      done(null, chunk);
+      this.#passEcho(chunk, done);
       return;
     }
     this.#head = Buffer.concat([this.#head, chunk]);
-    const marker = this.#head.indexOf(`${GATE_END}\n`);
+    const marker = this.#head.indexOf(`${GATE_END}${this.#eol}`);
     if (marker < 0) {
       if (this.#head.length > GATE_REPORT_MAX_BYTES) {
         this.#done = true;
@@ -188,15 +239,35 @@ class GateReport extends Transform {
       return;
     }
     this.#done = true;
-    const lines = this.#head.subarray(0, marker).toString('utf8').split('\n');
+    const lines = this.#head.subarray(0, marker).toString('utf8').split(this.#eol);
     this.#resolve(lines.filter((l) => l !== ''));
-    const rest = this.#head.subarray(marker + GATE_END.length + 1);
+    const rest = this.#head.subarray(marker + GATE_END.length + this.#eol.length);
     this.#head = Buffer.alloc(0);
+    this.#passEcho(rest, done);
+  }
+
+  /** Passes `chunk` on, less the terminal's echo of the word if that is what starts it. */
+  #passEcho(chunk: Buffer, done: TransformCallback): void {
+    const echo = this.#echo;
+    if (echo === undefined) {
+      done(null, chunk.length > 0 ? chunk : undefined);
+      return;
+    }
+    const head = Buffer.concat([this.#head, chunk]);
+    if (head.length < echo.length && echo.subarray(0, head.length).equals(head)) {
+      this.#head = head;
+      done();
+      return;
+    }
+    this.#echo = undefined;
+    this.#head = Buffer.alloc(0);
+    const rest = head.subarray(0, echo.length).equals(echo) ? head.subarray(echo.length) : head;
     done(null, rest.length > 0 ? rest : undefined);
   }
 
   override _flush(done: TransformCallback): void {
     if (!this.#done) this.#reject(new Error('the container ended before its gate reported'));
+    else if (this.#head.length > 0) this.push(this.#head);
     done();
   }
 }
@@ -263,6 +334,16 @@ class DockerStartedContainer implements StartedContainer {
       ...options,
       ...(this.#spec.mountCheck === 'gate' ? { env: this.#spec.env } : {}),
     });
+  }
+
+  async resize(size: TerminalSize, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.#container.resize({ h: size.rows, w: size.columns, ...abortable(signal) });
+    } catch (error) {
+      // 404: gone; 409: not running. A terminal resized as the workload ends is no error.
+      if (isStatus(error, 404, 409)) return;
+      throw engineError(error, `resize ${this.name}`);
+    }
   }
 
   async running(signal?: AbortSignal): Promise<boolean> {

@@ -6,6 +6,8 @@ import { gatedCommand } from './mount-gate.js';
 
 export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOptions {
   const gated = spec.mountCheck === 'gate';
+  // The gate reads cfh's word on stdin; a forwarded stdin follows it (docker-container.ts).
+  const stdin = gated || spec.stdin === 'forwarded';
   return {
     name: spec.name,
     Image: spec.image,
@@ -21,12 +23,13 @@ export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOpti
     User: spec.user,
     WorkingDir: spec.workingDir,
     Labels: { ...spec.labels },
-    AttachStdin: gated,
+    AttachStdin: stdin,
     AttachStdout: true,
     AttachStderr: true,
-    OpenStdin: gated,
-    StdinOnce: gated,
-    Tty: false,
+    OpenStdin: stdin,
+    // The attach that wrote it closing its stdin is the workload's end of file.
+    StdinOnce: stdin,
+    Tty: spec.tty === true,
     NetworkDisabled: spec.networkMode === 'none',
     HostConfig: {
       Runtime: spec.engineRuntime,

@@ -57,6 +57,27 @@ export interface AttachedOutput {
   readonly stderr: Readable;
 }
 
+export interface AttachOptions {
+  /**
+   * Streamed into the workload's stdin once it runs (past the gate, when there is one);
+   * its end closes that stdin. Only for a spec with `stdin: 'forwarded'`.
+   */
+  readonly stdin?: NodeJS.ReadableStream | undefined;
+}
+
+export interface TerminalSize {
+  readonly rows: number;
+  readonly columns: number;
+}
+
+export interface StartOptions {
+  /**
+   * A TTY container's first size. Under the gate it is set before the workload runs, so
+   * the workload's first look at its terminal sees it; without one, right after the start.
+   */
+  readonly terminalSize?: TerminalSize | undefined;
+}
+
 export interface StartedContainer extends AsyncDisposable {
   readonly id: string;
   readonly name: string;
@@ -67,6 +88,8 @@ export interface StartedContainer extends AsyncDisposable {
   running(signal?: AbortSignal): Promise<boolean>;
   /** Runs argv in the running container as its user; output bounded per stream. */
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult>;
+  /** A TTY container's terminal size (the engine's resize); a gone container is not an error. */
+  resize(size: TerminalSize, signal?: AbortSignal): Promise<void>;
   /** Idempotent: removing a removed container is not an error. */
   remove(): Promise<void>;
 }
@@ -91,8 +114,8 @@ export interface CreatedContainer extends AsyncDisposable {
   readonly id: string;
   readonly name: string;
   /** Must be called before start so no output is lost. */
-  attach(signal?: AbortSignal): Promise<AttachedOutput>;
-  start(signal?: AbortSignal): Promise<StartedContainer>;
+  attach(signal?: AbortSignal, options?: AttachOptions): Promise<AttachedOutput>;
+  start(signal?: AbortSignal, options?: StartOptions): Promise<StartedContainer>;
   remove(): Promise<void>;
 }
 

@@ -6,7 +6,7 @@ import type { SandboxRunOptions } from '../../engine/run-plan.js';
 /** What both kinds share: the profile, workspace, mounts, limits, network and output. */
 export interface RunRequestCommon extends Omit<
   SandboxRunOptions,
-  'command' | 'planning' | 'describing' | 'failOnBlocked'
+  'command' | 'planning' | 'describing' | 'failOnBlocked' | 'interactive' | 'tty'
 > {
   readonly json: boolean;
   /** `--events jsonl`: the run's event records on stdout as they are appended. */
@@ -16,6 +16,10 @@ export interface RunRequestCommon extends Omit<
 export interface CommandRunRequest extends RunRequestCommon {
   readonly kind: 'command';
   readonly command: readonly string[];
+  /** `-i`: cfh's stdin streamed into the command's. */
+  readonly interactive: boolean;
+  /** `-t`: a pseudo-terminal for the command. */
+  readonly tty: boolean;
 }
 
 export interface AgentRunRequest extends RunRequestCommon {

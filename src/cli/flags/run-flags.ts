@@ -49,6 +49,28 @@ export const RUN_FLAGS = {
   deny: listFlag('--deny <dest>', 'deny egress to DEST; deny wins over allow (repeatable)'),
   artifactRoot: ARTIFACT_ROOT_FLAG,
   json: { ...JSON_FLAG, help: 'capture output and print one JSON result' },
+  interactive: switchFlag(
+    '-i, --interactive',
+    "forward cfh's stdin to the command until its end (without -i the command's stdin is empty, /dev/null)",
+    {
+      lands: 'command',
+      // The model is an agent run's only input: there is no stdin to forward to it.
+      hint: "an agent run's model has no stdin; drop -i and -t",
+    },
+  ),
+  tty: switchFlag(
+    '-t, --tty',
+    'run the command on a pseudo-terminal (needs one on stdin; -it for an interactive shell); its output passes to the terminal unfiltered',
+    { lands: 'command', hint: "an agent run's model has no stdin; drop -i and -t" },
+  ),
+  env: listFlag(
+    '-e, --env <name[=value]>',
+    "set NAME in the sandbox's environment; NAME alone takes cfh's own value (repeatable; values are kept out of the evidence)",
+  ),
+  envFile: listFlag(
+    '--env-file <file>',
+    "read NAME=VALUE lines (docker's env-file syntax) into the sandbox's environment (repeatable)",
+  ),
   prompt: valueFlag(
     '--prompt <text>',
     'agent run: the direct command to the model (instead of COMMAND)',

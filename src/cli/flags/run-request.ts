@@ -60,6 +60,8 @@ export function runRequestOf(
     artifactRoot: o.artifactRoot,
     json: o.json,
     events: o.events,
+    env: o.env,
+    envFiles: o.envFile,
   };
   if (o.events !== undefined && o.json) {
     // Both would be stdout; the --json result's fields are in report.json and the last events.
@@ -71,7 +73,13 @@ export function runRequestOf(
   }
   if (o.prompt === undefined) {
     refuseMisplaced(raw, 'command');
-    const request: CommandRunRequest = { ...common, kind: 'command', command };
+    const request: CommandRunRequest = {
+      ...common,
+      kind: 'command',
+      command,
+      interactive: o.interactive,
+      tty: o.tty,
+    };
     return request;
   }
   if (command.length > 0) {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { Count, RunIdString, Sha256Hex, TerminalStatus } from './common.js';
 import { AttemptEstimate, BudgetExceeded, ReportedUsage } from './events-model.js';
 import { BlockedSummary } from './events-tools.js';
-import { FromPlan, SnapshotAssurance, SnapshotModel } from './snapshot.js';
+import { FromPlan, SnapshotAssurance, SnapshotIo, SnapshotModel } from './snapshot.js';
 import { EventAnchor } from './state.js';
 
 export const REPORT_SCHEMA = 'cfh.report/1';
@@ -52,6 +52,8 @@ export const Report = z.strictObject({
     .strictObject({ id: z.string().nullable(), name: z.string(), removed: z.boolean() })
     .optional(),
   outputs: z.record(z.string(), OutputRecord).optional(),
+  /** `-i`/`-t`; with a TTY, outputs.stdout is the session's transcript. */
+  io: SnapshotIo.optional(),
   timings: z.record(z.string(), z.number()).optional(),
   // An agent run.
   model: SnapshotModel.optional(),

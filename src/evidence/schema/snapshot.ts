@@ -45,6 +45,28 @@ export const SnapshotContainerSpec = z.looseObject({
   seccomp: z.looseObject({ sha256: Sha256Hex, enforcement: z.string() }),
 });
 
+export const SnapshotIo = z.strictObject({
+  stdin: z.enum(['null', 'forwarded']),
+  tty: z.boolean(),
+});
+
+/** `hmac-sha256:<key id>:<hex>` under the machine's digest key, or `unavailable`. */
+const KeyedDigest = z.union([
+  z.string().regex(/^hmac-sha256:[0-9a-f]{16}:[0-9a-f]{64}$/),
+  z.literal('unavailable'),
+]);
+
+const CommandEnvRecord = z.discriminatedUnion('from', [
+  z.strictObject({ from: z.literal('flag'), digest: KeyedDigest }),
+  z.strictObject({ from: z.literal('host'), digest: KeyedDigest }),
+  z.strictObject({
+    from: z.literal('file'),
+    file: z.string(),
+    line: z.number().int().positive(),
+    digest: KeyedDigest,
+  }),
+]);
+
 export const SnapshotNetwork = z.looseObject({
   mode: z.enum(['disabled', 'allowlist', 'open']),
   allow: z.array(z.string()),
@@ -145,6 +167,10 @@ export const Snapshot = z.strictObject({
   workingDir: z.string(),
   /** The command of a command run; null for an agent run (its tools run commands). */
   command: z.array(z.string()).nullable(),
+  /** `-i`/`-t`: the command's stdin (cfh's, or empty) and whether it had a TTY. */
+  io: SnapshotIo.optional(),
+  /** `--env`/`--env-file`: per name its source and a keyed digest, never the value. */
+  commandEnv: z.record(z.string(), CommandEnvRecord).optional(),
   network: SnapshotNetwork,
   limits: z.record(z.string(), z.number()),
   containerSpec: SnapshotContainerSpec,
