@@ -26,6 +26,7 @@ import {
   type MountRequest,
 } from '../sandbox/mount-policy.js';
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
+import { CA_BUNDLE_FILE, loadCaBundle, type CaBundle } from '../sandbox/ca-bundle.js';
 import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { spelledWorkingDirectory } from '../sandbox/source-resolution.js';
@@ -65,6 +66,8 @@ export interface SandboxRunOptions {
   readonly workspaceMode?: string | undefined;
   /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
   readonly planning?: boolean | undefined;
+  /** `--ca-bundle FILE`, over the profile's `network.caBundle`. */
+  readonly caBundle?: string | undefined;
   readonly command: readonly string[];
 }
 
@@ -93,6 +96,8 @@ export interface RunPlan {
   readonly spec: ContainerSpec;
   /** Names of the egress network, guard and config, when the posture has network. */
   readonly egress: EgressNames | undefined;
+  /** The CA bundle's certificates, read and checked now; the session writes them. */
+  readonly caBundle: CaBundle | undefined;
   /** What planning found about the mounts: who else could replace a source, socket search. */
   readonly mountChecks: {
     readonly swappable: ReturnType<typeof checkSwappable>;
@@ -129,7 +134,7 @@ export function planSandboxRun(
   const profileRef = options.profile ?? 'default';
   // A profile file's relative mounts are relative to it: found from the same directory.
   const loaded = loadProfile(isBuiltinReference(profileRef) ? profileRef : spelled(profileRef));
-  const { profile, overrides } = applyOverrides(loaded.profile, options);
+  const { profile, overrides } = applyOverrides(loaded.profile, options, spelled);
   checkProfileTools(profileRef, profile);
   // The policy compiles (unique ids, valid regexes) before anything exists (AH-INV-4).
   policyFor(profile, runFactsOf(profile));
@@ -189,6 +194,14 @@ export function planSandboxRun(
     : undefined;
   const sockets = checkEngineSockets(mounts, sandboxUser.user, engineSockets(env.dockerHost));
   const specialFiles = options.planning === true ? findFifos(mounted) : undefined;
+  // Read now, once: a missing or wrong file fails before anything exists (AH-INV-4).
+  const caBundle =
+    profile.network.caBundle === undefined
+      ? undefined
+      : loadCaBundle(
+          profile.network.caBundle,
+          options.caBundle === undefined ? 'profile network.caBundle' : '--ca-bundle',
+        );
   const runId = newRunId();
   const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);
   const spec = deriveContainerSpec({
@@ -204,6 +217,8 @@ export function planSandboxRun(
       egress === undefined
         ? undefined
         : { guard: egress.guard, resolvConf: path.join(egress.configDir, 'resolv.conf') },
+    // Written into the run directory by the session, before any container exists.
+    caBundle: caBundle === undefined ? undefined : path.join(artifactRoot, runId, CA_BUNDLE_FILE),
   });
   return {
     runId,
@@ -220,6 +235,7 @@ export function planSandboxRun(
     outputBytes,
     spec,
     egress,
+    caBundle,
     mountChecks: { swappable, engineSockets: sockets, specialFiles },
   };
 }
@@ -246,6 +262,7 @@ export function checkProfileTools(ref: string, profile: Profile): void {
 function applyOverrides(
   base: Profile,
   options: SandboxRunOptions,
+  spelled: (p: string) => string,
 ): { profile: Profile; overrides: Record<string, string> } {
   const overrides: Record<string, string> = {};
   const limits = { ...base.limits };
@@ -283,6 +300,11 @@ function applyOverrides(
   if (options.deny !== undefined && options.deny.length > 0) {
     network.deny = [...network.deny, ...options.deny];
     overrides.deny = options.deny.join(' ');
+  }
+  if (options.caBundle !== undefined) {
+    // Relative to where cfh was started, as the shell spelled it (like --mount).
+    network.caBundle = path.resolve(spelled(options.caBundle));
+    overrides['ca-bundle'] = options.caBundle;
   }
   const budgets = { ...base.budgets };
   for (const flag of BUDGET_FLAGS) {

@@ -19,6 +19,8 @@ import { reapOrphans } from './reaper.js';
 import { sweepSetid } from '../sandbox/setid-sweep.js';
 import { closeDraft, prepareDraft } from './draft-session.js';
 import { DraftWatch } from './draft-watch.js';
+import { chmod } from 'node:fs/promises';
+import { CA_BUNDLE_FILE, type CaBundle } from '../sandbox/ca-bundle.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -157,6 +159,7 @@ export async function runSession<R>(
     await using dir = await RunDirectory.create(plan.artifactRoot, plan.runId, deps.owner);
     // The exact filter the engine receives, so an operator can read what the container ran under.
     await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
+    if (plan.caBundle !== undefined) await writeCaBundle(dir, plan.caBundle);
     // Draft mode: the copy exists (and its baseline is recorded) before the snapshot names it.
     const prepared = await prepareDraft(plan, dir, log, signal);
     await using draft = prepared.draft;
@@ -350,4 +353,21 @@ export function errorRecord(error: CfhError | undefined): ErrorRecord | null {
   return error === undefined
     ? null
     : { code: error.code, boundary: error.boundary, message: error.message };
+}
+
+/**
+ * The CA bundle's certificates, where the spec mounts them from: the run directory, so the
+ * bytes the sandbox trusts are evidence (digest in the snapshot, and the file itself).
+ * World-readable: the sandbox user reads it, and it holds public certificates only.
+ */
+async function writeCaBundle(dir: RunDirectory, bundle: CaBundle): Promise<void> {
+  const sha256 = await dir.writeFile(CA_BUNDLE_FILE, bundle.pem);
+  // The run's redactor may rewrite what it writes; the sandbox must get what was checked.
+  if (sha256 !== bundle.sha256)
+    throw new ContainmentError(
+      'evidence_broken',
+      `the CA bundle written (sha256 ${sha256}) is not the one checked (${bundle.sha256})`,
+      { file: CA_BUNDLE_FILE },
+    );
+  await chmod(dir.path(CA_BUNDLE_FILE), 0o644);
 }

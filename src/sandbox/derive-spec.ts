@@ -4,6 +4,7 @@ import type { Profile } from '../config/profile-schema.js';
 import { parseSize } from '../config/size.js';
 import { deriveSeccomp } from '../seccomp/derive.js';
 import type { ContainerSpec, SpecMount } from '../substrate/container-spec.js';
+import { CA_BUNDLE_ENV, CA_BUNDLE_TARGET } from './ca-bundle.js';
 import { WORKSPACE_TARGET } from './mount-policy.js';
 
 /** Names that cfh sets in every container; a profile may override their values. */
@@ -25,6 +26,8 @@ export interface SpecInputs {
   readonly planning?: boolean | undefined;
   /** Set when the posture is `allowlist` or `open`: the workload joins the guard's namespace. */
   readonly egress?: { readonly guard: string; readonly resolvConf: string } | undefined;
+  /** The canonical CA bundle cfh writes (sandbox/ca-bundle.ts), mounted at the trust path. */
+  readonly caBundle?: string | undefined;
 }
 
 /**
@@ -40,6 +43,16 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
   const { profile } = inputs;
   const memoryBytes = parseSize('limits.memory', profile.limits.memory);
   const tmpfsBytes = parseSize('limits.tmpfs', profile.limits.tmpfs);
+  const own: SpecMount[] = [];
+  if (inputs.egress !== undefined)
+    own.push({ source: inputs.egress.resolvConf, target: '/etc/resolv.conf', mode: 'ro' });
+  if (inputs.caBundle !== undefined)
+    own.push({ source: inputs.caBundle, target: CA_BUNDLE_TARGET, mode: 'ro' });
+  // Clients that keep their own trust store read the bundle too; a profile's env still wins.
+  const caEnv =
+    inputs.caBundle === undefined
+      ? {}
+      : Object.fromEntries(CA_BUNDLE_ENV.map((name) => [name, CA_BUNDLE_TARGET]));
   return {
     name: inputs.containerName,
     image: inputs.imageRef,
@@ -48,14 +61,8 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     user: inputs.user,
     workingDir: WORKSPACE_TARGET,
     command: [...inputs.command],
-    env: { ...BASE_ENV, ...profile.env },
-    mounts:
-      inputs.egress === undefined
-        ? inputs.mounts
-        : [
-            ...inputs.mounts,
-            { source: inputs.egress.resolvConf, target: '/etc/resolv.conf', mode: 'ro' as const },
-          ],
+    env: { ...BASE_ENV, ...caEnv, ...profile.env },
+    mounts: own.length === 0 ? inputs.mounts : [...inputs.mounts, ...own],
     tmpfs: { '/tmp': `rw,nosuid,nodev,size=${tmpfsBytes},mode=1777` },
     readOnlyRootfs: true,
     capDrop: ['ALL'],
