@@ -15,7 +15,7 @@ import { canonicalJson } from '../evidence/canonical-json.js';
 import { newRunId } from '../evidence/run-id.js';
 import { resolveImageReference } from '../image/recipe.js';
 import { parseDestinations } from '../network/destination.js';
-import { deriveContainerSpec } from '../sandbox/derive-spec.js';
+import { HOSTS_FILE, deriveContainerSpec } from '../sandbox/derive-spec.js';
 import {
   WORKSPACE_TARGET,
   checkArtifactRoot,
@@ -219,6 +219,7 @@ export function planSandboxRun(
         : { guard: egress.guard, resolvConf: path.join(egress.configDir, 'resolv.conf') },
     // Written into the run directory by the session, before any container exists.
     caBundle: caBundle === undefined ? undefined : path.join(artifactRoot, runId, CA_BUNDLE_FILE),
+    hosts: egress === undefined ? path.join(artifactRoot, runId, HOSTS_FILE) : undefined,
   });
   return {
     runId,

@@ -21,6 +21,7 @@ import { closeDraft, prepareDraft } from './draft-session.js';
 import { DraftWatch } from './draft-watch.js';
 import { chmod } from 'node:fs/promises';
 import { CA_BUNDLE_FILE, type CaBundle } from '../sandbox/ca-bundle.js';
+import { HOSTS_FILE, LOOPBACK_HOSTS } from '../sandbox/derive-spec.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -160,6 +161,8 @@ export async function runSession<R>(
     // The exact filter the engine receives, so an operator can read what the container ran under.
     await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
     if (plan.caBundle !== undefined) await writeCaBundle(dir, plan.caBundle);
+    // No network: the spec mounts this as /etc/hosts, so `localhost` resolves (derive-spec.ts).
+    if (plan.egress === undefined) await writeReadable(dir, HOSTS_FILE, LOOPBACK_HOSTS);
     // Draft mode: the copy exists (and its baseline is recorded) before the snapshot names it.
     const prepared = await prepareDraft(plan, dir, log, signal);
     await using draft = prepared.draft;
@@ -361,7 +364,7 @@ export function errorRecord(error: CfhError | undefined): ErrorRecord | null {
  * World-readable: the sandbox user reads it, and it holds public certificates only.
  */
 async function writeCaBundle(dir: RunDirectory, bundle: CaBundle): Promise<void> {
-  const sha256 = await dir.writeFile(CA_BUNDLE_FILE, bundle.pem);
+  const sha256 = await writeReadable(dir, CA_BUNDLE_FILE, bundle.pem);
   // The run's redactor may rewrite what it writes; the sandbox must get what was checked.
   if (sha256 !== bundle.sha256)
     throw new ContainmentError(
@@ -369,5 +372,11 @@ async function writeCaBundle(dir: RunDirectory, bundle: CaBundle): Promise<void>
       `the CA bundle written (sha256 ${sha256}) is not the one checked (${bundle.sha256})`,
       { file: CA_BUNDLE_FILE },
     );
-  await chmod(dir.path(CA_BUNDLE_FILE), 0o644);
+}
+
+/** A file of the run directory a container mounts: the sandbox user must read it. */
+async function writeReadable(dir: RunDirectory, file: string, body: string): Promise<string> {
+  const sha256 = await dir.writeFile(file, body);
+  await chmod(dir.path(file), 0o644);
+  return sha256;
 }

@@ -14,6 +14,16 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
   LANG: 'C.UTF-8',
 };
 
+/**
+ * The sandbox's /etc/hosts under `disabled`: the engine leaves the file empty with no
+ * network, so `localhost` would not resolve (glibc reads files, then DNS, which there is
+ * none of) and a repository's localhost-server tests would fail on the name alone. Under a
+ * network posture the workload shares the guard's, which names localhost already.
+ */
+export const LOOPBACK_HOSTS = '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n';
+/** Its name in the run directory, the mount's source. */
+export const HOSTS_FILE = 'hosts';
+
 export interface SpecInputs {
   readonly profile: Profile;
   readonly imageRef: string;
@@ -28,6 +38,8 @@ export interface SpecInputs {
   readonly egress?: { readonly guard: string; readonly resolvConf: string } | undefined;
   /** The canonical CA bundle cfh writes (sandbox/ca-bundle.ts), mounted at the trust path. */
   readonly caBundle?: string | undefined;
+  /** Without egress: where cfh writes LOOPBACK_HOSTS, mounted read-only at /etc/hosts. */
+  readonly hosts?: string | undefined;
 }
 
 /**
@@ -46,6 +58,8 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
   const own: SpecMount[] = [];
   if (inputs.egress !== undefined)
     own.push({ source: inputs.egress.resolvConf, target: '/etc/resolv.conf', mode: 'ro' });
+  if (inputs.egress === undefined && inputs.hosts !== undefined)
+    own.push({ source: inputs.hosts, target: '/etc/hosts', mode: 'ro' });
   if (inputs.caBundle !== undefined)
     own.push({ source: inputs.caBundle, target: CA_BUNDLE_TARGET, mode: 'ro' });
   // Clients that keep their own trust store read the bundle too; a profile's env still wins.

@@ -225,3 +225,46 @@ describe('network disabled: loopback works, no address outside the namespace ans
     expect(seccomp.grants.socketFamilies).toBe('unix-netlink-loopback-inet');
   });
 });
+
+// h11's localhost-server tests, in the shape they take: an HTTP server on a thread bound to
+// localhost, a client in the same process, under the profile real repositories run in.
+const HTTP_PROBE = String.raw`
+import http.server, threading, urllib.request
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ('echo ' + self.path).encode()
+        self.send_response(200); self.send_header('Content-Length', str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+class S6(http.server.ThreadingHTTPServer):
+    address_family = __import__('socket').AF_INET6
+for cls, host, url in ((http.server.ThreadingHTTPServer, 'localhost', 'http://localhost:%d/v4'),
+                       (S6, '::1', 'http://[::1]:%d/v6')):
+    srv = cls((host, 0), H); threading.Thread(target=srv.serve_forever, daemon=True).start()
+    print(urllib.request.urlopen(url % srv.server_address[1], timeout=10).read().decode())
+    srv.shutdown()
+`;
+
+describe('a repository localhost-server test (h11 style) under untrusted-repo', () => {
+  it('an HTTP server and client on localhost and ::1 work inside the sandbox', async () => {
+    await writeFile(path.join(workspace, 'http_probe.py'), HTTP_PROBE);
+    n += 1;
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--profile',
+      'untrusted-repo',
+      '--workspace-mode',
+      'ro',
+      '--workspace',
+      workspace,
+      '--artifact-root',
+      path.join(scratch, `art-${n}`),
+      '--',
+      'python3',
+      '/workspace/http_probe.py',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toBe('echo /v4\necho /v6\n');
+  });
+});

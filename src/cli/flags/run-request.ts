@@ -55,6 +55,7 @@ export function runRequestOf(
     network: o.network,
     allow: o.allow,
     deny: o.deny,
+    caBundle: o.caBundle,
     artifactRoot: o.artifactRoot,
     json: o.json,
   };
