@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   'artifact_root_shared',
   'artifact_root_unusable',
   'artifact_write_failed',
+  'ca_bundle_invalid',
+  'ca_bundle_missing',
   'command_missing',
   'command_name_invalid',
   'command_option_with_prompt',

@@ -165,6 +165,15 @@ function readLayer(
           },
         }
       : {}),
+    // The CA bundle likewise (sandbox/ca-bundle.ts resolves and reads it at plan time).
+    ...(parsed.data.network?.caBundle === undefined
+      ? {}
+      : {
+          network: {
+            ...parsed.data.network,
+            caBundle: path.resolve(baseDir, parsed.data.network.caBundle),
+          },
+        }),
     ...(parsed.data.hostTools === undefined
       ? {}
       : {

@@ -29,6 +29,9 @@ export const NetworkPosture = z.strictObject({
   mode: z.enum(['disabled', 'allowlist', 'open']),
   allow: z.array(z.string().min(1)).default([]),
   deny: z.array(z.string().min(1)).default([]),
+  // A PEM file of CA certificates the sandbox trusts instead of the image's bundle (a proxy
+  // that re-signs TLS); only its certificates are mounted (sandbox/ca-bundle.ts).
+  caBundle: z.string().min(1).optional(),
 });
 export type NetworkPosture = z.infer<typeof NetworkPosture>;
 
@@ -138,6 +141,7 @@ export const ProfileFile = z.strictObject({
       mode: NetworkPosture.shape.mode.optional(),
       allow: z.array(z.string().min(1)).optional(),
       deny: z.array(z.string().min(1)).optional(),
+      caBundle: NetworkPosture.shape.caBundle,
     })
     .optional(),
   limits: Limits.partial().optional(),

@@ -16,7 +16,7 @@ import { canonicalJson } from '../evidence/canonical-json.js';
 import { newRunId } from '../evidence/run-id.js';
 import { resolveImage, type ResolvedImage } from '../image/source.js';
 import { parseDestinations } from '../network/destination.js';
-import { deriveContainerSpec } from '../sandbox/derive-spec.js';
+import { HOSTS_FILE, deriveContainerSpec } from '../sandbox/derive-spec.js';
 import {
   WORKSPACE_TARGET,
   checkArtifactRoot,
@@ -27,6 +27,7 @@ import {
   type MountRequest,
 } from '../sandbox/mount-policy.js';
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
+import { CA_BUNDLE_FILE, loadCaBundle, type CaBundle } from '../sandbox/ca-bundle.js';
 import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { spelledWorkingDirectory } from '../sandbox/source-resolution.js';
@@ -87,6 +88,8 @@ export interface SandboxRunOptions {
   readonly env?: readonly string[] | undefined;
   /** `--env-file FILE`, in order (before every --env). */
   readonly envFiles?: readonly string[] | undefined;
+  /** `--ca-bundle FILE`, over the profile's `network.caBundle`. */
+  readonly caBundle?: string | undefined;
   readonly command: readonly string[];
 }
 
@@ -124,6 +127,8 @@ export interface RunPlan {
   readonly image: PlannedImage;
   /** Names of the egress network, guard and config, when the posture has network. */
   readonly egress: EgressNames | undefined;
+  /** The CA bundle's certificates, read and checked now; the session writes them. */
+  readonly caBundle: CaBundle | undefined;
   /** What planning found about the mounts: who else could replace a source, socket search. */
   readonly mountChecks: {
     readonly swappable: ReturnType<typeof checkSwappable>;
@@ -166,7 +171,7 @@ export function planSandboxRun(
   const profileRef = options.profile ?? 'default';
   // A profile file's relative mounts are relative to it: found from the same directory.
   const loaded = loadProfile(isBuiltinReference(profileRef) ? profileRef : spelled(profileRef));
-  const { profile, overrides } = applyOverrides(loaded.profile, options);
+  const { profile, overrides } = applyOverrides(loaded.profile, options, spelled);
   checkProfileTools(profileRef, profile);
   // The policy compiles (unique ids, valid regexes) before anything exists (AH-INV-4).
   policyFor(profile, runFactsOf(profile));
@@ -233,6 +238,14 @@ export function planSandboxRun(
   // EACCES (draft: the copy is the sandbox user's).
   if (options.describing !== true) checkWritableMounts(mounts, sandboxUser.user, host);
   const specialFiles = options.planning === true ? findFifos(mounted) : undefined;
+  // Read now, once: a missing or wrong file fails before anything exists (AH-INV-4).
+  const caBundle =
+    profile.network.caBundle === undefined
+      ? undefined
+      : loadCaBundle(
+          profile.network.caBundle,
+          options.caBundle === undefined ? 'profile network.caBundle' : '--ca-bundle',
+        );
   const runId = newRunId();
   const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);
   const image = resolveImage(profile.image, {
@@ -255,6 +268,9 @@ export function planSandboxRun(
       egress === undefined
         ? undefined
         : { guard: egress.guard, resolvConf: path.join(egress.configDir, 'resolv.conf') },
+    // Written into the run directory by the session, before any container exists.
+    caBundle: caBundle === undefined ? undefined : path.join(artifactRoot, runId, CA_BUNDLE_FILE),
+    hosts: egress === undefined ? path.join(artifactRoot, runId, HOSTS_FILE) : undefined,
   });
   return {
     runId,
@@ -280,6 +296,7 @@ export function planSandboxRun(
       guard: egress === undefined ? undefined : resolveImage('builtin:sandbox', { baseDir: cwd }),
     },
     egress,
+    caBundle,
     mountChecks: { swappable, engineSockets: sockets, specialFiles },
     commandEnv: recordCommandEnv(commandEnv, env.credentialSource),
   };
@@ -323,6 +340,7 @@ export function checkProfileTools(ref: string, profile: Profile): void {
 function applyOverrides(
   base: Profile,
   options: SandboxRunOptions,
+  spelled: (p: string) => string,
 ): { profile: Profile; overrides: Record<string, string> } {
   const overrides: Record<string, string> = {};
   const limits = { ...base.limits };
@@ -360,6 +378,11 @@ function applyOverrides(
   if (options.deny !== undefined && options.deny.length > 0) {
     network.deny = [...network.deny, ...options.deny];
     overrides.deny = options.deny.join(' ');
+  }
+  if (options.caBundle !== undefined) {
+    // Relative to where cfh was started, as the shell spelled it (like --mount).
+    network.caBundle = path.resolve(spelled(options.caBundle));
+    overrides['ca-bundle'] = options.caBundle;
   }
   const budgets = { ...base.budgets };
   for (const flag of BUDGET_FLAGS) {

@@ -21,6 +21,9 @@ import { sweepSetid } from '../sandbox/setid-sweep.js';
 import { closeDraft, prepareDraft } from './draft-session.js';
 import { DraftWatch } from './draft-watch.js';
 import type { PatchSummary } from './draft-workspace.js';
+import { chmod } from 'node:fs/promises';
+import { CA_BUNDLE_FILE, type CaBundle } from '../sandbox/ca-bundle.js';
+import { HOSTS_FILE, LOOPBACK_HOSTS } from '../sandbox/derive-spec.js';
 
 export interface RunDeps {
   readonly runtime: ContainerRuntime;
@@ -168,6 +171,9 @@ export async function runSession<R>(
     );
     // The exact filter the engine receives, so an operator can read what the container ran under.
     await dir.writeFile(RUN_FILES.seccomp, plan.spec.seccomp.json);
+    if (plan.caBundle !== undefined) await writeCaBundle(dir, plan.caBundle);
+    // No network: the spec mounts this as /etc/hosts, so `localhost` resolves (derive-spec.ts).
+    if (plan.egress === undefined) await writeReadable(dir, HOSTS_FILE, LOOPBACK_HOSTS);
     // Draft mode: the copy exists (and its baseline is recorded) before the snapshot names it.
     const prepared = await prepareDraft(plan, dir, log, signal);
     await using draft = prepared.draft;
@@ -364,4 +370,27 @@ export function errorRecord(error: CfhError | undefined): ErrorRecord | null {
   return error === undefined
     ? null
     : { code: error.code, boundary: error.boundary, message: error.message };
+}
+
+/**
+ * The CA bundle's certificates, where the spec mounts them from: the run directory, so the
+ * bytes the sandbox trusts are evidence (digest in the snapshot, and the file itself).
+ * World-readable: the sandbox user reads it, and it holds public certificates only.
+ */
+async function writeCaBundle(dir: RunDirectory, bundle: CaBundle): Promise<void> {
+  const sha256 = await writeReadable(dir, CA_BUNDLE_FILE, bundle.pem);
+  // The run's redactor may rewrite what it writes; the sandbox must get what was checked.
+  if (sha256 !== bundle.sha256)
+    throw new ContainmentError(
+      'evidence_broken',
+      `the CA bundle written (sha256 ${sha256}) is not the one checked (${bundle.sha256})`,
+      { file: CA_BUNDLE_FILE },
+    );
+}
+
+/** A file of the run directory a container mounts: the sandbox user must read it. */
+async function writeReadable(dir: RunDirectory, file: string, body: string): Promise<string> {
+  const sha256 = await dir.writeFile(file, body);
+  await chmod(dir.path(file), 0o644);
+  return sha256;
 }

@@ -7,6 +7,7 @@ import type { PreflightFacts } from './preflight.js';
 import type { RunPlan } from './run-plan.js';
 import type { DraftRecord } from './draft-workspace.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
+import { caBundleRecord } from '../sandbox/ca-bundle.js';
 import { CFH_VERSION } from '../version.js';
 
 export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
@@ -142,9 +143,12 @@ export function buildSnapshot(
     // AH-CONT-4: the posture, its lists, and who enforces it.
     network: {
       ...plan.profile.network,
+      // The bundle by digest and fingerprints (its certificates are in the run directory).
+      ...(plan.caBundle === undefined ? {} : { caBundle: caBundleRecord(plan.caBundle) }),
       enforcement:
         plan.egress === undefined
-          ? { kind: 'no-interface' }
+          ? // AH-CONT-4: `lo` is up and the only interface; inet sockets reach it alone.
+            { kind: 'no-interface', loopback: true }
           : {
               kind: 'egress-gateway',
               gateway: {

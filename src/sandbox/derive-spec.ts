@@ -4,6 +4,7 @@ import type { Profile } from '../config/profile-schema.js';
 import { parseSize } from '../config/size.js';
 import { deriveSeccomp } from '../seccomp/derive.js';
 import type { ContainerSpec, SpecMount } from '../substrate/container-spec.js';
+import { CA_BUNDLE_ENV, CA_BUNDLE_TARGET } from './ca-bundle.js';
 import { WORKSPACE_TARGET } from './mount-policy.js';
 
 /** Names that cfh sets in every container; a profile may override their values. */
@@ -12,6 +13,16 @@ export const BASE_ENV: Readonly<Record<string, string>> = {
   HOME: '/tmp',
   LANG: 'C.UTF-8',
 };
+
+/**
+ * The sandbox's /etc/hosts under `disabled`: the engine leaves the file empty with no
+ * network, so `localhost` would not resolve (glibc reads files, then DNS, which there is
+ * none of) and a repository's localhost-server tests would fail on the name alone. Under a
+ * network posture the workload shares the guard's, which names localhost already.
+ */
+export const LOOPBACK_HOSTS = '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n';
+/** Its name in the run directory, the mount's source. */
+export const HOSTS_FILE = 'hosts';
 
 export interface SpecInputs {
   readonly profile: Profile;
@@ -30,6 +41,10 @@ export interface SpecInputs {
   readonly tty?: boolean | undefined;
   /** Set when the posture is `allowlist` or `open`: the workload joins the guard's namespace. */
   readonly egress?: { readonly guard: string; readonly resolvConf: string } | undefined;
+  /** The canonical CA bundle cfh writes (sandbox/ca-bundle.ts), mounted at the trust path. */
+  readonly caBundle?: string | undefined;
+  /** Without egress: where cfh writes LOOPBACK_HOSTS, mounted read-only at /etc/hosts. */
+  readonly hosts?: string | undefined;
 }
 
 /**
@@ -45,6 +60,18 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
   const { profile } = inputs;
   const memoryBytes = parseSize('limits.memory', profile.limits.memory);
   const tmpfsBytes = parseSize('limits.tmpfs', profile.limits.tmpfs);
+  const own: SpecMount[] = [];
+  if (inputs.egress !== undefined)
+    own.push({ source: inputs.egress.resolvConf, target: '/etc/resolv.conf', mode: 'ro' });
+  if (inputs.egress === undefined && inputs.hosts !== undefined)
+    own.push({ source: inputs.hosts, target: '/etc/hosts', mode: 'ro' });
+  if (inputs.caBundle !== undefined)
+    own.push({ source: inputs.caBundle, target: CA_BUNDLE_TARGET, mode: 'ro' });
+  // Clients that keep their own trust store read the bundle too; a profile's env still wins.
+  const caEnv =
+    inputs.caBundle === undefined
+      ? {}
+      : Object.fromEntries(CA_BUNDLE_ENV.map((name) => [name, CA_BUNDLE_TARGET]));
   return {
     name: inputs.containerName,
     image: inputs.imageRef,
@@ -54,15 +81,10 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     workingDir: WORKSPACE_TARGET,
     command: [...inputs.command],
     // The command line's over the profile's, as the profile's over cfh's base: PATH too
-    // (the operator's command, in the operator's sandbox; the gate never sees it).
-    env: { ...BASE_ENV, ...profile.env, ...inputs.commandEnv },
-    mounts:
-      inputs.egress === undefined
-        ? inputs.mounts
-        : [
-            ...inputs.mounts,
-            { source: inputs.egress.resolvConf, target: '/etc/resolv.conf', mode: 'ro' as const },
-          ],
+    // (the operator's command, in the operator's sandbox; the gate never sees it). Clients
+    // that keep their own trust store read the CA bundle; a profile's env still wins.
+    env: { ...BASE_ENV, ...caEnv, ...profile.env, ...inputs.commandEnv },
+    mounts: own.length === 0 ? inputs.mounts : [...inputs.mounts, ...own],
     tmpfs: { '/tmp': `rw,nosuid,nodev,size=${tmpfsBytes},mode=1777` },
     readOnlyRootfs: true,
     capDrop: ['ALL'],

@@ -7,7 +7,14 @@
 // Linux constants (include/uapi/linux/sched.h, socket.h, personality.h, stat.h, fcntl.h).
 const CLONE_NAMESPACE_FLAGS = 0x7e020000; // NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 const AF_UNIX = 1;
+const AF_INET = 2;
+const AF_INET6 = 10;
 const AF_NETLINK = 16;
+const SOCK_TYPE_MASK = 0xf; // the type without SOCK_NONBLOCK / SOCK_CLOEXEC
+const SOCK_STREAM = 1;
+const SOCK_DGRAM = 2;
+const IPPROTO_TCP = 6;
+const IPPROTO_UDP = 17;
 const ENOSYS = 38;
 const DEFAULT_PERSONALITIES = [0x0, 0x8, 0x20000, 0x20008, 0xffffffff];
 const S_ISUID_S_ISGID = 0o6000;
@@ -61,18 +68,48 @@ export function personalityRules(): Rule[] {
 }
 
 /**
- * Network disabled: socket(2) only for AF_UNIX and AF_NETLINK; planning mode: never AF_UNIX
- * (with the network disabled, AF_NETLINK only; else every other family). A planning run's
- * mounts are read-only, yet connect(2) to a unix socket on one reaches a host service, and
- * connect's address lies in memory a filter cannot read: so no unix socket is made at all.
- * socketpair(2) stays: its two ends are the caller's own, named nowhere.
+ * Network disabled: socket(2) for AF_UNIX, AF_NETLINK, and AF_INET/AF_INET6 as TCP or UDP
+ * only. The container's namespace holds `lo` and nothing else (`--network none`), so an
+ * inet socket reaches only the container itself (AH-CONT-4): servers and clients on
+ * 127.0.0.1 and ::1 work, as under `docker run --network none`. Raw, packet and every other
+ * type or protocol (ICMP, SCTP, MPTCP, ...) stay refused by the filter, whatever the
+ * capabilities: their kernel code is attack surface that a loopback test does not need.
+ * Planning mode: never AF_UNIX (with the network disabled, AF_NETLINK and the loopback inet
+ * sockets; else every other family). A planning run's mounts are read-only, yet connect(2)
+ * to a unix socket on one reaches a host service, and connect's address lies in memory a
+ * filter cannot read: so no unix socket is made at all. A loopback inet socket reaches no
+ * host service: the namespace has no route out. socketpair(2) stays: its two ends are the
+ * caller's own, named nowhere.
  */
 export function socketRules(networkDisabled: boolean, planning: boolean): Rule[] {
   if (planning && !networkDisabled)
     return [allowWhen('socket', { index: 0, value: AF_UNIX, valueTwo: 0, op: 'SCMP_CMP_NE' })];
-  return (planning ? [AF_NETLINK] : [AF_UNIX, AF_NETLINK]).map((family) =>
-    allowWhen('socket', { index: 0, value: family, valueTwo: 0, op: 'SCMP_CMP_EQ' }),
+  const family = (value: number): RuleArg => ({ index: 0, value, valueTwo: 0, op: 'SCMP_CMP_EQ' });
+  const type = (value: number): RuleArg => ({
+    index: 1,
+    value: SOCK_TYPE_MASK,
+    valueTwo: value,
+    op: 'SCMP_CMP_MASKED_EQ',
+  });
+  const protocol = (value: number): RuleArg => ({
+    index: 2,
+    value,
+    valueTwo: 0,
+    op: 'SCMP_CMP_EQ',
+  });
+  const inet = [AF_INET, AF_INET6].flatMap((f) =>
+    [
+      [SOCK_STREAM, IPPROTO_TCP],
+      [SOCK_DGRAM, IPPROTO_UDP],
+    ].flatMap(([t = 0, p = 0]) => [
+      allowWhen('socket', family(f), type(t), protocol(0)),
+      allowWhen('socket', family(f), type(t), protocol(p)),
+    ]),
   );
+  const local = (planning ? [AF_NETLINK] : [AF_UNIX, AF_NETLINK]).map((f) =>
+    allowWhen('socket', family(f)),
+  );
+  return [...local, ...inet];
 }
 
 /** Where each mode-taking call has its mode (and, for open, its flags). */

@@ -93,12 +93,13 @@ export function deriveSeccomp(
       allow32BitAbis: compat,
       allow: [...grants.allow].sort(),
       abis: architectures.map((a) => ABI_NAMES[a] ?? a),
+      // Under `disabled` the inet families reach `lo` only (argument-rules.ts socketRules).
       socketFamilies: planning
         ? networkDisabled
-          ? 'netlink-only'
+          ? 'netlink-loopback-inet'
           : 'all-but-unix'
         : networkDisabled
-          ? 'unix-netlink-only'
+          ? 'unix-netlink-loopback-inet'
           : 'all',
     },
   };

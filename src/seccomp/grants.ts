@@ -50,7 +50,7 @@ export function checkGrants(
   }
   if (networkMode === 'disabled' && grants.allow.includes('socket')) {
     throw contradiction(
-      "seccomp.allow: 'socket' contradicts network.mode: disabled (which refuses AF_INET, AF_INET6 and AF_PACKET sockets)",
+      "seccomp.allow: 'socket' contradicts network.mode: disabled (which allows loopback TCP/UDP, unix and netlink sockets only, never AF_PACKET, raw or other families)",
       'seccomp.allow',
       'socket',
     );
@@ -78,12 +78,12 @@ export function checkGrants(
  * do (same index on every ABI) but one: an i386 program makes sockets through
  * socketcall(2), whose arguments, the address family among them, lie in memory a filter
  * cannot read. libseccomp turns a socket(2) rule into a socketcall(SYS_SOCKET) rule
- * without the argument check, so "AF_UNIX and AF_NETLINK only" could not be kept.
+ * without the argument check, so "unix, netlink and loopback TCP/UDP only" could not be kept.
  */
 function check32BitAbis(networkMode: NetworkMode, runtime: 'runc' | 'runsc'): void {
   if (networkMode === 'disabled') {
     throw contradiction(
-      'seccomp.allow32BitAbis contradicts network.mode: disabled: i386 programs create sockets through socketcall(), whose address family lies in memory a filter cannot read, so AF_INET and AF_INET6 could not be refused',
+      'seccomp.allow32BitAbis contradicts network.mode: disabled: i386 programs create sockets through socketcall(), whose address family lies in memory a filter cannot read, so AF_PACKET, raw and other families could not be refused',
       'seccomp.allow32BitAbis',
       true,
     );

@@ -37,7 +37,9 @@ export interface SeccompFilter {
     /** The ABIs the filter covers (`x86_64`, with the grant also `i386`, `x32`); a syscall
      * through any other kills the calling thread (SIGSYS). */
     readonly abis: readonly string[];
-    readonly socketFamilies: 'unix-netlink-only' | 'netlink-only' | 'all-but-unix' | 'all';
+    /** `*-loopback-inet`: AF_INET/AF_INET6 TCP and UDP, in a namespace that has only `lo`. */
+    readonly socketFamilies:
+      'unix-netlink-loopback-inet' | 'netlink-loopback-inet' | 'all-but-unix' | 'all';
   };
 }
 

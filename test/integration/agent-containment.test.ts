@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { dockerBridgeAddress } from './local-servers.js';
 import {
   agentRunArgs,
   cfh,
@@ -31,7 +32,7 @@ const PROBES = [
   exec(
     'python3',
     '-c',
-    'import socket\ntry:\n  socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n  print("inet allowed")\nexcept OSError as e:\n  print("inet", e.errno)',
+    `import socket\ns=socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ntry:\n  s.connect(("${dockerBridgeAddress()}", 9))\n  print("inet connected")\nexcept OSError as e:\n  print("inet", e.errno)\ntry:\n  socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n  print("packet allowed")\nexcept OSError as e:\n  print("packet", e.errno)`,
   ),
   exec(
     'python3',
@@ -67,8 +68,9 @@ describe.each(['per-run', 'per-call'])('tool calls in %s containers', (lifetime)
     expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
     expect(status).toMatch(/^Seccomp:\s+2$/m);
     expect(Number((await out(2)).trim())).toBeGreaterThan(0);
-    // Network disabled: the filter refuses AF_INET sockets (EPERM = 1).
-    expect((await out(3)).trim()).toBe('inet 1');
+    // Network disabled: a loopback-only namespace; the host's bridge address has no route
+    // (ENETUNREACH = 101), and the filter refuses AF_PACKET sockets (EPERM = 1).
+    expect((await out(3)).trim()).toBe('inet 101\npacket 1');
     // A new mount namespace is refused (EPERM).
     expect((await out(4)).trim()).toBe('unshare -1 1');
     expect((await out(5)).trim()).toBe('rootfs read-only');

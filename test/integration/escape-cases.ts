@@ -42,12 +42,20 @@ export const SOCKETCALLS = [
   'socketcall_packet',
   'socketcall_unix',
 ] as const;
-/** Every case that would make a socket the disabled network must refuse, per ABI. */
-export const NETWORK_SOCKETS = ['inet', 'inet6', 'packet'].flatMap((f) => [
-  `socket_${f}`,
-  ...ABIS.filter((a) => a !== 'x86_64').map((a) => via(`socket_${f}`, a)),
-  via(`socketcall_${f}`, 'i386'),
-]);
+/**
+ * Every case that would make a socket the disabled network must refuse, per ABI: AF_PACKET
+ * everywhere, and every family through the 32-bit ABIs, where socketcall hides the family
+ * (x86_64 AF_INET/AF_INET6 TCP is allowed: the namespace has only lo, escape-loopback.test.ts).
+ */
+export const NETWORK_SOCKETS = [
+  'socket_packet',
+  ...['inet', 'inet6', 'packet'].flatMap((f) => [
+    ...ABIS.filter((a) => a !== 'x86_64').map((a) => via(`socket_${f}`, a)),
+    via(`socketcall_${f}`, 'i386'),
+  ]),
+];
+/** x86_64 inet sockets the disabled network allows: they reach lo alone. */
+export const LOOPBACK_SOCKETS = ['socket_inet', 'socket_inet6'] as const;
 export const SCENARIOS = [
   'unshare_user',
   'mount_tmpfs',

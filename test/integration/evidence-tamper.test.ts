@@ -196,7 +196,8 @@ describe('cfh runs show verifies the whole run directory', () => {
     );
     const artifacts = events.filter((e) => e.type === 'artifact_written');
     expect(artifacts.map((e) => e.data.file).sort()).toEqual(
-      ['outputs/stderr', 'outputs/stdout', 'seccomp.json', 'snapshot.json'].sort(),
+      // hosts: the /etc/hosts of a run without network (localhost), mounted from here.
+      ['hosts', 'outputs/stderr', 'outputs/stdout', 'seccomp.json', 'snapshot.json'].sort(),
     );
     for (const a of artifacts) {
       const body = await readFile(path.join(commandRun, a.data.file));

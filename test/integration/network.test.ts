@@ -554,7 +554,7 @@ describe('host listeners are unreachable in every mode', () => {
     const snapshot = await readJson<Record<string, any>>(path.join(run.dir, 'snapshot.json'));
     expect(snapshot.network).toMatchObject({
       mode: 'disabled',
-      enforcement: { kind: 'no-interface' },
+      enforcement: { kind: 'no-interface', loopback: true },
     });
   });
 

@@ -273,8 +273,10 @@ describe('evidence', () => {
       workingDir: '/workspace',
     });
     expect(snapshot.containerSpec.seccomp.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // With the network disabled, cfh's /etc/hosts (localhost) from the run directory.
     expect(snapshot.containerSpec.mounts).toMatchObject([
       { source: workspace, target: '/workspace', mode: 'ro' },
+      { source: path.join(dir, 'hosts'), target: '/etc/hosts', mode: 'ro' },
     ]);
     expect(snapshot.containerSpec.envNames).toEqual(['HOME', 'LANG', 'PATH']);
     expect(snapshot.command).toEqual(['true']);
@@ -284,6 +286,7 @@ describe('evidence', () => {
     const types = (await readEvents(dir)).map((e) => e.type);
     // The evidence files enter the chain as they are written (artifact_written).
     expect(types).toEqual([
+      'artifact_written',
       'artifact_written',
       'artifact_written',
       'run_created',

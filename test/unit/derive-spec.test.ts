@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadProfile } from '../../src/config/profile-loader.js';
 import type { Profile } from '../../src/config/profile-schema.js';
-import { BASE_ENV, deriveContainerSpec, type SpecInputs } from '../../src/sandbox/derive-spec.js';
+import {
+  BASE_ENV,
+  LOOPBACK_HOSTS,
+  deriveContainerSpec,
+  type SpecInputs,
+} from '../../src/sandbox/derive-spec.js';
 import { describeSpec, type ContainerSpec } from '../../src/substrate/container-spec.js';
 import { toCreateOptions } from '../../src/substrate/docker-runtime.js';
 import { expectConfigError, must } from './helpers.js';
@@ -286,5 +291,34 @@ describe('toCreateOptions', () => {
     const base = defaultProfile();
     const { host } = create(deriveContainerSpec(inputs({ ...base, runtime: 'runsc' })));
     expect(host.Runtime).toBe('runsc');
+  });
+});
+
+// The class: under `disabled` the engine leaves /etc/hosts empty, so `localhost` does not
+// resolve and a localhost-server test fails on the name (integration/escape-loopback.test.ts
+// "h11 style"); cfh mounts its own, read-only. With egress the guard's names it already.
+describe('deriveContainerSpec: /etc/hosts without a network', () => {
+  it('mounts the hosts file read-only under disabled, naming localhost for IPv4 and IPv6', () => {
+    const spec = deriveContainerSpec({ ...inputs(), hosts: '/runs/r/hosts' });
+    expect(spec.mounts.at(-1)).toEqual({
+      source: '/runs/r/hosts',
+      target: '/etc/hosts',
+      mode: 'ro',
+    });
+    expect(LOOPBACK_HOSTS.split('\n')).toEqual([
+      '127.0.0.1\tlocalhost',
+      '::1\tlocalhost ip6-localhost ip6-loopback',
+      '',
+    ]);
+  });
+
+  it('leaves /etc/hosts to the guard when the workload joins its namespace', () => {
+    const spec = deriveContainerSpec({
+      ...inputs(),
+      hosts: '/runs/r/hosts',
+      egress: { guard: 'g', resolvConf: '/cfg/resolv.conf' },
+    });
+    expect(spec.mounts.map((m) => m.target)).not.toContain('/etc/hosts');
+    expect(spec.mounts.map((m) => m.target)).toContain('/etc/resolv.conf');
   });
 });

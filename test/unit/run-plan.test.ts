@@ -77,7 +77,11 @@ describe('planSandboxRun: a valid plan', () => {
     expect(p.outputBytes).toBe(8 * 1024 ** 2);
     expect(p.spec.name).toBe(`cfh-${p.runId}`);
     expect(p.spec.command).toEqual(['echo', 'hi']);
-    expect(p.spec.mounts).toMatchObject([{ source: ws, target: '/workspace', mode: 'ro' }]);
+    // Network disabled: cfh's own /etc/hosts (localhost) from the run directory, last.
+    expect(p.spec.mounts).toMatchObject([
+      { source: ws, target: '/workspace', mode: 'ro' },
+      { source: path.join(art, p.runId, 'hosts'), target: '/etc/hosts', mode: 'ro' },
+    ]);
     expect(p.spec.mounts[0]?.identity?.ino).toMatch(/^\d+$/);
     expect(p.spec.labels['cfh.run-id']).toBe(p.runId);
     expect(p.spec.labels['cfh.owner-pid']).toBe('4242');
@@ -119,6 +123,7 @@ describe('planSandboxRun: a valid plan', () => {
     expect(p.spec.mounts).toMatchObject([
       { source: ws, target: '/workspace', mode: 'ro' },
       { source: data, target: '/data', mode: 'rw' },
+      { target: '/etc/hosts', mode: 'ro' },
     ]);
   });
 

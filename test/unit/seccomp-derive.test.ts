@@ -141,10 +141,7 @@ describe('derived seccomp filter', () => {
     ]);
   });
 
-  it('limits socket() to AF_UNIX and AF_NETLINK when the network is disabled', () => {
-    const disabled = parse(deriveSeccomp(none, 'disabled').json);
-    expect(plainAllow(disabled).has('socket')).toBe(false);
-    expect(rulesFor(disabled, 'socket').map((r) => r.args?.[0]?.value)).toEqual([1, 16]);
+  it('open network: socket() allowed whole', () => {
     const open = parse(deriveSeccomp(none, 'open').json);
     expect(plainAllow(open).has('socket')).toBe(true);
     expect(rulesFor(open, 'socket')).toHaveLength(1);
@@ -180,7 +177,7 @@ describe('derived seccomp filter', () => {
       allow32BitAbis: false,
       allow: ['kcmp'],
       abis: ['x86_64'],
-      socketFamilies: 'unix-netlink-only',
+      socketFamilies: 'unix-netlink-loopback-inet',
     });
   });
 
@@ -422,15 +419,17 @@ describe('seccomp enforcement by runtime', () => {
 describe('planning mode (--plan)', () => {
   const AF_UNIX = 1;
   const AF_NETLINK = 16;
-  it('network disabled: socket(2) for AF_NETLINK only, never AF_UNIX', () => {
-    const f = parse(deriveSeccomp(none, 'disabled', 'runc', true).json);
+  it('network disabled: socket(2) for AF_NETLINK and loopback inet, never AF_UNIX', () => {
+    const d = deriveSeccomp(none, 'disabled', 'runc', true);
+    const f = parse(d.json);
     expect(plainAllow(f).has('socket')).toBe(false);
-    const families = rulesFor(f, 'socket').map((r) => r.args?.[0]);
-    expect(families).toEqual([{ index: 0, value: AF_NETLINK, valueTwo: 0, op: 'SCMP_CMP_EQ' }]);
+    expect(decide(f, 'x86_64', 'socket', [BigInt(AF_NETLINK), 3n, 0n])).toBe('allow');
+    expect(decide(f, 'x86_64', 'socket', [BigInt(AF_UNIX), 1n, 0n])).toBe('errno 1');
+    expect(decide(f, 'x86_64', 'socket', [BigInt(AF_UNIX), 2n, 0n])).toBe('errno 1');
+    expect(decide(f, 'x86_64', 'socket', [2n, 1n, 0n])).toBe('allow');
+    expect(decide(f, 'x86_64', 'socket', [2n, 3n, 0n])).toBe('errno 1');
     expect(plainAllow(f).has('socketpair')).toBe(true);
-    expect(deriveSeccomp(none, 'disabled', 'runc', true).grants.socketFamilies).toBe(
-      'netlink-only',
-    );
+    expect(d.grants.socketFamilies).toBe('netlink-loopback-inet');
   });
 
   it('network on: every family but AF_UNIX, even with socket granted whole', () => {
@@ -456,7 +455,7 @@ describe('planning mode (--plan)', () => {
     // Outside planning the grant holds, and AF_UNIX stays.
     const run = deriveSeccomp({ allowIoUring: true, allow: [] }, 'disabled');
     expect(plainAllow(parse(run.json)).has('io_uring_setup')).toBe(true);
-    expect(run.grants.socketFamilies).toBe('unix-netlink-only');
+    expect(run.grants.socketFamilies).toBe('unix-netlink-loopback-inet');
   });
 
   it('class: no file lock or lease under planning (a lock on a ro mount is felt by the host)', () => {
@@ -480,5 +479,96 @@ describe('planning mode (--plan)', () => {
     const run = parse(deriveSeccomp(none, 'disabled').json);
     expect(plainAllow(run).has('flock')).toBe(true);
     expect(plainAllow(run).has('fcntl')).toBe(true);
+  });
+});
+
+// The class: under `disabled` the namespace holds `lo` alone (AH-CONT-4), so a loopback
+// server and client must work as under `docker run --network none`, while every socket
+// that could reach past `lo` or the kernel's raw paths (AF_PACKET, SOCK_RAW, other
+// families, exotic protocols) stays refused by the filter, whatever the flags spell.
+describe('network disabled: loopback TCP and UDP, nothing else', () => {
+  const AF_UNIX = 1n;
+  const AF_INET = 2n;
+  const AF_INET6 = 10n;
+  const AF_NETLINK = 16n;
+  const AF_PACKET = 17n;
+  const AF_VSOCK = 40n;
+  const AF_ALG = 38n;
+  const SOCK_STREAM = 1n;
+  const SOCK_DGRAM = 2n;
+  const SOCK_RAW = 3n;
+  const SOCK_SEQPACKET = 5n;
+  const SOCK_PACKET = 10n;
+  const SOCK_NONBLOCK = 0o4000n;
+  const SOCK_CLOEXEC = 0o2000000n;
+  const IPPROTO_ICMP = 1n;
+  const IPPROTO_TCP = 6n;
+  const IPPROTO_UDP = 17n;
+  const IPPROTO_ICMPV6 = 58n;
+  const IPPROTO_SCTP = 132n;
+  const IPPROTO_MPTCP = 262n;
+  const filters = {
+    run: parse(deriveSeccomp(none, 'disabled').json),
+    granted: parse(
+      deriveSeccomp({ allowPtrace: true, allowIoUring: true, allow: ['bpf'] }, 'disabled').json,
+    ),
+    planning: parse(deriveSeccomp(none, 'disabled', 'runc', true).json),
+  };
+
+  it.each(Object.entries(filters))('%s: TCP and UDP on AF_INET and AF_INET6 open', (_, f) => {
+    for (const family of [AF_INET, AF_INET6])
+      for (const [type, proto] of [
+        [SOCK_STREAM, 0n],
+        [SOCK_STREAM, IPPROTO_TCP],
+        [SOCK_STREAM | SOCK_CLOEXEC, 0n],
+        [SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP],
+        [SOCK_DGRAM, 0n],
+        [SOCK_DGRAM | SOCK_NONBLOCK, IPPROTO_UDP],
+      ] as const)
+        expect(decide(f, 'x86_64', 'socket', [family, type, proto]), `${family} ${type}`).toBe(
+          'allow',
+        );
+  });
+
+  it.each(Object.entries(filters))('%s: raw, packet, other types and protocols refused', (_, f) => {
+    const refused: [bigint, bigint, bigint][] = [
+      [AF_PACKET, SOCK_RAW, 0n],
+      [AF_PACKET, SOCK_DGRAM, 0n],
+      [AF_INET, SOCK_PACKET, 0n],
+      [AF_INET, SOCK_RAW, IPPROTO_ICMP],
+      [AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_TCP],
+      [AF_INET6, SOCK_RAW, IPPROTO_ICMPV6],
+      [AF_INET, SOCK_DGRAM, IPPROTO_ICMP], // a ping socket
+      [AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6],
+      [AF_INET, SOCK_STREAM, IPPROTO_SCTP],
+      [AF_INET, SOCK_SEQPACKET, 0n],
+      [AF_INET, SOCK_STREAM, IPPROTO_MPTCP],
+      [AF_INET6, SOCK_STREAM, IPPROTO_UDP], // a protocol of the other type
+      [AF_INET, SOCK_DGRAM, IPPROTO_TCP],
+      [AF_VSOCK, SOCK_STREAM, 0n],
+      [AF_ALG, 5n, 0n],
+      // Type bits above the mask do not turn a raw socket into a stream one.
+      [AF_INET, SOCK_RAW | 0x10n, 0n],
+    ];
+    for (const args of refused)
+      expect(decide(f, 'x86_64', 'socket', args), args.join(' ')).toBe('errno 1');
+  });
+
+  it('unix and netlink stay as before (unix refused under planning)', () => {
+    expect(decide(filters.run, 'x86_64', 'socket', [AF_UNIX, SOCK_STREAM, 0n])).toBe('allow');
+    expect(decide(filters.run, 'x86_64', 'socket', [AF_NETLINK, SOCK_RAW, 0n])).toBe('allow');
+    expect(decide(filters.planning, 'x86_64', 'socket', [AF_UNIX, SOCK_DGRAM, 0n])).toBe('errno 1');
+  });
+
+  it('records the families, and a socket grant or the 32-bit ABIs stay refused', () => {
+    expect(deriveSeccomp(none, 'disabled').grants.socketFamilies).toBe(
+      'unix-netlink-loopback-inet',
+    );
+    expect(() => deriveSeccomp({ allow: ['socket'] }, 'disabled')).toThrow(/AF_PACKET/);
+    expect(() => deriveSeccomp({ allow32BitAbis: true, allow: [] }, 'disabled')).toThrow(
+      /socketcall/,
+    );
+    // The i386 socketcall hides the family: no ABI but x86_64 is in the filter at all.
+    expect(decide(filters.run, 'i386', 'socket', [AF_INET, SOCK_STREAM, 0n])).toBe('kill');
   });
 });

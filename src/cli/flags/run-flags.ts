@@ -47,6 +47,10 @@ export const RUN_FLAGS = {
     'allow egress to DEST: host, host:port, *.domain, ip, ip/prefix (repeatable)',
   ),
   deny: listFlag('--deny <dest>', 'deny egress to DEST; deny wins over allow (repeatable)'),
+  caBundle: valueFlag(
+    '--ca-bundle <file>',
+    "PEM file of CA certificates the sandbox trusts instead of the image's (a TLS-intercepting proxy); only its certificates are mounted",
+  ),
   artifactRoot: ARTIFACT_ROOT_FLAG,
   json: { ...JSON_FLAG, help: 'capture output and print one JSON result' },
   interactive: switchFlag(

@@ -57,6 +57,7 @@ export function runRequestOf(
     network: o.network,
     allow: o.allow,
     deny: o.deny,
+    caBundle: o.caBundle,
     artifactRoot: o.artifactRoot,
     json: o.json,
     events: o.events,

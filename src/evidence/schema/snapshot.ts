@@ -71,7 +71,25 @@ export const SnapshotNetwork = z.looseObject({
   mode: z.enum(['disabled', 'allowlist', 'open']),
   allow: z.array(z.string()),
   deny: z.array(z.string()),
-  enforcement: z.looseObject({ kind: z.enum(['no-interface', 'egress-gateway']) }),
+  /** `--ca-bundle` / `network.caBundle`: the certificates mounted, by digest (AH-INV-2). */
+  caBundle: z
+    .strictObject({
+      source: z.string(),
+      real: z.string(),
+      file: z.string(),
+      target: z.string(),
+      env: z.array(z.string()),
+      sha256: Sha256Hex,
+      sourceSha256: Sha256Hex,
+      certificates: z.number().int().positive(),
+      fingerprints: z.array(Sha256Hex),
+    })
+    .optional(),
+  /** `no-interface`: `lo` alone (`loopback: true` since loopback sockets are allowed). */
+  enforcement: z.looseObject({
+    kind: z.enum(['no-interface', 'egress-gateway']),
+    loopback: z.boolean().optional(),
+  }),
 });
 
 export const SnapshotAssurance = z.strictObject({
