@@ -105,6 +105,7 @@ import type {
   LabelledObject,
   NetworkFacts,
   ProgressListener,
+  RunResourceUsage,
   StartedContainer,
   StartedGuard,
 } from '../src/substrate/runtime.js';
@@ -397,6 +398,9 @@ class TimedRuntime implements ContainerRuntime {
   }
   facts(signal?: AbortSignal): Promise<EngineFacts> {
     return this.#inner.facts(signal);
+  }
+  collectUsage(usageGroup: string, signal?: AbortSignal): Promise<RunResourceUsage> {
+    return this.#inner.collectUsage(usageGroup, signal);
   }
   version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }> {
     return this.#inner.version(signal);

@@ -37,10 +37,12 @@ import {
   errorRecord,
   runSession,
   type ErrorRecord,
+  type ResourcesRecord,
   type RunDeps,
   type RunSession,
   type RunWork,
 } from './run-session.js';
+import type { Assurance } from './snapshot.js';
 import type { RunEnd } from './terminal.js';
 
 /** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
@@ -101,6 +103,9 @@ export interface AgentOutcome {
   readonly toolCalls: AgentLoopResult['toolCalls'] | null;
   /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
   readonly error: ErrorRecord | null;
+  readonly assurance: Assurance;
+  /** What the run's containers used (report.json `resources`). */
+  readonly resources: ResourcesRecord;
 }
 
 /**
@@ -248,6 +253,8 @@ export async function executeAgentRun(
     usage: loop?.usage ?? [],
     toolCalls: loop?.toolCalls ?? null,
     error: errorRecord(outcome.error),
+    assurance: outcome.assurance,
+    resources: outcome.resources,
   };
 }
 

@@ -199,6 +199,7 @@ export function planSandboxRun(
     command: options.command,
     containerName: `cfh-${runId}`,
     labels: ownerLabels(runId, owner, CFH_VERSION),
+    usageGroup: runId,
     planning: options.planning === true,
     egress:
       egress === undefined

@@ -13,6 +13,7 @@ import type { Assurance } from './snapshot.js';
 import {
   errorRecord,
   type ErrorRecord,
+  type ResourcesRecord,
   runSession,
   type RunDeps,
   type RunSession,
@@ -54,6 +55,8 @@ export interface RunOutcome {
   readonly stderr: { text: string; truncated: boolean };
   readonly timings: RunTimings;
   readonly assurance: Assurance;
+  /** What the run's container used (report.json `resources`). */
+  readonly resources: ResourcesRecord;
   /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
   readonly error: ErrorRecord | null;
 }
@@ -119,6 +122,7 @@ export async function executeSandboxRun(
     stderr: captures.stderr?.text() ?? { text: '', truncated: false },
     timings: timingsOf(r, outcome.times),
     assurance: outcome.assurance,
+    resources: outcome.resources,
     error: errorRecord(outcome.error),
   };
 }

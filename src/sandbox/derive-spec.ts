@@ -21,6 +21,8 @@ export interface SpecInputs {
   readonly command: readonly string[];
   readonly containerName: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** The run id: every container of the run is accounted together (its cgroup parent). */
+  readonly usageGroup?: string | undefined;
   /** Planning mode: the seccomp filter refuses unix sockets (seccomp/argument-rules.ts). */
   readonly planning?: boolean | undefined;
   /** Set when the posture is `allowlist` or `open`: the workload joins the guard's namespace. */
@@ -79,5 +81,6 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
       pidsLimit: profile.limits.pids,
     },
     labels: inputs.labels,
+    ...(inputs.usageGroup === undefined ? {} : { usageGroup: inputs.usageGroup }),
   };
 }

@@ -79,6 +79,11 @@ export interface ContainerSpec {
     readonly pidsLimit: number;
   };
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The run whose resource accounting this container joins (its cgroup parent): every
+   * container of one run shares it, so the run's usage can be read after they are gone.
+   */
+  readonly usageGroup?: string | undefined;
 }
 
 /** What the evidence shows of a spec: everything but env values and the filter body. */

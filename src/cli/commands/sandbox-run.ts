@@ -57,6 +57,7 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
         artifactDir: outcome.artifactDir,
         timings: outcome.timings,
         assurance: outcome.assurance,
+        resources: outcome.resources,
         error: outcome.error,
       });
     } else if (outcome.status !== 'completed') {
