@@ -107,6 +107,7 @@ import type {
   LabelledObject,
   NetworkFacts,
   ProgressListener,
+  RunResourceUsage,
   StartedContainer,
   TerminalSize,
   StartedGuard,
@@ -404,6 +405,9 @@ class TimedRuntime implements ContainerRuntime {
   }
   facts(signal?: AbortSignal): Promise<EngineFacts> {
     return this.#inner.facts(signal);
+  }
+  collectUsage(usageGroup: string, signal?: AbortSignal): Promise<RunResourceUsage> {
+    return this.#inner.collectUsage(usageGroup, signal);
   }
   version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }> {
     return this.#inner.version(signal);

@@ -37,10 +37,12 @@ import {
   errorRecord,
   runSession,
   type ErrorRecord,
+  type ResourcesRecord,
   type RunDeps,
   type RunSession,
   type RunWork,
 } from './run-session.js';
+import type { Assurance } from './snapshot.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
@@ -107,6 +109,9 @@ export interface AgentOutcome {
   readonly patch: PatchReport | null;
   /** The calls that did not run because they were refused (blocked-calls.ts). */
   readonly blocked: BlockedSummary;
+  readonly assurance: Assurance;
+  /** What the run's containers used (report.json `resources`). */
+  readonly resources: ResourcesRecord;
 }
 
 /**
@@ -282,6 +287,8 @@ export async function executeAgentRun(
     error: errorRecord(outcome.error),
     patch: patchReport(outcome.patch),
     blocked: blocked.summary(),
+    assurance: outcome.assurance,
+    resources: outcome.resources,
   };
 }
 

@@ -20,6 +20,12 @@ export interface PreflightFacts {
   readonly seccompEnforcement: SeccompEnforcement;
   /** The registered runtime's arguments, when they were looked up (non-runc). */
   readonly runtimeArgs?: readonly string[];
+  /**
+   * The binary the engine runs for each runtime name the run's containers use (non-runc:
+   * the run's, and the plain name its tool containers without a network use). The name a
+   * profile asks for proves nothing; the assurance level rests on these.
+   */
+  readonly runtimeBinaries?: Readonly<Record<string, string>>;
 }
 
 export async function preflight(
@@ -57,12 +63,14 @@ export async function preflight(
   if (facts === undefined)
     return { engine, image: present, guardImage, seccompEnforcement: 'kernel-seccomp' };
   const args = facts.runtimeArgs[spec.engineRuntime] ?? [];
+  const names = [...new Set([spec.engineRuntime, spec.runtime])];
   return {
     engine,
     image: present,
     guardImage,
     seccompEnforcement: seccompEnforcementOf(spec.runtime, args),
     runtimeArgs: args,
+    runtimeBinaries: Object.fromEntries(names.map((n) => [n, facts.runtimePaths[n] ?? ''])),
   };
 }
 

@@ -260,6 +260,7 @@ export function planSandboxRun(
     command: options.command,
     containerName: `cfh-${runId}`,
     labels: ownerLabels(runId, owner, CFH_VERSION),
+    usageGroup: runId,
     planning: options.planning === true,
     commandEnv: commandEnv.values,
     stdin: options.interactive === true ? 'forwarded' : 'null',

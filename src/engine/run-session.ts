@@ -10,7 +10,7 @@ import type { EventListener } from '../evidence/event-log.js';
 import type { TerminalSigner } from '../evidence/signing.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import type { OpenEgress } from '../sandbox/egress-sandbox.js';
-import type { ContainerRuntime } from '../substrate/runtime.js';
+import type { ContainerRuntime, RunResourceUsage } from '../substrate/runtime.js';
 import { preflight, type PreflightFacts } from './preflight.js';
 import type { RunPlan } from './run-plan.js';
 import { openRunEgress } from './run-egress.js';
@@ -76,6 +76,8 @@ export interface SessionOutcome<R> {
   readonly times: SessionTimes;
   /** Draft mode: the patch the run left (none: not a draft, or no patch was written). */
   readonly patch: PatchSummary | undefined;
+  /** What the run's containers used (report.json `resources`). */
+  readonly resources: ResourcesRecord;
 }
 
 /** What the work sees of its session. */
@@ -202,6 +204,8 @@ export async function runSession<R>(
         ? await perform(session, work, workSignal)
         : { ...prepared.failure, result: undefined, disposeMs: 0 };
     const { result, disposeMs } = performed;
+    // Every container of the run is removed: its cgroup's counters are final.
+    const resources = await collectResources(deps.runtime, plan.runId, log);
     let { end, error } = performed;
     if (watch?.tripped !== undefined && !signal.aborted) {
       // The work saw a cancellation (or an error it caused); the run ended at the limit.
@@ -242,6 +246,7 @@ export async function runSession<R>(
         ...(patch === undefined ? {} : { draft: patch }),
         error: errorRecord(error),
         assurance,
+        resources,
       },
       { signer: deps.signer },
     );
@@ -254,6 +259,7 @@ export async function runSession<R>(
       assurance,
       times,
       patch: written,
+      resources,
     };
   } finally {
     await session?.sweep;
@@ -353,6 +359,25 @@ function asCfhError(error: unknown): CfhError {
   return error instanceof CfhError
     ? error
     : new EngineError('run_failed', errorMessage(error), { cause: error });
+}
+
+/** report.json `resources`: the substrate's reading, without its housekeeping flag. */
+export type ResourcesRecord =
+  Omit<Extract<RunResourceUsage, { source: string }>, 'removed'> | { readonly unavailable: string };
+
+async function collectResources(
+  runtime: ContainerRuntime,
+  runId: string,
+  log: Logger,
+): Promise<ResourcesRecord> {
+  // Not the run's signal: read even when the run was cancelled, since the containers ran
+  // and their accounting must go; the read is a few files (bounded, not cancellable).
+  const usage = await runtime.collectUsage(runId, AbortSignal.timeout(10_000));
+  if ('unavailable' in usage) return usage;
+  const { removed, ...record } = usage;
+  if (!removed)
+    log.warn({ runId }, "the run's cgroup directories (cfh-usage) could not all be removed");
+  return record;
 }
 
 function round(ms: number): number {

@@ -13,6 +13,7 @@ import type { Assurance } from './snapshot.js';
 import {
   errorRecord,
   type ErrorRecord,
+  type ResourcesRecord,
   runSession,
   type RunDeps,
   type RunSession,
@@ -65,6 +66,8 @@ export interface RunOutcome {
   readonly stderr: { text: string; truncated: boolean };
   readonly timings: RunTimings;
   readonly assurance: Assurance;
+  /** What the run's container used (report.json `resources`). */
+  readonly resources: ResourcesRecord;
   /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
   readonly error: ErrorRecord | null;
   /** Draft mode: the patch waiting for `cfh runs apply`; null otherwise. */
@@ -134,6 +137,7 @@ export async function executeSandboxRun(
     stderr: captures.stderr?.text() ?? { text: '', truncated: false },
     timings: timingsOf(r, outcome.times),
     assurance: outcome.assurance,
+    resources: outcome.resources,
     error: errorRecord(outcome.error),
     patch: patchReport(outcome.patch),
   };

@@ -9,30 +9,57 @@ import type { DraftRecord } from './draft-workspace.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import { caBundleRecord } from '../sandbox/ca-bundle.js';
 import { CFH_VERSION } from '../version.js';
+import { isGvisorBinary } from '../evidence/schema/snapshot.js';
 
 export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
 
 /** Why a run's assurance is reduced (AH-DIAG-2), each a code and an operator's sentence. */
 export interface AssuranceReason {
-  readonly code: 'seccomp-not-applied' | 'seccomp-widened' | 'root-user' | 'host-tools';
+  readonly code:
+    'seccomp-not-applied' | 'seccomp-widened' | 'root-user' | 'host-tools' | 'runtime-not-gvisor';
   readonly detail: string;
 }
 
+/** What the level rests on: the isolation the engine was found to apply. */
+export interface AssuranceBasis {
+  readonly code: 'container' | 'gvisor';
+  readonly detail: string;
+}
+
+/**
+ * `reduced` < `standard` < `strong`. `standard`: runc's kernel namespaces with the profile's
+ * seccomp filter in the kernel, every capability dropped, no-new-privileges, a read-only
+ * root and the start gate. `strong`: all that holds and the workload runs on gVisor, whose
+ * user-space kernel serves its system calls, so a host-kernel bug is one layer further away.
+ * Any reason makes it `reduced`, whatever the runtime.
+ */
 export interface Assurance {
-  readonly level: 'standard' | 'reduced';
+  readonly level: 'standard' | 'reduced' | 'strong';
   /** The reasons' details, in order (kept for readers of `cfh.snapshot/1` before `reasons`). */
   readonly notes: readonly string[];
   readonly reasons: readonly AssuranceReason[];
+  readonly basis: readonly AssuranceBasis[];
 }
 
 /**
  * Every way this run is held less tightly than the standard sandbox, said in the snapshot
- * and the report alike (AH-DIAG-2). There is no fallback to list: a runtime asked for and
- * not registered is refused (`runtime_unavailable`, 125), the model gateway never moves to
- * another route (AH-INV-5), and no observe-only enforcement mode exists.
+ * and the report alike (AH-DIAG-2), and the isolation it rests on. The level is decided by
+ * what preflight found the engine applies (the binary registered for each runtime name the
+ * run uses), not by the runtime the profile asked for. There is no fallback to list: a
+ * runtime asked for and not registered is refused (`runtime_unavailable`, 125), the model
+ * gateway never moves to another route (AH-INV-5), and no observe-only mode exists.
  */
 export function assuranceOf(plan: RunPlan, facts: PreflightFacts): Assurance {
   const reasons: AssuranceReason[] = [];
+  const binaries = Object.entries(facts.runtimeBinaries ?? {});
+  const notGvisor = binaries.filter(([, binary]) => !isGvisorBinary(binary));
+  const gvisor = plan.spec.runtime === 'runsc' && binaries.length > 0 && notGvisor.length === 0;
+  if (plan.spec.runtime === 'runsc' && !gvisor) {
+    reasons.push({
+      code: 'runtime-not-gvisor',
+      detail: `runtime: runsc was asked, but the engine runs ${notGvisor.map(([n, b]) => `'${n}' as ${b === '' ? 'an unknown binary' : b}`).join(', ') || 'an unknown binary'}, not gVisor; the containers have no start gate (planned for runsc)`,
+    });
+  }
   if (facts.seccompEnforcement === 'not-applied-gvisor') {
     reasons.push({
       code: 'seccomp-not-applied',
@@ -66,10 +93,24 @@ export function assuranceOf(plan: RunPlan, facts: PreflightFacts): Assurance {
       code: 'host-tools',
       detail: `host tools run on the host, outside the sandbox, with their declared authority (AH-TOOL-7): ${hostTools.join(', ')}`,
     });
+  const basis: AssuranceBasis[] = gvisor
+    ? [
+        {
+          code: 'gvisor',
+          detail: `gVisor (${binaries.map(([n, b]) => `${n}: ${b}`).join(', ')}; seccomp ${facts.seccompEnforcement}): the workload's system calls are served by gVisor's user-space kernel, not the host's`,
+        },
+      ]
+    : [
+        {
+          code: 'container',
+          detail: `${plan.spec.runtime === 'runsc' ? 'the registered runtime' : 'runc'}: kernel namespaces, the seccomp filter in the host kernel, no capabilities, no-new-privileges, read-only root`,
+        },
+      ];
   return {
-    level: reasons.length === 0 ? 'standard' : 'reduced',
+    level: reasons.length > 0 ? 'reduced' : gvisor ? 'strong' : 'standard',
     notes: reasons.map((r) => r.detail),
     reasons,
+    basis,
   };
 }
 
@@ -124,6 +165,7 @@ export function buildSnapshot(
       requested: plan.spec.runtime,
       engineRuntime: plan.spec.engineRuntime,
       ...(facts.runtimeArgs === undefined ? {} : { runtimeArgs: facts.runtimeArgs }),
+      ...(facts.runtimeBinaries === undefined ? {} : { binaries: facts.runtimeBinaries }),
     },
     sandboxUser: plan.sandboxUser,
     workspace: {

@@ -32,6 +32,8 @@ export interface SpecInputs {
   readonly command: readonly string[];
   readonly containerName: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** The run id: every container of the run is accounted together (its cgroup parent). */
+  readonly usageGroup?: string | undefined;
   /** Planning mode: the seccomp filter refuses unix sockets (seccomp/argument-rules.ts). */
   readonly planning?: boolean | undefined;
   /** `--env`/`--env-file` variables, over the profile's env. */
@@ -110,5 +112,6 @@ export function deriveContainerSpec(inputs: SpecInputs): ContainerSpec {
     labels: inputs.labels,
     stdin: inputs.stdin ?? 'null',
     tty: inputs.tty === true,
+    ...(inputs.usageGroup === undefined ? {} : { usageGroup: inputs.usageGroup }),
   };
 }

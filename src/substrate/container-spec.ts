@@ -89,6 +89,11 @@ export interface ContainerSpec {
   readonly stdin?: 'null' | 'forwarded' | undefined;
   /** A pseudo-terminal for the workload: stdout and stderr are its one stream. */
   readonly tty?: boolean | undefined;
+  /**
+   * The run whose resource accounting this container joins (its cgroup parent): every
+   * container of one run shares it, so the run's usage can be read after they are gone.
+   */
+  readonly usageGroup?: string | undefined;
 }
 
 /** What the evidence shows of a spec: everything but env values and the filter body. */

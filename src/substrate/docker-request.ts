@@ -3,11 +3,20 @@
 import type Docker from 'dockerode';
 import type { ContainerSpec } from './container-spec.js';
 import { gatedCommand } from './mount-gate.js';
+import { cgroupParentOf } from './cgroup-usage.js';
 
-export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOptions {
+/** `accounting: false`: without the cgroup parent (an engine on the systemd driver). */
+export function toCreateOptions(
+  spec: ContainerSpec,
+  accounting = true,
+): Docker.ContainerCreateOptions {
   const gated = spec.mountCheck === 'gate';
   // The gate reads cfh's word on stdin; a forwarded stdin follows it (docker-container.ts).
   const stdin = gated || spec.stdin === 'forwarded';
+  const cgroupParent =
+    accounting && spec.usageGroup !== undefined
+      ? cgroupParentOf(spec.usageGroup, spec.name)
+      : undefined;
   return {
     name: spec.name,
     Image: spec.image,
@@ -63,6 +72,8 @@ export function toCreateOptions(spec: ContainerSpec): Docker.ContainerCreateOpti
       RestartPolicy: { Name: 'no' },
       // Output reaches cfh by attach; the engine keeps no log file a flood could fill.
       LogConfig: { Type: 'none', Config: {} },
+      // The run's accounting (cgroup-usage.ts): limits stay on the container's own cgroup.
+      ...(cgroupParent === undefined ? {} : { CgroupParent: cgroupParent }),
     },
   };
 }

@@ -10,6 +10,7 @@ import { DockerCreatedContainer } from './docker-container.js';
 import { DockerGuard } from './docker-guard.js';
 import { toCreateOptions } from './docker-request.js';
 import { recheckSources } from './mount-gate.js';
+import { collectCgroupUsage } from './cgroup-usage.js';
 import type {
   BuildOptions,
   ContainerRuntime,
@@ -21,6 +22,7 @@ import type {
   LabelledObject,
   NetworkFacts,
   ProgressListener,
+  RunResourceUsage,
   StartedGuard,
 } from './runtime.js';
 import { EngineError } from '../errors.js';
@@ -49,6 +51,8 @@ export interface DockerRuntimeOptions {
 
 export class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
+  /** Whether containers get the run's cgroup parent (false once the engine refused one). */
+  #accounting = true;
 
   constructor(options: DockerRuntimeOptions = {}) {
     const host = options.dockerHost;
@@ -81,16 +85,19 @@ export class DockerRuntime implements ContainerRuntime {
         this.#docker.version(),
       ]);
       const registered =
-        (info.Runtimes as Record<string, { runtimeArgs?: string[] | null }> | undefined) ?? {};
+        (info.Runtimes as
+          Record<string, { path?: string; runtimeArgs?: string[] | null }> | undefined) ?? {};
       const runtimes = Object.keys(registered).sort();
       const runtimeArgs = Object.fromEntries(
         runtimes.map((r) => [r, registered[r]?.runtimeArgs ?? []]),
       );
+      const runtimePaths = Object.fromEntries(runtimes.map((r) => [r, registered[r]?.path ?? '']));
       return {
         serverVersion: str(info.ServerVersion) ?? version.Version,
         apiVersion: version.ApiVersion,
         runtimes,
         runtimeArgs,
+        runtimePaths,
         defaultRuntime: str(info.DefaultRuntime) ?? 'runc',
         memoryLimit: info.MemoryLimit === true,
         pidsLimit: info.PidsLimit === true,
@@ -240,10 +247,7 @@ export class DockerRuntime implements ContainerRuntime {
     // The object cfh checked, or no container (mount-gate.ts).
     recheckSources(spec);
     try {
-      const container = await this.#docker.createContainer({
-        ...toCreateOptions(spec),
-        ...abortable(signal),
-      });
+      const container = await this.#create(spec, signal);
       return new DockerCreatedContainer(container, spec);
     } catch (error) {
       // A source replaced since the check makes the engine refuse (a missing bind source):
@@ -251,6 +255,37 @@ export class DockerRuntime implements ContainerRuntime {
       recheckSources(spec);
       throw engineError(error, `create container ${spec.name}`);
     }
+  }
+
+  /**
+   * With the run's cgroup parent (cgroup-usage.ts). An engine on the systemd cgroup driver
+   * takes only `*.slice` parents and refuses ours: then, and for the rest of this process,
+   * containers are created without it and the run's usage says it was not accounted.
+   */
+  async #create(spec: ContainerSpec, signal: AbortSignal | undefined): Promise<Docker.Container> {
+    try {
+      return await this.#docker.createContainer({
+        ...toCreateOptions(spec, this.#accounting),
+        ...abortable(signal),
+      });
+    } catch (error) {
+      const text = error instanceof Error ? error.message : String(error);
+      if (!this.#accounting || spec.usageGroup === undefined || !/slice/i.test(text)) throw error;
+      this.#accounting = false;
+      return await this.#docker.createContainer({
+        ...toCreateOptions(spec, false),
+        ...abortable(signal),
+      });
+    }
+  }
+
+  collectUsage(usageGroup: string, signal?: AbortSignal): Promise<RunResourceUsage> {
+    signal?.throwIfAborted();
+    if (!this.#accounting)
+      return Promise.resolve({
+        unavailable: 'the engine uses the systemd cgroup driver, which refuses cfh-usage parents',
+      });
+    return collectCgroupUsage(usageGroup);
   }
 
   async listLabelled(label: string, signal?: AbortSignal): Promise<LabelledObject[]> {

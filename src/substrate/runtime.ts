@@ -9,6 +9,9 @@ export interface EngineFacts {
   readonly runtimes: readonly string[];
   /** The arguments each registered runtime is started with (runsc's decide its assurance). */
   readonly runtimeArgs: Readonly<Record<string, readonly string[]>>;
+  /** The binary each registered runtime name runs (`runc`, `/usr/bin/runsc`): the name alone
+   * proves nothing, so the assurance level rests on this. */
+  readonly runtimePaths: Readonly<Record<string, string>>;
   readonly defaultRuntime: string;
   readonly memoryLimit: boolean;
   readonly pidsLimit: boolean;
@@ -16,6 +19,32 @@ export interface EngineFacts {
   readonly securityOptions: readonly string[];
   readonly cgroupVersion: string;
 }
+
+/**
+ * A container's (or a run's) counters from its cgroup, each absent when the kernel does not
+ * keep it. Memory and pids are high-water marks over the container's life; CPU is user plus
+ * system time. Under runsc they are the gVisor sandbox's host processes (Sentry and Gofer).
+ */
+export interface ResourceCounters {
+  readonly memoryPeakBytes?: number;
+  readonly cpuTotalMs?: number;
+  readonly cpuUserMs?: number;
+  readonly cpuSystemMs?: number;
+  readonly pidsPeak?: number;
+}
+
+export type RunResourceUsage =
+  | {
+      readonly source: 'cgroup-v1' | 'cgroup-v2';
+      /** The run's cgroup: every sandbox container of the run (the egress guard is not one). */
+      readonly total: ResourceCounters;
+      readonly containers: readonly (ResourceCounters & { readonly name: string })[];
+      /** Whether the run's cgroup directories were removed after reading. */
+      readonly removed: boolean;
+      readonly readMs: number;
+      readonly removeMs: number;
+    }
+  | { readonly unavailable: string };
 
 export interface ImageSummary {
   readonly id: string;
@@ -178,6 +207,11 @@ export interface ContainerRuntime {
   /** Not forced: an image a container uses is refused (`image_in_use`). */
   removeImage(ref: string, signal?: AbortSignal): Promise<void>;
   createContainer(spec: ContainerSpec, signal?: AbortSignal): Promise<CreatedContainer>;
+  /**
+   * What the containers created with `usageGroup` used, read once every one is removed; the
+   * group's accounting is released. Never throws: what cannot be read says why.
+   */
+  collectUsage(usageGroup: string, signal?: AbortSignal): Promise<RunResourceUsage>;
   /** Every container, network and volume carrying `label` (any value). */
   listLabelled(label: string, signal?: AbortSignal): Promise<LabelledObject[]>;
   removeObject(object: LabelledObject, signal?: AbortSignal): Promise<void>;

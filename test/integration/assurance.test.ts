@@ -3,19 +3,23 @@
 // alike; a run with none says `standard`. (runsc without --oci-seccomp: runsc.test.ts.)
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { agentRunArgs, cfh, onlyRunDir, readJson, useScratch } from './helpers.js';
+import { agentRunArgs, cfh, docker, onlyRunDir, readJson, useScratch } from './helpers.js';
 import { MEMORY_SERVER, NODE, profileFile, scriptFile } from './host-tools-support.js';
 
 const scratch = useScratch('assurance');
 let n = 0;
 
-async function commandRun(profile?: string): Promise<{ json: any; dir: string }> {
+async function commandRun(
+  profile?: string,
+  extra: readonly string[] = [],
+): Promise<{ json: any; dir: string }> {
   n += 1;
   const root = scratch.path(`art-${n}`);
   const r = await cfh([
     'sandbox',
     'run',
     ...(profile === undefined ? [] : ['--profile', profile]),
+    ...extra,
     '--workspace',
     await scratch.sampleRepo(),
     '--artifact-root',
@@ -39,9 +43,41 @@ describe('reduced assurance: every reason, in snapshot, report and --json', () =
   it('a run with none of them is standard, with no reasons', async () => {
     const { json, dir } = await commandRun();
     const { snapshot, report } = await recorded(dir);
-    expect(snapshot).toEqual({ level: 'standard', notes: [], reasons: [] });
+    expect(snapshot).toEqual({
+      level: 'standard',
+      notes: [],
+      reasons: [],
+      basis: [{ code: 'container', detail: expect.stringMatching(/^runc: /) }],
+    });
     expect(report).toEqual(snapshot);
     expect(json.assurance).toEqual(snapshot);
+  });
+
+  it('a runsc run is strong, resting on the gVisor binary the engine registered', async (ctx) => {
+    const info = (await docker.info()) as {
+      Runtimes?: Record<string, { path?: string; runtimeArgs?: string[] }>;
+    };
+    const runsc = info.Runtimes?.runsc;
+    if (runsc === undefined) ctx.skip('runsc not registered with the engine');
+    const { json, dir } = await commandRun(undefined, ['--runtime', 'runsc']);
+    const { snapshot, report } = await recorded(dir);
+    const oci = (runsc?.runtimeArgs ?? []).includes('--oci-seccomp');
+    // Without --oci-seccomp the profile's filter is not applied: reduced, however strong gVisor is.
+    expect(snapshot.level).toBe(oci ? 'strong' : 'reduced');
+    if (oci)
+      expect(snapshot.basis).toEqual([
+        { code: 'gvisor', detail: expect.stringContaining(`runsc: ${String(runsc?.path)}`) },
+      ]);
+    expect(report).toEqual(snapshot);
+    expect(json.assurance).toEqual(snapshot);
+    const audit = await cfh(['audit', '--json', dir]);
+    const checks = (JSON.parse(audit.stdout) as { checks: { id: string; verdict: string }[] })
+      .checks;
+    const check = checks.find((c) => c.id === 'assurance.recorded');
+    expect(check?.verdict).toBe(oci ? 'pass' : 'warn');
+    // `runs show` says the level and what it rests on.
+    const show = await cfh(['runs', 'show', '--artifact-root', path.dirname(dir), json.runId]);
+    expect(show.stdout).toMatch(oci ? /assurance\s+strong: gVisor/ : /assurance\s+reduced/);
   });
 
   it('a profile that widens the seccomp filter is reduced, naming each grant', async () => {

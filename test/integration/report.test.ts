@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { cfh, REPO_ROOT, useScratch } from './helpers.js';
+import { agentRunArgs, cfh, onlyRunDir, REPO_ROOT, useScratch } from './helpers.js';
+import { MEMORY_SERVER, NODE, profileFile, scriptFile } from './host-tools-support.js';
 import { HOSTILE_OUTPUT, makeAuditFixtures, type AuditFixtures } from './audit-fixtures.js';
 import { launchBrowser, type TestBrowser } from './browser.js';
 
@@ -19,6 +20,28 @@ let browser: TestBrowser;
 beforeAll(async () => {
   fx = await makeAuditFixtures(scratch);
   browser = await launchBrowser();
+  // An agent run with a host tool (an MCP server on the host) that answers one call.
+  const profile = await profileFile(scratch, 'host', {
+    hostTools: [
+      {
+        name: 'memory',
+        kind: 'mcp',
+        command: NODE,
+        args: [MEMORY_SERVER],
+        env: { MEMORY_FILE_PATH: { value: scratch.path('graph.jsonl') } },
+        tools: [{ name: 'read_graph', riskClass: 'read_only', sideEffectClass: 'none' }],
+      },
+    ],
+  });
+  const script = await scriptFile(scratch, 'host', [
+    [{ name: 'mcp__memory__read_graph', input: {} }],
+  ]);
+  const root = scratch.path('art-host');
+  const r = await cfh(
+    agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile, script }),
+  );
+  expect(r.exitCode, r.stderr).toBe(0);
+  hostToolsRun = await onlyRunDir(root);
 });
 afterAll(async () => {
   await browser.close();
@@ -29,8 +52,11 @@ const SECTIONS = [
   'identity',
   'prompt',
   'profile',
+  'bounds',
   'containers',
+  'resources',
   'tool-calls',
+  'host-tools',
   'egress',
   'approvals',
   'usage',
@@ -49,13 +75,42 @@ interface Opened {
   readonly count: (selector: string) => Promise<number>;
   readonly pwned: unknown;
   readonly dialogs: number;
+  /** By viewport width: the words of table cells (not digests, paths, data) split across lines. */
+  readonly midWord: Readonly<Record<string, string[]>>;
 }
 
-async function open(kind: keyof Omit<AuditFixtures, 'keyDir' | 'servers'>): Promise<Opened> {
+/**
+ * Every word of a table cell's own text (outside \`.any\`: digests, paths and data may break)
+ * that the browser laid out on more than one line: each word's range has one client rect
+ * per line it occupies. A hyphen is a break opportunity, so the parts between are words.
+ */
+const BROKEN_WORDS = `(() => {
+  const broken = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n !== null; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (el === null || el.closest('td, th') === null || el.closest('.any, pre') !== null) continue;
+    const re = /[^\\s-]+/g;
+    for (let m = re.exec(n.data); m !== null; m = re.exec(n.data)) {
+      const range = document.createRange();
+      range.setStart(n, m.index);
+      range.setEnd(n, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+  return broken;
+})()`;
+
+type Kind = keyof Omit<AuditFixtures, 'keyDir' | 'servers'> | 'hostTools';
+let hostToolsRun = '';
+
+async function open(kind: Kind): Promise<Opened> {
   const file = scratch.path(`${kind}.html`);
   // The signed run is reported where its key is trusted; the others where no key is set.
   const keyDir = kind === 'signedCommand' ? fx.keyDir : scratch.path('no-keys');
-  const r = await cfh(['runs', 'report', fx[kind], '--out', file], {
+  const dir = kind === 'hostTools' ? hostToolsRun : fx[kind];
+  const r = await cfh(['runs', 'report', dir, '--out', file], {
     env: { CFH_KEY_DIR: keyDir },
   });
   expect(r.exitCode, r.stderr).toBe(0);
@@ -69,17 +124,26 @@ async function open(kind: keyof Omit<AuditFixtures, 'keyDir' | 'servers'>): Prom
   });
   await page.goto(pathToFileURL(file).href);
   await page.waitForLoadState('load');
-  await page.setViewportSize({ width: 1280, height: 1000 });
   await mkdir(path.join(REPO_ROOT, '.cache'), { recursive: true });
-  await page.screenshot({
-    path: path.join(REPO_ROOT, '.cache', `report-${kind}.png`),
-    fullPage: true,
-  });
+  // Desktop, then narrow (a phone, a side panel): no text may be broken inside a word.
+  const midWord: Record<string, string[]> = {};
+  for (const [label, width] of [
+    ['', 1280],
+    ['-narrow', 420],
+  ] as const) {
+    await page.setViewportSize({ width, height: 1000 });
+    await page.screenshot({
+      path: path.join(REPO_ROOT, '.cache', `report-${kind}${label}.png`),
+      fullPage: true,
+    });
+    midWord[width] = await page.evaluate(BROKEN_WORDS);
+  }
   const pwned: unknown = await page.evaluate('window.__pwned');
   return {
     file,
     requests,
     pwned,
+    midWord,
     get dialogs() {
       return dialogs;
     },
@@ -94,6 +158,8 @@ function inert(o: Opened): void {
   expect(o.requests).toEqual([pathToFileURL(o.file).href]);
   expect(o.pwned).toBeUndefined();
   expect(o.dialogs).toBe(0);
+  // Normal text wraps at words at every width (a break inside a word is only for ids).
+  expect(o.midWord).toEqual({ 1280: [], 420: [] });
 }
 
 describe('cfh runs report, opened in Chromium', () => {
@@ -112,6 +178,17 @@ describe('cfh runs report, opened in Chromium', () => {
     expect(HOSTILE_OUTPUT).toContain('\x1b[31m');
     expect(await o.text('section#identity')).toContain(path.basename(fx.command));
     expect(await o.text('section#containers')).toMatch(/no-new-privileges\s+true/);
+    // Limits in the units people read; what the container used, from its cgroup.
+    const bounds = await o.text('section#bounds');
+    expect(bounds).toMatch(/memory\s+1 GiB/);
+    expect(bounds).toMatch(/CPU\s+1 CPU/);
+    expect(bounds).toMatch(/processes\s+256 pids/);
+    expect(bounds).toMatch(/wall time\s+10 min/);
+    expect(bounds).toMatch(/output kept per stream\s+8 MiB/);
+    expect(bounds).toMatch(/standard/);
+    expect(await o.count('tr.resource')).toBe(1);
+    expect(await o.text('section#resources')).toMatch(/\d+(\.\d)? (KiB|MiB)\s+\d+(\.\d+)? m?s/);
+    expect(await o.text('section#host-tools')).toMatch(/None/);
     expect(await o.text('section#outcome')).toMatch(/completed/);
     // A raw-file link for each output, into the run directory.
     expect(await o.count('section#outcome details.output a[href^="file://"]')).toBe(2);
@@ -136,6 +213,13 @@ describe('cfh runs report, opened in Chromium', () => {
     expect(await o.text('#final-answer')).toBe('Done. <script>window.__pwned=3</script>');
     expect(await o.count('section#audit tr.verdict')).toBeGreaterThan(20);
     expect(await o.text('#audit-summary')).toMatch(/Nothing fails/);
+    // Budgets in units: seconds as time, tokens and characters counted.
+    const bounds = await o.text('section#bounds');
+    expect(bounds).toMatch(/max wall time seconds\s+\d+(\.\d+)? (s|min)/);
+    expect(bounds).toMatch(/max input tokens\s+[\d,]+ tokens/);
+    // Each tool container's usage, and the total.
+    expect(await o.count('tr.resource')).toBeGreaterThanOrEqual(1);
+    expect(await o.count('tr.resource-total')).toBe(1);
   });
 
   it('a network run: every egress attempt with its decision, the markup-laden DNS name as text', async () => {
@@ -153,12 +237,26 @@ describe('cfh runs report, opened in Chromium', () => {
     const o = await open('approval');
     inert(o);
     // rm asked and granted (--approve); touch asked, with nobody to answer.
-    expect(await o.count('tr.approval')).toBe(4);
+    // One row per approval asked: call, tool, rule, answer, who at which surface, when.
+    expect(await o.count('tr.approval')).toBe(2);
     const approvals = await o.text('section#approvals');
-    expect(approvals).toMatch(/approval_requested[\s\S]*rm-needs-approval/);
-    expect(approvals).toMatch(/approval_received[\s\S]*"outcome":"granted"/);
-    expect(approvals).toMatch(/"outcome":"unavailable"/);
+    expect(approvals).toMatch(
+      /call-\d+\s+exec\s+rm-needs-approval\s+granted[^\n]*\s+\S+ at the flag\s+20\d\d-\S+\s+\d/,
+    );
+    expect(approvals).toMatch(/touch\S*\s+unavailable\s+nobody/);
     expect(await o.text('section#tool-calls')).toMatch(/denied: touch-needs-strong-auth/);
+  });
+
+  it('a host-tools run: each host tool with its program, pins, calls and outcomes', async () => {
+    const o = await open('hostTools');
+    inert(o);
+    expect(await o.count('tr.host-tool')).toBe(1);
+    const host = await o.text('section#host-tools');
+    expect(host).toMatch(/outside the sandbox/);
+    expect(host).toMatch(/memory\s+mcp\s+\S*node/);
+    expect(host).toMatch(/sha256:[0-9a-f]{64}/);
+    expect(host).toMatch(/\t1\tsuccess 1/);
+    expect(await o.text('#assurance-level')).toBe('reduced');
   });
 
   it('the page is self-contained: no external reference, a CSP that forbids scripts and loads', async () => {

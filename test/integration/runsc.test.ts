@@ -66,7 +66,9 @@ describe('runtime runsc', () => {
     // without it the snapshot and report must say the assurance is reduced (AH-DIAG-2).
     const oci = (snapshot.runtime.runtimeArgs as string[]).includes('--oci-seccomp');
     expect(snapshot.seccomp.enforcement).toBe(oci ? 'gvisor-oci-seccomp' : 'not-applied-gvisor');
-    expect(snapshot.assurance.level).toBe(oci ? 'standard' : 'reduced');
+    // gVisor with the filter applied is stronger than runc: `strong`, resting on the binary.
+    expect(snapshot.assurance.level).toBe(oci ? 'strong' : 'reduced');
+    if (oci) expect(snapshot.runtime.binaries).toEqual({ runsc: expect.stringMatching(/runsc$/) });
     const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
     expect(report.assurance.level).toBe(snapshot.assurance.level);
     expect(await containersOfRun(runIdOf(dir))).toEqual([]);

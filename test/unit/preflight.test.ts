@@ -14,6 +14,7 @@ function fakeRuntime(runtimes: Record<string, string[]>, imagePresent = true) {
     apiVersion: '1.41',
     runtimes: Object.keys(runtimes),
     runtimeArgs: runtimes,
+    runtimePaths: Object.fromEntries(Object.keys(runtimes).map((r) => [r, `/usr/bin/${r}`])),
     defaultRuntime: 'runc',
     memoryLimit: true,
     pidsLimit: true,

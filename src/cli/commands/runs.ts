@@ -3,6 +3,9 @@
 // (created, running, or none yet). Every string printed here came from a file a sandbox or
 // a model may have chosen; the printer escapes it (print.ts), --json prints it exact.
 import { TERMINAL_STATES, listRuns, showRun, type RunSummary } from '../../evidence/runs-index.js';
+import { ResourcesRecord } from '../../evidence/schema/report.js';
+import { SnapshotAssurance } from '../../evidence/schema/snapshot.js';
+import { humanResources } from '../../evidence/units.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import {
   LABEL_OWNER_HOST,
@@ -103,6 +106,7 @@ export async function runsShowCommand(
     p.out(`image      ${String(image?.ref)} ${String(image?.id)}`);
     p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
     for (const m of spec?.mounts ?? []) p.out(`mount      ${m.source} -> ${m.target} (${m.mode})`);
+    printAssuranceAndResources(p, snap, run.report);
     printDraft(p, snap, run.events);
     if (!run.eventLog) p.out('events     none: the writer stopped before it began events.jsonl');
     const v = run.verification;
@@ -136,6 +140,30 @@ export async function runsShowCommand(
   } catch (error) {
     return reportFailure(error, deps, { json: args.json });
   }
+}
+
+/** The assurance level and its basis or reasons; what the containers used (report.json). */
+function printAssuranceAndResources(
+  p: CliDeps['printer'],
+  snap: Record<string, unknown>,
+  report: Record<string, unknown> | undefined,
+): void {
+  const a = SnapshotAssurance.safeParse(snap.assurance);
+  if (a.success) {
+    const why =
+      a.data.level === 'reduced'
+        ? a.data.notes.join('; ')
+        : (a.data.basis ?? []).map((b) => b.detail).join('; ');
+    p.out(`assurance  ${a.data.level}${why === '' ? '' : `: ${why}`}`);
+  }
+  const r = ResourcesRecord.safeParse(report?.resources);
+  if (!r.success) return;
+  if ('unavailable' in r.data) {
+    p.out(`resources  not recorded: ${r.data.unavailable}`);
+    return;
+  }
+  p.out(`resources  ${humanResources(r.data.total)} (${r.data.source}, all containers)`);
+  for (const c of r.data.containers) p.out(`  ${c.name}  ${humanResources(c)}`);
 }
 
 /** Draft runs: the host workspace, the patch's summary, and whether it was applied. */

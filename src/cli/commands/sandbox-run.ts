@@ -81,6 +81,7 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
         artifactDir: outcome.artifactDir,
         timings: outcome.timings,
         assurance: outcome.assurance,
+        resources: outcome.resources,
         error: outcome.error,
         patch: outcome.patch,
       });

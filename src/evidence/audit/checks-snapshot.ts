@@ -10,6 +10,7 @@ import {
   Snapshot,
   SnapshotAssurance,
   SnapshotContainerSpec,
+  isGvisorBinary,
 } from '../schema/snapshot.js';
 import { at, fail, inconclusive, notApplicable, pass, warn, type Check } from './check.js';
 import { partOf } from './parts.js';
@@ -113,7 +114,8 @@ export const hardeningCheck: Check = {
 
 export const assuranceCheck: Check = {
   id: 'assurance.recorded',
-  title: 'reduced assurance stated in the snapshot and the report alike',
+  title:
+    'the assurance level stated in the snapshot and the report alike, borne out by the runtime',
   clauses: ['AH-DIAG-2'],
   run({ run }) {
     const snap = partOf(run.snapshot.value, 'assurance', SnapshotAssurance);
@@ -125,33 +127,49 @@ export const assuranceCheck: Check = {
       'seccomp',
       z.looseObject({ enforcement: z.string() }),
     );
-    if (
-      seccomp.ok &&
-      seccomp.value.enforcement === 'not-applied-gvisor' &&
-      snap.value.level !== 'reduced'
-    )
-      where.push('snapshot.json assurance: the filter was not applied, yet the level is standard');
-    if ((snap.value.level === 'reduced') !== snap.value.notes.length > 0)
-      where.push(
-        `snapshot.json assurance: level ${snap.value.level} with ${snap.value.notes.length} note(s)`,
-      );
+    const level = snap.value.level;
+    if (seccomp.ok && seccomp.value.enforcement === 'not-applied-gvisor' && level !== 'reduced')
+      where.push(`snapshot.json assurance: the filter was not applied, yet the level is ${level}`);
+    if ((level === 'reduced') !== snap.value.notes.length > 0)
+      where.push(`snapshot.json assurance: level ${level} with ${snap.value.notes.length} note(s)`);
+    if (level === 'strong') where.push(...strongWithoutGvisor(run.snapshot.value));
     if (eventsOf(run, 'run_finished').length > 0) {
       const rep = partOf(run.report.value, 'assurance', SnapshotAssurance);
       if (!rep.ok) where.push('report.json assurance: missing or unreadable');
       else if (
-        rep.value.level !== snap.value.level ||
+        rep.value.level !== level ||
         rep.value.notes.join('\n') !== snap.value.notes.join('\n')
       )
-        where.push(
-          `report.json assurance: ${rep.value.level}, the snapshot says ${snap.value.level}`,
-        );
+        where.push(`report.json assurance: ${rep.value.level}, the snapshot says ${level}`);
     }
     if (where.length > 0) return fail('assurance not stated alike', where);
-    return snap.value.level === 'reduced'
-      ? warn(`reduced assurance, stated in snapshot and report: ${snap.value.notes.join('; ')}`)
-      : pass('standard assurance, stated in snapshot and report');
+    if (level === 'reduced')
+      return warn(
+        `reduced assurance, stated in snapshot and report: ${snap.value.notes.join('; ')}`,
+      );
+    return pass(`${level} assurance, stated in snapshot and report`);
   },
 };
+
+/** `strong` claims gVisor: the runtime asked for and every binary the engine ran are runsc. */
+function strongWithoutGvisor(snapshot: unknown): string[] {
+  const runtime = partOf(
+    snapshot,
+    'runtime',
+    z.looseObject({
+      requested: z.string(),
+      binaries: z.record(z.string(), z.string()).optional(),
+    }),
+  );
+  if (!runtime.ok) return ['snapshot.json runtime: missing, yet the level is strong'];
+  const binaries = Object.entries(runtime.value.binaries ?? {});
+  const others = binaries.filter(([, b]) => !isGvisorBinary(b));
+  if (runtime.value.requested !== 'runsc' || binaries.length === 0 || others.length > 0)
+    return [
+      `snapshot.json assurance: strong, yet the runtime is ${runtime.value.requested} with binaries [${binaries.map(([n, b]) => `${n}: ${b}`).join(', ')}]`,
+    ];
+  return [];
+}
 
 const FENCE = /^<(direct-command|context|quoted-material)>\n([\s\S]*)\n<\/\1>$/;
 const ROLE_OF: Record<string, 'directCommand' | 'context' | 'quoted'> = {

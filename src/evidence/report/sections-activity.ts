@@ -26,7 +26,7 @@ export function timelineSection(run: RunEvidence): Html {
         <td>${e.seq}</td>
         <td class="mono">${e.ts}</td>
         <td>${e.type}</td>
-        <td class="mono small">${summaryOf(e.data)}</td>
+        <td class="mono any small">${summaryOf(e.data)}</td>
       </tr>`,
   );
   return section(
@@ -75,7 +75,7 @@ export function toolCallsSection(run: RunEvidence, previews: ReadonlyMap<string,
     return html`<tr class="tool-call" data-call-id="${c.callId}">
       <td>${c.callId}</td>
       <td>${req?.tool ?? ''}</td>
-      <td class="mono small">${req?.input ?? ''}</td>
+      <td class="mono any small">${req?.input ?? ''}</td>
       <td>${d === undefined ? 'none' : d.decision}</td>
       <td class="mono small">${d?.policy_rule ?? ''}</td>
       <td>${outcome}</td>
@@ -108,7 +108,7 @@ export function egressSection(run: RunEvidence): Html {
       html`<tr class="egress ${e.data.allowed ? 'ok' : 'bad'}">
         <td>${e.data.allowed ? 'allow' : 'deny'}</td>
         <td>${e.data.protocol}</td>
-        <td class="mono">${e.data.name ?? ''}</td>
+        <td class="mono any">${e.data.name ?? ''}</td>
         <td class="mono">${e.data.address ?? ''}</td>
         <td>${e.data.port ?? ''}</td>
         <td>${e.data.reason}</td>
@@ -131,26 +131,6 @@ export function egressSection(run: RunEvidence): Html {
         <th>bytes out / in</th>
       </tr>
       ${rows}
-    </table>`,
-  );
-}
-
-export function approvalsSection(run: RunEvidence): Html {
-  const events = run.events.filter((e) => e.type.startsWith('approval_'));
-  if (events.length === 0)
-    return section('approvals', 'Approvals', html`<p>No approval was asked for.</p>`);
-  return section(
-    'approvals',
-    'Approvals',
-    html`<table>
-      ${events.map(
-        (e) =>
-          html`<tr class="approval">
-            <td>${e.seq}</td>
-            <td>${e.type}</td>
-            <td class="mono small">${summaryOf(e.data)}</td>
-          </tr>`,
-      )}
     </table>`,
   );
 }
@@ -217,7 +197,7 @@ export function auditSection(audit: AuditResult): Html {
           ${c.detail}${
             c.where.length > 0
               ? html`<ul>
-                  ${c.where.map((w) => html`<li class="mono small">${w}</li>`)}
+                  ${c.where.map((w) => html`<li class="mono any small">${w}</li>`)}
                 </ul>`
               : html``
           }

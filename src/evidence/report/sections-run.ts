@@ -5,7 +5,10 @@ import { partOf, recordOf } from '../audit/parts.js';
 import { eventsOf, type RunEvidence } from '../audit/run-evidence.js';
 import { PromptSlotsRecord, Snapshot, SnapshotContainerSpec } from '../schema/snapshot.js';
 import { Report } from '../schema/report.js';
-import { bytesText, fileLink, html, type Html } from './html.js';
+import { bytesText, fileLink, Html, html } from './html.js';
+
+/** Digests, paths and command lines: the only text the page may break anywhere (CSS `.any`). */
+export const mono = (text: string): Html => html`<span class="mono any">${text}</span>`;
 import type { Preview } from './previews.js';
 
 export function section(id: string, title: string, body: Html | Html[]): Html {
@@ -21,7 +24,15 @@ export function kv(rows: readonly (readonly [string, unknown])[]): Html {
       ([k, v]) =>
         html`<tr>
           <th>${k}</th>
-          <td>${typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v)}</td>
+          <td>
+            ${
+              typeof v === 'string' || v instanceof Html
+                ? v
+                : v === undefined
+                  ? ''
+                  : JSON.stringify(v)
+            }
+          </td>
         </tr>`,
     )}
   </table>`;
@@ -44,7 +55,7 @@ export function identitySection(run: RunEvidence): Html {
     'identity',
     'Run',
     kv([
-      ['run id', run.runId],
+      ['run id', mono(run.runId)],
       ['kind', s?.kind ?? '(snapshot unreadable)'],
       ['created', s?.createdAt ?? ''],
       ['cfh version', s?.cfhVersion ?? ''],
@@ -60,7 +71,7 @@ export function identitySection(run: RunEvidence): Html {
           ? 'not finished'
           : `${end.data.status} (${end.data.terminalReason}), exit ${end.data.exitCode}`,
       ],
-      ['directory', run.dir],
+      ['directory', mono(run.dir)],
     ]),
   );
 }
@@ -73,7 +84,8 @@ export function promptSection(run: RunEvidence): Html {
       'prompt',
       'Who asked what',
       kv([
-        ['command', (s?.command ?? []).join(' ')],
+        // A command line is code: it may break anywhere, like an id.
+        ['command', mono((s?.command ?? []).join(' '))],
         ['model', 'none: a command run'],
       ]),
     );
@@ -104,7 +116,7 @@ export function promptSection(run: RunEvidence): Html {
           html`<tr class="slot">
             <td>${role}</td>
             <td>${chars}</td>
-            <td class="mono">${digest}</td>
+            <td class="mono any">${digest}</td>
           </tr>`,
       )}
     </table>`,
@@ -136,9 +148,9 @@ export function profileSection(run: RunEvidence): Html {
     'Profile and image',
     kv([
       ['profile', `${s.profile.name} (${s.profile.sources.join(' → ')})`],
-      ['profile digest', s.profile.digest],
+      ['profile digest', mono(s.profile.digest)],
       ['overrides', s.profile.overrides],
-      ['image', `${s.image.ref} ${s.image.id}`],
+      ['image', html`${s.image.ref} <span class="mono any">${s.image.id}</span>`],
       [
         'engine',
         `${s.engine.serverVersion} (API ${s.engine.apiVersion}), runtime ${s.runtime.engineRuntime}`,
@@ -147,13 +159,9 @@ export function profileSection(run: RunEvidence): Html {
         'network',
         `${s.network.mode}; allow [${s.network.allow.join(', ')}]; deny [${s.network.deny.join(', ')}]; ${s.network.enforcement.kind}`,
       ],
-      ['limits', s.limits],
-      ['budgets', s.budgets ?? 'none: a command run'],
       ['tools', s.tools.join(', ') || 'none'],
-      [
-        'assurance',
-        `${s.assurance.level}${s.assurance.notes.length > 0 ? `: ${s.assurance.notes.join('; ')}` : ''}`,
-      ],
+      // The limits, budgets and what the level rests on: the next section, in units.
+      ['assurance', s.assurance.level],
     ]),
   );
 }
@@ -172,7 +180,11 @@ export function containersSection(run: RunEvidence): Html {
         ['init', String(spec.value.init)],
         ['privileged', String(spec.value.privileged)],
         ['network mode', spec.value.networkMode],
-        ['seccomp', `sha256:${spec.value.seccomp.sha256} (${spec.value.seccomp.enforcement})`],
+        [
+          'seccomp',
+          html`<span class="mono any">sha256:${spec.value.seccomp.sha256}</span>
+            (${spec.value.seccomp.enforcement})`,
+        ],
         ['env names', spec.value.envNames.join(', ')],
       ])
     : html`<p class="bad">containerSpec cannot be read</p>`;
@@ -186,7 +198,7 @@ export function containersSection(run: RunEvidence): Html {
         ${spec.value.mounts.map(
           (m) =>
             html`<tr class="mount">
-              <td class="mono">${m.source}</td>
+              <td class="mono any">${m.source}</td>
               <td class="mono">${m.target}</td>
               <td>${m.mode}</td>
             </tr>`,
@@ -219,7 +231,7 @@ export function containersSection(run: RunEvidence): Html {
     ${rows.map(
       (c) =>
         html`<tr class="container">
-          <td>${c.name}</td>
+          <td class="mono">${c.name}</td>
           <td>${c.kind}</td>
           <td class="mono">${c.id.slice(0, 12)}</td>
           <td class="${removed.has(c.id) ? 'ok' : 'bad'}">

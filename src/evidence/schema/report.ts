@@ -34,6 +34,32 @@ export const CostEstimate = z.strictObject({
   totalOmitted: z.enum(['incomplete_coverage', 'no_attempts']).optional(),
 });
 
+/** A container's (or the run's) cgroup counters; a counter the kernel does not keep is absent. */
+const ResourceCounters = z.strictObject({
+  /** High-water mark of the cgroup's memory (anonymous and page cache), bytes. */
+  memoryPeakBytes: Count.optional(),
+  /** CPU time, exact (cpuacct.usage / usage_usec); user and system are the kernel's split. */
+  cpuTotalMs: z.number().nonnegative().optional(),
+  cpuUserMs: z.number().nonnegative().optional(),
+  cpuSystemMs: z.number().nonnegative().optional(),
+  /** High-water mark of tasks (processes and threads; under runsc the sandbox's host ones). */
+  pidsPeak: Count.optional(),
+});
+
+/** What the run's sandbox containers used, from their cgroups once they were removed. */
+export const ResourcesRecord = z.union([
+  z.strictObject({
+    source: z.enum(['cgroup-v1', 'cgroup-v2']),
+    /** The run's cgroup: its memory and pids peaks are of all its containers at once. */
+    total: ResourceCounters,
+    containers: z.array(ResourceCounters.extend({ name: z.string() })),
+    /** What reading them, and then releasing the run's cgroups, cost the run. */
+    readMs: z.number().nonnegative(),
+    removeMs: z.number().nonnegative(),
+  }),
+  z.strictObject({ unavailable: z.string() }),
+]);
+
 export const Report = z.strictObject({
   schema: z.literal(REPORT_SCHEMA),
   runId: RunIdString,
@@ -44,6 +70,8 @@ export const Report = z.strictObject({
   image: z.strictObject({ ref: z.string(), id: z.string() }),
   error: z.strictObject({ code: z.string(), boundary: z.string(), message: z.string() }).nullable(),
   assurance: SnapshotAssurance,
+  /** Absent in runs recorded before it. */
+  resources: ResourcesRecord.optional(),
   lastEvent: EventAnchor,
   // A command run.
   commandExitCode: z.number().int().nullable().optional(),

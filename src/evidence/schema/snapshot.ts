@@ -92,17 +92,36 @@ export const SnapshotNetwork = z.looseObject({
   }),
 });
 
+/**
+ * A registered runtime binary that is gVisor's (`runsc`, `/usr/bin/runsc`, `runsc-2022`):
+ * the engine's registration, not the runtime name a profile asks for, makes a run `strong`.
+ */
+export function isGvisorBinary(binary: string): boolean {
+  return /^runsc([-_.][A-Za-z0-9._-]*)?$/.test(binary.split('/').pop() ?? '');
+}
+
+/** `reduced` < `standard` < `strong` (gVisor); docs/operators.md "Assurance levels". */
 export const SnapshotAssurance = z.strictObject({
-  level: z.enum(['standard', 'reduced']),
+  level: z.enum(['standard', 'reduced', 'strong']),
   notes: z.array(z.string()),
   /** Each reason the level is reduced (AH-DIAG-2); absent in runs recorded before it. */
   reasons: z
     .array(
       z.strictObject({
-        code: z.enum(['seccomp-not-applied', 'seccomp-widened', 'root-user', 'host-tools']),
+        code: z.enum([
+          'seccomp-not-applied',
+          'seccomp-widened',
+          'root-user',
+          'host-tools',
+          'runtime-not-gvisor',
+        ]),
         detail: z.string(),
       }),
     )
+    .optional(),
+  /** The isolation the level rests on, as the engine was found to apply it; absent before it. */
+  basis: z
+    .array(z.strictObject({ code: z.enum(['container', 'gvisor']), detail: z.string() }))
     .optional(),
 });
 
@@ -167,6 +186,8 @@ export const Snapshot = z.strictObject({
     requested: z.string(),
     engineRuntime: z.string(),
     runtimeArgs: z.array(z.string()).optional(),
+    /** The binary the engine registered for each runtime name the run uses (non-runc). */
+    binaries: z.record(z.string(), z.string()).optional(),
   }),
   sandboxUser: z.strictObject({ user: z.string(), reason: z.string() }),
   workspace: z.strictObject({
