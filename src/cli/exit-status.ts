@@ -19,6 +19,12 @@ const STATE_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'signing_key_exposed',
   // Another cfh holds the run (runs apply): try again; nothing was typed wrong.
   'run_locked',
+  // An image that is not cfh's, or one a run still uses (image rm); a build context or
+  // an image config cfh refuses: the state of the engine or the files, not the command line.
+  'image_not_cfh',
+  'image_in_use',
+  'image_context_refused',
+  'image_config_refused',
 ]);
 
 /** `run`: `cfh sandbox run`; `command`: every other command. */

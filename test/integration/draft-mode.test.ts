@@ -179,7 +179,7 @@ describe('workspace mode draft (command runs)', () => {
     // No terminal and no --yes: no approval, nothing applied.
     const unapproved = await apply(root, runIdOf(dir));
     expect(unapproved.exitCode, unapproved.stderr).toBe(1);
-    expect(unapproved.stderr).toContain('approval_required');
+    expect(unapproved.stderr).toContain('applying needs an approval');
     expect(treeState(ws, { owners: true })).toEqual(hostBefore);
 
     const applied = await apply(root, runIdOf(dir), ['--yes']);
@@ -213,7 +213,7 @@ describe('workspace mode draft (command runs)', () => {
     const hostApplied = treeState(ws, { owners: true });
     const twice = await apply(root, runIdOf(dir), ['--yes']);
     expect(twice.exitCode).toBe(1);
-    expect(twice.stderr).toContain('already_applied');
+    expect(twice.stderr).toContain('its patch was applied already');
     expect(treeState(ws, { owners: true })).toEqual(hostApplied);
   });
 
@@ -226,7 +226,7 @@ describe('workspace mode draft (command runs)', () => {
     const before = treeState(ws, { owners: true });
     const r = await apply(root, runIdOf(dir), ['--yes']);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain('host_changed');
+    expect(r.stderr).toContain('the host workspace changed since the run');
     expect(r.stderr).toContain('notes.txt');
     expect(treeState(ws, { owners: true })).toEqual(before);
     // An added path that appeared on the host is refused the same way.
@@ -248,7 +248,7 @@ describe('workspace mode draft (command runs)', () => {
     const before = treeState(ws, { owners: true });
     const r = await apply(root, runIdOf(dir), ['--yes']);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toContain('evidence_broken');
+    expect(r.stderr).toContain('its evidence does not verify');
     expect(treeState(ws, { owners: true })).toEqual(before);
   });
 
@@ -265,7 +265,7 @@ describe('workspace mode draft (command runs)', () => {
       try {
         const r = await apply(root, runIdOf(dir), ['--yes']);
         expect(r.exitCode).toBe(1);
-        expect(r.stderr).toContain('apply_failed');
+        expect(r.stderr).toContain('apply failed, the host workspace is as it was');
         expect(r.stderr).toContain('as it was');
       } finally {
         execFileSync('chattr', ['-i', path.join(ws, 'zz-last.txt')]);
@@ -293,7 +293,7 @@ describe('workspace mode draft (command runs)', () => {
       const before = treeState(ws, { owners: true });
       const r = await apply(root, runIdOf(dir), ['--yes']);
       expect(r.exitCode).toBe(1);
-      expect(r.stderr).toContain('apply_failed');
+      expect(r.stderr).toContain('apply failed, the host workspace is as it was');
       expect(treeState(ws, { owners: true })).toEqual(before);
       expect(await readFile(path.join(ws, 'rootdir', 'f.txt'), 'utf8')).toBe('root wrote this\n');
     },
@@ -548,7 +548,7 @@ describe('workspace mode draft (command runs)', () => {
     };
     const declined = onTerminal('n');
     expect(declined).toContain(`Apply these changes to ${ws}? [y/N]`);
-    expect(declined).toContain('not_approved');
+    expect(declined).toContain('not approved; nothing was applied');
     expect(treeState(ws, { owners: true })).toEqual(before);
     const accepted = onTerminal('y');
     expect(accepted).toContain('applied');

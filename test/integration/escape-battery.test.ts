@@ -577,7 +577,7 @@ describe('runtime runsc (gVisor)', () => {
       expect(refused).toEqual([]);
       for (const c of ['socket_packet', 'unshare_user', 'ptrace_sibling'])
         expect(['EPERM', 'ENOSYS'], c).toContain(describeResult(run.results.get(c)));
-      expect(run.snapshot.assurance.level).toBe('standard');
+      expect(run.snapshot.assurance.level).toBe('strong');
     } else {
       // Without --oci-seccomp nothing filters; gVisor's own syscall surface is the
       // boundary, and the evidence must say the assurance is reduced.

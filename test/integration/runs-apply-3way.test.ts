@@ -95,7 +95,9 @@ describe('runs apply --3way: the host changed a file the run changed', () => {
 
     const plain = await apply(root, runId);
     expect(plain.exitCode).toBe(1);
-    expect(plain.stderr).toMatch(/host_changed.*contents changed on the host.*--3way/);
+    expect(plain.stderr).toMatch(
+      /^cfh: the host workspace changed since the run.*contents changed on the host.*--3way/m,
+    );
     expect(await readFile(path.join(ws, 'notes.txt'), 'utf8')).toBe(
       withLine(notes, 3, 'host edit'),
     );
@@ -149,7 +151,7 @@ describe('runs apply --3way: the host changed a file the run changed', () => {
       /<<<<<<< host \(line 5\)\nhost five\n\|\|\|\|\|\|\| baseline \(line 5\)\na 5\n=======\nrun five\n>>>>>>> run /,
     );
     expect(r.stderr).toMatch(
-      /merge_conflict: --3way: 1 file\(s\).*a\.txt: 1 conflicting hunk.*nothing was applied/,
+      /^cfh: --3way: 1 file\(s\).*a\.txt: 1 conflicting hunk.*nothing was applied/m,
     );
     // All or nothing: c.txt merged cleanly but is not written, b.txt is not added.
     expect(await readFile(path.join(ws, 'a.txt'), 'utf8')).toBe(hostA);
