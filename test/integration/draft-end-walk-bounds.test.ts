@@ -138,7 +138,7 @@ describe('draft end walk: host work the sandbox can multiply is bounded', () => 
       '--yes',
     ]);
     expect(r.exitCode).not.toBe(0);
-    expect(r.stderr).toContain('patch_incomplete');
+    expect(r.stderr).toContain('its patch is incomplete');
     expect(r.stderr).toContain('nothing was applied');
   }, 180_000);
 });

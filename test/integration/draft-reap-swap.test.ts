@@ -144,12 +144,15 @@ describe.skipIf(!isRoot)('reaping a dead run’s draft while its owner swaps lin
         for (let i = 0; i < VICTIMS; i += 1)
           if (!existsSync(path.join(victims, `f${i}`)))
             await writeFile(path.join(victims, `f${i}`), 'v\n');
+        // A swap can land while the remover is inside the tree: it then stops there (it
+        // never follows the link) and may leave the rest, reported as `failed`. What may
+        // never happen is a victim lost (docs/conformance.md, published limits).
         actions.push(existsSync(draftDir) ? 'left' : 'gone');
       }
-      expect({ lost, actions }).toEqual({
-        lost: [0, 0, 0],
-        actions: ['removed', 'gone', 'removed', 'gone', 'removed', 'gone'],
-      });
+      expect(lost).toEqual([0, 0, 0]);
+      // The dead run's draft is always taken on (removed, or stopped at a swap: failed).
+      for (const first of actions.filter((_, i) => i % 2 === 0))
+        expect(['removed', 'failed']).toContain(first);
     } finally {
       await removeDir(scratch);
     }

@@ -93,9 +93,7 @@ describe('acting commands verify the evidence as cfh audit does, signature inclu
       env: keyEnv,
     });
     expect(apply.exitCode, apply.stdout).toBe(1);
-    expect(apply.stderr).toMatch(
-      /evidence_broken: .*does not verify.*signature\.json: signs event/,
-    );
+    expect(apply.stderr).toMatch(/^cfh: .*does not verify.*signature\.json: signs event/m);
     expect(existsSync(path.join(ws, 'pwned.txt'))).toBe(false);
     expect(existsSync(path.join(ws, 'new-file.txt'))).toBe(false);
   });
@@ -109,7 +107,7 @@ describe('acting commands verify the evidence as cfh audit does, signature inclu
     );
     expect(apply.exitCode, apply.stdout).toBe(1);
     expect(apply.stderr).toMatch(
-      /evidence_broken: .*does not verify \(signature\.json: missing\); nothing was applied/,
+      /^cfh: .*does not verify \(signature\.json: missing\); nothing was applied/m,
     );
     expect(existsSync(path.join(ws, 'new-file.txt'))).toBe(false);
   });
