@@ -2,10 +2,11 @@
 // containers (exec the workload's, the file tools the file-tool one; both the same spec as
 // any sandbox), so the kernel enforces the mounts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readEnvironment } from '../../src/config/env.js';
 import { planSandboxRun } from '../../src/engine/run-plan.js';
+import { HOSTS_FILE, LOOPBACK_HOSTS } from '../../src/sandbox/derive-spec.js';
 import { currentOwner } from '../../src/sandbox/owner.js';
 import { currentHostIdentity } from '../../src/sandbox/sandbox-user.js';
 import { DockerRuntime } from '../../src/substrate/docker-runtime.js';
@@ -78,6 +79,12 @@ beforeAll(async () => {
   );
   rwRunId = rwPlan.runId;
   roRunId = roPlan.runId;
+  // The run session writes each run's /etc/hosts (loopback names under `disabled`) into
+  // its run directory; these containers are started from the plans without one.
+  for (const plan of [rwPlan, roPlan]) {
+    await mkdir(path.join(scratch, 'art', plan.runId));
+    await writeFile(path.join(scratch, 'art', plan.runId, HOSTS_FILE), LOOPBACK_HOSTS);
+  }
   rw = await startBoth(runtime, rwPlan.spec);
   ro = await startBoth(runtime, roPlan.spec);
 });
