@@ -24,6 +24,7 @@ import type Docker from 'dockerode';
 import { execa } from 'execa';
 import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
 import { planSandboxRun } from '../src/engine/run-plan.js';
+import { writePlanHosts } from './plan-hosts.js';
 import { executeSandboxRun, type RunDeps, type RunTimings } from '../src/engine/sandbox-run.js';
 import { CancelRequest } from '../src/engine/terminal.js';
 import { loadRecipe } from '../src/image/recipe.js';
@@ -106,6 +107,7 @@ async function main(): Promise<number> {
   // the start gate (a raw replay cannot answer it): cfh / raw+spec includes what the mount
   // checks cost (the re-check before create, the gate's report and cfh's word).
   const planned = planSandboxRun(planOptions, env, host, deps.owner).spec;
+  writePlanHosts(planned);
   const specTemplate = toCreateOptions({ ...planned, mountCheck: 'recheck' });
 
   const engine = await docker.version();

@@ -73,6 +73,7 @@
 //      BENCH_PER_RUN_CALLS per per-run sample, default 10; BENCH_PER_CALL_CALLS per per-call
 //      sample, default 3; BENCH_TOOLS (exec, read_file, mixed), default exec; BENCH_PROFILE,
 //      default untrusted-repo)
+import { writePlanHosts } from './plan-hosts.js';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -571,6 +572,7 @@ async function main(): Promise<number> {
     throw error;
   }
   const image = reference.spec.image;
+  writePlanHosts(reference.spec);
   const capMs =
     reference.profile.toolTimeoutSeconds === undefined
       ? Number.POSITIVE_INFINITY
