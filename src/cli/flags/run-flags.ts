@@ -59,13 +59,13 @@ export const RUN_FLAGS = {
     {
       lands: 'command',
       // The model is an agent run's only input: there is no stdin to forward to it.
-      hint: "an agent run's model has no stdin; drop -i and -t",
+      hint: "drop -i and -t (an agent run's model has no stdin)",
     },
   ),
   tty: switchFlag(
     '-t, --tty',
     'run the command on a pseudo-terminal (needs one on stdin; -it for an interactive shell); its output passes to the terminal unfiltered',
-    { lands: 'command', hint: "an agent run's model has no stdin; drop -i and -t" },
+    { lands: 'command', hint: "drop -i and -t (an agent run's model has no stdin)" },
   ),
   env: listFlag(
     '-e, --env <name[=value]>',
