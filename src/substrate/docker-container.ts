@@ -115,7 +115,18 @@ export class DockerCreatedContainer implements CreatedContainer {
       await this.#container.start({ ...abortable(signal) });
     } catch (error) {
       recheckSources(this.#spec);
-      throw engineError(error, `start ${this.name}`);
+      const failed = engineError(error, `start ${this.name}`);
+      // The engine found a checked source gone when it bound it: the source changed between
+      // the check and the start, even if it is back by the time recheckSources looks.
+      const gone = /bind source path does not exist: (.+)$/.exec(failed.message);
+      if (gone !== null && this.#spec.mounts.some((m) => m.source === gone[1])) {
+        throw new ContainmentError(
+          'mount_source_changed',
+          `mount source ${gone[1]} was not there when the engine bound it; it changed since cfh checked it, so nothing ran`,
+          { source: gone[1] },
+        );
+      }
+      throw failed;
     }
     const started = new DockerStartedContainer(this.#container, this.#spec, () => this.remove());
     const size = this.#spec.tty === true ? options.terminalSize : undefined;
