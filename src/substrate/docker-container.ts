@@ -116,14 +116,17 @@ export class DockerCreatedContainer implements CreatedContainer {
     } catch (error) {
       recheckSources(this.#spec);
       const failed = engineError(error, `start ${this.name}`);
-      // The engine found a checked source gone when it bound it: the source changed between
-      // the check and the start, even if it is back by the time recheckSources looks.
-      const gone = /bind source path does not exist: (.+)$/.exec(failed.message);
-      if (gone !== null && this.#spec.mounts.some((m) => m.source === gone[1])) {
+      // The engine (or runc while it mounts) found a checked source gone when it bound it:
+      // the source changed between the check and the start, even if it is back by the time
+      // recheckSources looks. The engine's and runc's wordings differ; both name the path.
+      const gone = /does not exist|no such file/i.test(failed.message)
+        ? this.#spec.mounts.find((m) => failed.message.includes(m.source))
+        : undefined;
+      if (gone !== undefined) {
         throw new ContainmentError(
           'mount_source_changed',
-          `mount source ${gone[1]} was not there when the engine bound it; it changed since cfh checked it, so nothing ran`,
-          { source: gone[1] },
+          `mount source ${gone.source} was not there when the engine bound it; it changed since cfh checked it, so nothing ran`,
+          { source: gone.source },
         );
       }
       throw failed;
