@@ -120,7 +120,7 @@ export class DockerCreatedContainer implements CreatedContainer {
       // the source changed between the check and the start, even if it is back by the time
       // recheckSources looks. The engine's and runc's wordings differ; both name the path.
       const gone = /does not exist|no such file/i.test(failed.message)
-        ? this.#spec.mounts.find((m) => failed.message.includes(m.source))
+        ? this.#spec.mounts.find((m) => namesPath(failed.message, m.source))
         : undefined;
       if (gone !== undefined) {
         throw new ContainmentError(
@@ -387,4 +387,13 @@ class DockerStartedContainer implements StartedContainer {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.#remove();
   }
+}
+
+/** Whether `message` names `source` as a whole path (not `/a/data` inside `/a/data2`). */
+function namesPath(message: string, source: string): boolean {
+  for (let at = message.indexOf(source); at >= 0; at = message.indexOf(source, at + 1)) {
+    const next = message.charAt(at + source.length);
+    if (next === '' || next === '"' || next === ':' || next === "'" || /\s/.test(next)) return true;
+  }
+  return false;
 }
