@@ -5,6 +5,7 @@
 // arguments come only from schema-checked input fields, exposed as `host__<name>`.
 // Credentials are references (`fromEnv`, `fromFile`), never values.
 import { z } from 'zod';
+import { AtomList, LabelSpec } from './cfc-schema.js';
 import {
   NEVER_REPLAYED,
   PermissionPolicy,
@@ -55,6 +56,19 @@ const Classes = {
   sideEffectClass: SideEffectClass.optional(),
   resourceScope: ResourceScope.optional(),
   permissionPolicy: PermissionPolicy.optional(),
+};
+
+/**
+ * CFC (src/cfc/label-map.ts): the label of what the tool returns (none: `unlabelled`), the
+ * confidentiality atoms its arguments may carry (default none), the integrity atoms every
+ * influence on a call must have, and whether it reads before it writes (its result label
+ * then joins its write decision, AH-CFC-10).
+ */
+const CfcLabels = {
+  resultLabel: LabelSpec.optional(),
+  clearance: AtomList.optional(),
+  requires: z.strictObject({ integrity: AtomList.default([]) }).optional(),
+  readsBeforeWrite: z.boolean().optional(),
 };
 
 const ResultBounds = {
@@ -112,6 +126,7 @@ export const McpToolEntry = z
     ...Classes,
     timeoutSeconds: z.number().positive().max(3600).optional(),
     ...ResultBounds,
+    ...CfcLabels,
   })
   .superRefine((t, ctx) => {
     classified(t, ctx);
@@ -137,6 +152,8 @@ const Common = {
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
   operatorOnly: z.array(OperatorOnly).max(50).default([]),
+  // For an `mcp` entry: the default of each of its tools (a tool's own entry wins).
+  ...CfcLabels,
 };
 
 export const McpHostTool = z.strictObject({

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ImageSource } from './image-schema.js';
 import { HostTools } from './host-tools-schema.js';
 import { PolicyRule } from './policy-schema.js';
+import { AtomList, CfcSection, LabelSpec } from './cfc-schema.js';
 
 export const MountMode = z.enum(['ro', 'rw']);
 export type MountMode = z.infer<typeof MountMode>;
@@ -20,6 +21,10 @@ export const ProfileMount = z.strictObject({
   source: z.string().min(1),
   target: z.string().min(1),
   mode: MountMode.default('ro'),
+  // AH-CFC-2: what is read from it carries this label; none is `unlabelled` (cfc/label-map.ts).
+  label: LabelSpec.optional(),
+  // Confidentiality atoms a write into it may carry, beyond its own label's.
+  clearance: AtomList.optional(),
 });
 export type ProfileMount = z.infer<typeof ProfileMount>;
 
@@ -32,6 +37,12 @@ export const NetworkPosture = z.strictObject({
   // A PEM file of CA certificates the sandbox trusts instead of the image's bundle (a proxy
   // that re-signs TLS); only its certificates are mounted (sandbox/ca-bundle.ts).
   caBundle: z.string().min(1).optional(),
+  // CFC (cfc/label-map.ts): the label of data from a destination (default integrity
+  // `network`), the confidentiality atoms it may receive (default none), and the integrity
+  // atoms every influence on a call that can reach it must have.
+  labels: z.record(z.string().min(1), LabelSpec).default({}),
+  clearance: z.record(z.string().min(1), AtomList).default({}),
+  requires: z.record(z.string().min(1), AtomList).default({}),
 });
 export type NetworkPosture = z.infer<typeof NetworkPosture>;
 
@@ -79,6 +90,12 @@ export const AgentBudgets = z.strictObject({
   maxRetriesPerToolCall: z.number().int().nonnegative().default(1),
 });
 
+export const Workspace = z.strictObject({
+  mode: WorkspaceMode,
+  label: LabelSpec.optional(),
+  clearance: AtomList.optional(),
+});
+
 export const ToolLifetime = z.enum(['per-run', 'per-call']);
 export type ToolLifetime = z.infer<typeof ToolLifetime>;
 
@@ -96,7 +113,7 @@ export const Profile = z.strictObject({
   user: z
     .string()
     .regex(/^(auto|(0|[1-9]\d{0,9}):(0|[1-9]\d{0,9}))$/, "'auto' or 'UID:GID' in decimal"),
-  workspace: z.strictObject({ mode: WorkspaceMode }),
+  workspace: Workspace,
   mounts: z.array(ProfileMount),
   network: NetworkPosture,
   limits: Limits,
@@ -123,6 +140,9 @@ export const Profile = z.strictObject({
   // An agent run whose calls were denied or left unapproved ends `failed`
   // (`blocked_calls`, exit 1) instead of `completed`: CI notices the agent was blocked.
   failOnBlocked: z.boolean().default(false),
+  // Information flow control (CFC integration profile): the mode, the model's clearance and
+  // per-tool sink requirements (src/config/cfc-schema.ts, src/cfc/).
+  cfc: CfcSection.default(CfcSection.parse({})),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -142,6 +162,9 @@ export const ProfileFile = z.strictObject({
       allow: z.array(z.string().min(1)).optional(),
       deny: z.array(z.string().min(1)).optional(),
       caBundle: NetworkPosture.shape.caBundle,
+      labels: z.record(z.string().min(1), LabelSpec).optional(),
+      clearance: z.record(z.string().min(1), AtomList).optional(),
+      requires: z.record(z.string().min(1), AtomList).optional(),
     })
     .optional(),
   limits: Limits.partial().optional(),
@@ -154,5 +177,6 @@ export const ProfileFile = z.strictObject({
   policy: z.array(PolicyRule).max(1000).optional(),
   hostTools: HostTools.optional(),
   failOnBlocked: z.boolean().optional(),
+  cfc: CfcSection.partial().optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

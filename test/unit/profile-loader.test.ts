@@ -63,7 +63,14 @@ describe('built-in profiles', () => {
     expect(profile.name).toBe('untrusted-repo');
     expect(profile.workspace.mode).toBe('rw');
     // Inherited from default, not restated in untrusted-repo.yaml.
-    expect(profile.network).toEqual({ mode: 'disabled', allow: [], deny: [] });
+    expect(profile.network).toEqual({
+      mode: 'disabled',
+      allow: [],
+      deny: [],
+      labels: {},
+      clearance: {},
+      requires: {},
+    });
     expect(profile.image).toBe(base.image);
     expect(profile.runtime).toBe(base.runtime);
     expect(profile.user).toBe(base.user);

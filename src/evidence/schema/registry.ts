@@ -16,6 +16,7 @@
 // or making one required, is a new version: bump EVENT_SCHEMA and keep the old reader.
 import { z } from 'zod';
 import { IsoTime, RunIdString, Sha256Hex } from './common.js';
+import { cfcEvents } from './events-cfc.js';
 import { containerEvents } from './events-container.js';
 import { draftEvents } from './events-draft.js';
 import { hostEvents } from './events-host.js';
@@ -36,6 +37,7 @@ export const EVENT_SCHEMAS = {
   ...networkEvents,
   ...hostEvents,
   ...draftEvents,
+  ...cfcEvents,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

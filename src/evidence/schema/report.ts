@@ -60,6 +60,16 @@ export const ResourcesRecord = z.union([
   z.strictObject({ unavailable: z.string() }),
 ]);
 
+/** The run's CFC outcome (AH-CFC-14): the mode as the snapshot says, and what it decided. */
+export const ReportCfc = z.strictObject({
+  mode: z.enum(['disabled', 'observe', 'enforce-explicit', 'enforce-strict']),
+  /** False for disabled and observe: observe is diagnostic, never enforcement (AH-CFC-15). */
+  enforced: z.boolean(),
+  flows: z.strictObject({ allowed: Count, denied: Count, wouldDeny: Count, endorsed: Count }),
+  handles: Count,
+  opaque: Count,
+});
+
 export const Report = z.strictObject({
   schema: z.literal(REPORT_SCHEMA),
   runId: RunIdString,
@@ -70,6 +80,8 @@ export const Report = z.strictObject({
   image: z.strictObject({ ref: z.string(), id: z.string() }),
   error: z.strictObject({ code: z.string(), boundary: z.string(), message: z.string() }).nullable(),
   assurance: SnapshotAssurance,
+  /** Absent only in runs recorded before CFC. */
+  cfc: ReportCfc.optional(),
   /** Absent in runs recorded before it. */
   resources: ResourcesRecord.optional(),
   lastEvent: EventAnchor,

@@ -157,6 +157,48 @@ export const ApprovalSetupRecord = z.strictObject({
   surfaces: z.array(z.string()),
 });
 
+/**
+ * The run's CFC configuration (AH-CFC-14/15): the mode, where it came from, any fallback
+ * (with owner and retirement condition when it reduces assurance), and the labels planning
+ * gave each source and sink. Every run records it, command runs too.
+ */
+export const SnapshotCfc = z.strictObject({
+  mode: z.enum(['disabled', 'observe', 'enforce-explicit', 'enforce-strict']),
+  modeSource: z.enum(['profile', 'flag', 'default']),
+  fallback: z
+    .strictObject({ from: z.string(), to: z.string(), owner: z.string(), retireWhen: z.string() })
+    .nullable(),
+  modelClearance: z.array(z.string()),
+  mounts: z.array(
+    z.strictObject({
+      target: z.string(),
+      writable: z.boolean(),
+      label: z
+        .strictObject({ confidentiality: z.array(z.string()), integrity: z.array(z.string()) })
+        .nullable(),
+      clearance: z.array(z.string()),
+      inWorkload: z.boolean(),
+      withheldBecause: z.string().optional(),
+    }),
+  ),
+  destinations: z.array(
+    z.strictObject({
+      destination: z.string(),
+      label: z.strictObject({
+        confidentiality: z.array(z.string()),
+        integrity: z.array(z.string()),
+      }),
+      clearance: z.array(z.string()),
+      requires: z.array(z.string()),
+    }),
+  ),
+  sinks: z.record(z.string(), z.unknown()),
+  unlabelled: z.array(z.string()),
+  /** The input-capture record of the direct command (agent runs), or null. */
+  promptCapture: z.string().nullable(),
+});
+export type SnapshotCfc = z.infer<typeof SnapshotCfc>;
+
 export const Snapshot = z.strictObject({
   schema: z.literal(SNAPSHOT_SCHEMA),
   cfhVersion: z.string(),
@@ -224,6 +266,8 @@ export const Snapshot = z.strictObject({
   tools: z.array(z.string()),
   childProfiles: z.array(z.unknown()),
   promptSlots: PromptSlotsRecord.optional(),
+  /** Absent only in runs recorded before CFC. */
+  cfc: SnapshotCfc.optional(),
   budgets: SnapshotBudgets.optional(),
   /** Host tools of the run (AH-TOOL-7): their channels and bounded authority; open here. */
   hostTools: z.array(z.unknown()).optional(),

@@ -1,0 +1,264 @@
+// Where labels come from and where they may go, for one run (CFC integration profile,
+// AH-CFC-2/6/9/10): built once at planning from the profile (and `--cfc`, `--label`), never
+// from anything a sandbox, a tool or the model says. Sources: the workspace and each mount
+// (by the container path a file tool resolves into), each network destination, each host
+// tool's result. Sinks: each writable mount, each destination, each host tool, the model.
+//
+// exec can read every mount of its container and reach every destination and writable mount
+// of it, so under an enforcing mode a mount whose confidentiality some other sink of the
+// workload container is not cleared for is kept out of that container ("withheld"): it stays
+// readable through the file tools, whose every result is labelled, and a value read from it
+// can only reach a sink cleared for it.
+import path from 'node:path/posix';
+import {
+  isEnforcing,
+  NETWORK_ATOM,
+  type CfcMode,
+  type LabelSpec,
+  type SinkRequirement,
+} from '../config/cfc-schema.js';
+import type { HostToolEntry } from '../config/host-tools-schema.js';
+import type { Profile } from '../config/profile-schema.js';
+import { label, type Label } from './label.js';
+
+export interface MountLabel {
+  /** The path inside the containers (`/workspace` for the workspace). */
+  readonly target: string;
+  readonly writable: boolean;
+  /** Undefined: the operator gave it none (`unlabelled`). */
+  readonly label: Label | undefined;
+  /** Confidentiality atoms a write into it may carry: its label's and its `clearance`. */
+  readonly clearance: readonly string[];
+  /** False: kept out of the workload container (exec cannot read or write it). */
+  readonly inWorkload: boolean;
+  readonly withheldBecause?: string;
+}
+
+export interface DestinationLabel {
+  /** As the profile's `network.allow` spells it. */
+  readonly destination: string;
+  /** What data from it carries (default integrity `network`). */
+  readonly label: Label;
+  readonly clearance: readonly string[];
+  readonly requires: readonly string[];
+}
+
+export interface HostToolLabels {
+  readonly result: Label | undefined;
+  readonly clearance: readonly string[];
+  readonly requires: readonly string[];
+  readonly readsBeforeWrite: boolean;
+}
+
+export interface CfcPlan {
+  readonly mode: CfcMode;
+  /** Where the mode came from: the profile, `--cfc`, or cfh's default. */
+  readonly modeSource: 'profile' | 'flag' | 'default';
+  readonly modelClearance: readonly string[];
+  /** The workspace first, then the profile's mounts in order. */
+  readonly mounts: readonly MountLabel[];
+  /** `disabled`: nothing comes in or goes out; `open`: anywhere (no destination cleared). */
+  readonly network: 'disabled' | 'allowlist' | 'open';
+  readonly destinations: readonly DestinationLabel[];
+  /** Per built-in tool, the profile's requirement (over the risk-class defaults). */
+  readonly sinks: Readonly<Record<string, SinkRequirement>>;
+  /** Sources the configuration leaves without a label (`mount /data`, `host tool x`). */
+  readonly unlabelled: readonly string[];
+}
+
+export interface CfcPlanOptions {
+  readonly workspaceTarget: string;
+  /** `--cfc MODE`. */
+  readonly mode?: CfcMode | undefined;
+  /** `--label TARGET=...`: replaces the label of the mount at TARGET. */
+  readonly labels?: readonly { readonly target: string; readonly label: LabelSpec }[];
+}
+
+/** Thrown for a `--label` or `network.labels` key that names nothing the run has. */
+export class CfcPlanError extends Error {}
+
+export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
+  const mode = options.mode ?? profile.cfc.mode;
+  const modeSource =
+    options.mode !== undefined ? 'flag' : profile.cfc.mode !== 'disabled' ? 'profile' : 'default';
+  const given = new Map<string, LabelSpec>();
+  for (const l of options.labels ?? []) given.set(path.normalize(l.target), l.label);
+  const raw = [
+    {
+      target: options.workspaceTarget,
+      writable: profile.workspace.mode !== 'ro',
+      spec: profile.workspace.label,
+      extra: profile.workspace.clearance ?? [],
+    },
+    ...profile.mounts.map((m) => ({
+      target: path.normalize(m.target),
+      writable: m.mode === 'rw',
+      spec: m.label,
+      extra: m.clearance ?? [],
+    })),
+  ];
+  for (const target of given.keys())
+    if (!raw.some((m) => m.target === target))
+      throw new CfcPlanError(
+        `--label ${target}: no mount has that target (the run mounts ${raw.map((m) => m.target).join(', ')})`,
+      );
+  const network = profile.network.mode;
+  const allowed = new Set(profile.network.allow);
+  for (const [field, map] of [
+    ['labels', profile.network.labels],
+    ['clearance', profile.network.clearance],
+    ['requires', profile.network.requires],
+  ] as const)
+    for (const dest of Object.keys(map))
+      if (!allowed.has(dest))
+        throw new CfcPlanError(
+          `network.${field}: '${dest}' is not in network.allow (a label names an allowed destination exactly as allow spells it)`,
+        );
+  const destinations: DestinationLabel[] =
+    network === 'disabled'
+      ? []
+      : profile.network.allow.map((destination) => ({
+          destination,
+          label: label(profile.network.labels[destination] ?? { integrity: [NETWORK_ATOM] }),
+          clearance: profile.network.clearance[destination] ?? [],
+          requires: profile.network.requires[destination] ?? [],
+        }));
+  const labelled = raw.map((m) => {
+    const spec = given.get(m.target) ?? m.spec;
+    const l = spec === undefined ? undefined : label(spec);
+    return {
+      target: m.target,
+      writable: m.writable,
+      label: l,
+      clearance: [...new Set([...(l?.confidentiality ?? []), ...m.extra])].sort(),
+    };
+  });
+  const mounts = labelled.map((m, i): MountLabel => {
+    const why =
+      i === 0 || !isEnforcing(mode)
+        ? undefined
+        : withholdReason(m, labelled, destinations, network);
+    return why === undefined
+      ? { ...m, inWorkload: true }
+      : { ...m, inWorkload: false, withheldBecause: why };
+  });
+  const unlabelled = [
+    ...mounts.filter((m) => m.label === undefined).map((m) => `mount ${m.target}`),
+    ...profile.hostTools
+      .filter((t) => hostToolResultUnlabelled(t))
+      .map((t) => `host tool ${t.name} (no resultLabel)`),
+  ];
+  return {
+    mode,
+    modeSource,
+    modelClearance: [...new Set(profile.cfc.modelClearance)].sort(),
+    mounts,
+    network,
+    destinations,
+    sinks: profile.cfc.sinks,
+    unlabelled,
+  };
+}
+
+/**
+ * Why a mount stays out of the workload container, or undefined: some other sink exec can
+ * reach (a writable mount, a destination, anywhere under `open`) is not cleared for its
+ * confidentiality.
+ */
+function withholdReason(
+  m: { target: string; label: Label | undefined },
+  all: readonly { target: string; writable: boolean; clearance: readonly string[] }[],
+  destinations: readonly DestinationLabel[],
+  network: CfcPlan['network'],
+): string | undefined {
+  const secret = m.label?.confidentiality ?? [];
+  if (secret.length === 0) return undefined;
+  const covers = (clearance: readonly string[]): boolean =>
+    secret.every((a) => clearance.includes(a));
+  const blockers = [
+    ...all
+      .filter((o) => o.target !== m.target && o.writable && !covers(o.clearance))
+      .map((o) => `${o.target} (rw)`),
+    ...(network === 'open' ? ['the open network'] : []),
+    ...destinations.filter((d) => !covers(d.clearance)).map((d) => d.destination),
+  ];
+  return blockers.length === 0
+    ? undefined
+    : `its confidentiality [${secret.join(', ')}] is not cleared for ${blockers.join(', ')}, which exec can reach`;
+}
+
+function hostToolResultUnlabelled(t: HostToolEntry): boolean {
+  if (t.resultLabel !== undefined) return false;
+  if (t.kind === 'exec') return true;
+  return t.tools.some((e) => e.resultLabel === undefined);
+}
+
+/** The CFC labels of a host tool (an `mcp` tool's own entry over its server's). */
+export function hostToolLabels(entry: HostToolEntry, toolName?: string): HostToolLabels {
+  const own =
+    entry.kind === 'mcp'
+      ? entry.tools.find((t) => t.name === toolName && t.name !== '*')
+      : undefined;
+  const result = own?.resultLabel ?? entry.resultLabel;
+  return {
+    result: result === undefined ? undefined : label(result),
+    clearance: [...new Set(own?.clearance ?? entry.clearance ?? [])].sort(),
+    requires: [...new Set(own?.requires?.integrity ?? entry.requires?.integrity ?? [])].sort(),
+    readsBeforeWrite: own?.readsBeforeWrite ?? entry.readsBeforeWrite ?? false,
+  };
+}
+
+/**
+ * The mount a container path resolves into, lexically (the longest target that is the path
+ * or a parent of it); relative paths are against the workspace. Undefined: the image's own
+ * files (neither a source an operator labels nor one a tool can write on the host). The
+ * file tools refuse a path whose links lead out of the mount it names, so the lexical
+ * answer is the file's.
+ */
+export function mountOf(
+  plan: CfcPlan,
+  containerPath: string,
+  workspaceTarget: string,
+): MountLabel | undefined {
+  const abs = path.normalize(
+    containerPath.startsWith('/') ? containerPath : path.join(workspaceTarget, containerPath),
+  );
+  let best: MountLabel | undefined;
+  for (const m of plan.mounts) {
+    const inside =
+      abs === m.target || abs.startsWith(m.target.endsWith('/') ? m.target : `${m.target}/`);
+    if (inside && (best === undefined || m.target.length > best.target.length)) best = m;
+  }
+  return best;
+}
+
+/** What exec's container can read: its mounts, and the network when data can come in. */
+export function workloadReadable(plan: CfcPlan): { labels: Label[]; unlabelled: string[] } {
+  const labels: Label[] = [];
+  const unlabelled: string[] = [];
+  for (const m of plan.mounts) {
+    if (!m.inWorkload) continue;
+    if (m.label === undefined) unlabelled.push(`mount ${m.target}`);
+    else labels.push(m.label);
+  }
+  if (plan.network === 'open') labels.push(label({ integrity: [NETWORK_ATOM] }));
+  for (const d of plan.destinations) labels.push(d.label);
+  return { labels, unlabelled };
+}
+
+/** Every sink exec's container can reach, with the confidentiality each may receive. */
+export function workloadSinks(
+  plan: CfcPlan,
+): { sink: string; clearance: readonly string[]; requires: readonly string[] }[] {
+  return [
+    ...plan.mounts
+      .filter((m) => m.inWorkload && m.writable)
+      .map((m) => ({ sink: `mount ${m.target}`, clearance: m.clearance, requires: [] })),
+    ...(plan.network === 'open' ? [{ sink: 'the open network', clearance: [], requires: [] }] : []),
+    ...plan.destinations.map((d) => ({
+      sink: `destination ${d.destination}`,
+      clearance: d.clearance,
+      requires: d.requires,
+    })),
+  ];
+}

@@ -1,0 +1,104 @@
+// Events of information flow control (CFC integration profile, AH-CFC-3/7/11/16/18):
+// the capture of the direct command, the label each observation was given and what
+// became of it, the model context's influence at each model turn, each flow decision,
+// each endorsement a person gave, each handle minted or resolved. Kept in the chained
+// events, under the same boundary as the transcript (AH-CFC-17); handle values never (their
+// digest only).
+import { z } from 'zod';
+import { CallId, Count, Sha256Hex } from './common.js';
+import { Approver } from './events-tools.js';
+
+/** A label as recorded: sorted, unique atoms. */
+export const LabelRecord = z.strictObject({
+  confidentiality: z.array(z.string()),
+  integrity: z.array(z.string()),
+});
+export type LabelRecord = z.infer<typeof LabelRecord>;
+
+/** The trusted input-capture record of a prompt slot (AH-CFC-3). */
+export const InputCaptureRecord = z.strictObject({
+  captureId: z.string().regex(/^capture-[0-9]{1,6}$/),
+  kernel: z.literal('cfh'),
+  subject: z.strictObject({
+    uid: z.number().int().nullable(),
+    user: z.string(),
+    /** True: a caller named the subject and vouches for it (recorded as such). */
+    vouched: z.boolean(),
+  }),
+  surface: z.enum(['cli', 'stdio', 'mcp']),
+  slot: z.enum(['prompt']),
+  sha256: Sha256Hex,
+  chars: Count,
+});
+export type InputCaptureRecord = z.infer<typeof InputCaptureRecord>;
+
+export const FlowSinkRecord = z.strictObject({
+  sink: z.string(),
+  clearance: z.array(z.string()),
+  requires: z.array(z.string()),
+});
+
+export const cfcEvents = {
+  /** The direct command was captured: only this mints `prompt:direct` (AH-CFC-3). */
+  prompt_captured: InputCaptureRecord,
+  /** The label cfh gave a call's observation, where from, and what the model got. */
+  cfc_label: z.strictObject({
+    callId: CallId,
+    source: z.string(),
+    label: LabelRecord,
+    /** exposed: the model saw it (joined); opaque: a handle; denied: nothing of it. */
+    disposition: z.enum(['exposed', 'opaque', 'denied']),
+    handle: z.string().optional(),
+    reason: z.string().optional(),
+  }),
+  /** The model context's label before a model turn: what every call of the turn carries. */
+  cfc_influence: z.strictObject({
+    turn: z.number().int().positive(),
+    label: LabelRecord,
+    /** Observations joined into it so far. */
+    joined: Count,
+    /** The capture record whose authority the context still carries, if any. */
+    authority: z.string().nullable(),
+  }),
+  /** The flow decision of one call, before policy (AH-CFC-9/10/11). */
+  cfc_flow: z.strictObject({
+    callId: CallId,
+    tool: z.string(),
+    mode: z.enum(['observe', 'enforce-explicit', 'enforce-strict']),
+    verdict: z.enum(['allow', 'deny', 'would_deny', 'endorsed']),
+    rule: z.string(),
+    reason: z.string(),
+    influence: LabelRecord,
+    explicit: LabelRecord.nullable(),
+    label: LabelRecord,
+    sinks: z.array(FlowSinkRecord),
+    violations: z.array(
+      z.strictObject({
+        sink: z.string(),
+        uncleared: z.array(z.string()),
+        missing: z.array(z.string()),
+      }),
+    ),
+    /** The input-capture record whose authority the request uses (AH-CFC-9), or none. */
+    authority: z.string().nullable(),
+    handles: z.array(z.string()),
+  }),
+  /** A person let a violating flow run: what they endorsed or declassified, for which value. */
+  cfc_endorsement: z.strictObject({
+    callId: CallId,
+    kind: z.enum(['endorse', 'declassify']),
+    confidentiality: z.array(z.string()),
+    integrity: z.array(z.string()),
+    approver: Approver,
+    argsDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  }),
+  /** A value held back from the model as a handle, or a handle resolved in a call (AH-CFC-18). */
+  cfc_handle: z.strictObject({
+    handle: z.string(),
+    action: z.enum(['minted', 'resolved']),
+    callId: CallId,
+    label: LabelRecord,
+    valueSha256: Sha256Hex,
+    chars: Count,
+  }),
+} as const;
