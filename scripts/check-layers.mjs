@@ -1,7 +1,7 @@
 // The import structure of src/, checked in `npm run lint`: no import cycles, and layers
 // that point one way (docs/architecture.md):
 //
-//   cli → engine → (mediator, tools, model, sandbox, workspace, network, seccomp, image) → substrate
+//   cli → engine → (mediator, tools, model, sandbox, workspace, network, seccomp, image) → (substrate, cfc)
 //   config, evidence and the root files (errors, log, paths, version) are used by all;
 //   evidence uses none of the others but the root files and config's data.
 //
@@ -18,6 +18,7 @@ const RANK = {
   config: 0,
   evidence: 0,
   substrate: 1,
+  cfc: 1,
   seccomp: 2,
   image: 2,
   network: 2,
