@@ -77,21 +77,27 @@ export interface CfcPlanOptions {
 /** Thrown for a `--label` or `network.labels` key that names nothing the run has. */
 export class CfcPlanError extends Error {}
 
+/** A container path as a mount target is compared: normalised, no trailing slash. */
+function targetOf(p: string): string {
+  const n = path.normalize(p);
+  return n.length > 1 && n.endsWith('/') ? n.slice(0, -1) : n;
+}
+
 export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
   const mode = options.mode ?? profile.cfc.mode;
   const modeSource =
     options.mode !== undefined ? 'flag' : profile.cfc.mode !== 'disabled' ? 'profile' : 'default';
   const given = new Map<string, LabelSpec>();
-  for (const l of options.labels ?? []) given.set(path.normalize(l.target), l.label);
+  for (const l of options.labels ?? []) given.set(targetOf(l.target), l.label);
   const raw = [
     {
-      target: options.workspaceTarget,
+      target: targetOf(options.workspaceTarget),
       writable: profile.workspace.mode !== 'ro',
       spec: profile.workspace.label,
       extra: profile.workspace.clearance ?? [],
     },
     ...profile.mounts.map((m) => ({
-      target: path.normalize(m.target),
+      target: targetOf(m.target),
       writable: m.mode === 'rw',
       spec: m.label,
       extra: m.clearance ?? [],

@@ -1,0 +1,298 @@
+// The CFC core (src/cfc): the label algebra, the label map built at planning, the flow
+// decision and value handles. Pure logic; the engine-side behaviour is proved in
+// test/integration/cfc-*.test.ts and the injection suite.
+import { describe, expect, it } from 'vitest';
+import { LabelSpec, parseLabelFlag } from '../../src/config/cfc-schema.js';
+import { Profile } from '../../src/config/profile-schema.js';
+import { loadProfile } from '../../src/config/profile-loader.js';
+import { ValueHandles } from '../../src/cfc/handles.js';
+import { join, label, missingIntegrity, uncleared } from '../../src/cfc/label.js';
+import { CfcPlanError, mountOf, planCfc } from '../../src/cfc/label-map.js';
+import { judgeFlow, type FlowTool } from '../../src/cfc/flow.js';
+import { CfcRuntime } from '../../src/cfc/runtime.js';
+
+const WS = '/workspace';
+
+function profileWith(patch: Record<string, unknown>): Profile {
+  const base = loadProfile('default').profile;
+  return Profile.parse({ ...base, ...patch });
+}
+
+const secretsMount = {
+  source: '/tmp/secrets',
+  target: '/secrets',
+  mode: 'ro',
+  label: { confidentiality: ['secret'] },
+};
+
+describe('labels (AH-CFC-7)', () => {
+  it('a join is more secret and less trusted than either part', () => {
+    const a = label({ confidentiality: ['pii'], integrity: ['prompt:direct', 'user'] });
+    const b = label({ confidentiality: ['secret'], integrity: ['user'] });
+    expect(join(a, b)).toEqual({ confidentiality: ['pii', 'secret'], integrity: ['user'] });
+    expect(join(b, a)).toEqual(join(a, b));
+    expect(Object.isFrozen(join(a, b).confidentiality)).toBe(true);
+  });
+
+  it('says what a label lacks against a clearance and a requirement', () => {
+    const l = label({ confidentiality: ['secret', 'pii'], integrity: ['user'] });
+    expect(uncleared(l, ['pii'])).toEqual(['secret']);
+    expect(missingIntegrity(l, ['prompt:direct', 'user'])).toEqual(['prompt:direct']);
+  });
+
+  it("refuses cfh's own atoms in an operator's label (AH-CFC-3)", () => {
+    expect(LabelSpec.safeParse({ integrity: ['prompt:direct'] }).success).toBe(false);
+    expect(LabelSpec.safeParse({ confidentiality: ['unlabelled'] }).success).toBe(false);
+    expect(LabelSpec.safeParse({ integrity: ['Repo'] }).success).toBe(false);
+    expect(LabelSpec.safeParse({ integrity: ['repo:untrusted'] }).success).toBe(true);
+  });
+
+  it('reads --label TARGET=ATOM,... with i: for integrity', () => {
+    expect(parseLabelFlag('/secrets=secret,i:ops')).toEqual({
+      target: '/secrets',
+      label: { confidentiality: ['secret'], integrity: ['ops'] },
+    });
+    expect(parseLabelFlag('secret')).toMatch(/TARGET=ATOM/);
+    expect(parseLabelFlag('/w=i:prompt:direct')).toMatch(/cfh's own atom/);
+  });
+});
+
+describe('the label map (AH-CFC-2)', () => {
+  it('withholds a secret mount from the workload when exec could send it on', () => {
+    const p = profileWith({
+      mounts: [secretsMount],
+      workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] } },
+      cfc: { mode: 'enforce-explicit', modelClearance: [], sinks: {} },
+    });
+    const plan = planCfc(p, { workspaceTarget: WS });
+    const secrets = plan.mounts.find((m) => m.target === '/secrets');
+    expect(secrets?.inWorkload).toBe(false);
+    expect(secrets?.withheldBecause).toMatch(/\/workspace \(rw\)/);
+    expect(plan.mounts[0]?.inWorkload).toBe(true);
+    // Not enforcing: nothing is withheld (observe changes nothing the sandbox does).
+    const observe = planCfc(p, { workspaceTarget: WS, mode: 'observe' });
+    expect(observe.mounts.every((m) => m.inWorkload)).toBe(true);
+  });
+
+  it('keeps it in when every sink exec reaches is cleared for it', () => {
+    const p = profileWith({
+      mounts: [secretsMount],
+      workspace: { mode: 'ro', label: {} },
+      cfc: { mode: 'enforce-strict', modelClearance: [], sinks: {} },
+    });
+    const plan = planCfc(p, { workspaceTarget: WS });
+    expect(plan.mounts.every((m) => m.inWorkload)).toBe(true);
+    expect(plan.unlabelled).toEqual([]);
+  });
+
+  it('names unlabelled sources, and refuses a --label for no mount', () => {
+    const p = profileWith({ mounts: [{ source: '/tmp/d', target: '/data', mode: 'ro' }] });
+    expect(planCfc(p, { workspaceTarget: WS }).unlabelled).toEqual([
+      'mount /workspace',
+      'mount /data',
+    ]);
+    const relabelled = planCfc(p, {
+      workspaceTarget: WS,
+      labels: [
+        { target: '/data/', label: { confidentiality: ['pii'], integrity: [] } },
+        { target: '/workspace', label: { confidentiality: [], integrity: [] } },
+      ],
+    });
+    expect(relabelled.unlabelled).toEqual([]);
+    expect(() =>
+      planCfc(p, {
+        workspaceTarget: WS,
+        labels: [{ target: '/nope', label: LabelSpec.parse({}) }],
+      }),
+    ).toThrow(CfcPlanError);
+  });
+
+  it('resolves a path to the innermost mount, lexically', () => {
+    const p = profileWith({
+      workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] } },
+      mounts: [{ ...secretsMount, target: '/workspace/.secrets' }],
+    });
+    const plan = planCfc(p, { workspaceTarget: WS });
+    expect(mountOf(plan, '.secrets/key', WS)?.target).toBe('/workspace/.secrets');
+    expect(mountOf(plan, '/workspace/x/../.secrets/key', WS)?.target).toBe('/workspace/.secrets');
+    expect(mountOf(plan, '/workspace/.secretsX', WS)?.target).toBe('/workspace');
+    expect(mountOf(plan, '/etc/passwd', WS)).toBeUndefined();
+  });
+
+  it('refuses a network label for a destination the posture does not allow', () => {
+    const p = profileWith({
+      network: {
+        mode: 'allowlist',
+        allow: ['api.example.test:443'],
+        deny: [],
+        labels: {},
+        clearance: { 'evil.example.test:443': ['secret'] },
+        requires: {},
+      },
+    });
+    expect(() => planCfc(p, { workspaceTarget: WS })).toThrow(/not in network.allow/);
+  });
+});
+
+describe('the flow decision (AH-CFC-9/10)', () => {
+  const plan = planCfc(
+    profileWith({
+      mounts: [{ ...secretsMount, mode: 'rw' }],
+      workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] } },
+      cfc: { mode: 'enforce-strict', modelClearance: [], sinks: {} },
+    }),
+    { workspaceTarget: WS },
+  );
+  const write: FlowTool = { name: 'write_file', riskClass: 'write_local', executor: 'sandbox' };
+  const secret = label({ confidentiality: ['secret'], integrity: ['prompt:direct'] });
+  const direct = label({ integrity: ['prompt:direct'] });
+
+  it('refuses a secret into a mount not cleared for it, and allows it into its own', () => {
+    const out = judgeFlow({
+      plan,
+      workspaceTarget: WS,
+      tool: write,
+      args: { path: 'notes.txt', content: 'x' },
+      influence: direct,
+      explicit: [secret],
+    });
+    expect(out.verdict).toBe('deny');
+    expect(out.rule).toBe('cfc:clearance');
+    expect(out.reason).toMatch(/mount \/workspace is not cleared for \[secret\]/);
+    const own = judgeFlow({
+      plan,
+      workspaceTarget: WS,
+      tool: write,
+      args: { path: '/secrets/copy', content: 'x' },
+      influence: direct,
+      explicit: [secret],
+    });
+    expect(own.verdict).toBe('allow');
+  });
+
+  it('requires prompt:direct influence for a communication sink under strict', () => {
+    const send: FlowTool = {
+      name: 'host__notify',
+      riskClass: 'communication',
+      executor: 'host',
+      cfc: { result: label(), clearance: [], requires: [], readsBeforeWrite: false },
+    };
+    const clean = judgeFlow({ plan, workspaceTarget: WS, tool: send, args: {}, influence: direct });
+    expect(clean.verdict).toBe('allow');
+    const tainted = judgeFlow({
+      plan,
+      workspaceTarget: WS,
+      tool: send,
+      args: {},
+      influence: join(direct, label({ integrity: ['repo:untrusted'] })),
+    });
+    expect(tainted.verdict).toBe('deny');
+    expect(tainted.rule).toBe('cfc:integrity');
+    const observed = judgeFlow({
+      plan: { ...plan, mode: 'observe' },
+      workspaceTarget: WS,
+      tool: send,
+      args: {},
+      influence: label(),
+    });
+    expect(observed.verdict).toBe('would_deny');
+  });
+
+  it('judges exec by everything its container can read and reach', () => {
+    const exec: FlowTool = { name: 'exec', riskClass: 'process_execution', executor: 'sandbox' };
+    // The secret mount is rw and cleared for itself, the workspace is not: exec, which can
+    // read both, may write the secret into the workspace, so it is withheld from exec.
+    expect(plan.mounts.find((m) => m.target === '/secrets')?.inWorkload).toBe(false);
+    const out = judgeFlow({
+      plan,
+      workspaceTarget: WS,
+      tool: exec,
+      args: { argv: ['true'] },
+      influence: direct,
+    });
+    expect(out.verdict).toBe('allow');
+    expect(out.label.integrity).toEqual([]);
+    const withHandle = judgeFlow({
+      plan,
+      workspaceTarget: WS,
+      tool: exec,
+      args: { argv: ['true'] },
+      influence: direct,
+      explicit: [secret],
+    });
+    expect(withHandle.verdict).toBe('deny');
+    expect(withHandle.violations.map((v) => v.sink)).toContain('mount /workspace');
+  });
+
+  it('judges nothing when CFC is disabled', () => {
+    const out = judgeFlow({
+      plan: { ...plan, mode: 'disabled' },
+      workspaceTarget: WS,
+      tool: write,
+      args: { path: 'x', content: '' },
+      influence: label(),
+      explicit: [secret],
+    });
+    expect(out.verdict).toBe('allow');
+  });
+});
+
+describe('value handles (AH-CFC-18)', () => {
+  it('resolves handles inside any string, keys included, and refuses unknown ones', () => {
+    const h = new ValueHandles();
+    const a = h.mint('s3cr3t', label({ confidentiality: ['secret'] }));
+    expect(a.handle).toBe('cfh-val:1');
+    expect(a.valueSha256).toMatch(/^[0-9a-f]{64}$/);
+    const r = h.resolve({ argv: ['echo', `Bearer ${a.handle}`], [a.handle]: 1 });
+    expect(r).toMatchObject({
+      kind: 'resolved',
+      value: { argv: ['echo', 'Bearer s3cr3t'], s3cr3t: 1 },
+    });
+    expect(r.kind === 'resolved' && r.used.map((u) => u.handle)).toEqual(['cfh-val:1']);
+    expect(h.resolve({ x: 'cfh-val:2' })).toEqual({ kind: 'unknown', handles: ['cfh-val:2'] });
+    expect(h.resolve({ x: 'no handle' })).toEqual({
+      kind: 'resolved',
+      value: { x: 'no handle' },
+      used: [],
+    });
+  });
+});
+
+describe("the run's context label (AH-CFC-3/4)", () => {
+  const plan = planCfc(
+    profileWith({ cfc: { mode: 'enforce-strict', modelClearance: [], sinks: {} } }),
+    {
+      workspaceTarget: WS,
+    },
+  );
+  const capture = {
+    captureId: 'capture-1',
+    kernel: 'cfh' as const,
+    subject: { uid: 1000, user: 'dev', vouched: false },
+    surface: 'cli' as const,
+    slot: 'prompt' as const,
+    sha256: 'a'.repeat(64),
+    chars: 4,
+  };
+
+  it('carries prompt:direct only with a capture record, and loses it on reading data', () => {
+    const rt = new CfcRuntime(plan, WS, { capture, context: 0, quoted: 0, fromPlan: false });
+    expect(rt.context().integrity).toEqual(['prompt:direct']);
+    expect(rt.authority()).toBe('capture-1');
+    rt.expose(label({ integrity: ['repo:untrusted'] }));
+    expect(rt.context().integrity).toEqual([]);
+    expect(rt.authority()).toBeNull();
+    const none = new CfcRuntime(plan, WS, {
+      capture: null,
+      context: 0,
+      quoted: 0,
+      fromPlan: false,
+    });
+    expect(none.context().integrity).toEqual([]);
+  });
+
+  it('context and quoted slots never mint authority', () => {
+    const rt = new CfcRuntime(plan, WS, { capture, context: 1, quoted: 0, fromPlan: false });
+    expect(rt.context().integrity).toEqual([]);
+  });
+});
