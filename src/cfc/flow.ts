@@ -7,7 +7,13 @@
 import { isEnforcing, type CfcMode } from '../config/cfc-schema.js';
 import type { RiskClass } from '../config/vocabulary.js';
 import { describeLabel, join, missingIntegrity, uncleared, type Label } from './label.js';
-import { mountOf, workloadSinks, type CfcPlan, type HostToolLabels } from './label-map.js';
+import {
+  mountOf,
+  workloadReadable,
+  workloadSinks,
+  type CfcPlan,
+  type HostToolLabels,
+} from './label-map.js';
 import { defaultRequiredIntegrity } from './sink-defaults.js';
 
 /** What the flow decision needs of a tool (a ToolDefinition has it all). */
@@ -94,13 +100,9 @@ export function sinksOf(input: FlowInput): { sinks: Sink[]; reads: Label[]; unla
       requires: [...s.requires, ...required],
       clearance: s.clearance,
     }));
-    const reads: Label[] = [];
-    const unlabelled: string[] = [];
-    for (const m of plan.mounts) {
-      if (!m.inWorkload) continue;
-      if (m.label === undefined) unlabelled.push(`mount ${m.target}`);
-      else reads.push(m.label);
-    }
+    // Its mounts and, when the posture lets data in, the network: what came in joins too.
+    const { labels, unlabelled } = workloadReadable(plan);
+    const reads: Label[] = [...labels];
     if (input.container !== undefined) reads.push(input.container);
     // Nothing to reach but the model: the tool's own requirement still holds.
     return { sinks: reach.length === 0 ? [base] : [...reach, base], reads, unlabelled };
@@ -109,9 +111,13 @@ export function sinksOf(input: FlowInput): { sinks: Sink[]; reads: Label[]; unla
     const p = pathArg(input.args);
     const m = p === undefined ? undefined : mountOf(plan, p, input.workspaceTarget);
     if (m === undefined) return { sinks: [base], reads: [], unlabelled: [] };
+    // A tool's own clearance narrows a mount's, never widens it.
     const sink: Sink = {
       sink: `mount ${m.target}`,
-      clearance: [...new Set([...m.clearance, ...base.clearance])],
+      clearance:
+        own?.clearance === undefined
+          ? m.clearance
+          : m.clearance.filter((a) => own.clearance?.includes(a) === true),
       requires: required,
     };
     // edit_file reads the file it rewrites.

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { Label } from './label.js';
 
-const HANDLE = /cfh-val:([0-9]{1,9})/g;
+// Digits to the end: `cfh-val:12` is never handle 1 followed by a 2.
+const HANDLE = /cfh-val:[0-9]+(?![0-9])/g;
 
 export interface HandleUse {
   readonly handle: string;
@@ -51,28 +52,36 @@ export class ValueHandles {
   resolve(input: unknown): Resolution {
     const used = new Map<string, HandleUse>();
     const unknown = new Set<string>();
-    const walk = (v: unknown): unknown => {
-      if (typeof v === 'string') {
-        if (!v.includes('cfh-val:')) return v;
-        return v.replace(HANDLE, (m) => {
-          const held = this.#held.get(m);
-          if (held === undefined) {
-            unknown.add(m);
-            return m;
-          }
-          used.set(m, {
-            handle: m,
-            label: held.label,
-            valueSha256: held.valueSha256,
-            chars: held.value.length,
-          });
-          return held.value;
+    const text = (v: string): string => {
+      if (!v.includes('cfh-val:')) return v;
+      return v.replace(HANDLE, (m) => {
+        const held = this.#held.get(m);
+        if (held === undefined) {
+          unknown.add(m);
+          return m;
+        }
+        used.set(m, {
+          handle: m,
+          label: held.label,
+          valueSha256: held.valueSha256,
+          chars: held.value.length,
         });
-      }
+        return held.value;
+      });
+    };
+    const walk = (v: unknown): unknown => {
+      if (typeof v === 'string') return text(v);
       if (Array.isArray(v)) return v.map(walk);
       if (typeof v === 'object' && v !== null) {
-        // Keys are the model's too: a handle in a key is resolved like one in a value.
-        return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
+        // Keys are the model's too: a handle in a key is resolved like one in a value; two
+        // keys that resolve alike would drop a value silently, so that call is invalid.
+        const out: Record<string, unknown> = {};
+        for (const [k, x] of Object.entries(v)) {
+          const key = text(k);
+          if (Object.hasOwn(out, key)) unknown.add(`${k} (resolves to a key given twice)`);
+          out[key] = walk(x);
+        }
+        return out;
       }
       return v;
     };

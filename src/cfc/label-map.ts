@@ -13,13 +13,15 @@ import path from 'node:path/posix';
 import {
   isEnforcing,
   NETWORK_ATOM,
+  PROMPT_DIRECT,
+  UNLABELLED_ATOM,
   type CfcMode,
   type LabelSpec,
   type SinkRequirement,
 } from '../config/cfc-schema.js';
 import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
-import { label, type Label } from './label.js';
+import { label, sameLabel, type Label } from './label.js';
 
 export interface MountLabel {
   /** The path inside the containers (`/workspace` for the workspace). */
@@ -29,6 +31,8 @@ export interface MountLabel {
   readonly label: Label | undefined;
   /** Confidentiality atoms a write into it may carry: its label's and its `clearance`. */
   readonly clearance: readonly string[];
+  /** `flag`: `--label` replaced the profile's (recorded in the snapshot). */
+  readonly labelSource: 'profile' | 'flag';
   /** False: kept out of the workload container (exec cannot read or write it). */
   readonly inWorkload: boolean;
   readonly withheldBecause?: string;
@@ -72,6 +76,11 @@ export interface CfcPlanOptions {
   readonly mode?: CfcMode | undefined;
   /** `--label TARGET=...`: replaces the label of the mount at TARGET. */
   readonly labels?: readonly { readonly target: string; readonly label: LabelSpec }[];
+  /**
+   * Each mount's host source, resolved (realpath): a source inside another's is readable
+   * through both targets, so under enforcement the two must carry the same label.
+   */
+  readonly hostSources?: readonly { readonly target: string; readonly hostPath: string }[];
 }
 
 /** Thrown for a `--label` or `network.labels` key that names nothing the run has. */
@@ -127,16 +136,30 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
           destination,
           label: label(profile.network.labels[destination] ?? { integrity: [NETWORK_ATOM] }),
           clearance: profile.network.clearance[destination] ?? [],
-          requires: profile.network.requires[destination] ?? [],
+          // Under strict, sending to the network is communication: only from the bound
+          // direct command, unless the operator says what this destination requires.
+          requires:
+            profile.network.requires[destination] ??
+            (mode === 'enforce-strict' || mode === 'observe' ? [PROMPT_DIRECT] : []),
         }));
   const labelled = raw.map((m) => {
-    const spec = given.get(m.target) ?? m.spec;
-    const l = spec === undefined ? undefined : label(spec);
+    const flagged = given.get(m.target);
+    const spec = flagged ?? m.spec;
+    // What a mount may be written with, it may hold: a read from it carries its clearance's
+    // confidentiality too, or a value written into it would come back out unlabelled.
+    const l =
+      spec === undefined
+        ? undefined
+        : label({
+            confidentiality: [...spec.confidentiality, ...m.extra],
+            integrity: spec.integrity,
+          });
     return {
       target: m.target,
       writable: m.writable,
       label: l,
       clearance: [...new Set([...(l?.confidentiality ?? []), ...m.extra])].sort(),
+      labelSource: flagged === undefined ? ('profile' as const) : ('flag' as const),
     };
   });
   const mounts = labelled.map((m, i): MountLabel => {
@@ -148,6 +171,7 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
       ? { ...m, inWorkload: true }
       : { ...m, inWorkload: false, withheldBecause: why };
   });
+  if (isEnforcing(mode)) overlapping(mounts, options.hostSources ?? []);
   const unlabelled = [
     ...mounts.filter((m) => m.label === undefined).map((m) => `mount ${m.target}`),
     ...profile.hostTools
@@ -177,7 +201,8 @@ function withholdReason(
   destinations: readonly DestinationLabel[],
   network: CfcPlan['network'],
 ): string | undefined {
-  const secret = m.label?.confidentiality ?? [];
+  // A mount without a label may hold anything: it is kept from exec like a secret one.
+  const secret = m.label === undefined ? [UNLABELLED_ATOM] : m.label.confidentiality;
   if (secret.length === 0) return undefined;
   const covers = (clearance: readonly string[]): boolean =>
     secret.every((a) => clearance.includes(a));
@@ -191,6 +216,26 @@ function withholdReason(
   return blockers.length === 0
     ? undefined
     : `its confidentiality [${secret.join(', ')}] is not cleared for ${blockers.join(', ')}, which exec can reach`;
+}
+
+/** Refuses two mounts of one host tree under different labels (one is a way round the other). */
+function overlapping(
+  mounts: readonly MountLabel[],
+  sources: readonly { readonly target: string; readonly hostPath: string }[],
+): void {
+  const byTarget = new Map(mounts.map((m) => [m.target, m]));
+  const inside = (a: string, b: string): boolean =>
+    a === b || a.startsWith(b.endsWith('/') ? b : `${b}/`);
+  for (const a of sources)
+    for (const b of sources) {
+      if (a === b || !inside(a.hostPath, b.hostPath)) continue;
+      const la = byTarget.get(targetOf(a.target))?.label;
+      const lb = byTarget.get(targetOf(b.target))?.label;
+      if (la !== undefined && lb !== undefined && sameLabel(la, lb)) continue;
+      throw new CfcPlanError(
+        `mount ${a.target}: its source ${a.hostPath} is inside ${b.target}'s source ${b.hostPath}, so its files are readable as ${b.target} under another label; mount it from outside, or give both the same label`,
+      );
+    }
 }
 
 function hostToolResultUnlabelled(t: HostToolEntry): boolean {
@@ -238,6 +283,25 @@ export function mountOf(
   return best;
 }
 
+/**
+ * Every mount a recursive reader of `containerPath` can reach: the one the path is in, and
+ * each mount nested at or below it (grep -r, list_dir of a parent of a mount target). A
+ * path in no mount reads the image's own files: labelled with no atoms (public, untrusted).
+ */
+export function mountsUnder(
+  plan: CfcPlan,
+  containerPath: string,
+  workspaceTarget: string,
+): MountLabel[] {
+  const abs = targetOf(
+    containerPath.startsWith('/') ? containerPath : path.join(workspaceTarget, containerPath),
+  );
+  const within = mountOf(plan, abs, workspaceTarget);
+  const prefix = abs === '/' ? '/' : `${abs}/`;
+  const nested = plan.mounts.filter((m) => m !== within && m.target.startsWith(prefix));
+  return within === undefined ? nested : [within, ...nested];
+}
+
 /** What exec's container can read: its mounts, and the network when data can come in. */
 export function workloadReadable(plan: CfcPlan): { labels: Label[]; unlabelled: string[] } {
   const labels: Label[] = [];
@@ -260,7 +324,16 @@ export function workloadSinks(
     ...plan.mounts
       .filter((m) => m.inWorkload && m.writable)
       .map((m) => ({ sink: `mount ${m.target}`, clearance: m.clearance, requires: [] })),
-    ...(plan.network === 'open' ? [{ sink: 'the open network', clearance: [], requires: [] }] : []),
+    ...(plan.network === 'open'
+      ? [
+          {
+            sink: 'the open network',
+            clearance: [],
+            requires:
+              plan.mode === 'enforce-strict' || plan.mode === 'observe' ? [PROMPT_DIRECT] : [],
+          },
+        ]
+      : []),
     ...plan.destinations.map((d) => ({
       sink: `destination ${d.destination}`,
       clearance: d.clearance,

@@ -7,7 +7,7 @@ import { Profile } from '../../src/config/profile-schema.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
 import { ValueHandles } from '../../src/cfc/handles.js';
 import { join, label, missingIntegrity, uncleared } from '../../src/cfc/label.js';
-import { CfcPlanError, mountOf, planCfc } from '../../src/cfc/label-map.js';
+import { CfcPlanError, mountOf, mountsUnder, planCfc } from '../../src/cfc/label-map.js';
 import { judgeFlow, type FlowTool } from '../../src/cfc/flow.js';
 import { CfcRuntime } from '../../src/cfc/runtime.js';
 
@@ -294,5 +294,116 @@ describe("the run's context label (AH-CFC-3/4)", () => {
   it('context and quoted slots never mint authority', () => {
     const rt = new CfcRuntime(plan, WS, { capture, context: 1, quoted: 0, fromPlan: false });
     expect(rt.context().integrity).toEqual([]);
+  });
+});
+
+describe('what the review found (AH-CFC-10)', () => {
+  it("a mount's clearance is in what is read from it: a value written in comes out labelled", () => {
+    const p = profileWith({
+      workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] }, clearance: ['secret'] },
+      cfc: { mode: 'enforce-explicit', modelClearance: [], sinks: {} },
+    });
+    const plan = planCfc(p, { workspaceTarget: WS });
+    expect(plan.mounts[0]?.label?.confidentiality).toEqual(['secret']);
+  });
+
+  it('a destination exec can reach requires the direct command under strict', () => {
+    const p = profileWith({
+      network: {
+        mode: 'allowlist',
+        allow: ['127.0.0.1:8080'],
+        deny: [],
+        labels: {},
+        clearance: {},
+        requires: {},
+      },
+      workspace: { mode: 'ro', label: {} },
+      cfc: { mode: 'enforce-strict', modelClearance: [], sinks: {} },
+    });
+    const plan = planCfc(p, { workspaceTarget: WS });
+    const exec: FlowTool = { name: 'exec', riskClass: 'process_execution', executor: 'sandbox' };
+    const out = judgeFlow({
+      plan,
+      workspaceTarget: WS,
+      tool: exec,
+      args: {},
+      influence: label({ integrity: ['prompt:direct', 'network'] }),
+    });
+    // What came in from the network joins exec's label: it no longer carries prompt:direct.
+    expect(out.label.integrity).toEqual([]);
+    expect(out.verdict).toBe('deny');
+    expect(out.rule).toBe('cfc:integrity');
+  });
+
+  it('a recursive read of a parent reaches every mount nested below it', () => {
+    const p = profileWith({
+      workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] } },
+      mounts: [{ ...secretsMount, target: '/workspace/keys' }, secretsMount],
+    });
+    const plan = planCfc(p, { workspaceTarget: WS });
+    expect(mountsUnder(plan, '.', WS).map((m) => m.target)).toEqual([
+      '/workspace',
+      '/workspace/keys',
+    ]);
+    expect(mountsUnder(plan, '/', WS).map((m) => m.target)).toEqual([
+      '/workspace',
+      '/workspace/keys',
+      '/secrets',
+    ]);
+    expect(mountsUnder(plan, '/etc', WS)).toEqual([]);
+  });
+
+  it('an unlabelled mount is withheld from exec under enforcement', () => {
+    const p = profileWith({
+      workspace: { mode: 'rw', label: {} },
+      mounts: [{ source: '/tmp/d', target: '/data', mode: 'ro' }],
+      cfc: { mode: 'enforce-explicit', modelClearance: [], sinks: {} },
+    });
+    expect(planCfc(p, { workspaceTarget: WS }).mounts[1]?.inWorkload).toBe(false);
+  });
+
+  it('reads a handle to its last digit, and refuses keys that collide once resolved', () => {
+    const h = new ValueHandles();
+    h.mint('a', label());
+    expect(h.resolve('cfh-val:12')).toEqual({ kind: 'unknown', handles: ['cfh-val:12'] });
+    const r = h.resolve({ a: 1, 'cfh-val:1': 2 });
+    expect(r.kind).toBe('unknown');
+  });
+
+  it("a tool's own clearance narrows a mount's, never widens it", () => {
+    const p = profileWith({
+      workspace: { mode: 'rw', label: {} },
+      cfc: {
+        mode: 'enforce-explicit',
+        modelClearance: [],
+        sinks: { write_file: { clearance: ['secret'] } },
+      },
+    });
+    const out = judgeFlow({
+      plan: planCfc(p, { workspaceTarget: WS }),
+      workspaceTarget: WS,
+      tool: { name: 'write_file', riskClass: 'write_local', executor: 'sandbox' },
+      args: { path: 'x', content: '' },
+      influence: label({ confidentiality: ['secret'] }),
+    });
+    expect(out.verdict).toBe('deny');
+  });
+});
+
+describe('mounts of one host tree (AH-CFC-2)', () => {
+  it('refuses a secret mount whose source is inside the workspace source', () => {
+    const p = profileWith({
+      workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] } },
+      mounts: [secretsMount],
+      cfc: { mode: 'enforce-explicit', modelClearance: [], sinks: {} },
+    });
+    const hostSources = [
+      { target: '/workspace', hostPath: '/home/dev/repo' },
+      { target: '/secrets', hostPath: '/home/dev/repo/secrets' },
+    ];
+    expect(() => planCfc(p, { workspaceTarget: WS, hostSources })).toThrow(
+      /readable as \/workspace under another label/,
+    );
+    expect(() => planCfc(p, { workspaceTarget: WS, hostSources, mode: 'disabled' })).not.toThrow();
   });
 });
