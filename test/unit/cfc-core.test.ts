@@ -86,7 +86,10 @@ describe('the label map (AH-CFC-2)', () => {
   });
 
   it('names unlabelled sources, and refuses a --label for no mount', () => {
-    const p = profileWith({ mounts: [{ source: '/tmp/d', target: '/data', mode: 'ro' }] });
+    const p = profileWith({
+      workspace: { mode: 'ro' },
+      mounts: [{ source: '/tmp/d', target: '/data', mode: 'ro' }],
+    });
     expect(planCfc(p, { workspaceTarget: WS }).unlabelled).toEqual([
       'mount /workspace',
       'mount /data',
