@@ -114,6 +114,7 @@ export const SnapshotAssurance = z.strictObject({
           'root-user',
           'host-tools',
           'runtime-not-gvisor',
+          'cfc-observe',
         ]),
         detail: z.string(),
       }),
