@@ -183,8 +183,10 @@ describe('withheld mounts (AH-CFC-10)', () => {
       subject: { uid: process.getuid?.(), vouched: false },
     });
     // Captured before the first model request.
-    const first = events.findIndex((e) => e.type === 'model_request');
-    expect(events.indexOf(captured ?? events[0]!)).toBeLessThan(first === -1 ? Infinity : first);
+    const at = events.findIndex((e) => e.type === 'prompt_captured');
+    const first = events.findIndex((e) => e.type === 'model_call_started');
+    expect(first).toBeGreaterThan(-1);
+    expect(at).toBeLessThan(first);
   });
 });
 

@@ -144,7 +144,7 @@ describe('planning', () => {
     });
   });
 
-  it('a --mount mount is a source of the plan too: unlabelled unless --label names it', async () => {
+  it('a --mount mount is a source of the plan too: unlabelled unless --label names it', () => {
     const extra = `${path.join(tmp, 'extra')}:/extra`;
     const bare = plan({ mounts: [extra], cfc: 'observe' });
     expect(bare.cfc.unlabelled).toContain('mount /extra');
