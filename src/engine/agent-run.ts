@@ -24,7 +24,7 @@ import {
 import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
-import { toolContainerName } from '../tools/tool-container.js';
+import { toolContainerName, withoutMounts } from '../tools/tool-container.js';
 import { toolExecutor, type ToolSpecs } from '../tools/tool-executor.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
@@ -128,14 +128,19 @@ export interface AgentOutcome {
  * as draft-only writes (run_as_draft_only): their container keeps only the draft copy
  * writable, every other mount read-only, so that decision is true whatever path the model
  * names (`/data/x`, `../data/x`, a link). `exec` is decided as a process in the sandbox and
- * keeps the run's mounts as they are.
+ * keeps the run's mounts as they are, less those CFC planning withheld from the workload
+ * (AH-CFC-10: a mount whose secrets some sink exec reaches is not cleared for).
  */
 function toolSpecs(plan: RunPlan): ToolSpecs {
-  if (plan.workspaceMode !== 'draft') return { workload: plan.spec, 'file-tool': plan.spec };
+  const workload = withoutMounts(
+    plan.spec,
+    plan.cfc.mounts.filter((m) => !m.inWorkload).map((m) => m.target),
+  );
+  if (plan.workspaceMode !== 'draft') return { workload, 'file-tool': plan.spec };
   const mounts = plan.spec.mounts.map((m) =>
     m.target === WORKSPACE_TARGET ? m : { ...m, mode: 'ro' as const },
   );
-  return { workload: plan.spec, 'file-tool': { ...plan.spec, mounts } };
+  return { workload, 'file-tool': { ...plan.spec, mounts } };
 }
 
 function digest(text: string): string {
