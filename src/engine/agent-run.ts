@@ -420,7 +420,7 @@ async function runAgent(
     {
       gateway: scrubbingGateway(deps.gateway, scrubber),
       ...(scrubber.empty ? {} : { disclosure: scrubber }),
-      ...(surface.cfc === undefined ? {} : { cfc: surface.cfc }),
+      ...(surface.cfc === undefined ? {} : { cfc: surface.cfc, toolLifetime: lifetime }),
       registry,
       mediator,
       mode: facts.mode,
