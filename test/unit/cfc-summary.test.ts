@@ -60,3 +60,20 @@ describe('summarizeCfc', () => {
     });
   });
 });
+
+describe('runs show: the cfc line', () => {
+  it('says the mode, whether it is enforcement, and the counts', async () => {
+    const { cfcLine } = await import('../../src/cli/commands/runs.js');
+    const report = { cfc: summarizeCfc('enforce-explicit', cleanEvents()) };
+    expect(cfcLine({}, report)).toBe(
+      'enforce-explicit (enforced); flows 2 allowed, 1 denied, 0 would-deny, 1 endorsed; 1 handle(s), 1 opaque',
+    );
+    expect(cfcLine({}, { cfc: summarizeCfc('observe', []) })).toMatch(
+      /^observe \(diagnostic, not enforcement\)/,
+    );
+    expect(cfcLine({ cfc: snapshotCfc('observe') }, {})).toBe(
+      'observe (snapshot; the report records no cfc)',
+    );
+    expect(cfcLine({}, undefined)).toBe('not recorded (a run from before CFC)');
+  });
+});

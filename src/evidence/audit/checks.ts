@@ -5,11 +5,7 @@
 import type { Check } from './check.js';
 import { INTEGRITY_CHECKS } from './checks-integrity.js';
 import { cleanupCheck, limitsCheck, retriesCheck, terminalCheck } from './checks-lifecycle.js';
-import {
-  cfcModeCheck,
-  flowGatedCheck,
-  observationsLabelledCheck,
-} from './checks-cfc.js';
+import { cfcModeCheck, flowGatedCheck, observationsLabelledCheck } from './checks-cfc.js';
 import {
   evidenceBoundaryCheck,
   handlesBeforePolicyCheck,
