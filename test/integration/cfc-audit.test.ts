@@ -99,3 +99,52 @@ describe('a command run records its CFC mode', () => {
     expect(check?.detail).toMatch(/mode missing/);
   });
 });
+
+describe('an enforce-explicit agent run passes the CFC checks', () => {
+  it('mode, flows before policy, labels, prompt authority, boundary: cfh audit ok', async () => {
+    const root = scratch.path('art-agent');
+    const script = await scratch.file(
+      'cfc-agent.yaml',
+      [
+        'model: scripted-cfc',
+        'turns:',
+        '  - text: Looking.',
+        '    tool_calls:',
+        '      - { name: read_file, input: { path: calc.py } }',
+        '      - { name: exec, input: { command: [ls] } }',
+        '  - text: Writing.',
+        '    tool_calls:',
+        '      - { name: write_file, input: { path: notes.txt, content: hi } }',
+        '  - text: Done.',
+      ].join('\n'),
+    );
+    const r = await cfh([
+      'sandbox',
+      'run',
+      '--workspace',
+      await scratch.sampleRepo(),
+      '--artifact-root',
+      root,
+      '--cfc',
+      'enforce-explicit',
+      '--label',
+      '/workspace=i:repo',
+      '--prompt',
+      'look around',
+      '--script',
+      script,
+      '--non-interactive',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const dir = await onlyRunDir(root);
+    const audit = await auditRunDirectory(dir);
+    const bad = audit.checks.filter((c) => c.verdict === 'fail' || c.verdict === 'inconclusive');
+    expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
+    expect(Object.values(cfcVerdicts(audit))).toEqual(Array(6).fill('pass'));
+    const report = await readJson<{ cfc: { enforced: boolean; flows: { allowed: number } } }>(
+      path.join(dir, 'report.json'),
+    );
+    expect(report.cfc.enforced).toBe(true);
+    expect(report.cfc.flows.allowed).toBeGreaterThan(0);
+  });
+});
