@@ -11,13 +11,9 @@ import { boundObservation, errorObservation, type Observation } from '../tools/o
 import type { ToolOutcome } from '../tools/runner.js';
 import { governanceOf } from './governance-of.js';
 import { replayForbidden } from '../mediator/risk.js';
-import {
-  callIdOf,
-  check,
-  type TextScrubber,
-  type ToolCallDeps,
-  type ToolUse,
-} from './tool-call-deps.js';
+import type { Label } from '../cfc/label.js';
+import { checkWithCfc } from './cfc-calls.js';
+import { callIdOf, type TextScrubber, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
 export {
   callIdOf,
@@ -61,8 +57,10 @@ export async function answerTurn(
   decided: Map<string, Ruling> = new Map(),
 ): Promise<AnsweredCall[]> {
   const prepared: (AnsweredCall | RunnableCall)[] = [];
+  // AH-CFC-7/9: every call of one model turn carries the context's label when it was proposed.
+  const influence = deps.cfc?.context();
   for (const [i, use] of uses.entries()) {
-    const p = await prepare(use, callIdOf(firstCall + i), deps, signal, decided);
+    const p = await prepare(use, callIdOf(firstCall + i), deps, signal, decided, influence);
     if (!('call' in p)) settled.set(use.id, p.observation);
     prepared.push(p);
   }
@@ -116,6 +114,7 @@ async function prepare(
   deps: ToolCallDeps,
   signal: AbortSignal,
   decided: Map<string, Ruling>,
+  influence: Label | undefined,
 ): Promise<AnsweredCall | RunnableCall> {
   await deps.recorder.event('tool_requested', {
     callId,
@@ -123,9 +122,14 @@ async function prepare(
     tool: use.name,
     input: summarize(use.input, deps.disclosure),
   });
-  const checked = check(use, deps);
+  // Handles resolved before the check (AH-CFC-18); the flow's inputs when CFC is on.
+  const { checked, flow } = await checkWithCfc(use, callId, deps, influence);
   // Every proposal is decided, the unknown and the invalid too: one decision each.
-  const ruling = await decide(deps, { callId, toolUseId: use.id, checked }, signal);
+  const ruling = await decide(
+    deps,
+    { callId, toolUseId: use.id, checked, ...(flow === undefined ? {} : { flow }) },
+    signal,
+  );
   decided.set(use.id, ruling);
   if (ruling.kind === 'authorized') {
     const tool = ruling.call.tool;
