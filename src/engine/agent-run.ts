@@ -420,13 +420,18 @@ async function runAgent(
     {
       gateway: scrubbingGateway(deps.gateway, scrubber),
       ...(scrubber.empty ? {} : { disclosure: scrubber }),
-      ...(surface.cfc === undefined ? {} : { cfc: surface.cfc }),
+      ...(surface.cfc === undefined ? {} : { cfc: surface.cfc, toolLifetime: lifetime }),
       registry,
       mediator,
       mode: facts.mode,
       budgets: tracker,
       runners: {
-        sandbox: new SandboxToolRunner(BUILTIN_TOOLS, executor, capMs),
+        sandbox: new SandboxToolRunner(
+          BUILTIN_TOOLS,
+          executor,
+          capMs,
+          plan.spec.mounts.map((m) => m.target),
+        ),
         ...(host.runner === undefined ? {} : { host: host.runner }),
       },
       recorder: {

@@ -43,6 +43,11 @@ export interface ToolCallDeps {
    * checked, decided and shown exactly as without CFC.
    */
   readonly cfc?: CfcRuntime | undefined;
+  /**
+   * The profile's toolLifetime: under `per-run` what entered the workload container stays
+   * in it for the next exec's label (cfc-observations.ts). Undefined: per-run.
+   */
+  readonly toolLifetime?: 'per-run' | 'per-call' | undefined;
 }
 
 export interface TextScrubber {
