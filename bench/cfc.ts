@@ -42,7 +42,9 @@ const MODES = ['disabled', 'observe', 'enforce-explicit', 'enforce-strict'];
 
 function suiteTable(file: string): void {
   if (!existsSync(file)) {
-    console.log(`suite: ${file} is missing (run CFC_SUITE=full vitest on test/integration/injection first)`);
+    console.log(
+      `suite: ${file} is missing (run CFC_SUITE=full vitest on test/integration/injection first)`,
+    );
     return;
   }
   const raw: unknown = JSON.parse(readFileSync(file, 'utf8'));
@@ -64,9 +66,14 @@ function suiteTable(file: string): void {
   console.log('injection suite (oracle: the sinks the test owns)');
   table(['mode', 'attacks succeeded', 'observe would_deny', 'benign completed', 'benign %'], rows);
   const failed = all.filter(
-    (o) => (o.kind === 'attack' && o.succeeded && o.mode.startsWith('enforce')) || (o.kind === 'benign' && !o.completed),
+    (o) =>
+      (o.kind === 'attack' && o.succeeded && o.mode.startsWith('enforce')) ||
+      (o.kind === 'benign' && !o.completed),
   );
-  for (const o of failed) console.log(`  ${o.kind} ${o.id} under ${o.mode}: ${o.kind === 'attack' ? 'SUCCEEDED' : 'not completed'}`);
+  for (const o of failed)
+    console.log(
+      `  ${o.kind} ${o.id} under ${o.mode}: ${o.kind === 'attack' ? 'SUCCEEDED' : 'not completed'}`,
+    );
 }
 
 function tool(name: string) {
@@ -79,9 +86,17 @@ function labelWork(calls: number): void {
   const { profile } = loadProfile('untrusted-repo');
   const p = {
     ...profile,
-    workspace: { ...profile.workspace, label: { confidentiality: [], integrity: ['repo:untrusted'] } },
+    workspace: {
+      ...profile.workspace,
+      label: { confidentiality: [], integrity: ['repo:untrusted'] },
+    },
     mounts: [
-      { source: '/tmp', target: '/secrets', mode: 'ro' as const, label: { confidentiality: ['secret'], integrity: [] } },
+      {
+        source: '/tmp',
+        target: '/secrets',
+        mode: 'ro' as const,
+        label: { confidentiality: ['secret'], integrity: [] },
+      },
     ],
     network: { ...profile.network, mode: 'allowlist' as const, allow: ['api.example.test:443'] },
   };
@@ -95,13 +110,26 @@ function labelWork(calls: number): void {
   });
   const series = (mode: 'enforce-explicit' | 'disabled'): number[] => {
     const plan = planCfc(p, { workspaceTarget: '/workspace', mode });
-    const runtime = new CfcRuntime(plan, '/workspace', { capture: captureOfPrompt('task'), context: 0, quoted: 0, fromPlan: false });
+    const runtime = new CfcRuntime(plan, '/workspace', {
+      capture: captureOfPrompt('task'),
+      context: 0,
+      quoted: 0,
+      fromPlan: false,
+    });
     const gate = flowGateOf(runtime);
     const handle = runtime.handles.mint(secretText, label({ confidentiality: ['secret'] })).handle;
     const shapes = [
-      { t: tool('exec'), args: { command: ['sh', '-c', `printf %s '${handle}' | sha256sum`] }, obs: ok(['abc -']) },
+      {
+        t: tool('exec'),
+        args: { command: ['sh', '-c', `printf %s '${handle}' | sha256sum`] },
+        obs: ok(['abc -']),
+      },
       { t: tool('read_file'), args: { path: '/secrets/token.txt' }, obs: ok([secretText]) },
-      { t: tool('write_file'), args: { path: 'notes.md', content: 'hello '.repeat(200) }, obs: ok(['wrote']) },
+      {
+        t: tool('write_file'),
+        args: { path: 'notes.md', content: 'hello '.repeat(200) },
+        obs: ok(['wrote']),
+      },
     ];
     const out: number[] = [];
     for (let i = 0; i < calls; i += 1) {
@@ -133,16 +161,24 @@ function labelWork(calls: number): void {
   const on = series('enforce-explicit');
   const off = series('disabled');
   const ms = (x: number): string => x.toFixed(4);
-  console.log(`label work per tool call (${calls} calls: exec with a handle, read_file /secrets, write_file)`);
+  console.log(
+    `label work per tool call (${calls} calls: exec with a handle, read_file /secrets, write_file)`,
+  );
   table(
     ['path', 'p50 ms', 'p99 ms'],
     [
       ['CFC enforce-explicit', ms(percentile(on, 50)), ms(percentile(on, 99))],
       ['CFC disabled', ms(percentile(off, 50)), ms(percentile(off, 99))],
-      ['added', ms(percentile(on, 50) - percentile(off, 50)), ms(percentile(on, 99) - percentile(off, 99))],
+      [
+        'added',
+        ms(percentile(on, 50) - percentile(off, 50)),
+        ms(percentile(on, 99) - percentile(off, 99)),
+      ],
     ],
   );
-  console.log(`goal: added p50 <= 0.2 ms (${percentile(on, 50) - percentile(off, 50) <= 0.2 ? 'met' : 'NOT met'})`);
+  console.log(
+    `goal: added p50 <= 0.2 ms (${percentile(on, 50) - percentile(off, 50) <= 0.2 ? 'met' : 'NOT met'})`,
+  );
 }
 
 runBench(() => {
