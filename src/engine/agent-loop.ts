@@ -223,6 +223,8 @@ async function loop(
     const before = deps.budgets.beforeModelTurn();
     if (before) return stopForBudget(deps, state, before);
     const attemptId = `turn-${turn}`;
+    // AH-CFC-7/16: the influence every call of this turn will carry, before the request.
+    await recordInfluence(deps, turn);
     const request = {
       system: systemPromptFor(deps.mode),
       messages,
@@ -307,6 +309,9 @@ async function loop(
       state.settled,
       state.decided,
     );
+    // AH-CFC-7: only after every call of the turn was decided (they all carried the influence
+    // the turn was proposed under) do the exposed observations join the context.
+    for (const a of answers) if (a.expose !== undefined) deps.cfc?.expose(a.expose);
     const results: ContentBlock[] = answers.map(({ use, observation }) => {
       state.byStatus[observation.status] = (state.byStatus[observation.status] ?? 0) + 1;
       state.byTool[use.name] = (state.byTool[use.name] ?? 0) + 1;
@@ -319,4 +324,20 @@ async function loop(
     state.pending = [];
     await deps.recorder.transcript(toolTurn);
   }
+}
+
+async function recordInfluence(deps: AgentLoopDeps, turn: number): Promise<void> {
+  const cfc = deps.cfc;
+  if (cfc === undefined || cfc.mode === 'disabled') return;
+  const l = cfc.context();
+  await deps.recorder.event(
+    'cfc_influence',
+    {
+      turn,
+      label: { confidentiality: [...l.confidentiality], integrity: [...l.integrity] },
+      joined: cfc.joined,
+      authority: cfc.authority(),
+    },
+    true,
+  );
 }

@@ -24,7 +24,7 @@ import {
 import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
-import { toolContainerName } from '../tools/tool-container.js';
+import { toolContainerName, withoutMounts } from '../tools/tool-container.js';
 import { toolExecutor, type ToolSpecs } from '../tools/tool-executor.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
@@ -43,6 +43,9 @@ import {
   type RunWork,
 } from './run-session.js';
 import type { Assurance } from './snapshot.js';
+import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
+import type { CfcRuntime } from '../cfc/runtime.js';
+import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
@@ -83,6 +86,12 @@ export interface AgentRequest {
   /** `--from-plan`: a verified plan, given to the model as context. */
   readonly fromPlan?: ApprovedPlan | undefined;
   readonly approvals: ApprovalSetup;
+  /**
+   * The capture record of the direct command, when cfh read it from its caller itself
+   * (`--prompt` on the command line: captureOfPrompt). None: the prompt carries no
+   * `prompt:direct` authority (AH-CFC-3).
+   */
+  readonly promptCapture?: InputCaptureRecord | undefined;
 }
 
 /** The loop's result, and the plan it left (plan mode). */
@@ -119,14 +128,19 @@ export interface AgentOutcome {
  * as draft-only writes (run_as_draft_only): their container keeps only the draft copy
  * writable, every other mount read-only, so that decision is true whatever path the model
  * names (`/data/x`, `../data/x`, a link). `exec` is decided as a process in the sandbox and
- * keeps the run's mounts as they are.
+ * keeps the run's mounts as they are, less those CFC planning withheld from the workload
+ * (AH-CFC-10: a mount whose secrets some sink exec reaches is not cleared for).
  */
 function toolSpecs(plan: RunPlan): ToolSpecs {
-  if (plan.workspaceMode !== 'draft') return { workload: plan.spec, 'file-tool': plan.spec };
+  const workload = withoutMounts(
+    plan.spec,
+    plan.cfc.mounts.filter((m) => !m.inWorkload).map((m) => m.target),
+  );
+  if (plan.workspaceMode !== 'draft') return { workload, 'file-tool': plan.spec };
   const mounts = plan.spec.mounts.map((m) =>
     m.target === WORKSPACE_TARGET ? m : { ...m, mode: 'ro' as const },
   );
-  return { workload: plan.spec, 'file-tool': { ...plan.spec, mounts } };
+  return { workload, 'file-tool': { ...plan.spec, mounts } };
 }
 
 function digest(text: string): string {
@@ -202,6 +216,16 @@ export async function executeAgentRun(
     request.fromPlan === undefined
       ? null
       : { runId: request.fromPlan.runId, sha256: request.fromPlan.sha256 };
+  const capture = request.promptCapture ?? null;
+  // AH-CFC-3/4: the direct command is a slot of integrity prompt:direct only with its
+  // capture; context, quoted material and an approved plan are slots of none. Disabled:
+  // no runtime, the calls behave as without CFC (the plan is still in the snapshot).
+  const cfc = cfcRuntimeOf(plan.cfc, WORKSPACE_TARGET, {
+    capture,
+    context: request.slots.context?.length ?? 0,
+    quoted: request.slots.quoted?.length ?? 0,
+    fromPlan: request.fromPlan !== undefined,
+  });
   const work: RunWork<AgentResult> = {
     kind: 'agent',
     snapshot: (common) => ({
@@ -214,6 +238,7 @@ export async function executeAgentRun(
       approvals: request.approvals,
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
+      cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, cfc === undefined ? null : capture),
       // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
       model: modelRecord(deps.gateway),
       promptSlots: {
@@ -235,6 +260,9 @@ export async function executeAgentRun(
     run: async (session, s) => {
       // Before any call can be decided: every refusal the log records is counted.
       session.dir.events.subscribe(blocked.listener);
+      // AH-CFC-3: the capture of the direct command, before the first model request.
+      if (cfc?.capture != null)
+        await session.dir.events.append('prompt_captured', cfc.capture, true);
       // AH-CAP-4: every declared host tool healthy before the first model request.
       if (!scrubber.empty) session.dir.redactWith(scrubber);
       host.open = await openHostTools(session, hostPlan, deps.hostTools, scrubber, s);
@@ -246,7 +274,7 @@ export async function executeAgentRun(
         session,
         { ...request, slots },
         deps,
-        { registry: surface, host: host.open, scrubber, blocked },
+        { registry: surface, host: host.open, scrubber, blocked, cfc },
         s,
       );
     },
@@ -298,6 +326,7 @@ interface AgentSurface {
   readonly host: OpenHostTools;
   readonly scrubber: Scrubber;
   readonly blocked: BlockedCalls;
+  readonly cfc: CfcRuntime | undefined;
 }
 
 async function runAgent(
@@ -391,6 +420,7 @@ async function runAgent(
     {
       gateway: scrubbingGateway(deps.gateway, scrubber),
       ...(scrubber.empty ? {} : { disclosure: scrubber }),
+      ...(surface.cfc === undefined ? {} : { cfc: surface.cfc, toolLifetime: lifetime }),
       registry,
       mediator,
       mode: facts.mode,

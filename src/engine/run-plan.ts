@@ -47,6 +47,8 @@ import { ToolRegistry } from '../tools/contract.js';
 import { CFH_VERSION } from '../version.js';
 import { credentialDigest, digestKey } from '../tools/host/credentials.js';
 import { policyFor, runFactsOf } from './policy-explain.js';
+import type { CfcPlan } from '../cfc/label-map.js';
+import { planRunCfc } from './cfc-plan.js';
 
 export interface SandboxRunOptions {
   readonly profile?: string | undefined;
@@ -90,6 +92,10 @@ export interface SandboxRunOptions {
   readonly envFiles?: readonly string[] | undefined;
   /** `--ca-bundle FILE`, over the profile's `network.caBundle`. */
   readonly caBundle?: string | undefined;
+  /** `--cfc MODE`, over the profile's `cfc.mode`. */
+  readonly cfc?: string | undefined;
+  /** `--label TARGET=ATOM,...`, over the label of the mount at TARGET (repeatable). */
+  readonly labels?: readonly string[] | undefined;
   readonly command: readonly string[];
 }
 
@@ -142,6 +148,8 @@ export interface RunPlan {
    * from the evidence (tools/host/credentials.ts).
    */
   readonly commandEnv: Readonly<Record<string, CommandEnvRecord>>;
+  /** Where labels come from and may go (cfc/label-map.ts); made for every run (AH-CFC-15). */
+  readonly cfc: CfcPlan;
 }
 
 export function planSandboxRun(
@@ -205,6 +213,13 @@ export function planSandboxRun(
   const workspace = workspaceMount.source;
   // Mount exactly what was checked, in every container of the run (AH-CONT-1).
   checkNotInsideWritableMount(mounts);
+  // AH-CFC-14: a bad --cfc/--label, or enforce-strict with an unlabelled source, is refused
+  // here, before any container exists.
+  const cfc = planRunCfc(profile, mounts, WORKSPACE_TARGET, {
+    mode: options.cfc,
+    labels: options.labels,
+    describing: options.describing,
+  });
   // Draft: the host workspace is never mounted; the session checks the copy it mounts.
   const mounted = draftMode ? mounts.filter((m) => m.target !== WORKSPACE_TARGET) : mounts;
   const swappable = checkSwappable(mounted, profile.runtime, host.uid);
@@ -300,6 +315,7 @@ export function planSandboxRun(
     caBundle,
     mountChecks: { swappable, engineSockets: sockets, specialFiles },
     commandEnv: recordCommandEnv(commandEnv, env.credentialSource),
+    cfc,
   };
 }
 
@@ -404,7 +420,7 @@ function applyOverrides(
   }
   let workspace = base.workspace;
   if (options.workspaceMode !== undefined) {
-    workspace = { mode: options.workspaceMode as Profile['workspace']['mode'] };
+    workspace = { ...base.workspace, mode: options.workspaceMode as Profile['workspace']['mode'] };
     overrides['workspace-mode'] = options.workspaceMode;
   }
   let image = base.image;

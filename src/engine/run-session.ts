@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { CfhError, ContainmentError, EngineError, errorMessage } from '../errors.js';
 import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
 import type { EventListener } from '../evidence/event-log.js';
+import { CfcTally, cfcModeOfSnapshot } from '../evidence/cfc-summary.js';
 import type { TerminalSigner } from '../evidence/signing.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import type { OpenEgress } from '../sandbox/egress-sandbox.js';
@@ -180,9 +181,12 @@ export async function runSession<R>(
     const prepared = await prepareDraft(plan, dir, log, signal);
     await using draft = prepared.draft;
     const runPlan = draft?.plan ?? plan;
-    await dir.writeSnapshot(
-      work.snapshot(buildSnapshot(runPlan, facts, deps.owner, draft?.record)),
-    );
+    // report.json's `cfc` is counted from the events the run records (AH-CFC-14), with the
+    // mode its snapshot states: every run, command runs too, says its mode.
+    const cfcTally = new CfcTally();
+    dir.events.subscribe(cfcTally.listener);
+    const snapshot = work.snapshot(buildSnapshot(runPlan, facts, deps.owner, draft?.record));
+    await dir.writeSnapshot(snapshot);
     await dir.events.append(
       'run_created',
       { kind: work.kind, profile: plan.profile.name, imageId: facts.image.id },
@@ -246,6 +250,7 @@ export async function runSession<R>(
         ...(patch === undefined ? {} : { draft: patch }),
         error: errorRecord(error),
         assurance,
+        cfc: cfcTally.summary(cfcModeOfSnapshot(snapshot)),
         resources,
       },
       { signer: deps.signer },

@@ -5,6 +5,7 @@ import os from 'node:os';
 import { describeSpec } from '../substrate/container-spec.js';
 import type { PreflightFacts } from './preflight.js';
 import type { RunPlan } from './run-plan.js';
+import { CFC_OBSERVE_DETAIL, snapshotCfc } from './cfc-plan.js';
 import type { DraftRecord } from './draft-workspace.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import { caBundleRecord } from '../sandbox/ca-bundle.js';
@@ -16,7 +17,12 @@ export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
 /** Why a run's assurance is reduced (AH-DIAG-2), each a code and an operator's sentence. */
 export interface AssuranceReason {
   readonly code:
-    'seccomp-not-applied' | 'seccomp-widened' | 'root-user' | 'host-tools' | 'runtime-not-gvisor';
+    | 'seccomp-not-applied'
+    | 'seccomp-widened'
+    | 'root-user'
+    | 'host-tools'
+    | 'runtime-not-gvisor'
+    | 'cfc-observe';
   readonly detail: string;
 }
 
@@ -93,6 +99,9 @@ export function assuranceOf(plan: RunPlan, facts: PreflightFacts): Assurance {
       code: 'host-tools',
       detail: `host tools run on the host, outside the sandbox, with their declared authority (AH-TOOL-7): ${hostTools.join(', ')}`,
     });
+  // AH-CFC-15: observe is never enforcement; said as reduced assurance, not left implicit.
+  if (plan.cfc.mode === 'observe')
+    reasons.push({ code: 'cfc-observe', detail: CFC_OBSERVE_DETAIL });
   const basis: AssuranceBasis[] = gvisor
     ? [
         {
@@ -138,6 +147,8 @@ export function buildSnapshot(
     },
     // No model takes part in `sandbox run -- CMD` (AH-INV-2: stated, not omitted).
     model: null,
+    // AH-CFC-15: every run records its CFC mode and plan; an agent run adds its capture.
+    cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, null),
     profile: {
       name: plan.profile.name,
       sources: plan.profileSources,

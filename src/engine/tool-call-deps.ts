@@ -1,6 +1,7 @@
 // A proposed tool call and what checking it needs: the surface, the mediator, the runners,
 // the recorder. Shared by the turn's calls (tool-calls.ts) and their records (governance-of.ts).
 import type { BudgetTracker } from './budgets.js';
+import type { CfcRuntime } from '../cfc/runtime.js';
 import type { GovernanceRecord } from '../evidence/governance-record.js';
 import type { EventInput, EventType } from '../evidence/schema/registry.js';
 import type { Mediator } from '../mediator/mediator.js';
@@ -36,6 +37,17 @@ export interface ToolCallDeps {
    * a proposal is scrubbed before it is cut (a cut must not leave a credential's start).
    */
   readonly disclosure?: TextScrubber | undefined;
+  /**
+   * The run's CFC state (cfc/runtime.ts): labels, the context's influence, handles. Undefined:
+   * CFC is disabled for the run (or the caller is not an agent run), and every call is
+   * checked, decided and shown exactly as without CFC.
+   */
+  readonly cfc?: CfcRuntime | undefined;
+  /**
+   * The profile's toolLifetime: under `per-run` what entered the workload container stays
+   * in it for the next exec's label (cfc-observations.ts). Undefined: per-run.
+   */
+  readonly toolLifetime?: 'per-run' | 'per-call' | undefined;
 }
 
 export interface TextScrubber {

@@ -10,14 +10,12 @@ import type { CheckedCall } from '../mediator/policy.js';
 import { boundObservation, errorObservation, type Observation } from '../tools/observation.js';
 import type { ToolOutcome } from '../tools/runner.js';
 import { governanceOf } from './governance-of.js';
+import type { Label } from '../cfc/label.js';
+import { labelExecuted, labelRefused } from './cfc-observations.js';
 import { replayForbidden } from '../mediator/risk.js';
-import {
-  callIdOf,
-  check,
-  type TextScrubber,
-  type ToolCallDeps,
-  type ToolUse,
-} from './tool-call-deps.js';
+import type { Label } from '../cfc/label.js';
+import { checkWithCfc } from './cfc-calls.js';
+import { callIdOf, type TextScrubber, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
 export {
   callIdOf,
@@ -30,6 +28,8 @@ export { abortUnanswered } from './governance-of.js';
 export interface AnsweredCall {
   readonly use: ToolUse;
   readonly observation: Observation;
+  /** CFC: the label the loop joins into the context once the turn is answered (AH-CFC-7). */
+  readonly expose?: Label | undefined;
 }
 
 interface RunnableCall {
@@ -61,8 +61,10 @@ export async function answerTurn(
   decided: Map<string, Ruling> = new Map(),
 ): Promise<AnsweredCall[]> {
   const prepared: (AnsweredCall | RunnableCall)[] = [];
+  // AH-CFC-7/9: every call of one model turn carries the context's label when it was proposed.
+  const influence = deps.cfc?.context();
   for (const [i, use] of uses.entries()) {
-    const p = await prepare(use, callIdOf(firstCall + i), deps, signal, decided);
+    const p = await prepare(use, callIdOf(firstCall + i), deps, signal, decided, influence);
     if (!('call' in p)) settled.set(use.id, p.observation);
     prepared.push(p);
   }
@@ -85,7 +87,7 @@ export async function answerTurn(
     }
     const finished = done.get(p);
     if (finished === undefined) throw new Error(`unreachable: ${p.callId} did not execute`);
-    answers.push({ use: p.use, observation: await recordSettled(p, finished, deps, settled) });
+    answers.push({ use: p.use, ...(await recordSettled(p, finished, deps, settled)) });
   }
   return answers;
 }
@@ -96,11 +98,11 @@ async function recordSettled(
   finished: Executed,
   deps: ToolCallDeps,
   settled: Map<string, Observation>,
-): Promise<Observation> {
+): Promise<{ observation: Observation; expose?: Label | undefined }> {
   try {
-    const observation = await record(call, finished, deps);
-    settled.set(call.use.id, observation);
-    return observation;
+    const answer = await record(call, finished, deps);
+    settled.set(call.use.id, answer.observation);
+    return answer;
   } catch (error) {
     settled.set(
       call.use.id,
@@ -116,6 +118,7 @@ async function prepare(
   deps: ToolCallDeps,
   signal: AbortSignal,
   decided: Map<string, Ruling>,
+  influence: Label | undefined,
 ): Promise<AnsweredCall | RunnableCall> {
   await deps.recorder.event('tool_requested', {
     callId,
@@ -123,9 +126,14 @@ async function prepare(
     tool: use.name,
     input: summarize(use.input, deps.disclosure),
   });
-  const checked = check(use, deps);
+  // Handles resolved before the check (AH-CFC-18); the flow's inputs when CFC is on.
+  const { checked, flow } = await checkWithCfc(use, callId, deps, influence);
   // Every proposal is decided, the unknown and the invalid too: one decision each.
-  const ruling = await decide(deps, { callId, toolUseId: use.id, checked }, signal);
+  const ruling = await decide(
+    deps,
+    { callId, toolUseId: use.id, checked, ...(flow === undefined ? {} : { flow }) },
+    signal,
+  );
   decided.set(use.id, ruling);
   if (ruling.kind === 'authorized') {
     const tool = ruling.call.tool;
@@ -138,6 +146,7 @@ async function prepare(
     deps.budgets.budgets.maxToolResultChars,
   );
   const observation = boundObservation(await refusal(use, callId, checked, ruling, deps), limit);
+  await labelRefused(deps, callId, observation.status);
   await deps.recorder.governance(governanceOf(callId, checked, ruling, observation, deps, false));
   return { use, observation };
 }
@@ -249,7 +258,7 @@ async function record(
   runnable: RunnableCall,
   done: Executed,
   deps: ToolCallDeps,
-): Promise<Observation> {
+): Promise<{ observation: Observation; expose?: Label | undefined }> {
   const { call, callId, use } = runnable;
   const tool = call.tool;
   for (const retry of done.retries) {
@@ -268,7 +277,11 @@ async function record(
     refs.push(await deps.recorder.output(`${callId}.stdout`, outcome.stdout));
   if (full && outcome.stderr.length > 0)
     refs.push(await deps.recorder.output(`${callId}.stderr`, outcome.stderr));
-  const observation: Observation = { ...done.observation, evidence_refs: refs };
+  // CFC (AH-CFC-6/7/18): labelled by provenance; opaque (a handle) when the model may not see it.
+  const { observation, expose } = await labelExecuted(deps, callId, tool, call.args, {
+    ...done.observation,
+    evidence_refs: refs,
+  });
   const base = {
     callId,
     toolUseId: use.id,
@@ -308,7 +321,7 @@ async function record(
   await deps.recorder.governance(
     governanceOf(callId, checkedCall, ruling, observation, deps, true),
   );
-  return observation;
+  return { observation, expose };
 }
 
 /**

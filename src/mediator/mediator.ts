@@ -13,6 +13,7 @@ import type { Approvals, ApprovalAnswer } from './approvals.js';
 import { ALLOWING, ASKING, type Approver, type PermissionDecision } from './decision.js';
 import type { EventInput, EventType } from '../evidence/schema/registry.js';
 import type { CheckedCall, Policy } from './policy.js';
+import { endorsements, flowEvent, type ProposalFlow } from './flow-gate.js';
 
 export interface DecisionRecorder {
   /** One event of the registry (src/evidence/schema/registry.ts), of its type's shape. */
@@ -30,6 +31,8 @@ export interface Proposal {
   readonly callId: string;
   readonly toolUseId: string;
   readonly checked: CheckedCall;
+  /** CFC on: what the flow decision needs (flow-gate.ts); absent: no flow decision. */
+  readonly flow?: ProposalFlow | undefined;
 }
 
 const TOKEN: unique symbol = Symbol('cfh.authorized-call');
@@ -116,31 +119,90 @@ export class Mediator {
     this.#clock = options.clock;
   }
 
+  /**
+   * Policy and, with CFC on, the flow (AH-CFC-9/11). Both are evaluated and a call runs only
+   * if both let it: a policy `deny` stands whatever the flow says; a flow `deny` (enforce
+   * modes) turns the decision into `approval_required` under the flow's rule, so a person
+   * may endorse or declassify it through the usual approval surfaces; a grant of it is
+   * recorded (`cfc_endorsement`) and, where policy asks too, policy's own question is asked
+   * after it under policy's rule, so approving a flow rule never answers a policy rule.
+   * Nobody to ask: refused `approval_required`, never silently allowed. `would_deny`
+   * (observe) is recorded only. The `cfc_flow` record is durable before the decision's.
+   */
   async decide(proposal: Proposal, signal: AbortSignal): Promise<Ruling> {
     const { checked } = proposal;
     // What is digested, decided, approved and run is one value nothing can change after.
     if (checked.kind === 'valid') deepFreeze(checked.args);
     const verdict = this.policy.decide(checked);
-    const decision = decisionObject(proposal, verdict.decision, verdict.rule, verdict.reason);
+    const flow =
+      checked.kind === 'valid' && proposal.flow !== undefined
+        ? proposal.flow.gate.judge(
+            checked.tool,
+            checked.args,
+            proposal.flow.influence,
+            proposal.flow.explicit,
+          )
+        : undefined;
+    if (flow !== undefined && proposal.flow !== undefined)
+      await this.#recorder.event(
+        'cfc_flow',
+        flowEvent(
+          proposal.callId,
+          checked.kind === 'valid' ? checked.tool.name : '',
+          proposal.flow,
+          flow,
+        ),
+        true,
+      );
+    const gated = flow?.verdict === 'deny' && verdict.decision !== 'deny' ? flow : undefined;
+    const policyAsks = ASKING.has(verdict.decision);
+    const decision =
+      gated === undefined
+        ? decisionObject(proposal, verdict.decision, verdict.rule, verdict.reason)
+        : decisionObject(
+            proposal,
+            // Stronger authentication policy demands is not weakened by the flow's question.
+            verdict.decision === 'require_stronger_auth' ? verdict.decision : 'approval_required',
+            gated.rule,
+            policyAsks
+              ? `${gated.reason}; policy also asks (rule ${verdict.rule}: ${verdict.reason})`
+              : gated.reason,
+          );
     // Durable before any side effect: the executor can only run what comes after this.
     await this.#recorder.event('permission_decision', { ...decision }, true);
     this.#decided.set(proposal.callId, decision);
     if (checked.kind !== 'valid' || verdict.decision === 'deny')
       return refused(decision, 'denied', verdict.reason, null);
-    if (ALLOWING.has(verdict.decision)) return this.#authorize(proposal, checked, decision);
-    if (!ASKING.has(verdict.decision)) return refused(decision, 'denied', verdict.reason, null);
-    const answer = await this.#ask(proposal, checked, decision, signal);
-    if (answer === undefined) {
-      return refused(
-        decision,
-        'approval_required',
-        `${verdict.reason}; no approval could be asked for (rule ${verdict.rule}, args ${decision.args_digest})`,
-        null,
-      );
+    if (gated !== undefined) {
+      const answer = await this.#ask(proposal, checked, decision, signal);
+      if (answer === undefined) return unanswered(decision, decision.reason, decision);
+      if (!answer.granted)
+        return refused(decision, 'denied', `not approved: ${answer.why}`, answer.approver);
+      for (const e of endorsements(proposal.callId, gated, answer.approver, decision.args_digest))
+        await this.#recorder.event('cfc_endorsement', e, true);
+      if (!policyAsks)
+        return this.#authorize(proposal, checked, { ...decision, approver: answer.approver });
     }
+    if (ALLOWING.has(verdict.decision)) return this.#authorize(proposal, checked, decision);
+    if (!policyAsks) return refused(decision, 'denied', verdict.reason, null);
+    // Policy's own question, under policy's rule (after an endorsement, a second question).
+    const asked =
+      gated === undefined
+        ? decision
+        : {
+            ...decision,
+            decision: verdict.decision,
+            policy_rule: verdict.rule,
+            reason: verdict.reason,
+          };
+    const answer = await this.#ask(proposal, checked, asked, signal);
+    if (answer === undefined) return unanswered(decision, verdict.reason, asked);
     if (!answer.granted)
       return refused(decision, 'denied', `not approved: ${answer.why}`, answer.approver);
-    return this.#authorize(proposal, checked, { ...decision, approver: answer.approver });
+    return this.#authorize(proposal, checked, {
+      ...decision,
+      approver: answer.approver ?? approver,
+    });
   }
 
   /**
@@ -270,6 +332,20 @@ function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   for (const v of Object.values(value)) deepFreeze(v);
   Object.freeze(value);
+}
+
+/** Nobody could be asked: refused `approval_required` naming the rule (AH-CFC-11). */
+function unanswered(
+  decision: PermissionDecision,
+  reason: string,
+  asked: PermissionDecision,
+): Ruling {
+  return refused(
+    decision,
+    'approval_required',
+    `${reason}; no approval could be asked for (rule ${asked.policy_rule}, args ${asked.args_digest})`,
+    null,
+  );
 }
 
 function refused(

@@ -5,6 +5,7 @@
 // there. The registry is the parent tool surface: built from the profile's explicit
 // allowlist, and nothing a model, file or tool result says can add to it (AH-TOOL-1/2).
 import { z } from 'zod';
+import type { HostToolLabels } from '../cfc/label-map.js';
 import type { Observation } from './observation.js';
 
 import type {
@@ -40,6 +41,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType> {
    * an MCP server's own schema, which `input` validates).
    */
   readonly inputJsonSchema?: Readonly<Record<string, unknown>>;
+  /**
+   * A host tool's CFC labels (its result label, clearance, required integrity), from the
+   * operator's entry only (AH-CFC-1/2): what the flow decision judges it by (cfc/flow.ts).
+   */
+  readonly cfc?: HostToolLabels | undefined;
 }
 
 /** What the model is shown of a tool: name, purpose and the JSON schema of its input. */

@@ -60,6 +60,18 @@ export function toolContainerName(
   return `${spec.name.replace(/^cfh-/, NAME_PREFIX[kind])}${suffix}`;
 }
 
+/**
+ * The run's spec without the mounts at `targets`: the workload container of a CFC run keeps
+ * out each mount planning withheld (AH-CFC-10, cfc/label-map.ts), so exec can neither read
+ * it nor carry it to a sink; the file-tool container keeps every mount (its results are
+ * labelled one by one).
+ */
+export function withoutMounts(spec: ContainerSpec, targets: readonly string[]): ContainerSpec {
+  if (targets.length === 0) return spec;
+  const drop = new Set(targets);
+  return { ...spec, mounts: spec.mounts.filter((m) => !drop.has(m.target)) };
+}
+
 /** The container of `kind`, derived from the run's spec; only what the kind needs differs. */
 export function toolContainerSpec(
   spec: ContainerSpec,

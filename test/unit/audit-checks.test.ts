@@ -1,9 +1,9 @@
-// The audit checks whose evidence cfh does not write yet (approvals, the CFC mode), on
+// The audit checks whose evidence cfh does not write yet (approvals), on
 // synthetic evidence: each says not-applicable while its evidence is absent, passes when
 // it holds and fails, with the place, when it does not. The checks over today's evidence
-// are proved on real runs (integration/audit.test.ts).
+// are proved on real runs (integration/audit.test.ts); the CFC checks in cfc-audit-*.test.ts.
 import { describe, expect, it } from 'vitest';
-import { approvalsCheck, cfcModeCheck } from '../../src/evidence/audit/checks-run.js';
+import { approvalsCheck } from '../../src/evidence/audit/checks-run.js';
 import { parseEvents, type RunEvidence } from '../../src/evidence/audit/run-evidence.js';
 
 const RUN_ID = '20260101T000000Z-0123abcd';
@@ -68,28 +68,5 @@ describe('approvals.paired (AHGE-APPROVAL-1)', () => {
       'events.jsonl:1 (seq 1 approval_requested): 0 answers to the approval asked for call-0001',
       'events.jsonl:2 (seq 2 approval_received): an approval nobody asked for (call-0002)',
     ]);
-  });
-});
-
-describe('cfc.mode-recorded (AH-CFC-14/15)', () => {
-  it('not applicable without a mode; pass when snapshot and report agree', () => {
-    expect(cfcModeCheck.run({ run: evidence([], { snapshot: {} }) }).verdict).toBe(
-      'not-applicable',
-    );
-    const run = evidence([], {
-      snapshot: { cfc: { mode: 'enforce-strict' }, assurance: { level: 'standard' } },
-      report: { cfc: { mode: 'enforce-strict' } },
-    });
-    expect(cfcModeCheck.run({ run }).verdict).toBe('pass');
-  });
-
-  it('fails when the report disagrees, and when observe is not reduced assurance', () => {
-    const run = evidence([], {
-      snapshot: { cfc: { mode: 'observe' }, assurance: { level: 'standard' } },
-      report: { cfc: { mode: 'enforce-explicit' } },
-    });
-    const r = cfcModeCheck.run({ run });
-    expect(r.verdict).toBe('fail');
-    expect(r.where).toHaveLength(2);
   });
 });

@@ -4,6 +4,7 @@
 import { ConfigError } from '../../errors.js';
 import { INPUT_FILE_LIMITS, readInputFile } from '../../config/input-file.js';
 import { executeAgentRun } from '../../engine/agent-run.js';
+import { captureOfPrompt } from '../../engine/cfc-plan.js';
 import { loadApprovedPlan } from '../../engine/from-plan.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import type { ModelGateway } from '../../model/gateway.js';
@@ -154,7 +155,14 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
     const run = await buildRunDeps(deps, owner);
     const outcome = await executeAgentRun(
       plan,
-      { slots, mode: args.plan ? 'plan' : 'run', fromPlan, approvals: setup },
+      {
+        slots,
+        mode: args.plan ? 'plan' : 'run',
+        fromPlan,
+        approvals: setup,
+        // AH-CFC-3: cfh read --prompt from its own caller's command line: captured.
+        promptCapture: captureOfPrompt(slots.prompt),
+      },
       {
         ...run.deps,
         ...(events ? { events: eventStream(deps.printer) } : {}),

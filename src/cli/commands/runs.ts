@@ -3,8 +3,8 @@
 // (created, running, or none yet). Every string printed here came from a file a sandbox or
 // a model may have chosen; the printer escapes it (print.ts), --json prints it exact.
 import { TERMINAL_STATES, listRuns, showRun, type RunSummary } from '../../evidence/runs-index.js';
-import { ResourcesRecord } from '../../evidence/schema/report.js';
-import { SnapshotAssurance } from '../../evidence/schema/snapshot.js';
+import { ReportCfc, ResourcesRecord } from '../../evidence/schema/report.js';
+import { SnapshotAssurance, SnapshotCfc } from '../../evidence/schema/snapshot.js';
 import { humanResources } from '../../evidence/units.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import {
@@ -75,9 +75,12 @@ export async function runsShowCommand(
     });
     const summary = withWriter(run.summary);
     if (args.json) {
+      const cfc = ReportCfc.safeParse(run.report?.cfc);
       deps.printer.json({
         ...run,
         ...(summary.writer === undefined ? {} : { writer: summary.writer }),
+        // report.cfc, at the top as the CFC line shows it; null for a run before CFC.
+        cfc: cfc.success ? cfc.data : null,
       });
       return 0;
     }
@@ -107,6 +110,7 @@ export async function runsShowCommand(
     p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
     for (const m of spec?.mounts ?? []) p.out(`mount      ${m.source} -> ${m.target} (${m.mode})`);
     printAssuranceAndResources(p, snap, run.report);
+    p.out(`cfc        ${cfcLine(snap, run.report)}`);
     printDraft(p, snap, run.events);
     if (!run.eventLog) p.out('events     none: the writer stopped before it began events.jsonl');
     const v = run.verification;
@@ -164,6 +168,27 @@ function printAssuranceAndResources(
   }
   p.out(`resources  ${humanResources(r.data.total)} (${r.data.source}, all containers)`);
   for (const c of r.data.containers) p.out(`  ${c.name}  ${humanResources(c)}`);
+}
+
+/** The CFC line (AH-CFC-14/15): the mode, whether it is enforcement, what it decided. */
+export function cfcLine(
+  snap: Record<string, unknown>,
+  report: Record<string, unknown> | undefined,
+): string {
+  const r = ReportCfc.safeParse(report?.cfc);
+  const s = SnapshotCfc.safeParse(snap.cfc);
+  if (!r.success)
+    return s.success
+      ? `${s.data.mode} (snapshot; the report records no cfc)`
+      : 'not recorded (a run from before CFC)';
+  const c = r.data;
+  const kind = c.enforced
+    ? 'enforced'
+    : c.mode === 'observe'
+      ? 'diagnostic, not enforcement'
+      : 'no CFC claim';
+  const f = c.flows;
+  return `${c.mode} (${kind}); flows ${f.allowed} allowed, ${f.denied} denied, ${f.wouldDeny} would-deny, ${f.endorsed} endorsed; ${c.handles} handle(s), ${c.opaque} opaque`;
 }
 
 /** Draft runs: the host workspace, the patch's summary, and whether it was applied. */

@@ -51,6 +51,14 @@ export const RUN_FLAGS = {
     '--ca-bundle <file>',
     "PEM file of CA certificates the sandbox trusts instead of the image's (a TLS-intercepting proxy); only its certificates are mounted",
   ),
+  cfc: valueFlag(
+    '--cfc <mode>',
+    "information flow control: disabled, observe (record only), enforce-explicit, enforce-strict (refuse unlabelled sources) (default: the profile's cfc.mode)",
+  ),
+  label: listFlag(
+    '--label <target=atoms>',
+    'CFC label of the mount at TARGET: ATOM or c:ATOM confidentiality, i:ATOM integrity, comma-separated, e.g. /secrets=secret (repeatable)',
+  ),
   artifactRoot: ARTIFACT_ROOT_FLAG,
   json: { ...JSON_FLAG, help: 'capture output and print one JSON result' },
   interactive: switchFlag(

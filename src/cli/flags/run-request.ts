@@ -58,6 +58,8 @@ export function runRequestOf(
     allow: o.allow,
     deny: o.deny,
     caBundle: o.caBundle,
+    cfc: o.cfc,
+    labels: o.label,
     artifactRoot: o.artifactRoot,
     json: o.json,
     events: o.events,

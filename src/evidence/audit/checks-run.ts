@@ -9,7 +9,7 @@ import { FAILING_BOUNDARIES } from '../../errors.js';
 import { ALLOWING_REASONS } from '../schema/events-network.js';
 import { SnapshotMount, SnapshotNetwork } from '../schema/snapshot.js';
 import { at, fail, inconclusive, notApplicable, pass, type Check } from './check.js';
-import { partOf, recordOf } from './parts.js';
+import { partOf } from './parts.js';
 import { eventsOf } from './run-evidence.js';
 
 /** A path relative to the run directory that cannot leave it. */
@@ -153,30 +153,6 @@ export const egressCheck: Check = {
           `${mode}: ${egress.length} attempt(s) decided, ${allowed} allowed, ${egress.length - allowed} refused`,
         )
       : fail('egress decisions missing or contradicting the posture', where);
-  },
-};
-
-export const cfcModeCheck: Check = {
-  id: 'cfc.mode-recorded',
-  title: 'the CFC enforcement mode and any fallback in snapshot and report',
-  clauses: ['AH-CFC-14', 'AH-CFC-15'],
-  run({ run }) {
-    const snap = recordOf(recordOf(run.snapshot.value)?.cfc);
-    if (snap === undefined)
-      return notApplicable('no CFC mode recorded: the run makes no CFC claim');
-    const rep = recordOf(recordOf(run.report.value)?.cfc);
-    const where: string[] = [];
-    if (rep === undefined) where.push('report.json cfc: missing');
-    else if (rep.mode !== snap.mode)
-      where.push(
-        `report.json cfc.mode: ${String(rep.mode)}, the snapshot says ${String(snap.mode)}`,
-      );
-    const assurance = recordOf(recordOf(run.snapshot.value)?.assurance);
-    if (snap.mode === 'observe' && assurance?.level !== 'reduced')
-      where.push('snapshot.json: CFC mode observe, yet assurance is not reduced (AH-CFC-15)');
-    return where.length === 0
-      ? pass(`CFC mode ${String(snap.mode)} in snapshot and report`)
-      : fail('CFC mode not recorded alike', where);
   },
 };
 

@@ -5,9 +5,14 @@
 import type { Check } from './check.js';
 import { INTEGRITY_CHECKS } from './checks-integrity.js';
 import { cleanupCheck, limitsCheck, retriesCheck, terminalCheck } from './checks-lifecycle.js';
+import { cfcModeCheck, flowGatedCheck, observationsLabelledCheck } from './checks-cfc.js';
+import {
+  evidenceBoundaryCheck,
+  handlesBeforePolicyCheck,
+  promptAuthorityCheck,
+} from './checks-cfc-values.js';
 import {
   approvalsCheck,
-  cfcModeCheck,
   confinedCheck,
   egressCheck,
   failuresClassifiedCheck,
@@ -49,4 +54,9 @@ export const CHECKS: readonly Check[] = [
   egressCheck,
   approvalsCheck,
   cfcModeCheck,
+  flowGatedCheck,
+  observationsLabelledCheck,
+  handlesBeforePolicyCheck,
+  promptAuthorityCheck,
+  evidenceBoundaryCheck,
 ];

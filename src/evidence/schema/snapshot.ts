@@ -114,6 +114,8 @@ export const SnapshotAssurance = z.strictObject({
           'root-user',
           'host-tools',
           'runtime-not-gvisor',
+          // CFC observe: diagnostic, never enforcement (AH-CFC-15).
+          'cfc-observe',
         ]),
         detail: z.string(),
       }),

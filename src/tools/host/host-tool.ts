@@ -16,6 +16,7 @@ import type {
   McpHostTool,
   McpToolEntry,
 } from '../../config/host-tools-schema.js';
+import { hostToolLabels } from '../../cfc/label-map.js';
 import { canonicalJson } from '../../evidence/canonical-json.js';
 import { isToolName, type ToolDefinition } from '../contract.js';
 import { ObservationSchema } from '../observation.js';
@@ -151,6 +152,7 @@ export function execToolDefinition(entry: ExecHostTool, refs: OpaqueReferences):
     classified: c.classified,
     annotations: null,
     resources: entry.resources,
+    cfc: hostToolLabels(entry),
   };
 }
 
@@ -186,6 +188,7 @@ export function declaredMcpToolDefinition(
     classified: c.classified,
     annotations: null,
     resources: decl?.resources,
+    cfc: hostToolLabels(entry, remoteName),
   };
 }
 
@@ -294,6 +297,7 @@ export function mcpToolDefinitions(
       annotations:
         tool.annotations === undefined ? null : scrubStrings({ ...tool.annotations }, scrub),
       resources: decl?.resources,
+      cfc: hostToolLabels(entry, tool.name),
     });
   }
   return { tools, skipped, missing, refused };

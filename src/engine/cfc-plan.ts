@@ -1,0 +1,193 @@
+// A run's CFC plan from the profile and the command line (`--cfc MODE`, `--label
+// TARGET=ATOM,...`), made at planning with every other refusal, before anything exists
+// (AH-INV-4); the capture record of the direct command (AH-CFC-3); the run's CfcRuntime and
+// what the snapshot records of it (AH-CFC-14/15).
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+import { CfcMode, isEnforcing, parseLabelFlag, type LabelSpec } from '../config/cfc-schema.js';
+import type { Profile } from '../config/profile-schema.js';
+import { ConfigError } from '../errors.js';
+import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
+import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
+import { CfcPlanError, planCfc, type CfcPlan } from '../cfc/label-map.js';
+import { CfcRuntime } from '../cfc/runtime.js';
+import type { SpecMount } from '../substrate/container-spec.js';
+
+export interface RunCfcOptions {
+  /** `--cfc MODE`, as typed. */
+  readonly mode?: string | undefined;
+  /** `--label TARGET=ATOM,...`, as typed, in order. */
+  readonly labels?: readonly string[] | undefined;
+  /** `profiles show --resolved`: shown, never run, so enforce-strict does not refuse it. */
+  readonly describing?: boolean | undefined;
+}
+
+const MODES = CfcMode.options.join(', ');
+
+export function parseCfcMode(text: string): CfcMode {
+  const parsed = CfcMode.safeParse(text);
+  if (!parsed.success)
+    throw new ConfigError(
+      'cfc_mode_invalid',
+      `--cfc: '${text}' is not a CFC mode`,
+      { field: '--cfc', value: text },
+      `give one of ${MODES}`,
+    );
+  return parsed.data;
+}
+
+export function parseLabelFlags(
+  values: readonly string[],
+): { readonly target: string; readonly label: LabelSpec }[] {
+  return values.map((value) => {
+    const parsed = parseLabelFlag(value);
+    if (typeof parsed === 'string')
+      throw new ConfigError(
+        'cfc_label_invalid',
+        `--label: ${parsed}`,
+        { field: '--label', value },
+        'give --label TARGET=ATOM,... (i:ATOM for integrity), TARGET a mount target such as /workspace',
+      );
+    return parsed;
+  });
+}
+
+/**
+ * The plan of a run whose mounts are `mounts` (the workspace and the profile's, then the
+ * `--mount` flags', which the profile does not list: they are sources like any other, so
+ * they are in the plan, unlabelled unless `--label` names them).
+ */
+export function planRunCfc(
+  profile: Profile,
+  mounts: readonly SpecMount[],
+  workspaceTarget: string,
+  options: RunCfcOptions,
+): CfcPlan {
+  const mode = options.mode === undefined ? undefined : parseCfcMode(options.mode);
+  const labels = parseLabelFlags(options.labels ?? []);
+  const known = new Set(profile.mounts.map((m) => m.target));
+  const extra = mounts
+    .filter((m) => m.target !== workspaceTarget && !known.has(m.target))
+    .map((m) => ({ source: m.source, target: m.target, mode: m.mode }));
+  let plan: CfcPlan;
+  try {
+    plan = planCfc(
+      { ...profile, mounts: [...profile.mounts, ...extra] },
+      { workspaceTarget, mode, labels },
+    );
+  } catch (error) {
+    if (!(error instanceof CfcPlanError)) throw error;
+    throw new ConfigError(
+      'cfc_label_invalid',
+      error.message,
+      { field: '--label' },
+      'name a mount target exactly as the run mounts it, or a destination as network.allow spells it',
+    );
+  }
+  if (plan.mode === 'enforce-strict' && plan.unlabelled.length > 0 && options.describing !== true)
+    throw strictRefusal(plan);
+  return plan;
+}
+
+/** AH-CFC-14: enforce-strict runs nothing whose label cfh would have to guess. */
+export function strictRefusal(plan: CfcPlan): ConfigError {
+  return new ConfigError(
+    'cfc_unlabelled',
+    `cfc enforce-strict: no label for ${plan.unlabelled.join(', ')}`,
+    { field: 'cfc.mode', value: plan.unlabelled },
+    "label each in the profile (a mount's or the workspace's label:, a host tool's resultLabel:) or with --label TARGET=ATOM,...; or run --cfc enforce-explicit, which keeps unlabelled results from the model",
+  );
+}
+
+/**
+ * The capture record of `--prompt` (AH-CFC-3): cfh read the value from its own caller's
+ * command line, so the subject is this process's user. Anything else (a file, a plan) gets
+ * none and carries no authority.
+ */
+export function captureOfPrompt(prompt: string): InputCaptureRecord {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+  return {
+    captureId: 'capture-1',
+    kernel: 'cfh',
+    subject: { uid, user: osUser(uid), vouched: false },
+    surface: 'cli',
+    slot: 'prompt',
+    sha256: createHash('sha256').update(prompt).digest('hex'),
+    chars: prompt.length,
+  };
+}
+
+function osUser(uid: number | null): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    // A uid with no passwd entry (a container's): the number is who it is.
+    return uid === null ? 'unknown' : String(uid);
+  }
+}
+
+/** The runtime the tool calls get; undefined under `disabled`: they behave as without CFC. */
+export function cfcRuntimeOf(
+  plan: CfcPlan,
+  workspaceTarget: string,
+  slots: {
+    capture: InputCaptureRecord | null;
+    context: number;
+    quoted: number;
+    fromPlan: boolean;
+  },
+): CfcRuntime | undefined {
+  return plan.mode === 'disabled' ? undefined : new CfcRuntime(plan, workspaceTarget, slots);
+}
+
+const FALLBACK_OWNER = 'the operator (profile cfc.mode / --cfc)';
+
+/** snapshot.cfc: written by every run, command runs too (AH-CFC-15). */
+export function snapshotCfc(
+  plan: CfcPlan,
+  profileMode: CfcMode,
+  capture: InputCaptureRecord | null,
+): SnapshotCfc {
+  // `--cfc observe|disabled` over a profile that enforces: reduced, and said who owns it.
+  const fallback =
+    plan.modeSource === 'flag' && isEnforcing(profileMode) && !isEnforcing(plan.mode)
+      ? {
+          from: profileMode,
+          to: plan.mode,
+          owner: FALLBACK_OWNER,
+          retireWhen: 'set an enforce mode',
+        }
+      : null;
+  return {
+    mode: plan.mode,
+    modeSource: plan.modeSource,
+    fallback,
+    modelClearance: [...plan.modelClearance],
+    mounts: plan.mounts.map((m) => ({
+      target: m.target,
+      writable: m.writable,
+      label:
+        m.label === undefined
+          ? null
+          : { confidentiality: [...m.label.confidentiality], integrity: [...m.label.integrity] },
+      clearance: [...m.clearance],
+      inWorkload: m.inWorkload,
+      ...(m.withheldBecause === undefined ? {} : { withheldBecause: m.withheldBecause }),
+    })),
+    destinations: plan.destinations.map((d) => ({
+      destination: d.destination,
+      label: {
+        confidentiality: [...d.label.confidentiality],
+        integrity: [...d.label.integrity],
+      },
+      clearance: [...d.clearance],
+      requires: [...d.requires],
+    })),
+    sinks: { ...plan.sinks },
+    unlabelled: [...plan.unlabelled],
+    promptCapture: capture?.captureId ?? null,
+  };
+}
+
+/** AH-CFC-15: observe records would-be denials and enforces nothing: reduced assurance. */
+export const CFC_OBSERVE_DETAIL = 'CFC observe records would-be denials and enforces nothing';
