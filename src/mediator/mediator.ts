@@ -201,7 +201,7 @@ export class Mediator {
       return refused(decision, 'denied', `not approved: ${answer.why}`, answer.approver);
     return this.#authorize(proposal, checked, {
       ...decision,
-      approver: answer.approver ?? approver,
+      approver: answer.approver,
     });
   }
 
