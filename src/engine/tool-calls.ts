@@ -13,7 +13,6 @@ import { governanceOf } from './governance-of.js';
 import type { Label } from '../cfc/label.js';
 import { labelExecuted, labelRefused } from './cfc-observations.js';
 import { replayForbidden } from '../mediator/risk.js';
-import type { Label } from '../cfc/label.js';
 import { checkWithCfc } from './cfc-calls.js';
 import { callIdOf, type TextScrubber, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
