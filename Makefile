@@ -57,6 +57,7 @@ demo-host-tools: image
 # scripted model to hand a secret to a deploy tool; enforce-strict refuses it. Offline.
 demo-cfc: image
 	@rm -rf .cache/demo-cfc && mkdir -p .cache/demo-cfc && cp -r examples/cfc/repo .cache/demo-cfc/repo
+	@if [ "$$(id -u)" -eq 0 ]; then chown -R 65534:65534 .cache/demo-cfc/repo; fi
 	bin/cfh sandbox run --profile examples/cfc/profile.yaml --workspace .cache/demo-cfc/repo \
 	  --non-interactive --prompt "Summarise this repository" --script examples/cfc/script.yaml
 	@echo "(evidence: bin/cfh runs show RUN_ID; the deploy log: .cache/demo-cfc/deployed.log)"
