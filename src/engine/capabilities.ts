@@ -1,6 +1,7 @@
 // AH-CAP-1/2: what this cfh understands, machine-readable, without an engine or a model.
 // Advertised capability is not dependency health; `cfh doctor` checks that (AH-CAP-4).
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
+import { CfcMode, CfcSection } from '../config/cfc-schema.js';
 import { listBuiltinProfiles } from '../config/profile-loader.js';
 import { ToolLifetime } from '../config/profile-schema.js';
 import { RATE_CARD_FILE } from '../model/cost.js';
@@ -82,6 +83,16 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       planningMode: { flags: ['--plan', '--from-plan'], planFile: 'plan.md' },
     },
     profiles: listBuiltinProfiles(),
+    // CFC integration profile (AH-CFC-14/16): the modes, the default, the profile's own
+    // mode (`--profile P`), and the one component trusted to assign labels and decide flows.
+    cfc: {
+      modes: { supported: [...CfcMode.options], default: CfcSection.parse({}).mode },
+      profileMode: profile?.cfc.mode ?? null,
+      flags: ['--cfc', '--label'],
+      trustedComponent: 'cfh',
+      labelSources: ['workspace', 'mounts', 'network.allow destinations', 'host tools'],
+      valueHandles: 'cfh-val:N',
+    },
     sandbox: {
       runtimes: ['runc', 'runsc'],
       networkModes: {
@@ -111,7 +122,15 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       ],
     },
     repeatableFields: {
-      'sandbox run': ['--mount', '--allow', '--deny', '--context', '--quote', '--approve'],
+      'sandbox run': [
+        '--mount',
+        '--allow',
+        '--deny',
+        '--context',
+        '--quote',
+        '--approve',
+        '--label',
+      ],
     },
     protocolFeatures: {
       json: true,

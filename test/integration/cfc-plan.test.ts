@@ -235,3 +235,33 @@ describe('enforce-strict refusal (AH-CFC-14)', () => {
     await expect(readdir(root)).rejects.toThrow();
   });
 });
+
+describe('what cfh says of CFC before a run', () => {
+  it('profiles show --resolved shows the plan; capabilities the modes and the profile mode', async () => {
+    const repo = await scratch.sampleRepo();
+    const secrets = await secretsDir('secrets-show');
+    const profile = await profileWith(
+      'cfc-show',
+      `cfc: { mode: enforce-strict }\nmounts:\n  - { source: ${secrets}, target: /secrets, label: { confidentiality: [secret] } }\n`,
+    );
+    // Shown, not run: enforce-strict's refusal of the unlabelled workspace is not raised.
+    const show = await cfh(['profiles', 'show', profile, '--resolved', '--workspace', repo]);
+    expect(show.exitCode, show.stderr).toBe(0);
+    const shown = JSON.parse(show.stdout) as { cfc: SnapshotCfc; profile: { cfc: unknown } };
+    expect(shown.profile.cfc).toMatchObject({ mode: 'enforce-strict' });
+    expect(shown.cfc.unlabelled).toEqual(['mount /workspace']);
+    expect(shown.cfc.mounts.find((m) => m.target === '/secrets')).toMatchObject({
+      inWorkload: false,
+    });
+    const caps = await cfh(['capabilities', '--profile', profile, '--json']);
+    expect(caps.exitCode, caps.stderr).toBe(0);
+    expect((JSON.parse(caps.stdout) as { cfc: unknown }).cfc).toMatchObject({
+      modes: {
+        supported: ['disabled', 'observe', 'enforce-explicit', 'enforce-strict'],
+        default: 'disabled',
+      },
+      profileMode: 'enforce-strict',
+      trustedComponent: 'cfh',
+    });
+  });
+});

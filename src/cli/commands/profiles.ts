@@ -2,6 +2,7 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { ConfigError, errorMessage } from '../../errors.js';
 import { listBuiltinProfiles, loadProfile } from '../../config/profile-loader.js';
+import { snapshotCfc } from '../../engine/cfc-plan.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import { effectivePolicy, runFactsOf } from '../../engine/policy-explain.js';
 import { toCreateOptions } from '../../substrate/docker-runtime.js';
@@ -118,6 +119,9 @@ export function profilesShowCommand(
       engineRequest: { ...request, HostConfig: hostConfig },
       // The rules the mediator applies for this profile, tier by tier (docs/operators.md).
       policy: effectivePolicy(plan.profile, runFactsOf(plan.profile)),
+      // CFC (AH-CFC-2/10/14): each source's label, the mounts withheld from exec's container,
+      // what enforce-strict would refuse, as snapshot.cfc records them for a run.
+      cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, null),
     });
     return 0;
   } catch (error) {
