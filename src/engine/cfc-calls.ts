@@ -6,7 +6,10 @@
 import type { Label } from '../cfc/label.js';
 import { flowGateOf, type ProposalFlow } from '../mediator/flow-gate.js';
 import type { CheckedCall } from '../mediator/policy.js';
-import { check, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
+import { checkAgainst, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
+
+/** What the CFC part of a check needs of the run's deps. */
+export type CfcCheckDeps = Pick<ToolCallDeps, 'cfc' | 'registry' | 'runners' | 'recorder'>;
 
 export interface CfcChecked {
   readonly checked: CheckedCall;
@@ -17,16 +20,19 @@ export interface CfcChecked {
 export async function checkWithCfc(
   use: ToolUse,
   callId: string,
-  deps: ToolCallDeps,
+  deps: CfcCheckDeps,
   influence: Label | undefined,
 ): Promise<CfcChecked> {
+  // The surface's tool, as check() (tool-call-deps.ts) finds it: on it and runnable.
+  const found = deps.registry.get(use.name);
+  const tool =
+    found !== undefined && deps.runners[found.executor] !== undefined ? found : undefined;
   const cfc = deps.cfc;
-  if (cfc === undefined || influence === undefined) return { checked: check(use, deps) };
+  if (cfc === undefined || cfc.mode === 'disabled' || influence === undefined)
+    return { checked: checkAgainst(tool, use.name, use.input) };
   const resolution = cfc.handles.resolve(use.input);
   if (resolution.kind === 'unknown') {
-    const tool = deps.registry.get(use.name);
-    const runnable = tool !== undefined && deps.runners[tool.executor] !== undefined;
-    if (!runnable) return { checked: { kind: 'unknown', name: use.name } };
+    if (tool === undefined) return { checked: { kind: 'unknown', name: use.name } };
     const which = resolution.handles.join(', ');
     return {
       checked: {
@@ -50,9 +56,10 @@ export async function checkWithCfc(
       true,
     );
   }
-  const checked = check(
-    resolution.used.length === 0 ? use : { ...use, input: resolution.value },
-    deps,
+  const checked = checkAgainst(
+    tool,
+    use.name,
+    resolution.used.length === 0 ? use.input : resolution.value,
   );
   const gate = flowGateOf(cfc);
   if (gate === undefined) return { checked };
