@@ -167,7 +167,12 @@ async function main(): Promise<number> {
         { workload: plan.spec, 'file-tool': plan.spec },
         events,
       );
-      const runner = new SandboxToolRunner(BUILTIN_TOOLS, executor, 30_000);
+      const runner = new SandboxToolRunner(
+        BUILTIN_TOOLS,
+        executor,
+        30_000,
+        plan.spec.mounts.map((m) => m.target),
+      );
       for (let i = 0; i <= toolCalls; i += 1) {
         const ruling = await mediator
           .decide(

@@ -582,7 +582,10 @@ async function main(): Promise<number> {
       c.tool.resultSizeLimitChars,
       reference.profile.budgets.maxToolResultChars,
     );
-    const { argv, stdin } = c.tool.command(c.input, { maxChars: limit });
+    const { argv, stdin } = c.tool.command(c.input, {
+      maxChars: limit,
+      mounts: reference.spec.mounts.map((m) => m.target),
+    });
     const timeoutMs = Math.min(c.tool.timeoutMs, capMs);
     const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
     return {

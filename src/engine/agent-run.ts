@@ -426,7 +426,12 @@ async function runAgent(
       mode: facts.mode,
       budgets: tracker,
       runners: {
-        sandbox: new SandboxToolRunner(BUILTIN_TOOLS, executor, capMs),
+        sandbox: new SandboxToolRunner(
+          BUILTIN_TOOLS,
+          executor,
+          capMs,
+          plan.spec.mounts.map((m) => m.target),
+        ),
         ...(host.runner === undefined ? {} : { host: host.runner }),
       },
       recorder: {

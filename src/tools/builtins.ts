@@ -12,8 +12,18 @@
 import { z } from 'zod';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import type { ToolDefinition } from './contract.js';
+import { FILE_HELPER } from './file-helper.js';
 import { ObservationSchema, errorObservation, type Observation } from './observation.js';
 import type { ToolContainerKind, ToolExecution } from './tool-container.js';
+
+/**
+ * What a command is built with: the most characters its result may keep, and the target of
+ * every mount of the container it runs in (the file helper's mount boundary: file-helper.ts).
+ */
+export interface ToolLimits {
+  readonly maxChars: number;
+  readonly mounts: readonly string[];
+}
 
 /** A built-in: a definition, and how it becomes a command in one of the run's containers. */
 export interface BuiltinTool extends ToolDefinition {
@@ -21,7 +31,7 @@ export interface BuiltinTool extends ToolDefinition {
   /** Which of the run's tool containers the tool's command runs in. */
   readonly runsIn: ToolContainerKind;
   /** The command for arguments the mediator authorized (validated against `input`). */
-  command(args: unknown, limits: { readonly maxChars: number }): { argv: string[]; stdin?: Buffer };
+  command(args: unknown, limits: ToolLimits): { argv: string[]; stdin?: Buffer };
   observe(result: ToolExecution, args: unknown): Observation;
 }
 
@@ -30,10 +40,7 @@ interface BuiltinSpec<I extends z.ZodType> extends Omit<
   'command' | 'observe' | 'input'
 > {
   readonly input: I;
-  command(
-    args: z.infer<I>,
-    limits: { readonly maxChars: number },
-  ): { argv: string[]; stdin?: Buffer };
+  command(args: z.infer<I>, limits: ToolLimits): { argv: string[]; stdin?: Buffer };
   observe(result: ToolExecution, args: z.infer<I>): Observation;
 }
 
@@ -51,48 +58,6 @@ function builtin<I extends z.ZodType>(spec: BuiltinSpec<I>): BuiltinTool {
 
 export const PYTHON_BINARY = '/usr/bin/python3';
 export const GREP_BINARY = '/usr/bin/grep';
-
-// Exit 0 with a reply, or 3 with an error reply; anything else is a failed helper.
-const FILE_HELPER = `
-import json, os, sys, errno
-req = json.load(sys.stdin)
-def out(obj):
-    sys.stdout.write(json.dumps(obj)); sys.exit(0)
-def fail(kind, message):
-    sys.stdout.write(json.dumps({'error': kind, 'message': message})); sys.exit(3)
-try:
-    op = req['op']
-    path = os.path.join(req['base'], req['path'])
-    if op == 'read':
-        with open(path, 'rb') as f:
-            size = os.fstat(f.fileno()).st_size
-            data = f.read(req['limit'] + 1)
-        out({'content': data[:req['limit']].decode('utf-8', 'replace'), 'truncated': len(data) > req['limit'], 'size': size})
-    elif op == 'write':
-        # Encoded before the file is opened: content that cannot be written leaves it as it was.
-        data = req['content'].encode('utf-8')
-        with open(path, 'wb') as f:
-            f.write(data)
-        out({'bytes': len(data)})
-    elif op == 'edit':
-        # Bytes in, bytes out: line endings (CRLF, a lone CR) stay exactly as they were.
-        with open(path, 'rb') as f:
-            text = f.read().decode('utf-8')
-        n = text.count(req['old'])
-        if n != 1:
-            fail('match_count', 'old_string occurs %d times; it must occur exactly once' % n)
-        data = text.replace(req['old'], req['new'], 1).encode('utf-8')
-        with open(path, 'wb') as f:
-            f.write(data)
-        out({'replaced': 1})
-    elif op == 'list':
-        names = sorted(os.listdir(path))
-        out({'entries': [n + ('/' if os.path.isdir(os.path.join(path, n)) else '') for n in names]})
-except OSError as e:
-    fail(errno.errorcode.get(e.errno, 'EIO'), e.strerror or str(e))
-except UnicodeError as e:
-    fail('not_utf8', 'the text is not valid UTF-8 (%s); nothing was written' % e.reason)
-`;
 
 // Every built-in acts on the workspace and the run's other mounts only (the kernel holds it
 // to them inside the container): resource scope `project`.
@@ -112,10 +77,15 @@ const reading = { riskClass: 'read_only' as const, sideEffectClass: 'none' as co
 const safeRetry = { retryPolicy: 'safe_retry' as const, maxRetries: 1 };
 const noRetry = { retryPolicy: 'no_auto_retry' as const, maxRetries: 0 };
 
-function helper(request: Record<string, unknown>): { argv: string[]; stdin: Buffer } {
+function helper(
+  request: Record<string, unknown>,
+  limits: ToolLimits,
+): { argv: string[]; stdin: Buffer } {
   return {
     argv: [PYTHON_BINARY, '-I', '-S', '-B', '-c', FILE_HELPER],
-    stdin: Buffer.from(JSON.stringify({ ...request, base: WORKSPACE_TARGET })),
+    stdin: Buffer.from(
+      JSON.stringify({ ...request, base: WORKSPACE_TARGET, mounts: limits.mounts }),
+    ),
   };
 }
 
@@ -242,7 +212,8 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     name: 'read_file',
     purpose: 'Read a text file inside the sandbox.',
     input: z.strictObject({ path }),
-    command: (args, limits) => helper({ op: 'read', path: args.path, limit: limits.maxChars }),
+    command: (args, limits) =>
+      helper({ op: 'read', path: args.path, limit: limits.maxChars }, limits),
     observe: (result) =>
       helperObservation(result, (r) => ({
         status: 'success',
@@ -265,7 +236,8 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     // Writing the same content again leaves the same file.
     retryPolicy: 'idempotent_only',
     maxRetries: 1,
-    command: (args) => helper({ op: 'write', path: args.path, content: args.content }),
+    command: (args, limits) =>
+      helper({ op: 'write', path: args.path, content: args.content }, limits),
     observe: (result) =>
       helperObservation(result, (r) => ({
         status: 'success',
@@ -284,8 +256,8 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     input: z.strictObject({ path, old_string: z.string().min(1), new_string: z.string() }),
     riskClass: 'write_local',
     sideEffectClass: 'local_artifact',
-    command: (args) =>
-      helper({ op: 'edit', path: args.path, old: args.old_string, new: args.new_string }),
+    command: (args, limits) =>
+      helper({ op: 'edit', path: args.path, old: args.old_string, new: args.new_string }, limits),
     observe: (result) =>
       helperObservation(result, () => ({
         status: 'success',
@@ -302,7 +274,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     name: 'list_dir',
     purpose: 'List a directory inside the sandbox (directories end with /).',
     input: z.strictObject({ path }),
-    command: (args) => helper({ op: 'list', path: args.path }),
+    command: (args, limits) => helper({ op: 'list', path: args.path }, limits),
     observe: (result) =>
       helperObservation(result, (r) => ({
         status: 'success',
@@ -320,11 +292,19 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     input: z.strictObject({ pattern: z.string().min(1).max(1000), path }),
     riskClass: 'search_only',
     sideEffectClass: 'none',
-    command: (args) => ({
-      // -Z: each file name ends with a NUL, which no name can hold, so a name with a line
-      // feed in it cannot pass for a match of another file.
-      argv: [GREP_BINARY, '-rnZ', '-e', args.pattern, '--', grepOperand(args.path)],
-    }),
+    // Through the helper, which refuses a start path that leads out of its mount (grep -r
+    // follows a link given as the operand, never one below it), then becomes grep.
+    command: (args, limits) =>
+      helper(
+        {
+          op: 'grep',
+          path: args.path,
+          // -Z: each file name ends with a NUL, which no name can hold, so a name with a line
+          // feed in it cannot pass for a match of another file.
+          argv: [GREP_BINARY, '-rnZ', '-e', args.pattern, '--', grepOperand(args.path)],
+        },
+        limits,
+      ),
     observe: (result, args) => {
       if (result.timedOut) return errorObservation('timeout', 'the search ran out of time');
       const asGiven = grepAsGiven(args.path);

@@ -11,11 +11,19 @@ export class SandboxToolRunner implements ToolRunner {
   readonly #tools: ReadonlyMap<string, BuiltinTool>;
   readonly #executor: ToolExecutor;
   readonly #capMs: number;
+  readonly #mounts: readonly string[];
 
-  constructor(tools: readonly BuiltinTool[], executor: ToolExecutor, capMs: number) {
+  /** `mounts`: the target of every mount of the run's containers (the file helper's boundary). */
+  constructor(
+    tools: readonly BuiltinTool[],
+    executor: ToolExecutor,
+    capMs: number,
+    mounts: readonly string[],
+  ) {
     this.#tools = new Map(tools.map((t) => [t.name, t]));
     this.#executor = executor;
     this.#capMs = capMs;
+    this.#mounts = mounts;
   }
 
   async run(call: AuthorizedCall, limitChars: number, signal: AbortSignal): Promise<ToolOutcome> {
@@ -27,7 +35,10 @@ export class SandboxToolRunner implements ToolRunner {
         { tool: call.tool.name },
       );
     }
-    const { argv, stdin } = tool.command(call.args, { maxChars: limitChars });
+    const { argv, stdin } = tool.command(call.args, {
+      maxChars: limitChars,
+      mounts: this.#mounts,
+    });
     const execution = await this.#executor.run(argv, {
       runsIn: tool.runsIn,
       stdin,

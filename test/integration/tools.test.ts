@@ -49,6 +49,7 @@ async function call(
   const parsed: unknown = tool.input.parse(input);
   const { argv, stdin } = tool.command(parsed, {
     maxChars: options.maxChars ?? tool.resultSizeLimitChars,
+    mounts: ['/workspace'],
   });
   const result = await containers[tool.runsIn].run(argv, {
     stdin,

@@ -77,7 +77,7 @@ export function runnerFrom(
           BUILTIN_TOOLS.find((t) => t.name === call.tool.name),
         call.tool.name,
       );
-      const { argv, stdin } = tool.command(call.args, { maxChars: limit });
+      const { argv, stdin } = tool.command(call.args, { maxChars: limit, mounts: ['/workspace'] });
       const execution = await runTool(tool, argv, stdin, signal);
       return {
         observation: tool.observe(execution, call.args),
