@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image browser demo demo-host-tools demo-cfc lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts schema clean
+.PHONY: setup node deps build engine image browser demo demo-host-tools demo-cfc lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts bench-cfc schema clean
 
 node:
 	@scripts/node-up.sh
@@ -108,6 +108,14 @@ bench-audit: build browser
 
 bench-mounts: build
 	@bench/run.sh mount-resolution
+
+# The CFC figures (issue 18): the injection suite's full matrix (every episode in every
+# mode, real agent runs: about 10 minutes on 2 CPUs), then its table and the label work per
+# tool call against the same call with CFC disabled.
+bench-cfc: image
+	@scripts/test-user.sh
+	@CFC_SUITE=full npx vitest run --project integration test/integration/injection/
+	@bench/run.sh cfc
 
 # docs/schema/*.json from the zod definitions (src/evidence); unit tests check them.
 schema: deps
