@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image browser demo demo-host-tools lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts bench-cfc schema clean
+.PHONY: setup node deps build engine image browser demo demo-host-tools demo-cfc lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts bench-cfc schema clean
 
 node:
 	@scripts/node-up.sh
@@ -52,6 +52,15 @@ demo-host-tools: image
 	  bin/cfh sandbox run --profile examples/host-tools/profile.yaml --workspace examples/sample-repo \
 	    --prompt "Remember this project, then tell ops" --script examples/host-tools/script.yaml
 	@echo "(the knowledge graph: .cache/demo-host-tools/graph.jsonl; evidence: bin/cfh runs list)"
+
+# CFC (docs/operators.md, "CFC (information flow control)"): an injected README drives the
+# scripted model to hand a secret to a deploy tool; enforce-strict refuses it. Offline.
+demo-cfc: image
+	@rm -rf .cache/demo-cfc && mkdir -p .cache/demo-cfc && cp -r examples/cfc/repo .cache/demo-cfc/repo
+	@if [ "$$(id -u)" -eq 0 ]; then chown -R 65534:65534 .cache/demo-cfc/repo; fi
+	bin/cfh sandbox run --profile examples/cfc/profile.yaml --workspace .cache/demo-cfc/repo \
+	  --non-interactive --prompt "Summarise this repository" --script examples/cfc/script.yaml
+	@echo "(evidence: bin/cfh runs show RUN_ID; the deploy log: .cache/demo-cfc/deployed.log)"
 
 lint: deps
 	@npm run --silent lint

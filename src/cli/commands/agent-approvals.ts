@@ -74,6 +74,11 @@ export function approvableRules(profile: Profile): {
     ...profile.policy.map((r) => r.id),
     'from_plan',
     ...RiskClass.options.map((r) => `default:${r}`),
+    // The flow rules an enforcing CFC mode asks under (mediator/flow-gate.ts): a person's
+    // approval of one is an endorsement or declassification (AH-CFC-11).
+    'cfc:clearance',
+    'cfc:integrity',
+    'cfc:unlabelled',
   ]);
   return {
     has: (rule) => named.has(rule) || (rule.startsWith('contract:') && tools.has(rule.slice(9))),
