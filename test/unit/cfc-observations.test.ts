@@ -25,7 +25,15 @@ const REPO = label({ integrity: ['repo:untrusted'] });
 const DIRECT = label({ integrity: ['prompt:direct'] });
 
 function mount(target: string, l: Label | undefined, extra: Partial<MountLabel> = {}): MountLabel {
-  return { target, writable: false, label: l, clearance: [], inWorkload: true, ...extra };
+  return {
+    target,
+    writable: false,
+    label: l,
+    clearance: [],
+    labelSource: 'profile',
+    inWorkload: true,
+    ...extra,
+  };
 }
 
 function planOf(mode: CfcMode, over: Partial<CfcPlan> = {}): CfcPlan {
