@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'artifact_write_failed',
   'ca_bundle_invalid',
   'ca_bundle_missing',
+  'cfc_influence_invalid',
   'cfc_label_invalid',
   'cfc_mode_invalid',
   'cfc_unlabelled',

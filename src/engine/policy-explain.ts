@@ -5,7 +5,13 @@
 // knows and explain does not: an MCP tool's input schema is the server's, and no server is
 // started here; such a call is decided as the run decides a call its schema accepts, and
 // the explanation says the schema was not checked.
+import { z } from 'zod';
+import { Atom, PROMPT_DIRECT } from '../config/cfc-schema.js';
 import type { Profile } from '../config/profile-schema.js';
+import { judgeFlow, type FlowVerdict } from '../cfc/flow.js';
+import { label, type Label } from '../cfc/label.js';
+import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
+import { planRunCfc } from './cfc-plan.js';
 import { ConfigError } from '../errors.js';
 import { describeDefaults } from '../mediator/defaults.js';
 import { argsDigest } from '../mediator/mediator.js';
@@ -153,5 +159,97 @@ export function effectivePolicy(profile: Profile, facts: RunFacts): Record<strin
       },
       { tier: 3, rules: describeDefaults(facts) },
     ],
+  };
+}
+
+/**
+ * `--influence`: a label as a call carries it. cfh's own atoms are allowed here (unlike an
+ * operator's label): an influence is the context's label, e.g. `{"integrity":["prompt:direct"]}`.
+ */
+const Influence = z.strictObject({
+  confidentiality: z.array(Atom).max(64).default([]),
+  integrity: z.array(Atom).max(64).default([]),
+});
+
+export function parseInfluence(text: string): Label {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    raw = error;
+  }
+  const parsed = Influence.safeParse(raw);
+  if (!parsed.success)
+    throw new ConfigError(
+      'cfc_influence_invalid',
+      `--influence: not a label (${raw instanceof Error ? raw.message : parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')})`,
+      { field: '--influence' },
+      'give --influence \'{"confidentiality":[ATOM,...],"integrity":[ATOM,...]}\'',
+    );
+  return label(parsed.data);
+}
+
+export interface FlowExplanation {
+  readonly mode: string;
+  readonly verdict: FlowVerdict['verdict'];
+  readonly rule: FlowVerdict['rule'];
+  readonly reason: string;
+  readonly influence: Label;
+  readonly label: Label;
+  readonly sinks: FlowVerdict['sinks'];
+  readonly violations: FlowVerdict['violations'];
+  /** What decides in the end: policy's deny, or the flow's question, or policy. */
+  readonly effect: string;
+}
+
+/**
+ * The flow decision a run makes for the call beside policy (mediator.ts; AH-CFC-9/11), with
+ * the profile's CFC plan (`--cfc` over `cfc.mode`); undefined under `disabled` or for a call
+ * that is not valid (nothing is judged then). Without `--influence`, a fresh run's context:
+ * integrity prompt:direct (a captured `--prompt`) and no secrecy.
+ */
+export function explainFlow(
+  profile: Profile,
+  toolName: string,
+  args: unknown,
+  policyDecision: string,
+  options: { mode?: string | undefined; influence?: Label | undefined },
+): FlowExplanation | undefined {
+  const plan = planRunCfc(profile, [], WORKSPACE_TARGET, { mode: options.mode, describing: true });
+  if (plan.mode === 'disabled') return undefined;
+  const tool = surfaceOf(profile, toolName).get(toolName);
+  const checked = checkAgainst(tool, toolName, args);
+  if (checked.kind !== 'valid') return undefined;
+  const influence = options.influence ?? label({ integrity: [PROMPT_DIRECT] });
+  const v = judgeFlow({
+    plan,
+    workspaceTarget: WORKSPACE_TARGET,
+    tool: {
+      name: checked.tool.name,
+      riskClass: checked.tool.riskClass,
+      executor: checked.tool.executor,
+      cfc: checked.tool.cfc,
+    },
+    args: checked.args,
+    influence,
+  });
+  const effect =
+    policyDecision === 'deny'
+      ? 'policy denies: the flow does not matter'
+      : v.verdict === 'deny'
+        ? `approval_required under ${v.rule}: runs only if a person endorses it${policyDecision === 'allow' || policyDecision === 'run_in_sandbox' || policyDecision === 'run_as_draft_only' ? '' : `, and then policy's ${policyDecision} is asked too`}`
+        : v.verdict === 'would_deny'
+          ? 'observe: recorded as would_deny; policy decides'
+          : 'the flow is allowed; policy decides';
+  return {
+    mode: plan.mode,
+    verdict: v.verdict,
+    rule: v.rule,
+    reason: v.reason,
+    influence: v.influence,
+    label: v.label,
+    sinks: v.sinks,
+    violations: v.violations,
+    effect,
   };
 }

@@ -91,7 +91,6 @@ async function propose(
     registry,
     runners: { sandbox: runner },
     recorder: {
-      ...events,
       event: events.event.bind(events),
       output: () => Promise.resolve(''),
       governance: () => Promise.resolve(),

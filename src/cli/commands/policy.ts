@@ -2,7 +2,13 @@
 // without running anything (the mediator's own evaluation, src/engine/policy-explain.ts).
 import { loadProfile } from '../../config/profile-loader.js';
 import { ConfigError } from '../../errors.js';
-import { explainCall, runFactsOf } from '../../engine/policy-explain.js';
+import { describeLabel } from '../../cfc/label.js';
+import {
+  explainCall,
+  explainFlow,
+  parseInfluence,
+  runFactsOf,
+} from '../../engine/policy-explain.js';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
 
@@ -14,6 +20,8 @@ export function policyExplainCommand(
     plan: boolean;
     fromPlan: boolean;
     workspaceMode: string | undefined;
+    cfc: string | undefined;
+    influence: string | undefined;
     json: boolean;
   },
   deps: CliDeps,
@@ -41,9 +49,15 @@ export function policyExplainCommand(
       fromPlan: args.fromPlan,
       workspaceMode: args.workspaceMode === 'draft' ? 'draft' : 'direct',
     });
+    const influence = args.influence === undefined ? undefined : parseInfluence(args.influence);
     const e = explainCall(profile, facts, args.tool, input);
+    // The flow decision beside the policy rule (AH-CFC-9/11): what a run's mediator judges.
+    const flow = explainFlow(profile, args.tool, input, e.verdict.decision, {
+      mode: args.cfc,
+      influence,
+    });
     if (args.json) {
-      deps.printer.json({ profile: profile.name, facts, ...e });
+      deps.printer.json({ profile: profile.name, facts, ...e, flow: flow ?? null });
       return 0;
     }
     const p = deps.printer;
@@ -59,6 +73,15 @@ export function policyExplainCommand(
     );
     for (const m of e.matched)
       p.out(`matched    tier ${m.tier} ${m.class.padEnd(5)} ${m.decision} ${m.rule}: ${m.reason}`);
+    if (flow !== undefined) {
+      p.out(`flow       ${flow.verdict} ${flow.rule} (cfc ${flow.mode}): ${flow.reason}`);
+      p.out(`influence  ${describeLabel(flow.influence)}; call ${describeLabel(flow.label)}`);
+      for (const s of flow.sinks)
+        p.out(
+          `sink       ${s.sink}: cleared [${s.clearance.join(', ')}], requires [${s.requires.join(', ')}]`,
+        );
+      p.out(`effect     ${flow.effect}`);
+    }
     return 0;
   } catch (error) {
     return reportFailure(error, deps, { json: args.json });

@@ -56,6 +56,14 @@ export const POLICY_EXPLAIN_FLAGS = {
   plan: switchFlag('--plan', 'as in planning mode'),
   fromPlan: switchFlag('--from-plan', 'as in a run executing an approved plan'),
   workspaceMode: valueFlag('--workspace-mode <mode>', 'direct or draft'),
+  cfc: valueFlag(
+    '--cfc <mode>',
+    "the CFC mode to judge the flow under (default: the profile's cfc.mode)",
+  ),
+  influence: valueFlag(
+    '--influence <json>',
+    'the label the call is proposed under, e.g. \'{"confidentiality":["secret"],"integrity":[]}\' (default: a fresh run\'s, integrity prompt:direct)',
+  ),
   json: JSON_FLAG,
 } as const satisfies Table;
 
