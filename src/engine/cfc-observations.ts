@@ -96,6 +96,11 @@ export function observationLabel(
     const at = mountOf(plan, abs, facts.workspaceTarget);
     const below = tool.name === 'grep' ? mountsBelow(plan, abs) : [];
     const mounts = [...(at === undefined ? [] : [at]), ...below];
+    // /proc, /sys and /dev are the kernel's view of the file-tool container, which holds
+    // other calls' helpers and their inputs: never a labelled source, so opaque under
+    // enforcement.
+    if (mounts.length === 0 && /^\/(proc|sys|dev)(\/|$)/.test(abs))
+      return { source: `kernel ${abs}`, label: UNLABELLED, unlabelled: [abs], joins: true };
     if (mounts.length === 0)
       return { source: 'image', label: label(), unlabelled: [], joins: false };
     const labels = mounts.map(mountLabel);
@@ -110,8 +115,18 @@ export function observationLabel(
       joins: true,
     };
   }
-  // write_file, edit_file: cfh's text and the model's own path.
-  return { source: 'cfh', ...own };
+  // write_file, edit_file: cfh's text and the model's path, but whether it worked says
+  // something of the file (edit_file's "occurs 0 times" reads it): the mount's label joins.
+  const p = pathOf(args);
+  const m = p === undefined ? undefined : mountOf(plan, p, facts.workspaceTarget);
+  if (m === undefined) return { source: 'cfh', ...own };
+  const ml = mountLabel(m);
+  return {
+    source: `mount ${m.target}`,
+    label: joinAll(influence, [ml.label]),
+    unlabelled: ml.unlabelled,
+    joins: true,
+  };
 }
 
 export function labelRecord(l: Label): LabelRecord {
@@ -207,14 +222,18 @@ export async function labelExecuted(
   tool: ToolDefinition,
   args: unknown,
   observation: Observation,
+  explicit: readonly Label[] = [],
 ): Promise<{ observation: Observation; expose?: Label | undefined }> {
   const cfc = deps.cfc;
   if (cfc === undefined || cfc.mode === 'disabled') return { observation };
   const perRun = deps.toolLifetime !== 'per-call';
+  // What the call used explicitly (resolved handles) shaped its result too: an exec that
+  // echoes a handle, a grep whose pattern is one (AH-CFC-10).
+  const influence = explicit.length === 0 ? cfc.context() : joinAll(cfc.context(), explicit);
   const labelled = observationLabel(tool, args, observation, {
     plan: cfc.plan,
     workspaceTarget: cfc.workspaceTarget,
-    influence: cfc.context(),
+    influence,
     container: tool.name === 'exec' && perRun ? cfc.containerLabel() : undefined,
   });
   if (tool.name === 'exec' && perRun) cfc.noteContainer(labelled.label);

@@ -36,6 +36,8 @@ interface RunnableCall {
   readonly callId: string;
   readonly call: AuthorizedCall;
   readonly limit: number;
+  /** CFC: the labels of the handles the call used (its explicit inputs). */
+  readonly explicit: readonly Label[];
 }
 
 interface Executed {
@@ -137,7 +139,7 @@ async function prepare(
   if (ruling.kind === 'authorized') {
     const tool = ruling.call.tool;
     const limit = Math.min(tool.resultSizeLimitChars, deps.budgets.budgets.maxToolResultChars);
-    return { use, callId, call: ruling.call, limit };
+    return { use, callId, call: ruling.call, limit, explicit: flow?.explicit ?? [] };
   }
   // Bounded like any observation: a refusal can echo what the model sent (an unknown key).
   const limit = Math.min(
@@ -277,10 +279,14 @@ async function record(
   if (full && outcome.stderr.length > 0)
     refs.push(await deps.recorder.output(`${callId}.stderr`, outcome.stderr));
   // CFC (AH-CFC-6/7/18): labelled by provenance; opaque (a handle) when the model may not see it.
-  const { observation, expose } = await labelExecuted(deps, callId, tool, call.args, {
-    ...done.observation,
-    evidence_refs: refs,
-  });
+  const { observation, expose } = await labelExecuted(
+    deps,
+    callId,
+    tool,
+    call.args,
+    { ...done.observation, evidence_refs: refs },
+    runnable.explicit,
+  );
   const base = {
     callId,
     toolUseId: use.id,

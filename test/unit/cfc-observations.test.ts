@@ -169,9 +169,11 @@ describe('observationLabel: by provenance only', () => {
     });
   });
 
-  it("write_file and a timeout carry the influence (cfh's text: joining changes nothing)", () => {
+  it("write_file carries its mount's label (whether it worked says something of the file); a timeout the influence", () => {
     const w = observationLabel(tool('write_file'), { path: '/secrets/y' }, ok([]), facts(plan));
-    expect(w).toMatchObject({ source: 'cfh', label: DIRECT });
+    expect(w).toMatchObject({ source: 'mount /secrets', label: { confidentiality: ['secret'] } });
+    const image = observationLabel(tool('write_file'), { path: '/tmp/y' }, ok([]), facts(plan));
+    expect(image).toMatchObject({ source: 'cfh', label: DIRECT });
     const t: Observation = { ...ok([]), status: 'timeout', summary: 'the tool ran out of time' };
     expect(observationLabel(tool('read_file'), { path: '/secrets/x' }, t, facts(plan)).source).toBe(
       'cfh',

@@ -171,7 +171,7 @@ describe('planning', () => {
     const error = expectConfigError(
       () => plan({ profile: p }),
       'cfc_unlabelled',
-      'cfc enforce-strict: no label for mount /workspace, mount /data',
+      'cfc enforce-strict: no label for mount /data',
     );
     expect(error.exitCode).toBe(125);
     expect(error.hint).toContain('--label TARGET=ATOM,...');
@@ -180,12 +180,13 @@ describe('planning', () => {
     expect(
       plan({ profile: p, labels: ['/workspace=i:repo', '/data=i:data'] }).cfc.unlabelled,
     ).toEqual([]);
-    expect(plan({ profile: p, describing: true }).cfc.unlabelled).toHaveLength(2);
+    expect(plan({ profile: p, describing: true }).cfc.unlabelled).toHaveLength(1);
   });
 
   it('enforce-explicit plans with unlabelled sources (they are opaque at run time)', async () => {
     const p = await profile('enforce-explicit');
-    expect(plan({ profile: p }).cfc.unlabelled).toEqual(['mount /workspace', 'mount /data']);
+    // The built-in workspace is labelled repo:untrusted (profiles/default.yaml).
+    expect(plan({ profile: p }).cfc.unlabelled).toEqual(['mount /data']);
   });
 });
 
@@ -229,7 +230,7 @@ describe('the run state and its record', () => {
       retireWhen: 'set an enforce mode',
     });
     expect(record.mounts[1]).toMatchObject({ target: '/data', label: { confidentiality: ['s'] } });
-    expect(record.mounts[0]?.label).toBeNull();
+    expect(record.mounts[0]?.label).toEqual({ confidentiality: [], integrity: ['repo:untrusted'] });
     const strict = plan({ profile: enforcing, cfc: 'enforce-strict', labels: ['/workspace=i:r'] });
     expect(snapshotCfc(strict.cfc, 'enforce-explicit', null).fallback).toBeNull();
     const own = plan({ profile: await profile('observe') });
