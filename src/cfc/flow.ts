@@ -68,6 +68,9 @@ export interface FlowInput {
 
 const WRITES_PATH = new Set(['write_file', 'edit_file']);
 
+/** A clearance of any confidentiality (not an atom: no operator can spell it). */
+export const ANY_CONFIDENTIALITY = '*';
+
 /** The sinks a call can reach, and what its tool reads before it writes (AH-CFC-10). */
 export function sinksOf(input: FlowInput): { sinks: Sink[]; reads: Label[]; unlabelled: string[] } {
   const { plan, tool } = input;
@@ -76,9 +79,11 @@ export function sinksOf(input: FlowInput): { sinks: Sink[]; reads: Label[]; unla
     ...defaultRequiredIntegrity(plan.mode, tool.riskClass),
     ...(own?.requires?.integrity ?? []),
   ];
+  // The tool itself bounds confidentiality only where the profile says so (`*`: any); the
+  // places it writes or sends to carry their own clearance below.
   const base: Sink = {
     sink: `tool ${tool.name}`,
-    clearance: own?.clearance ?? [],
+    clearance: own?.clearance ?? [ANY_CONFIDENTIALITY],
     requires: required,
   };
   if (tool.executor === 'host') {
@@ -110,7 +115,16 @@ export function sinksOf(input: FlowInput): { sinks: Sink[]; reads: Label[]; unla
   if (WRITES_PATH.has(tool.name)) {
     const p = pathArg(input.args);
     const m = p === undefined ? undefined : mountOf(plan, p, input.workspaceTarget);
-    if (m === undefined) return { sinks: [base], reads: [], unlabelled: [] };
+    // Outside every mount: the file-tool container's own files, which a later read would
+    // show as the image's; nothing confidential goes there.
+    if (m === undefined)
+      return {
+        sinks: [
+          { ...base, sink: `${tool.name} outside every mount`, clearance: own?.clearance ?? [] },
+        ],
+        reads: [],
+        unlabelled: [],
+      };
     // A tool's own clearance narrows a mount's, never widens it.
     const sink: Sink = {
       sink: `mount ${m.target}`,
@@ -148,7 +162,7 @@ export function judgeFlow(input: FlowInput): FlowVerdict {
   const violations = sinks
     .map((s) => ({
       sink: s.sink,
-      uncleared: uncleared(callLabel, s.clearance),
+      uncleared: s.clearance.includes(ANY_CONFIDENTIALITY) ? [] : uncleared(callLabel, s.clearance),
       missing: missingIntegrity(callLabel, s.requires),
     }))
     .filter((v) => v.uncleared.length > 0 || v.missing.length > 0);

@@ -85,13 +85,18 @@ describe('snapshot.cfc', () => {
         owner: 'the operator (profile cfc.mode / --cfc)',
         retireWhen: 'set an enforce mode',
       },
-      unlabelled: ['mount /workspace'],
+      // The built-in workspace is labelled repo:untrusted (profiles/default.yaml).
+      unlabelled: [],
       // A command run has no model and no captured prompt.
       promptCapture: null,
     });
     // Observe withholds nothing: only enforce modes keep a mount out of the workload.
     expect(snap.cfc.mounts).toEqual([
-      expect.objectContaining({ target: '/workspace', label: null, inWorkload: true }),
+      expect.objectContaining({
+        target: '/workspace',
+        label: { confidentiality: [], integrity: ['repo:untrusted'] },
+        inWorkload: true,
+      }),
       expect.objectContaining({
         target: '/secrets',
         label: { confidentiality: ['secret'], integrity: [] },
@@ -244,12 +249,12 @@ describe('what cfh says of CFC before a run', () => {
       'cfc-show',
       `cfc: { mode: enforce-strict }\nmounts:\n  - { source: ${secrets}, target: /secrets, label: { confidentiality: [secret] } }\n`,
     );
-    // Shown, not run: enforce-strict's refusal of the unlabelled workspace is not raised.
+    // Shown, not run: enforce-strict's refusal would not be raised either way.
     const show = await cfh(['profiles', 'show', profile, '--resolved', '--workspace', repo]);
     expect(show.exitCode, show.stderr).toBe(0);
     const shown = JSON.parse(show.stdout) as { cfc: SnapshotCfc; profile: { cfc: unknown } };
     expect(shown.profile.cfc).toMatchObject({ mode: 'enforce-strict' });
-    expect(shown.cfc.unlabelled).toEqual(['mount /workspace']);
+    expect(shown.cfc.unlabelled).toEqual([]);
     expect(shown.cfc.mounts.find((m) => m.target === '/secrets')).toMatchObject({
       inWorkload: false,
     });
