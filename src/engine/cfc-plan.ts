@@ -73,15 +73,24 @@ export function planRunCfc(
   try {
     plan = planCfc(
       { ...profile, mounts: [...profile.mounts, ...extra] },
-      { workspaceTarget, mode, labels },
+      {
+        workspaceTarget,
+        mode,
+        labels,
+        // Host paths, realpath-resolved: a mount inside another's source is refused.
+        hostSources: mounts.map((m) => ({ target: m.target, hostPath: m.source })),
+      },
     );
   } catch (error) {
     if (!(error instanceof CfcPlanError)) throw error;
+    const nested = error.message.includes(' is inside ');
     throw new ConfigError(
       'cfc_label_invalid',
       error.message,
-      { field: '--label' },
-      'name a mount target exactly as the run mounts it, or a destination as network.allow spells it',
+      { field: nested ? 'mounts' : '--label' },
+      nested
+        ? 'mount each labelled tree from a host directory outside the others'
+        : 'name a mount target exactly as the run mounts it, or a destination as network.allow spells it',
     );
   }
   if (plan.mode === 'enforce-strict' && plan.unlabelled.length > 0 && options.describing !== true)
@@ -171,6 +180,7 @@ export function snapshotCfc(
           ? null
           : { confidentiality: [...m.label.confidentiality], integrity: [...m.label.integrity] },
       clearance: [...m.clearance],
+      labelSource: m.labelSource,
       inWorkload: m.inWorkload,
       ...(m.withheldBecause === undefined ? {} : { withheldBecause: m.withheldBecause }),
     })),

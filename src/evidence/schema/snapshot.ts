@@ -179,6 +179,8 @@ export const SnapshotCfc = z.strictObject({
         .strictObject({ confidentiality: z.array(z.string()), integrity: z.array(z.string()) })
         .nullable(),
       clearance: z.array(z.string()),
+      /** `flag`: `--label` replaced the profile's label (absent before it was recorded). */
+      labelSource: z.enum(['profile', 'flag']).optional(),
       inWorkload: z.boolean(),
       withheldBecause: z.string().optional(),
     }),
