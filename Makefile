@@ -39,6 +39,11 @@ demo: image
 	@if [ "$$(id -u)" -eq 0 ]; then chown -R 65534:65534 .cache/demo-repo; fi
 	bin/cfh sandbox run --profile untrusted-repo --workspace .cache/demo-repo \
 	  --prompt "Run the calc tests and tell me whether calc works" --script examples/agent/fix-and-test.yaml
+	@echo "== the same run under CFC enforce-strict (docs/operators.md, CFC) =="
+	@rm -rf .cache/demo-repo && cp -r examples/sample-repo .cache/demo-repo
+	@if [ "$$(id -u)" -eq 0 ]; then chown -R 65534:65534 .cache/demo-repo; fi
+	bin/cfh sandbox run --profile untrusted-repo --workspace .cache/demo-repo --cfc enforce-strict \
+	  --prompt "Run the calc tests and tell me whether calc works" --script examples/agent/fix-and-test.yaml
 	@echo "(evidence: bin/cfh runs list; bin/cfh runs show RUN_ID)"
 
 # Host tools (docs/operators.md, "Host tools"): the reference MCP memory server and an exec
