@@ -80,9 +80,17 @@ function resultBlock(f: Forgery, toolUseId: string): Record<string, any> {
 const callData = (f: Forgery, type: string, callId: string): Record<string, any> =>
   eventOf(f, type, (d) => d.callId === callId);
 
-// One mutation for every check whose evidence today's runs carry. The dormant check (the
-// CFC mode, which cfh does not record yet) is unit-tested (unit/audit-checks.test.ts).
-const DORMANT = ['cfc.mode-recorded'];
+// One mutation for every check whose evidence these fixtures carry. The CFC checks past the
+// mode read evidence only an enforcing or observing agent run writes (these fixtures run with
+// CFC disabled): their seeded violations are in unit/cfc-audit-checks.test.ts, and a real
+// enforce-explicit run passes them in integration/cfc-audit.test.ts.
+const DORMANT = [
+  'cfc.flow-gated',
+  'cfc.observations-labelled',
+  'cfc.handles-before-policy',
+  'cfc.prompt-authority',
+  'cfc.evidence-boundary',
+];
 
 const MUTATIONS: Mutation[] = [
   [
@@ -157,6 +165,14 @@ const MUTATIONS: Mutation[] = [
     'agent',
     forged((f) => {
       delete f.snapshot.workspace;
+    }),
+  ],
+  [
+    'cfc.mode-recorded',
+    'command',
+    forged((f) => {
+      // Every run records its mode (AH-CFC-14): a report that speaks of CFC without it fails.
+      delete f.snapshot.cfc;
     }),
   ],
   [
