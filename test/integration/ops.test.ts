@@ -54,6 +54,14 @@ describe('operator commands', () => {
       '--context',
       '--quote',
       '--approve',
+      '--label',
+    ]);
+    // AH-CFC-14: the CFC modes and where labels come from, before any run.
+    expect(caps.cfc.modes.supported).toEqual([
+      'disabled',
+      'observe',
+      'enforce-explicit',
+      'enforce-strict',
     ]);
     expect(caps.exitCodes).toMatchObject({ cannotStart: 125, failedAfterStart: 1 });
     // The mediator is advertised with its vocabulary (AH-CAP-2).
