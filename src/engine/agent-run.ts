@@ -1,7 +1,6 @@
 // One agent run, `cfh sandbox run --prompt`: the work of an agent run inside its
 // run session (run-session.ts owns preflight, evidence, disposal and the terminal record):
 // the transcript, the tool containers, the egress posture, and the model/tool loop.
-import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { MediatorError, errorMessage } from '../errors.js';
 import { GovernanceRecord } from '../evidence/governance-record.js';
@@ -10,7 +9,7 @@ import { Mediator } from '../mediator/mediator.js';
 import type { RunFacts } from '../mediator/policy.js';
 import { policyFor } from './policy-explain.js';
 import { scrubMessage, scrubbingGateway } from './disclosure.js';
-import { MIN_CREDENTIAL_CHARS, Scrubber, type HeldCredential } from '../tools/host/scrub.js';
+import { Scrubber } from '../tools/host/scrub.js';
 import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import { planHostTools } from '../tools/host/host-plan.js';
 import {
@@ -24,15 +23,14 @@ import {
 import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
-import { toolContainerName, withoutMounts } from '../tools/tool-container.js';
-import { toolExecutor, type ToolSpecs } from '../tools/tool-executor.js';
+import { toolContainerName } from '../tools/tool-container.js';
+import { toolExecutor } from '../tools/tool-executor.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
-import { PLAN_FILE, planContext, type ApprovedPlan } from './from-plan.js';
+import { PLAN_FILE, type ApprovedPlan } from './from-plan.js';
 import { BudgetTracker } from './budgets.js';
 import { estimateRun, loadRateCard } from '../model/cost.js';
 import type { RunPlan } from './run-plan.js';
-import type { SpecialFileCheck } from '../sandbox/special-files.js';
 import {
   errorRecord,
   runSession,
@@ -49,6 +47,8 @@ import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
+import { commandEnvSecrets, mountChannelOf, toolSpecs } from './agent-tool-setup.js';
+import { digest, modelRecord, slotsOf } from './agent-run-records.js';
 
 /** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
 export const MODEL_OUTPUT_CAP = 8192;
@@ -121,63 +121,6 @@ export interface AgentOutcome {
   readonly assurance: Assurance;
   /** What the run's containers used (report.json `resources`). */
   readonly resources: ResourcesRecord;
-}
-
-/**
- * The spec each kind of tool container derives from. In a draft run the file tools decide
- * as draft-only writes (run_as_draft_only): their container keeps only the draft copy
- * writable, every other mount read-only, so that decision is true whatever path the model
- * names (`/data/x`, `../data/x`, a link). `exec` is decided as a process in the sandbox and
- * keeps the run's mounts as they are, less those CFC planning withheld from the workload
- * (AH-CFC-10: a mount whose secrets some sink exec reaches is not cleared for).
- */
-function toolSpecs(plan: RunPlan): ToolSpecs {
-  const workload = withoutMounts(
-    plan.spec,
-    plan.cfc.mounts.filter((m) => !m.inWorkload).map((m) => m.target),
-  );
-  if (plan.workspaceMode !== 'draft') return { workload, 'file-tool': plan.spec };
-  const mounts = plan.spec.mounts.map((m) =>
-    m.target === WORKSPACE_TARGET ? m : { ...m, mode: 'ro' as const },
-  );
-  return { workload, 'file-tool': { ...plan.spec, mounts } };
-}
-
-function digest(text: string): string {
-  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
-}
-
-/** The gateway as the evidence names it; a scripted replay says plainly it is not a model. */
-function modelRecord(gateway: ModelGateway): Record<string, unknown> {
-  return {
-    adapter: gateway.adapter,
-    route: gateway.route,
-    ...(gateway.adapter === 'scripted'
-      ? { languageModel: false, notice: 'scripted replay: no language model took part' }
-      : { languageModel: true }),
-  };
-}
-
-/** The prompt slots, with an approved plan first among the context (never as authority). */
-function slotsOf(request: AgentRequest): PromptSlots {
-  const { slots, fromPlan } = request;
-  if (fromPlan === undefined) return slots;
-  return { ...slots, context: [planContext(fromPlan), ...(slots.context ?? [])] };
-}
-
-/**
- * `--env`/`--env-file` values are the `exec` tool's env (like the profile's), and secrets by
- * default: a tool's output that shows one (`env`, `echo $TOKEN`) reaches neither the model
- * nor the evidence. Matched whole; a value shorter than a credential's floor is not one the
- * scrubber can find without redacting ordinary text (docs/operators.md says so).
- */
-function commandEnvSecrets(plan: RunPlan): HeldCredential[] {
-  return Object.keys(plan.commandEnv).flatMap((name) => {
-    const value = plan.spec.env[name];
-    return value !== undefined && value.length >= MIN_CREDENTIAL_CHARS
-      ? [{ name, value, fragments: false }]
-      : [];
-  });
 }
 
 export async function executeAgentRun(
@@ -489,14 +432,4 @@ async function answeredOrBlocked(
   if (failing.calls.length === 0) return { kind: 'answered' };
   await session.dir.events.append('run_blocked', failing, true);
   return { kind: 'blocked', denied: failing.denied, unapproved: failing.unapproved };
-}
-
-/** The FIFO (or the unfinished search) that keeps a plan-mode exec from being harmless. */
-function mountChannelOf(check: SpecialFileCheck | undefined): { mountChannel?: string } {
-  if (check === undefined) return {};
-  const first = check.fifos[0];
-  if (first !== undefined) return { mountChannel: `the FIFO ${first}` };
-  if (!check.complete)
-    return { mountChannel: `more than ${check.entries} entries, too many to prove no FIFO` };
-  return {};
 }

@@ -1,0 +1,31 @@
+// What an agent run's evidence says of its model and prompt slots (agent-run.ts): the
+// gateway as the snapshot names it, the slots with an approved plan as context, digests.
+import { createHash } from 'node:crypto';
+import type { ModelGateway } from '../model/gateway.js';
+import type { PromptSlots } from './agent-loop.js';
+import { planContext, type ApprovedPlan } from './from-plan.js';
+
+export function digest(text: string): string {
+  return `sha256:${createHash('sha256').update(text).digest('hex')}`;
+}
+
+/** The gateway as the evidence names it; a scripted replay says plainly it is not a model. */
+export function modelRecord(gateway: ModelGateway): Record<string, unknown> {
+  return {
+    adapter: gateway.adapter,
+    route: gateway.route,
+    ...(gateway.adapter === 'scripted'
+      ? { languageModel: false, notice: 'scripted replay: no language model took part' }
+      : { languageModel: true }),
+  };
+}
+
+/** The prompt slots, with an approved plan first among the context (never as authority). */
+export function slotsOf(request: {
+  readonly slots: PromptSlots;
+  readonly fromPlan?: ApprovedPlan | undefined;
+}): PromptSlots {
+  const { slots, fromPlan } = request;
+  if (fromPlan === undefined) return slots;
+  return { ...slots, context: [planContext(fromPlan), ...(slots.context ?? [])] };
+}

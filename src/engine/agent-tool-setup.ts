@@ -1,0 +1,54 @@
+// What an agent run's tool containers are made from (agent-run.ts): the spec each kind
+// derives from the plan, the secrets the exec tool's env holds, and the mount channel that
+// keeps a plan-mode exec from being harmless.
+import { MIN_CREDENTIAL_CHARS, type HeldCredential } from '../tools/host/scrub.js';
+import { withoutMounts } from '../tools/tool-container.js';
+import type { ToolSpecs } from '../tools/tool-executor.js';
+import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
+import type { SpecialFileCheck } from '../sandbox/special-files.js';
+import type { RunPlan } from './run-plan.js';
+
+/**
+ * The spec each kind of tool container derives from. In a draft run the file tools decide
+ * as draft-only writes (run_as_draft_only): their container keeps only the draft copy
+ * writable, every other mount read-only, so that decision is true whatever path the model
+ * names (`/data/x`, `../data/x`, a link). `exec` is decided as a process in the sandbox and
+ * keeps the run's mounts as they are, less those CFC planning withheld from the workload
+ * (AH-CFC-10: a mount whose secrets some sink exec reaches is not cleared for).
+ */
+export function toolSpecs(plan: RunPlan): ToolSpecs {
+  const workload = withoutMounts(
+    plan.spec,
+    plan.cfc.mounts.filter((m) => !m.inWorkload).map((m) => m.target),
+  );
+  if (plan.workspaceMode !== 'draft') return { workload, 'file-tool': plan.spec };
+  const mounts = plan.spec.mounts.map((m) =>
+    m.target === WORKSPACE_TARGET ? m : { ...m, mode: 'ro' as const },
+  );
+  return { workload, 'file-tool': { ...plan.spec, mounts } };
+}
+
+/**
+ * `--env`/`--env-file` values are the `exec` tool's env (like the profile's), and secrets by
+ * default: a tool's output that shows one (`env`, `echo $TOKEN`) reaches neither the model
+ * nor the evidence. Matched whole; a value shorter than a credential's floor is not one the
+ * scrubber can find without redacting ordinary text (docs/operators.md says so).
+ */
+export function commandEnvSecrets(plan: RunPlan): HeldCredential[] {
+  return Object.keys(plan.commandEnv).flatMap((name) => {
+    const value = plan.spec.env[name];
+    return value !== undefined && value.length >= MIN_CREDENTIAL_CHARS
+      ? [{ name, value, fragments: false }]
+      : [];
+  });
+}
+
+/** The FIFO (or the unfinished search) that keeps a plan-mode exec from being harmless. */
+export function mountChannelOf(check: SpecialFileCheck | undefined): { mountChannel?: string } {
+  if (check === undefined) return {};
+  const first = check.fifos[0];
+  if (first !== undefined) return { mountChannel: `the FIFO ${first}` };
+  if (!check.complete)
+    return { mountChannel: `more than ${check.entries} entries, too many to prove no FIFO` };
+  return {};
+}
