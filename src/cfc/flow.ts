@@ -4,7 +4,7 @@
 // it writes (AH-CFC-10). Every sink the call can reach must be cleared for the label's
 // confidentiality, and the label must carry every integrity atom a sink requires. The
 // mediator asks this before policy (mediator.ts); the model is never asked (AH-CFC-1).
-import { isEnforcing, type CfcMode } from '../config/cfc-schema.js';
+import { isEnforcing } from '../config/cfc-schema.js';
 import type { RiskClass } from '../config/vocabulary.js';
 import { describeLabel, join, missingIntegrity, uncleared, type Label } from './label.js';
 import {
@@ -198,8 +198,4 @@ export function judgeFlow(input: FlowInput): FlowVerdict {
     reason: `cfc: ${input.tool.name} refused: ${why} (the call carries ${describeLabel(callLabel)})`,
     violations,
   };
-}
-
-export function flowsUnder(mode: CfcMode): boolean {
-  return mode !== 'disabled';
 }

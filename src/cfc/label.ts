@@ -21,9 +21,6 @@ export function label(spec: Partial<LabelSpec> = {}): Label {
   });
 }
 
-/** No secrecy and no trust: what a source with a label of no atoms carries. */
-export const PUBLIC_UNTRUSTED: Label = label();
-
 /** The join of two labels: more secret, less trusted. */
 export function join(a: Label, b: Label): Label {
   const trusted = new Set(b.integrity);

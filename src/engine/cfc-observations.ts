@@ -14,7 +14,13 @@
 import path from 'node:path/posix';
 import { UNLABELLED_ATOM } from '../config/cfc-schema.js';
 import { describeLabel, joinAll, label, uncleared, type Label } from '../cfc/label.js';
-import { mountOf, workloadReadable, type CfcPlan, type MountLabel } from '../cfc/label-map.js';
+import {
+  mountOf,
+  mountsUnder,
+  workloadReadable,
+  type CfcPlan,
+  type MountLabel,
+} from '../cfc/label-map.js';
 import type { CfcRuntime } from '../cfc/runtime.js';
 import type { LabelRecord } from '../evidence/schema/events-cfc.js';
 import type { Observation } from '../tools/observation.js';
@@ -53,12 +59,6 @@ function pathOf(args: unknown): string | undefined {
   return typeof args.path === 'string' ? args.path : undefined;
 }
 
-/** Every mount whose target lies strictly below `abs` (grep -r walks into them). */
-function mountsBelow(plan: CfcPlan, abs: string): MountLabel[] {
-  const prefix = abs.endsWith('/') ? abs : `${abs}/`;
-  return plan.mounts.filter((m) => m.target !== abs && m.target.startsWith(prefix));
-}
-
 /** The label an executed call's observation carries, by where its content came from. */
 export function observationLabel(
   tool: ToolDefinition,
@@ -94,8 +94,12 @@ export function observationLabel(
     const p = pathOf(args) ?? '.';
     const abs = path.normalize(p.startsWith('/') ? p : path.join(facts.workspaceTarget, p));
     const at = mountOf(plan, abs, facts.workspaceTarget);
-    const below = tool.name === 'grep' ? mountsBelow(plan, abs) : [];
-    const mounts = [...(at === undefined ? [] : [at]), ...below];
+    const mounts =
+      tool.name === 'grep'
+        ? mountsUnder(plan, abs, facts.workspaceTarget)
+        : at === undefined
+          ? []
+          : [at];
     // /proc, /sys and /dev are the kernel's view of the file-tool container, which holds
     // other calls' helpers and their inputs: never a labelled source, so opaque under
     // enforcement.
