@@ -1,7 +1,7 @@
 // The import structure of src/, checked in `npm run lint`: no import cycles, and layers
 // that point one way (docs/architecture.md):
 //
-//   cli → engine → (mediator, tools, model, sandbox, workspace, network, seccomp, image) → (substrate, cfc)
+//   cli → (serve, mcp) → session → engine → (mediator, tools, model, sandbox, workspace, network, seccomp, image) → (substrate, cfc)
 //   config, evidence and the root files (errors, log, paths, version) are used by all;
 //   evidence uses none of the others but the root files and config's data.
 //
@@ -28,7 +28,11 @@ const RANK = {
   tools: 2,
   mediator: 2,
   engine: 3,
-  cli: 4,
+  // A session drives engine runs turn after turn; its transports speak a protocol over it.
+  session: 4,
+  serve: 5,
+  mcp: 5,
+  cli: 6,
 };
 /** Folders that may import only these (besides themselves). */
 const ONLY = { evidence: ['root', 'config'], config: ['root'], root: ['root'] };

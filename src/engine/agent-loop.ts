@@ -96,10 +96,30 @@ export function firstUserMessage(slots: PromptSlots): ModelMessage {
   return { role: 'user', content: blocks };
 }
 
+/**
+ * The model context one run carries: the messages so far and how many requests were made.
+ * A one-prompt run starts a new one; a session passes the same conversation to every turn,
+ * so the model keeps its context and attempt ids stay unique across turns (AH-INT-1).
+ */
+export interface Conversation {
+  readonly messages: ModelMessage[];
+  requests: number;
+}
+
+export function newConversation(): Conversation {
+  return { messages: [], requests: 0 };
+}
+
+/**
+ * One loop: the slots' user message joins the conversation, then model requests and tool
+ * turns until an answer or a budget. The conversation is left as the provider must see it
+ * next (every tool_use answered), whatever ended the loop.
+ */
 export async function runAgentLoop(
   slots: PromptSlots,
   deps: AgentLoopDeps,
   signal: AbortSignal,
+  conversation: Conversation = newConversation(),
 ): Promise<AgentLoopResult> {
   const state: LoopState = {
     usage: [],
@@ -114,17 +134,20 @@ export async function runAgentLoop(
   };
   const work = deps.deadline === undefined ? signal : AbortSignal.any([signal, deps.deadline]);
   try {
-    return await loop(slots, deps, state, work);
+    return await loop(slots, deps, state, conversation, work);
   } catch (error) {
     // The deadline, not the caller, stopped the work: the run ends on its wall-time budget.
     if (signal.aborted || deps.deadline?.aborted !== true) {
-      await closePending(deps, state, signal.aborted ? 'cancelled' : 'run_failed').catch(
-        () => undefined,
-      );
+      await closePending(
+        deps,
+        state,
+        signal.aborted ? 'cancelled' : 'run_failed',
+        conversation,
+      ).catch(() => undefined);
       throw error;
     }
     const wall = deps.budgets.budgets.maxWallTimeSeconds;
-    return stopForBudget(deps, state, {
+    return stopForBudget(deps, state, conversation, {
       budget: 'max_wall_time_seconds',
       limit: wall,
       used: Math.max(wall, deps.budgets.elapsedSeconds()),
@@ -151,7 +174,12 @@ interface LoopState {
  * so the evidence says what was turned away and the transcript keeps every tool_use paired
  * with a tool_result (AH-TOOL-5; AH-LIFE-6).
  */
-async function closePending(deps: AgentLoopDeps, state: LoopState, reason: string): Promise<void> {
+async function closePending(
+  deps: AgentLoopDeps,
+  state: LoopState,
+  reason: string,
+  conversation: Conversation,
+): Promise<void> {
   const pending = state.pending;
   if (pending.length === 0) return;
   state.pending = [];
@@ -171,7 +199,9 @@ async function closePending(deps: AgentLoopDeps, state: LoopState, reason: strin
         errorObservation('aborted', `not run: the run stopped (${reason})`),
     ),
   );
-  await deps.recorder.transcript({ role: 'user', content: results });
+  const answered: ModelMessage = { role: 'user', content: results };
+  conversation.messages.push(answered);
+  await deps.recorder.transcript(answered);
 }
 
 function toolResult(use: ToolUse, observation: Observation): ContentBlock {
@@ -197,11 +227,12 @@ function resultOf(
 async function stopForBudget(
   deps: AgentLoopDeps,
   state: LoopState,
+  conversation: Conversation,
   budget: BudgetExceeded,
   finalAnswer?: string,
 ): Promise<AgentLoopResult> {
   await deps.recorder.event('budget_exceeded', { ...budget }, true);
-  await closePending(deps, state, `budget_exceeded:${budget.budget}`);
+  await closePending(deps, state, `budget_exceeded:${budget.budget}`, conversation);
   return resultOf(state, {
     status: 'failed',
     terminalReason: `budget_exceeded:${budget.budget}`,
@@ -214,14 +245,19 @@ async function loop(
   slots: PromptSlots,
   deps: AgentLoopDeps,
   state: LoopState,
+  conversation: Conversation,
   signal: AbortSignal,
 ): Promise<AgentLoopResult> {
-  const messages: ModelMessage[] = [firstUserMessage(slots)];
-  await deps.recorder.transcript(messages[0] as ModelMessage);
-  for (let turn = 1; ; turn += 1) {
+  const messages = conversation.messages;
+  const first = firstUserMessage(slots);
+  messages.push(first);
+  await deps.recorder.transcript(first);
+  for (;;) {
     signal.throwIfAborted();
     const before = deps.budgets.beforeModelTurn();
-    if (before) return stopForBudget(deps, state, before);
+    if (before) return stopForBudget(deps, state, conversation, before);
+    conversation.requests += 1;
+    const turn = conversation.requests;
     const attemptId = `turn-${turn}`;
     // AH-CFC-7/16: the influence every call of this turn will carry, before the request.
     await recordInfluence(deps, turn);
@@ -240,7 +276,7 @@ async function loop(
       deps.card,
       signal,
     );
-    if ('budget' in reserved) return stopForBudget(deps, state, reserved);
+    if ('budget' in reserved) return stopForBudget(deps, state, conversation, reserved);
     await deps.recorder.event('model_call_started', {
       attemptId,
       adapter: deps.gateway.adapter,
@@ -291,15 +327,15 @@ async function loop(
       await deps.recorder.event('final_answer_produced', { chars: finalAnswer.length }, true);
       // The turn that answered still counts: past a limit, the run failed on it (the answer
       // is kept in the report).
-      if (charged) return stopForBudget(deps, state, charged, finalAnswer);
+      if (charged) return stopForBudget(deps, state, conversation, charged, finalAnswer);
       return resultOf(state, { status: 'completed', terminalReason: 'final_answer', finalAnswer });
     }
     state.pending = uses;
     state.settled = new Map();
     state.decided = new Map();
-    if (charged) return stopForBudget(deps, state, charged);
+    if (charged) return stopForBudget(deps, state, conversation, charged);
     const beforeTools = deps.budgets.beforeToolCalls(uses.length);
-    if (beforeTools) return stopForBudget(deps, state, beforeTools);
+    if (beforeTools) return stopForBudget(deps, state, conversation, beforeTools);
 
     const answers = await answerTurn(
       uses,

@@ -1,16 +1,7 @@
 // One agent run, `cfh sandbox run --prompt`: the work of an agent run inside its
 // run session (run-session.ts owns preflight, evidence, disposal and the terminal record):
 // the transcript, the tool containers, the egress posture, and the model/tool loop.
-import { open } from 'node:fs/promises';
-import { MediatorError, errorMessage } from '../errors.js';
-import { GovernanceRecord } from '../evidence/governance-record.js';
-import { Approvals } from '../mediator/approvals.js';
-import { Mediator } from '../mediator/mediator.js';
-import type { RunFacts } from '../mediator/policy.js';
-import { policyFor } from './policy-explain.js';
-import { scrubMessage, scrubbingGateway } from './disclosure.js';
 import { Scrubber } from '../tools/host/scrub.js';
-import { SandboxToolRunner } from '../tools/sandbox-runner.js';
 import { planHostTools } from '../tools/host/host-plan.js';
 import {
   describeHostTools,
@@ -20,45 +11,39 @@ import {
   type HostToolDeps,
   type OpenHostTools,
 } from './host-tools.js';
-import type { ModelGateway } from '../model/gateway.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
 import { toolContainerName } from '../tools/tool-container.js';
-import { toolExecutor } from '../tools/tool-executor.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
 import { PLAN_FILE, type ApprovedPlan } from './from-plan.js';
-import { BudgetTracker } from './budgets.js';
 import { estimateRun, loadRateCard } from '../model/cost.js';
+import {
+  openAgentSurface,
+  type AgentSurface,
+  type OpenAgentSurface,
+  type SurfaceDeps,
+} from './agent-surface.js';
+export { MODEL_OUTPUT_CAP, type RetryHook } from './agent-surface.js';
 import type { RunPlan } from './run-plan.js';
 import {
   errorRecord,
   runSession,
   type ErrorRecord,
   type ResourcesRecord,
-  type RunDeps,
   type RunSession,
   type RunWork,
 } from './run-session.js';
 import type { Assurance } from './snapshot.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
-import type { CfcRuntime } from '../cfc/runtime.js';
 import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
-import { commandEnvSecrets, mountChannelOf, toolSpecs } from './agent-tool-setup.js';
+import { commandEnvSecrets } from './agent-tool-setup.js';
 import { digest, modelRecord, slotsOf } from './agent-run-records.js';
 
-/** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
-export const MODEL_OUTPUT_CAP = 8192;
-
-export interface AgentRunDeps extends RunDeps {
-  readonly gateway: ModelGateway;
-  /** Where approvals come from (the CLI's flags, file and terminal); none: nobody to ask. */
-  readonly approvals?: Approvals | undefined;
-  /** Filled in here so the gateway's bounded retries become events (AH-LIFE-5). */
-  readonly retryHook?: RetryHook | undefined;
+export interface AgentRunDeps extends SurfaceDeps {
   /** The host-tool channel (host-tools.ts); a profile with `hostTools` needs it. */
   readonly hostTools?: HostToolDeps | undefined;
 }
@@ -99,10 +84,6 @@ export type AgentResult = AgentLoopResult & {
   readonly plan?: { readonly file: string; readonly sha256: string };
 };
 
-export interface RetryHook {
-  current?: (attempt: number, reason: string) => void;
-}
-
 export interface AgentOutcome {
   readonly runId: string;
   readonly status: 'completed' | 'failed' | 'cancelled';
@@ -128,6 +109,7 @@ export async function executeAgentRun(
   request: AgentRequest,
   deps: AgentRunDeps,
   signal: AbortSignal,
+  drive: AgentDriver = answerOnce,
 ): Promise<AgentOutcome> {
   const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
   // Programs, templates and credentials before anything exists (AH-INV-4: 125).
@@ -218,6 +200,7 @@ export async function executeAgentRun(
         { ...request, slots },
         deps,
         { registry: surface, host: host.open, scrubber, blocked, cfc },
+        drive,
         s,
       );
     },
@@ -263,148 +246,40 @@ export async function executeAgentRun(
   };
 }
 
-/** What the loop works with beyond the request: its surface, host tools and tallies. */
-interface AgentSurface {
-  readonly registry: ToolRegistry;
-  readonly host: OpenHostTools;
-  readonly scrubber: Scrubber;
-  readonly blocked: BlockedCalls;
-  readonly cfc: CfcRuntime | undefined;
+/** What a driver is given: the opened surface and what it was opened for. */
+export interface AgentDriveContext {
+  readonly session: RunSession;
+  readonly request: AgentRequest;
+  readonly deps: AgentRunDeps;
+  readonly surface: AgentSurface;
+  readonly open: OpenAgentSurface;
 }
+
+/**
+ * What drives an opened agent surface to the end of the run: by default one loop over the
+ * request's prompt (`cfh sandbox run --prompt`). A session drives it turn after turn; it
+ * returns how the run ended, as the one-prompt driver does.
+ */
+export type AgentDriver = (
+  context: AgentDriveContext,
+  signal: AbortSignal,
+) => Promise<{ end: RunEnd; result: AgentResult }>;
 
 async function runAgent(
   session: RunSession,
   request: AgentRequest,
   deps: AgentRunDeps,
   surface: AgentSurface,
+  drive: AgentDriver,
   signal: AbortSignal,
 ): Promise<{ end: RunEnd; result: AgentResult }> {
-  const { registry, host, scrubber } = surface;
-  const { plan, dir, log } = session;
-  const budgets = plan.profile.budgets;
-  const lifetime = plan.profile.toolLifetime;
-  // Live from here (AH-LIFE-2): `runs list` shows it running, and a cfh killed outright
-  // leaves a record that the run had started.
-  await dir.writeProgress('running');
-  const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
-  const governance = await open(dir.path('governance.jsonl'), 'wx', 0o640);
-  session.stack.defer(async () => {
-    for (const [file, handle] of [
-      ['transcript.jsonl', transcript],
-      ['governance.jsonl', governance],
-    ] as const) {
-      await handle.sync();
-      await handle.close();
-      await dir.seal(file);
-    }
-  });
-  if (deps.retryHook !== undefined) {
-    deps.retryHook.current = (attempt, reason) => {
-      dir.events.append('model_retry', { attempt, reason }, true).catch((e: unknown) => {
-        log.error({ err: errorMessage(e) }, 'retry event not recorded');
-      });
-    };
-  }
-  const capMs =
-    plan.profile.toolTimeoutSeconds === undefined
-      ? Number.POSITIVE_INFINITY
-      : plan.profile.toolTimeoutSeconds * 1000;
-  const card = loadRateCard();
-  const tracker = new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost });
-  session.stack.defer(() => {
-    tracker.close();
-  });
-  // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted. Time
-  // spent waiting for a person's approval does not count (the tracker pauses).
-  const deadline = tracker.deadline;
-  const facts: RunFacts = {
-    // Planning mode: policy denies every mutation (rule planning_mode, policy.ts).
-    mode: request.mode,
-    // Writes in a draft workspace are draft-only (the copy; the host is written by `runs apply`).
-    workspaceMode: plan.workspaceMode,
-    network: plan.profile.network.mode,
-    rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
-    ...mountChannelOf(plan.mountChecks.specialFiles),
-    // Executing an approved plan: calls with risk ask for approval (rule from_plan).
-    fromPlan: request.fromPlan !== undefined,
-  };
-  const mediator = new Mediator({
-    policy: policyFor(plan.profile, facts),
-    approvals: deps.approvals ?? new Approvals([]),
-    recorder: {
-      event: async (type, data, durable) => {
-        await dir.events.append(type, data, durable ?? false);
-      },
-    },
-    clock: tracker,
-  });
-  await session.openEgress(signal);
-  // After the egress posture on the stack: tool containers are removed before it closes.
-  // Disposal waits for starts and calls still in flight: nothing is left behind.
-  const executor = session.stack.use(
-    toolExecutor(lifetime, deps.runtime, toolSpecs(plan), {
-      started: async (container) => {
-        await dir.events.append('tool_container_started', { ...container }, true);
-      },
-      removed: async (container) => {
-        await dir.events.append('tool_container_removed', { ...container }, true);
-      },
-      removalFailed: (container, err) => {
-        log.error({ ...container, err }, 'tool container removal failed; cfh reap will retry');
-      },
-    }),
-  );
-  // The first model request is the start of the work (AH-INV-4: everything before it that
-  // fails is a failure to start).
-  session.markStarted();
-  session.startSweep();
-  const loop = await runAgentLoop(
-    request.slots,
-    {
-      gateway: scrubbingGateway(deps.gateway, scrubber),
-      ...(scrubber.empty ? {} : { disclosure: scrubber }),
-      ...(surface.cfc === undefined ? {} : { cfc: surface.cfc, toolLifetime: lifetime }),
-      registry,
-      mediator,
-      mode: facts.mode,
-      budgets: tracker,
-      runners: {
-        sandbox: new SandboxToolRunner(
-          BUILTIN_TOOLS,
-          executor,
-          capMs,
-          plan.spec.mounts.map((m) => m.target),
-        ),
-        ...(host.runner === undefined ? {} : { host: host.runner }),
-      },
-      recorder: {
-        governance: async (record) => {
-          // The extension's invariants hold for every record, or the harness is broken.
-          const checked = GovernanceRecord.safeParse(scrubber.value(record));
-          if (!checked.success) {
-            throw new MediatorError(
-              'governance_invariant',
-              `governance record for ${record.call_id} breaks the schema: ${checked.error.message}`,
-              { callId: record.call_id },
-            );
-          }
-          await governance.appendFile(`${JSON.stringify(checked.data)}\n`);
-        },
-        event: async (type, data, durable) => {
-          await dir.events.append(type, data, durable ?? false);
-        },
-        transcript: async (message) => {
-          await transcript.appendFile(`${JSON.stringify(scrubMessage(message, scrubber))}\n`);
-        },
-        output: (name, data) => dir.writeOutput(name, data),
-      },
-      // The model's cap per request; the reservation lowers it to what the budgets leave.
-      maxOutputTokens: MODEL_OUTPUT_CAP,
-      card,
-      deadline,
-    },
-    signal,
-  );
+  const open = await openAgentSurface(session, request, deps, surface, signal);
+  return drive({ session, request, deps, surface, open }, signal);
+}
+
+/** The one-prompt driver: one loop until the model answers or a budget ends it. */
+export const answerOnce: AgentDriver = async ({ session, request, surface, open }, signal) => {
+  const loop = await runAgentLoop(request.slots, open.loopDeps, signal);
   const end: RunEnd =
     loop.status === 'completed'
       ? await answeredOrBlocked(session, request.mode, surface.blocked)
@@ -412,17 +287,17 @@ async function runAgent(
   // A planning run that answered leaves its plan, in the hash chain like every evidence
   // file; `--from-plan` takes it only from there.
   if (request.mode === 'plan' && loop.status === 'completed' && loop.finalAnswer !== undefined) {
-    const sha256 = await dir.writeFile(PLAN_FILE, loop.finalAnswer);
+    const sha256 = await session.dir.writeFile(PLAN_FILE, loop.finalAnswer);
     return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256 } } };
   }
   return { end, result: loop };
-}
+};
 
 /**
  * `--fail-on-blocked` / `failOnBlocked`: an answer after blocked calls fails the run, and the
  * evidence says which calls, durably, before the terminal record (AH-LIFE-2).
  */
-async function answeredOrBlocked(
+export async function answeredOrBlocked(
   session: RunSession,
   mode: 'run' | 'plan',
   blocked: BlockedCalls,

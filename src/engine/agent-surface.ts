@@ -1,0 +1,196 @@
+// What every agent-shaped run opens once and then drives: the transcript and governance
+// files, the budget tracker, the mediator, the egress posture and the tool executor, wired
+// into the loop's dependencies. A one-prompt run drives it with one loop (agent-run.ts); a
+// driver given to executeAgentRun may drive it turn after turn, or call by call, over the
+// same containers, mediator and evidence (AH-INT-1): everything here lives on the run
+// session's stack and is disposed with it.
+import { open } from 'node:fs/promises';
+import { MediatorError, errorMessage } from '../errors.js';
+import { GovernanceRecord } from '../evidence/governance-record.js';
+import { Approvals } from '../mediator/approvals.js';
+import { Mediator } from '../mediator/mediator.js';
+import type { RunFacts } from '../mediator/policy.js';
+import { policyFor } from './policy-explain.js';
+import { scrubMessage, scrubbingGateway } from './disclosure.js';
+import type { Scrubber } from '../tools/host/scrub.js';
+import { SandboxToolRunner } from '../tools/sandbox-runner.js';
+import type { OpenHostTools } from './host-tools.js';
+import { BUILTIN_TOOLS } from '../tools/builtins.js';
+import type { ToolRegistry } from '../tools/contract.js';
+import { toolExecutor } from '../tools/tool-executor.js';
+import type { AgentLoopDeps } from './agent-loop.js';
+import { BudgetTracker } from './budgets.js';
+import { loadRateCard } from '../model/cost.js';
+import type { RunSession } from './run-session.js';
+import type { CfcRuntime } from '../cfc/runtime.js';
+import type { BlockedCalls } from './blocked-calls.js';
+import { mountChannelOf, toolSpecs } from './agent-tool-setup.js';
+import type { ModelGateway } from '../model/gateway.js';
+import type { RunDeps } from './run-session.js';
+
+/** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
+export const MODEL_OUTPUT_CAP = 8192;
+
+export interface RetryHook {
+  current?: (attempt: number, reason: string) => void;
+}
+
+/** What opening a surface needs of the run's dependencies. */
+export interface SurfaceDeps extends RunDeps {
+  readonly gateway: ModelGateway;
+  /** Where approvals come from (the CLI's flags, file and terminal); none: nobody to ask. */
+  readonly approvals?: Approvals | undefined;
+  /** Filled in here so the gateway's bounded retries become events (AH-LIFE-5). */
+  readonly retryHook?: RetryHook | undefined;
+}
+
+/** What the loop works with beyond the request: its surface, host tools and tallies. */
+export interface AgentSurface {
+  readonly registry: ToolRegistry;
+  readonly host: OpenHostTools;
+  readonly scrubber: Scrubber;
+  readonly blocked: BlockedCalls;
+  readonly cfc: CfcRuntime | undefined;
+}
+
+/** An opened surface: what a driver runs loops or single calls with. */
+export interface OpenAgentSurface {
+  /** The loop's dependencies: also the tool-call path's (ToolCallDeps), for a driver
+   * that answers calls without a model turn. */
+  readonly loopDeps: AgentLoopDeps;
+  readonly tracker: BudgetTracker;
+  readonly facts: RunFacts;
+}
+
+/**
+ * Opens the surface on the session's stack. Ends with the workload marked started (the
+ * first model request, or the first call, is the start of the work: AH-INV-4).
+ */
+export async function openAgentSurface(
+  session: RunSession,
+  request: { readonly mode: 'run' | 'plan'; readonly fromPlan?: unknown },
+  deps: SurfaceDeps,
+  surface: AgentSurface,
+  signal: AbortSignal,
+): Promise<OpenAgentSurface> {
+  const { registry, host, scrubber } = surface;
+  const { plan, dir, log } = session;
+  const budgets = plan.profile.budgets;
+  const lifetime = plan.profile.toolLifetime;
+  // Live from here (AH-LIFE-2): `runs list` shows it running, and a cfh killed outright
+  // leaves a record that the run had started.
+  await dir.writeProgress('running');
+  const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
+  const governance = await open(dir.path('governance.jsonl'), 'wx', 0o640);
+  session.stack.defer(async () => {
+    for (const [file, handle] of [
+      ['transcript.jsonl', transcript],
+      ['governance.jsonl', governance],
+    ] as const) {
+      await handle.sync();
+      await handle.close();
+      await dir.seal(file);
+    }
+  });
+  if (deps.retryHook !== undefined) {
+    deps.retryHook.current = (attempt, reason) => {
+      dir.events.append('model_retry', { attempt, reason }, true).catch((e: unknown) => {
+        log.error({ err: errorMessage(e) }, 'retry event not recorded');
+      });
+    };
+  }
+  const capMs =
+    plan.profile.toolTimeoutSeconds === undefined
+      ? Number.POSITIVE_INFINITY
+      : plan.profile.toolTimeoutSeconds * 1000;
+  const card = loadRateCard();
+  const tracker = new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost });
+  session.stack.defer(() => {
+    tracker.close();
+  });
+  const facts: RunFacts = {
+    // Planning mode: policy denies every mutation (rule planning_mode, policy.ts).
+    mode: request.mode,
+    // Writes in a draft workspace are draft-only (the copy; the host is written by `runs apply`).
+    workspaceMode: plan.workspaceMode,
+    network: plan.profile.network.mode,
+    rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
+    ...mountChannelOf(plan.mountChecks.specialFiles),
+    // Executing an approved plan: calls with risk ask for approval (rule from_plan).
+    fromPlan: request.fromPlan !== undefined,
+  };
+  const mediator = new Mediator({
+    policy: policyFor(plan.profile, facts),
+    approvals: deps.approvals ?? new Approvals([]),
+    recorder: {
+      event: async (type, data, durable) => {
+        await dir.events.append(type, data, durable ?? false);
+      },
+    },
+    clock: tracker,
+  });
+  await session.openEgress(signal);
+  // After the egress posture on the stack: tool containers are removed before it closes.
+  // Disposal waits for starts and calls still in flight: nothing is left behind.
+  const executor = session.stack.use(
+    toolExecutor(lifetime, deps.runtime, toolSpecs(plan), {
+      started: async (container) => {
+        await dir.events.append('tool_container_started', { ...container }, true);
+      },
+      removed: async (container) => {
+        await dir.events.append('tool_container_removed', { ...container }, true);
+      },
+      removalFailed: (container, err) => {
+        log.error({ ...container, err }, 'tool container removal failed; cfh reap will retry');
+      },
+    }),
+  );
+  session.markStarted();
+  session.startSweep();
+  const loopDeps: AgentLoopDeps = {
+    gateway: scrubbingGateway(deps.gateway, scrubber),
+    ...(scrubber.empty ? {} : { disclosure: scrubber }),
+    ...(surface.cfc === undefined ? {} : { cfc: surface.cfc, toolLifetime: lifetime }),
+    registry,
+    mediator,
+    mode: facts.mode,
+    budgets: tracker,
+    runners: {
+      sandbox: new SandboxToolRunner(
+        BUILTIN_TOOLS,
+        executor,
+        capMs,
+        plan.spec.mounts.map((m) => m.target),
+      ),
+      ...(host.runner === undefined ? {} : { host: host.runner }),
+    },
+    recorder: {
+      governance: async (record) => {
+        // The extension's invariants hold for every record, or the harness is broken.
+        const checked = GovernanceRecord.safeParse(scrubber.value(record));
+        if (!checked.success) {
+          throw new MediatorError(
+            'governance_invariant',
+            `governance record for ${record.call_id} breaks the schema: ${checked.error.message}`,
+            { callId: record.call_id },
+          );
+        }
+        await governance.appendFile(`${JSON.stringify(checked.data)}\n`);
+      },
+      event: async (type, data, durable) => {
+        await dir.events.append(type, data, durable ?? false);
+      },
+      transcript: async (message) => {
+        await transcript.appendFile(`${JSON.stringify(scrubMessage(message, scrubber))}\n`);
+      },
+      output: (name, data) => dir.writeOutput(name, data),
+    },
+    // The model's cap per request; the reservation lowers it to what the budgets leave.
+    maxOutputTokens: MODEL_OUTPUT_CAP,
+    card,
+    // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted.
+    // Time spent waiting for a person's approval does not count (the tracker pauses).
+    deadline: tracker.deadline,
+  };
+  return { loopDeps, tracker, facts };
+}
