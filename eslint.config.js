@@ -11,6 +11,8 @@ export default tseslint.config(
       'scripts/**',
       // Sample host programs the example profiles run: plain Node scripts, not cfh's code.
       'examples/**/*.mjs',
+      // Module hooks that tests hand to a child node with --import: plain ES modules.
+      'test/fixtures/**/*.mjs',
       '.cache/**',
       'node_modules/**',
       '.tools/**',

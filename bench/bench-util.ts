@@ -112,3 +112,40 @@ export function runBench(main: () => Promise<number>): void {
     },
   );
 }
+
+/**
+ * One figure of `make bench-all` (bench/bench-all.ts): a ratio against a baseline measured
+ * side by side in the same bench run, the baseline named, the goal it is held to.
+ */
+export interface BenchRow {
+  /** What is measured: `cfh sandbox run -- true, wall p50`. */
+  readonly figure: string;
+  /** The measured value against the baseline (×), or an absolute figure where the goal is one. */
+  readonly value: number;
+  /** `x` (ratio), `ms`, `MiB`, `s` or `count`. */
+  readonly unit: 'x' | 'ms' | 'MiB' | 's' | 'count';
+  /** The baseline, named: `docker run --rm --network none IMAGE true (CLI), p50 0.31 s`. */
+  readonly baseline: string;
+  /** The goal, as issue 21 states it: `<= 1.0`. */
+  readonly goal: string;
+  /** Whether the goal is met by this run's figure. */
+  readonly met: boolean;
+}
+
+/** What a bench module exports for bench-all: its rows, measured when called. */
+export type RowSource = () => Promise<readonly BenchRow[]>;
+
+/** Prints rows as bench-all does: for a bench that is also run alone. */
+export function printRows(title: string, list: readonly BenchRow[]): void {
+  console.log(title);
+  table(
+    ['figure', 'value', 'goal', 'met', 'baseline'],
+    list.map((r) => [
+      r.figure,
+      `${r.unit === 'x' ? 'x' : ''}${r.value.toFixed(r.unit === 'x' || r.unit === 's' ? 2 : 0)}${r.unit === 'x' ? '' : ` ${r.unit}`}`,
+      r.goal,
+      r.met ? 'yes' : 'NO',
+      r.baseline,
+    ]),
+  );
+}

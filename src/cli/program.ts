@@ -1,6 +1,23 @@
 // The command tree. Every option comes from a flag table (flags/): commander only binds it,
 // readFlags parses what commander collected, and each action hands a typed request to its
-// handler, which returns an exit code; this file records the code.
+// handler, which returns an exit code; this file records the code. Each handler's module is
+// imported when its command runs, not before: a command loads only its own code (the audit,
+// the report, the image builder, the patch tools are none of `sandbox run`'s business).
+
+const commands = {
+  sandboxRun: () => import('./commands/sandbox-run.js'),
+  runsPatch: () => import('./commands/runs-patch.js'),
+  profiles: () => import('./commands/profiles.js'),
+  policy: () => import('./commands/policy.js'),
+  ops: () => import('./commands/ops.js'),
+  image: () => import('./commands/image.js'),
+  runs: () => import('./commands/runs.js'),
+  audit: () => import('./commands/audit.js'),
+  keys: () => import('./commands/keys.js'),
+  runsReport: () => import('./commands/runs-report.js'),
+  runsRetention: () => import('./commands/runs-retention.js'),
+};
+
 import { Command } from 'commander';
 import { CFH_VERSION } from '../version.js';
 import type { CliDeps } from './deps.js';
@@ -9,23 +26,6 @@ import { oneLineUsageErrors } from './usage-errors.js';
 import { bindFlags, readFlags, type FlagTable, type FlagValues } from './flags/flag.js';
 import { BUDGET_RUN_FLAGS, RUN_FLAGS } from './flags/run-flags.js';
 import * as F from './flags/command-flags.js';
-import { sandboxRunCommand } from './commands/sandbox-run.js';
-import { runsApplyCommand, runsDiffCommand } from './commands/runs-patch.js';
-import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
-import { policyExplainCommand } from './commands/policy.js';
-import {
-  capabilitiesCommand,
-  doctorCommand,
-  imageBuildCommand,
-  reapCommand,
-} from './commands/ops.js';
-import { imageListCommand, imageRemoveCommand } from './commands/image.js';
-import { runsListCommand, runsShowCommand } from './commands/runs.js';
-import { auditCommand } from './commands/audit.js';
-import { keysInitCommand } from './commands/keys.js';
-import { runsReportCommand } from './commands/runs-report.js';
-import { runsExportCommand, runsPruneCommand } from './commands/runs-retention.js';
-
 type Code = number | Promise<number>;
 
 export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Command {
@@ -72,17 +72,19 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .argument('[command...]', 'the command and its arguments')
     .passThroughOptions()
     .action(async (command: string[], raw: Record<string, unknown>) => {
-      setExit(await sandboxRunCommand(raw, command, deps));
+      setExit(await (await commands.sandboxRun()).sandboxRunCommand(raw, command, deps));
     });
 
   const profiles = program.command('profiles').description('Inspect profiles');
-  leaf(profiles.command('list'), F.PROFILES_LIST_FLAGS, (o) => profilesListCommand(o, deps));
+  leaf(profiles.command('list'), F.PROFILES_LIST_FLAGS, async (o) =>
+    (await commands.profiles()).profilesListCommand(o, deps),
+  );
   leaf1(
     profiles
       .command('show <name>')
       .description('Print a profile; --resolved adds the exact container spec it derives'),
     F.PROFILES_SHOW_FLAGS,
-    (name, o) => profilesShowCommand({ name, ...o }, deps),
+    async (name, o) => (await commands.profiles()).profilesShowCommand({ name, ...o }, deps),
   );
 
   const image = program.command('image').description('Sandbox and toolchain images');
@@ -93,8 +95,8 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
         "Build the sandbox image, a toolchain (--with/--packages), a Dockerfile image or a profile's image",
       ),
     F.IMAGE_BUILD_FLAGS,
-    (o) =>
-      imageBuildCommand(
+    async (o) =>
+      (await commands.ops()).imageBuildCommand(
         {
           ...o,
           method: o.offline ? 'offline' : o.method,
@@ -106,7 +108,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
   leaf(
     image.command('ls').description('The images cfh built: tag, what from, size, created'),
     F.IMAGE_LS_FLAGS,
-    (o) => imageListCommand(o, deps),
+    async (o) => (await commands.image()).imageListCommand(o, deps),
   );
   const rm = image
     .command('rm')
@@ -114,7 +116,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .argument('[refs...]', 'image references (or --all)');
   bindFlags(rm, F.IMAGE_RM_FLAGS).action(async (refs: string[], raw: Record<string, unknown>) => {
     const o = readFlags(F.IMAGE_RM_FLAGS, raw);
-    setExit(await imageRemoveCommand({ ...o, refs }, deps));
+    setExit(await (await commands.image()).imageRemoveCommand({ ...o, refs }, deps));
   });
 
   const explain = program
@@ -123,9 +125,9 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .command('explain <tool> <argsJson>')
     .description('Which rule decides a call of TOOL with ARGS_JSON, and why (runs nothing)');
   bindFlags(explain, F.POLICY_EXPLAIN_FLAGS).action(
-    (tool: string, argsJson: string, raw: Record<string, unknown>) => {
+    async (tool: string, argsJson: string, raw: Record<string, unknown>) => {
       const o = readFlags(F.POLICY_EXPLAIN_FLAGS, raw);
-      setExit(policyExplainCommand({ ...o, tool, argsJson }, deps));
+      setExit((await commands.policy()).policyExplainCommand({ ...o, tool, argsJson }, deps));
     },
   );
 
@@ -134,46 +136,48 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       .command('capabilities')
       .description('Machine-readable capability description (needs no engine)'),
     F.CAPABILITIES_FLAGS,
-    (o) => capabilitiesCommand({ profile: o.profile }, deps),
+    async (o) => (await commands.ops()).capabilitiesCommand({ profile: o.profile }, deps),
   );
   leaf(
     program.command('doctor').description('Check the engine, runtimes, images and limits'),
     F.DOCTOR_FLAGS,
-    (o) => doctorCommand(o, deps),
+    async (o) => (await commands.ops()).doctorCommand(o, deps),
   );
   leaf(
     program
       .command('reap')
       .description('Remove containers, networks and volumes of cfh processes that are gone'),
     F.REAP_FLAGS,
-    (o) => reapCommand(o, deps),
+    async (o) => (await commands.ops()).reapCommand(o, deps),
   );
 
   const runs = program.command('runs').description('Read run evidence');
-  leaf(runs.command('list'), F.RUNS_READ_FLAGS, (o) => runsListCommand(o, deps));
-  leaf1(runs.command('show <runId>'), F.RUNS_READ_FLAGS, (runId, o) =>
-    runsShowCommand({ runId, ...o }, deps),
+  leaf(runs.command('list'), F.RUNS_READ_FLAGS, async (o) =>
+    (await commands.runs()).runsListCommand(o, deps),
+  );
+  leaf1(runs.command('show <runId>'), F.RUNS_READ_FLAGS, async (runId, o) =>
+    (await commands.runs()).runsShowCommand({ runId, ...o }, deps),
   );
   leaf(
     runs
       .command('prune')
       .description('Remove run directories older than DURATION; never one still being written'),
     F.RUNS_PRUNE_FLAGS,
-    (o) => runsPruneCommand(o, deps),
+    async (o) => (await commands.runsRetention()).runsPruneCommand(o, deps),
   );
   leaf1(
     runs
       .command('export <runId>')
       .description('Write the run as OpenTelemetry spans (OTLP/JSON), digests and sizes only'),
     F.RUNS_EXPORT_FLAGS,
-    (runId, o) => runsExportCommand({ runId, ...o }, deps),
+    async (runId, o) => (await commands.runsRetention()).runsExportCommand({ runId, ...o }, deps),
   );
   leaf1(
     runs
       .command('report <runId>')
       .description('Write the run as one self-contained HTML page (RUN_ID or RUN_DIR)'),
     F.RUNS_REPORT_FLAGS,
-    (runId, o) => runsReportCommand({ runId, ...o }, deps),
+    async (runId, o) => (await commands.runsReport()).runsReportCommand({ runId, ...o }, deps),
   );
 
   leaf(
@@ -183,7 +187,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       .command('init')
       .description('Create the Ed25519 key pair that signs every run from now on'),
     F.KEYS_INIT_FLAGS,
-    (o) => keysInitCommand(o, deps),
+    async (o) => (await commands.keys()).keysInitCommand(o, deps),
   );
 
   const audit = program
@@ -191,7 +195,8 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .description("Verify a run's evidence and check it clause by clause (RUN_ID or RUN_DIR)");
   bindFlags(audit, F.AUDIT_FLAGS).action(
     async (runArg: string | undefined, raw: Record<string, unknown>) => {
-      setExit(await auditCommand({ run: runArg, ...readFlags(F.AUDIT_FLAGS, raw) }, deps));
+      const o = readFlags(F.AUDIT_FLAGS, raw);
+      setExit(await (await commands.audit()).auditCommand({ run: runArg, ...o }, deps));
     },
   );
 
@@ -200,7 +205,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       .command('diff <runId>')
       .description('Print the patch a draft run left (unified diff; --json: the change list)'),
     F.RUNS_DIFF_FLAGS,
-    (runId, o) => runsDiffCommand({ runId, ...o }, deps),
+    async (runId, o) => (await commands.runsPatch()).runsDiffCommand({ runId, ...o }, deps),
   );
   leaf1(
     runs
@@ -209,7 +214,8 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
         "Apply a draft run's patch to the host workspace, all or nothing, once, after approval",
       ),
     F.RUNS_APPLY_FLAGS,
-    (runId, { '3way': threeWay, ...o }) => runsApplyCommand({ runId, threeWay, ...o }, deps),
+    async (runId, { '3way': threeWay, ...o }) =>
+      (await commands.runsPatch()).runsApplyCommand({ runId, threeWay, ...o }, deps),
   );
 
   // Once the tree is complete: every command's usage errors as one line (usage-errors.ts).

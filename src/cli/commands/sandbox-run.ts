@@ -1,5 +1,4 @@
 // `cfh sandbox run [...] -- COMMAND [ARG...]`
-import { agentRunCommand } from './agent-run.js';
 import { reportFailure } from '../report-failure.js';
 import { executeSandboxRun } from '../../engine/sandbox-run.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
@@ -28,8 +27,10 @@ export async function sandboxRunCommand(
   } catch (error) {
     return reportFailure(error, deps, { json, surface: 'run' });
   }
+  // The agent path (the model SDKs, MCP, the host-tool channel) is loaded only for an agent
+  // run: a command run never pays for it.
   return request.kind === 'agent'
-    ? agentRunCommand(request, deps)
+    ? (await import('./agent-run.js')).agentRunCommand(request, deps)
     : commandRunCommand(request, deps);
 }
 
