@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles src/ and bench/ into dist-bench/ and runs one bench:
-#   bench/run.sh [cold-path|seccomp|egress|tools|flood|mediator|draft|host-tools|audit|mount-resolution|cfc] [args...]   (default cold-path)
+#   bench/run.sh [cold-path|seccomp|egress|tools|flood|mediator|draft|host-tools|audit|mount-resolution|cfc|posture] [args...]   (default cold-path)
 # dist-bench/src/paths.js resolves the package root to dist-bench/, so the data
 # directories and package.json are linked in from the repository root.
 set -euo pipefail
@@ -19,8 +19,9 @@ case "$bench" in
   audit) entry=audit ;;
   mount-resolution) entry=mount-resolution ;;
   cfc) entry=cfc ;;
+  posture | posture-setup) entry=posture-setup ;;
   *)
-    echo "bench/run.sh: unknown bench $bench (cold-path, seccomp, egress, tools, flood, mediator, draft, host-tools, audit, mount-resolution, cfc)" >&2
+    echo "bench/run.sh: unknown bench $bench (cold-path, seccomp, egress, tools, flood, mediator, draft, host-tools, audit, mount-resolution, cfc, posture)" >&2
     exit 2
     ;;
 esac
