@@ -99,7 +99,9 @@ async function main(): Promise<number> {
     const outcome = await executeSandboxRun(plan, deps, {}, controller.signal);
     const wall = performance.now() - t0;
     if (outcome.status !== 'completed' || outcome.exitCode !== 0)
-      throw new Error(`${series} run ${outcome.runId}: ${outcome.status} (${outcome.terminalReason})`);
+      throw new Error(
+        `${series} run ${outcome.runId}: ${outcome.status} (${outcome.terminalReason})`,
+      );
     return wall;
   };
   const steps = async (): Promise<Record<string, number>> => {
@@ -152,12 +154,17 @@ async function main(): Promise<number> {
     leftovers = await checkLeftovers(docker, { tag, names, runIds });
     const networks = await docker.listNetworks();
     const ours = networks.filter((n) => runIds.has(n.Labels?.[LABEL_RUN_ID] ?? ''));
-    for (const n of ours) await docker.getNetwork(n.Id).remove().catch(() => undefined);
+    for (const n of ours)
+      await docker
+        .getNetwork(n.Id)
+        .remove()
+        .catch(() => undefined);
     if (ours.length > 0) console.log(`  ${ours.length} network(s) left behind, removed`);
     leftovers += ours.length;
     rmSync(tmp, { recursive: true, force: true });
   }
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined)
+    throw failure instanceof Error ? failure : new Error('bench failed', { cause: failure });
 
   const s: Record<Series, Summary> = {
     disabled: summarize(wall.disabled),

@@ -22,7 +22,10 @@ import type { GatewayEndpoints } from './egress-gateway.js';
 export const ENGINE_RESOLVER = '127.0.0.11';
 
 /** The rules as iptables-restore input (`--noflush`: Docker's own chains stay): IPv4, IPv6. */
-export function guardRules(endpoints: GatewayEndpoints): { readonly ipv4: string; readonly ipv6: string } {
+export function guardRules(endpoints: GatewayEndpoints): {
+  readonly ipv4: string;
+  readonly ipv6: string;
+} {
   const gw = endpoints.address;
   const to = (port: number): string => `-j DNAT --to-destination ${gw}:${port}`;
   const nat = [

@@ -191,7 +191,9 @@ export async function openEgress(options: {
     });
     const ready = startGuard(guard, options.signal).then((proc) => {
       const reader = conntrackLookup(proc);
-      conntrack.close = reader.close;
+      conntrack.close = () => {
+        reader.close();
+      };
       lookup.current = reader.lookup;
       step('guard-start+rules');
     });

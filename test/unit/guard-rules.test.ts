@@ -56,11 +56,16 @@ describe('guardRules', () => {
   it('drops everything else, IPv6 included, accepting only loopback and the gateway listeners', () => {
     // The policy is committed in the same transaction as the rules it guards.
     expect(filter[0]).toBe(':OUTPUT DROP [0:0]');
-    expect(tableOf(rules.ipv6, 'filter')).toEqual([':OUTPUT DROP [0:0]', '-A OUTPUT -o lo -j ACCEPT']);
+    expect(tableOf(rules.ipv6, 'filter')).toEqual([
+      ':OUTPUT DROP [0:0]',
+      '-A OUTPUT -o lo -j ACCEPT',
+    ]);
     const accepted = filter.filter((l) => l.endsWith('-j ACCEPT'));
     for (const rule of accepted)
       expect(rule).toMatch(/-o lo -j ACCEPT$|-d 172\.20\.0\.1 -p (tcp|udp) --dport \d+ -j ACCEPT$/);
-    expect(filter.filter((l) => l.endsWith('-j DROP'))).toEqual(['-A OUTPUT -d 127.0.0.11 -j DROP']);
+    expect(filter.filter((l) => l.endsWith('-j DROP'))).toEqual([
+      '-A OUTPUT -d 127.0.0.11 -j DROP',
+    ]);
     const ports = accepted
       .map((l) => /--dport (\d+)/.exec(l)?.[1])
       .filter(Boolean)
