@@ -103,6 +103,7 @@ import type {
   ExecResult,
   GuardSpec,
   BuildOptions,
+  CreatedGuard,
   ImageFacts,
   ImageSummary,
   LabelledObject,
@@ -111,7 +112,6 @@ import type {
   RunResourceUsage,
   StartedContainer,
   TerminalSize,
-  StartedGuard,
 } from '../src/substrate/runtime.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../src/tools/builtins.js';
 import {
@@ -401,8 +401,8 @@ class TimedRuntime implements ContainerRuntime {
   ): Promise<NetworkFacts> {
     return this.#inner.createIsolatedNetwork(name, labels, signal);
   }
-  startGuard(spec: GuardSpec, signal?: AbortSignal): Promise<StartedGuard> {
-    return this.#inner.startGuard(spec, signal);
+  createGuard(spec: GuardSpec, signal?: AbortSignal): Promise<CreatedGuard> {
+    return this.#inner.createGuard(spec, signal);
   }
   facts(signal?: AbortSignal): Promise<EngineFacts> {
     return this.#inner.facts(signal);

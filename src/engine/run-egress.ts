@@ -1,6 +1,7 @@
 // The egress part of a run whose posture is `allowlist` or `open`: opens the
 // network, guard and gateway, sends the gateway's events into the run's log, and records
-// the gateway's identity (egress_ready) before the workload exists.
+// the gateway's identity (egress_ready) once the guard's rules are in force, before the
+// workload starts.
 import { errorMessage, HarnessInvariantError } from '../errors.js';
 import type { RunDirectory } from '../evidence/run-directory.js';
 import type { Logger } from '../log.js';
@@ -63,17 +64,17 @@ export async function openRunEgress(
     await opened.close();
     evidence.close();
   };
-  const egress: OpenEgress = { ...opened, close, [Symbol.asyncDispose]: close };
-  const ep = egress.gateway.endpoints;
-  try {
+  const ep = opened.gateway.endpoints;
+  // Recorded once the rules are in force: before the workload starts (it may exist already).
+  const ready = opened.ready.then(async () => {
     await dir.events.append(
       'egress_ready',
       {
         mode,
-        networkId: egress.network.id,
-        network: egress.network.name,
-        subnet: egress.network.subnet,
-        guardId: egress.guardId,
+        networkId: opened.network.id,
+        network: opened.network.name,
+        subnet: opened.network.subnet,
+        guardId: opened.guardId,
         gateway: {
           kind: 'in-process',
           pid: process.pid,
@@ -86,9 +87,7 @@ export async function openRunEgress(
       },
       true,
     );
-  } catch (error) {
-    await egress.close();
-    throw error;
-  }
-  return egress;
+  });
+  ready.catch(() => undefined);
+  return { ...opened, ready, close, [Symbol.asyncDispose]: close };
 }

@@ -135,10 +135,15 @@ export class RunSession {
   }
 
   /**
-   * The run's egress posture (`allowlist`/`open`): network, guard and gateway, recorded
-   * before any workload exists, closed after everything opened later (the stack is LIFO).
+   * The run's egress posture (`allowlist`/`open`): network, guard and gateway, closed after
+   * everything opened later (the stack is LIFO). Returns once the guard's rules are in
+   * force, unless `overlap`: then once the guard exists, and the caller, which may create
+   * (never start) a container in its namespace meanwhile, awaits `ready` before any start.
    */
-  async openEgress(signal: AbortSignal): Promise<OpenEgress | undefined> {
+  async openEgress(
+    signal: AbortSignal,
+    options: { readonly overlap?: boolean } = {},
+  ): Promise<OpenEgress | undefined> {
     if (this.plan.egress === undefined) return undefined;
     const egress = await openRunEgress(this, this.plan.egress, signal);
     this.stack.defer(async () => {
@@ -149,6 +154,7 @@ export class RunSession {
         true,
       );
     });
+    if (options.overlap !== true) await egress.ready;
     return egress;
   }
 }

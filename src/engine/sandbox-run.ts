@@ -166,7 +166,9 @@ async function runCommand(
     await dir.seal('outputs/stderr');
   });
   const t0 = performance.now();
-  await session.openEgress(signal);
+  // The workload is created while the guard starts; it starts only once the guard's rules
+  // are in force (fail closed, below).
+  const egress = await session.openEgress(signal, { overlap: true });
   const created = await deps.runtime.createContainer(plan.spec, signal);
   const state = { removed: false };
   // Removed on every path; a failed removal is recorded and fails the run (`cfh reap` retries).
@@ -201,6 +203,9 @@ async function runCommand(
   // Followed from before the start: a resize while the container starts is not lost.
   const follow = terminal === undefined ? undefined : followTerminal(terminal, log);
   if (follow !== undefined) session.stack.defer(follow.stop);
+  // Fail closed: nothing starts in the guard's namespace before its rules are in force
+  // (egress_ready recorded); a guard that could not install them fails the run here.
+  await egress?.ready;
   const started = await created.start(signal, { terminalSize: follow?.first });
   follow?.attach(started);
   const tStart = performance.now();

@@ -38,6 +38,40 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_FIRST_BYTES = 16 * 1024;
 /** Larger stream buffers mean fewer backpressure round trips on big transfers. */
 export const RELAY_BUFFER_BYTES = 1024 * 1024;
+/** Each connection's read buffer for the answer's bytes (reused for every read). */
+const RELAY_READ_BYTES = 256 * 1024;
+
+/**
+ * The answer's direction, upstream → client, without a Buffer per read: the upstream socket
+ * reads into one buffer (`onread`), which is written to the client as it is. A write the
+ * kernel took whole returns with nothing queued, and the buffer is free for the next read;
+ * one that is queued still points into it, so reading pauses until that write is done.
+ */
+function answerInto(client: Socket): {
+  onRead: (n: number, buf: Buffer) => boolean;
+  watch: ((chunk: Buffer) => void) | undefined;
+  resume: () => void;
+} {
+  const state = {
+    watch: undefined as ((chunk: Buffer) => void) | undefined,
+    resume: (): void => undefined,
+    onRead: (n: number, buf: Buffer): boolean => {
+      const chunk = buf.subarray(0, n);
+      state.watch?.(chunk);
+      if (client.destroyed) return true;
+      client.write(chunk, () => {
+        if (paused) {
+          paused = false;
+          state.resume();
+        }
+      });
+      paused = client.writableLength > 0;
+      return !paused;
+    },
+  };
+  let paused = false;
+  return state;
+}
 
 /** Waits for the client's first bytes, or for `ms` of silence (a server-speaks-first protocol). */
 function firstBytes(socket: Socket, ms: number): Promise<Buffer> {
@@ -229,9 +263,14 @@ async function forward(
     return;
   }
   // Connect to the address that was checked: no second resolution, no rebinding window.
-  const upstream = new Socket({ highWaterMark: RELAY_BUFFER_BYTES } as ConstructorParameters<
-    typeof Socket
-  >[0]);
+  // The answer's bytes are read into one buffer of the connection's (no allocation per
+  // read) and written on from there: see answerInto.
+  const answer = answerInto(client);
+  const upstream = new Socket({
+    highWaterMark: RELAY_BUFFER_BYTES,
+    onread: { buffer: Buffer.allocUnsafe(RELAY_READ_BYTES), callback: answer.onRead },
+  } as ConstructorParameters<typeof Socket>[0]);
+  upstream.once('end', () => client.end());
   upstream.setTimeout(CONNECT_TIMEOUT_MS);
   upstream.connect({ host: address, port: dest.port });
   ctx.track(upstream);
@@ -282,10 +321,8 @@ async function forward(
     connected = true;
     upstream.setTimeout(0);
     send(initial);
-    if (initial.refusal !== undefined) {
-      upstream.pipe(client);
-      return;
-    }
+    answer.resume = () => upstream.resume();
+    if (initial.refusal !== undefined) return;
     if (framing === undefined) {
       client.pipe(upstream);
     } else {
@@ -295,14 +332,13 @@ async function forward(
       client.once('end', () => upstream.end());
       if (framing.switchPending) {
         // Only the status line of the answer to a switch request is read.
-        const watch = (chunk: Buffer): void => {
-          send(framing.upstream(chunk));
-          if (!framing.switchPending) upstream.off('data', watch);
+        answer.watch = (chunk: Buffer): void => {
+          // A copy: the read buffer is reused, and the framing may keep what it was given.
+          send(framing.upstream(Buffer.from(chunk)));
+          if (!framing.switchPending) answer.watch = undefined;
         };
-        upstream.on('data', watch);
       }
     }
-    upstream.pipe(client);
     client.resume();
   });
   const fail = (): void => {

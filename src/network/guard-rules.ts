@@ -2,7 +2,8 @@
 // workload joins it. Every TCP connection and DNS query leaves only towards the
 // egress gateway on the host side of the sandbox's own internal network; everything else,
 // UDP (QUIC included) and IPv6 too, is dropped. The workload never holds NET_ADMIN, so it
-// cannot change them. Pure: endpoints in, a shell script out (the guard image has iptables).
+// cannot change them. Pure: endpoints in, the guard's command out (its image has
+// iptables-restore and python3).
 //
 // The engine's embedded resolver. On a user-defined network Docker serves DNS at
 // 127.0.0.11 in the namespace (its DOCKER_OUTPUT chain DNATs 127.0.0.11:53 to random ports
@@ -20,11 +21,15 @@ import type { GatewayEndpoints } from './egress-gateway.js';
 
 export const ENGINE_RESOLVER = '127.0.0.11';
 
-export function guardRules(endpoints: GatewayEndpoints): string {
+/** The rules as iptables-restore input (`--noflush`: Docker's own chains stay): IPv4, IPv6. */
+export function guardRules(endpoints: GatewayEndpoints): {
+  readonly ipv4: string;
+  readonly ipv6: string;
+} {
   const gw = endpoints.address;
   const to = (port: number): string => `-j DNAT --to-destination ${gw}:${port}`;
   const nat = [
-    '-N CFH_EGRESS',
+    ':CFH_EGRESS - [0:0]',
     '-I OUTPUT 1 -j CFH_EGRESS',
     `-A CFH_EGRESS -d ${ENGINE_RESOLVER} -p udp ${to(endpoints.dns)}`,
     `-A CFH_EGRESS -d ${ENGINE_RESOLVER} -p tcp ${to(endpoints.catchAll)}`,
@@ -49,18 +54,37 @@ export function guardRules(endpoints: GatewayEndpoints): string {
     ...endpoints.pinned.map((p) => p.listen),
   ];
   const filter = [
+    // The policy and the rules are committed together (one transaction per table).
+    ':OUTPUT DROP [0:0]',
     `-A OUTPUT -d ${ENGINE_RESOLVER} -j DROP`,
     '-A OUTPUT -o lo -j ACCEPT',
     ...listenPorts.map((port) => `-A OUTPUT -d ${gw} -p tcp --dport ${port} -j ACCEPT`),
     `-A OUTPUT -d ${gw} -p udp --dport ${endpoints.dns} -j ACCEPT`,
-    '-P OUTPUT DROP',
   ];
-  return [
+  const table = (name: string, rules: readonly string[]): string =>
+    [`*${name}`, ...rules, 'COMMIT'].join('\n');
+  return {
+    ipv4: `${table('nat', nat)}\n${table('filter', filter)}\n`,
+    ipv6: `${table('filter', [':OUTPUT DROP [0:0]', '-A OUTPUT -o lo -j ACCEPT'])}\n`,
+  };
+}
+
+export const GUARD_READY = 'cfh-guard-ready';
+
+/**
+ * The guard's own process: installs the rules, says GUARD_READY only once both tables are
+ * committed (a failure exits before it, and the guard with it: nothing can join a stopped
+ * namespace), then serves original-destination lookups on its stdin (original-destination.ts).
+ * One container start, no exec: the rules are in force by the time the line is read.
+ */
+export function guardCommand(endpoints: GatewayEndpoints, reader: string): string[] {
+  const rules = guardRules(endpoints);
+  const script = [
     'set -eu',
-    ...nat.map((r) => `iptables -w -t nat ${r}`),
-    ...filter.map((r) => `iptables -w ${r}`),
-    'ip6tables -w -A OUTPUT -o lo -j ACCEPT',
-    'ip6tables -w -P OUTPUT DROP',
-    'echo cfh-guard-ready',
+    `printf '%s' "$1" | iptables-restore -w --noflush 2>&1`,
+    `printf '%s' "$2" | ip6tables-restore -w --noflush 2>&1`,
+    `echo ${GUARD_READY}`,
+    'exec python3 -u -c "$3"',
   ].join('\n');
+  return ['sh', '-c', script, 'cfh-guard', rules.ipv4, rules.ipv6, reader];
 }

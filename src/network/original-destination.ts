@@ -1,9 +1,10 @@
 // Where a redirected connection was going. The guard's DNAT hides the original
 // destination from the gateway (Node cannot read SO_ORIGINAL_DST), but the guard's
 // namespace keeps it in its connection-tracking table. A small reader runs in the guard
-// (trusted, root there, never in the workload) and answers lookups by source port.
+// (trusted, root there, never in the workload; the guard's own process once its rules are
+// in) and answers lookups by source port.
 import { createInterface } from 'node:readline';
-import type { StartedGuard } from '../substrate/runtime.js';
+import type { GuardProcess } from '../substrate/runtime.js';
 
 /** By the connection as the gateway sees it: the peer's address and port, and its own port. */
 export type OriginalDestinationLookup = (
@@ -59,10 +60,11 @@ for line in sys.stdin:
 
 const LOOKUP_TIMEOUT_MS = 1000;
 
-export async function conntrackLookup(
-  guard: StartedGuard,
-): Promise<{ lookup: OriginalDestinationLookup; close(): void }> {
-  const reader = await guard.attachExec(['python3', '-u', '-c', CONNTRACK_READER]);
+/** Lookups through the reader running as the guard's process (guard-rules.ts, guardCommand). */
+export function conntrackLookup(reader: GuardProcess): {
+  lookup: OriginalDestinationLookup;
+  close(): void;
+} {
   const pending = new Map<number, (r: { address: string; port: number } | undefined) => void>();
   let next = 1;
   const lines = createInterface({ input: reader.stdout });

@@ -1,24 +1,27 @@
 // A sandbox network with an egress posture (`allowlist` or `open`): an internal
 // bridge network of its own, a guard container holding the network namespace and its
 // netfilter rules, and the egress gateway in cfh's process on the host side of that
-// network. The workload joins the guard's namespace after the rules are in place. Torn
-// down in reverse; a failed set-up removes what it created and rethrows.
+// network. The workload joins the guard's namespace: created while the guard starts,
+// started only once the guard's rules are in place (`ready`). Torn down in reverse; a
+// failed set-up removes what it created and rethrows.
 import { promises as dns } from 'node:dns';
 import { CfhError, EngineError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { parseDestinations, type Destination } from '../network/destination.js';
 import { EgressGateway, type EgressEvent, type Resolve } from '../network/egress-gateway.js';
 import { EgressPolicy, type EgressMode } from '../network/egress-policy.js';
-import { guardRules } from '../network/guard-rules.js';
+import { guardCommand } from '../network/guard-rules.js';
 import { hostAddresses } from '../network/host-addresses.js';
 import {
+  CONNTRACK_READER,
   conntrackLookup,
   type OriginalDestinationLookup,
 } from '../network/original-destination.js';
 import type { NetworkPosture } from '../config/profile-schema.js';
-import type { ContainerRuntime, NetworkFacts, StartedGuard } from '../substrate/runtime.js';
+import type { ContainerRuntime, NetworkFacts } from '../substrate/runtime.js';
 import { createEgressConfig, egressConfigDir, LABEL_EGRESS_CONFIG } from './egress-config.js';
 import { removeTree } from '../remove-tree.js';
+import { startGuard } from './guard-start.js';
 
 export interface EgressNames {
   readonly network: string;
@@ -88,6 +91,14 @@ export interface OpenEgress extends AsyncDisposable {
   readonly network: NetworkFacts;
   readonly guardId: string;
   readonly gateway: EgressGateway;
+  /**
+   * Settles once the guard runs with its rules committed (or could not): nothing may start
+   * in its namespace before it resolves. The guard exists already, so a container that
+   * joins its namespace can be created meanwhile.
+   */
+  readonly ready: Promise<void>;
+  /** How long each set-up step took, in order (bench/posture-setup.ts reads it). */
+  readonly setupMs: Readonly<Record<string, number>>;
   close(): Promise<void>;
 }
 
@@ -104,6 +115,13 @@ export async function openEgress(options: {
 }): Promise<OpenEgress> {
   const { runtime, names, posture } = options;
   const undo: (() => Promise<void>)[] = [];
+  const setupMs: Record<string, number> = {};
+  let mark = performance.now();
+  const step = (name: string): void => {
+    const now = performance.now();
+    setupMs[name] = Math.round((now - mark) * 10) / 10;
+    mark = now;
+  };
   const unwind = async (): Promise<void> => {
     for (const step of undo.reverse()) {
       await step().catch((e: unknown) => {
@@ -118,6 +136,7 @@ export async function openEgress(options: {
     // Labelled with the config directory so `cfh reap` finds it after a crash.
     const labels = { ...options.labels, [LABEL_EGRESS_CONFIG]: names.configDir };
     const network = await runtime.createIsolatedNetwork(names.network, labels, options.signal);
+    step('network');
     undo.push(() =>
       runtime.removeObject({
         kind: 'network',
@@ -146,32 +165,40 @@ export async function openEgress(options: {
         lookup.current?.(address, port, localPort) ?? Promise.resolve(undefined),
     });
     undo.push(() => gateway.close());
+    step('gateway');
     await createEgressConfig(names.configDir, network.gateway);
     undo.push(() => removeTree(names.configDir));
-    const guard: StartedGuard = await runtime.startGuard(
+    step('config');
+    const guard = await runtime.createGuard(
       {
         name: names.guard,
         image: options.image,
         network: names.network,
         labels,
         sysctls: GUARD_SYSCTLS,
+        command: guardCommand(gateway.endpoints, CONNTRACK_READER),
       },
       options.signal,
     );
     undo.push(() => guard.remove());
-    const rules = await guard.exec(['sh', '-c', guardRules(gateway.endpoints)], options.signal);
-    if (rules.exitCode !== 0 || !rules.output.includes('cfh-guard-ready')) {
-      throw new EngineError(
-        'egress_rules_failed',
-        `the guard could not install the egress rules (exit ${rules.exitCode}): ${rules.output.trim().slice(-500)}`,
-      );
-    }
-    const conntrack = await conntrackLookup(guard);
+    step('guard-create');
+    // The guard starts and installs its rules while the caller creates the workload; the
+    // workload starts only after `ready` (fail closed: nothing runs in the namespace before).
+    const conntrack: { close?: () => void } = {};
     undo.push(() => {
-      conntrack.close();
+      conntrack.close?.();
       return Promise.resolve();
     });
-    lookup.current = conntrack.lookup;
+    const ready = startGuard(guard, options.signal).then((proc) => {
+      const reader = conntrackLookup(proc);
+      conntrack.close = () => {
+        reader.close();
+      };
+      lookup.current = reader.lookup;
+      step('guard-start+rules');
+    });
+    // Awaited by the caller; a caller that fails before then must not leave it unhandled.
+    ready.catch(() => undefined);
     const steps = [...undo];
     undo.length = 0;
     let closed = false;
@@ -181,7 +208,15 @@ export async function openEgress(options: {
       undo.push(...steps);
       await unwind();
     };
-    return { network, guardId: guard.id, gateway, close, [Symbol.asyncDispose]: close };
+    return {
+      network,
+      guardId: guard.id,
+      gateway,
+      ready,
+      setupMs,
+      close,
+      [Symbol.asyncDispose]: close,
+    };
   } catch (error) {
     await unwind();
     if (error instanceof CfhError) throw error;

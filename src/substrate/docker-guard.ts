@@ -1,14 +1,14 @@
 // The egress guard container: holds a sandbox's network namespace and its netfilter rules
-// (docs/architecture.md, "Network postures"). Runs cfh's commands as its root with
-// NET_ADMIN; the workload never gets these.
+// (docs/architecture.md, "Network postures"). Its own process, as its root with NET_ADMIN,
+// installs the rules and then serves cfh on its stdin and stdout; the workload never gets
+// these capabilities.
 import type Docker from 'dockerode';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { engineError, isStatus } from './docker-errors.js';
-import { execIn } from './docker-exec.js';
 import { Demultiplexer } from './demux.js';
-import type { StartedGuard } from './runtime.js';
+import type { CreatedGuard, GuardProcess } from './runtime.js';
 
-export class DockerGuard implements StartedGuard {
+export class DockerGuard implements CreatedGuard {
   readonly #container: Docker.Container;
   readonly id: string;
   #removed = false;
@@ -18,41 +18,28 @@ export class DockerGuard implements StartedGuard {
     this.id = container.id;
   }
 
-  async exec(
-    command: readonly string[],
-    signal?: AbortSignal,
-  ): Promise<{ exitCode: number; output: string }> {
-    const r = await execIn(this.#container, 'guard', command, {
-      workingDir: '/',
-      maxOutputBytes: 1024 * 1024,
-      signal,
-      user: '0:0',
-    });
-    return {
-      exitCode: r.exitCode,
-      output: `${r.stdout.toString('utf8')}${r.stderr.toString('utf8')}`,
-    };
-  }
-
-  async attachExec(
-    command: readonly string[],
-  ): Promise<{ stdin: NodeJS.WritableStream; stdout: Readable; close(): void }> {
+  async start(signal?: AbortSignal): Promise<GuardProcess> {
     try {
-      const exec = await this.#container.exec({
-        Cmd: [...command],
-        AttachStdin: true,
-        AttachStdout: true,
-        AttachStderr: true,
-        User: '0:0',
-      });
-      const stream = (await exec.start({ hijack: true, stdin: true })) as NodeJS.ReadWriteStream & {
-        destroy(): void;
-      };
+      // Attached before the start, so not a byte of the process's output is missed.
+      const stream = (await this.#container.attach({
+        stream: true,
+        stdin: true,
+        stdout: true,
+        stderr: true,
+        hijack: true,
+        ...(signal === undefined ? {} : { abortSignal: signal }),
+      })) as NodeJS.ReadWriteStream & { destroy(): void };
       const stdout = new PassThrough();
       const stderr = new PassThrough();
       stderr.resume();
-      stream.pipe(new Demultiplexer(stdout, stderr));
-      stream.on('error', () => stdout.end());
+      const demux = new Demultiplexer(stdout, stderr);
+      stream.pipe(demux);
+      const end = (): void => {
+        if (!demux.writableEnded) demux.end();
+      };
+      stream.on('error', end);
+      stream.on('close', end);
+      await this.#container.start(signal === undefined ? {} : { abortSignal: signal });
       return {
         stdin: stream,
         stdout,
@@ -61,7 +48,7 @@ export class DockerGuard implements StartedGuard {
         },
       };
     } catch (error) {
-      throw engineError(error, 'attach exec in guard');
+      throw engineError(error, 'start guard');
     }
   }
 
@@ -79,5 +66,3 @@ export class DockerGuard implements StartedGuard {
     await this.remove();
   }
 }
-
-/** Runs argv in a running container; output bounded per stream; stdin optional. */

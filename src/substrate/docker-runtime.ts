@@ -15,6 +15,7 @@ import type {
   BuildOptions,
   ContainerRuntime,
   CreatedContainer,
+  CreatedGuard,
   EngineFacts,
   ImageFacts,
   ImageSummary,
@@ -23,7 +24,6 @@ import type {
   NetworkFacts,
   ProgressListener,
   RunResourceUsage,
-  StartedGuard,
 } from './runtime.js';
 import { EngineError } from '../errors.js';
 import { inspectImage, listImages, removeImage } from './docker-images.js';
@@ -145,15 +145,21 @@ export class DockerRuntime implements ContainerRuntime {
     }
   }
 
-  async startGuard(spec: GuardSpec, signal?: AbortSignal): Promise<StartedGuard> {
+  async createGuard(spec: GuardSpec, signal?: AbortSignal): Promise<CreatedGuard> {
     signal?.throwIfAborted();
-    let container: Docker.Container | undefined;
     try {
-      container = await this.#docker.createContainer({
+      const container = await this.#docker.createContainer({
         name: spec.name,
         Image: spec.image,
-        // Holds the namespace; does nothing else.
-        Cmd: ['sleep', '2147483647'],
+        // Holds the namespace; its process installs the rules, then serves on its stdin,
+        // which stays open while cfh holds the attach (and after: StdinOnce false).
+        Cmd: [...spec.command],
+        OpenStdin: true,
+        StdinOnce: false,
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
         User: '0:0',
         Labels: { ...spec.labels },
         NetworkDisabled: false,
@@ -172,12 +178,11 @@ export class DockerRuntime implements ContainerRuntime {
           LogConfig: { Type: 'none', Config: {} },
           RestartPolicy: { Name: 'no' },
         },
+        ...abortable(signal),
       });
-      await container.start();
       return new DockerGuard(container);
     } catch (error) {
-      await container?.remove({ force: true }).catch(() => undefined);
-      throw engineError(error, `start guard ${spec.name}`);
+      throw engineError(error, `create guard ${spec.name}`);
     }
   }
 

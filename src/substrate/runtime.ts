@@ -173,19 +173,22 @@ export interface GuardSpec {
   readonly labels: Readonly<Record<string, string>>;
   /** Namespaced sysctls set at creation (/proc/sys is read-only inside). */
   readonly sysctls: Readonly<Record<string, string>>;
+  /** The guard's own process (as its root, with NET_ADMIN), its stdin and stdout attached. */
+  readonly command: readonly string[];
 }
 
-export interface StartedGuard extends AsyncDisposable {
+/** A process in the guard with its stdin and stdout attached (stderr is drained). */
+export interface GuardProcess {
+  readonly stdin: NodeJS.WritableStream;
+  readonly stdout: Readable;
+  close(): void;
+}
+
+/** Created, not started: a container may join its namespace now, and start once it runs. */
+export interface CreatedGuard extends AsyncDisposable {
   readonly id: string;
-  /** Runs a command in the guard (as its root, with NET_ADMIN), returning its exit and output. */
-  exec(
-    command: readonly string[],
-    signal?: AbortSignal,
-  ): Promise<{ exitCode: number; output: string }>;
-  /** Starts a long-lived command in the guard with its stdin and stdout attached. */
-  attachExec(
-    command: readonly string[],
-  ): Promise<{ stdin: NodeJS.WritableStream; stdout: Readable; close(): void }>;
+  /** Attaches to the guard's own process, then starts the guard. */
+  start(signal?: AbortSignal): Promise<GuardProcess>;
   remove(): Promise<void>;
 }
 
@@ -197,7 +200,7 @@ export interface ContainerRuntime {
     labels: Readonly<Record<string, string>>,
     signal?: AbortSignal,
   ): Promise<NetworkFacts>;
-  startGuard(spec: GuardSpec, signal?: AbortSignal): Promise<StartedGuard>;
+  createGuard(spec: GuardSpec, signal?: AbortSignal): Promise<CreatedGuard>;
   facts(signal?: AbortSignal): Promise<EngineFacts>;
   /** The cheap subset of facts: server and API version (no `docker info`). */
   version(signal?: AbortSignal): Promise<{ serverVersion: string; apiVersion: string }>;

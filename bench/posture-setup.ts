@@ -1,0 +1,229 @@
+// What a network posture (`allowlist`, `open`) adds to a run, against the same run with the
+// network disabled, in one process; and where the set-up's time goes.
+//
+// Each round runs, in this order, one iteration of every series, so drift falls on all of
+// them alike:
+//   disabled   planSandboxRun + executeSandboxRun of `true`, network disabled: the baseline.
+//   allowlist  the same with `--network allowlist --allow bench.cfh.test:8080` (nothing is
+//              connected to; the set-up is what is measured).
+//   open       the same with `--network open`.
+//   steps      openEgress (src/sandbox/egress-sandbox.ts) alone for an allowlist posture,
+//              once ready, then its close: its `setupMs` says what each step took (network
+//              create, gateway listeners, config dir, guard create, guard start with its
+//              rules and conntrack reader).
+// Warm-up rounds are run and discarded. The target (a posture adds at most 200 ms to a run,
+// issue "Postures") is reported, never asserted: the exit status is non-zero only when
+// something failed or an engine object was left behind.
+//
+// Run: bench/run.sh posture   (BENCH_ROUNDS, default 10; BENCH_WARMUP, default 1)
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
+import { planSandboxRun, type SandboxRunOptions } from '../src/engine/run-plan.js';
+import { executeSandboxRun, type RunDeps } from '../src/engine/sandbox-run.js';
+import { CancelRequest } from '../src/engine/terminal.js';
+import { loadRecipe } from '../src/image/recipe.js';
+import { createLogger } from '../src/log.js';
+import { egressNames, openEgress } from '../src/sandbox/egress-sandbox.js';
+import { currentOwner } from '../src/sandbox/owner.js';
+import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
+import { LABEL_RUN_ID } from '../src/sandbox/owner.js';
+import { DockerRuntime } from '../src/substrate/docker-runtime.js';
+import { writePlanHosts } from './plan-hosts.js';
+import { fmt, round1, summarize, type Summary } from './stats.js';
+import { checkLeftovers, dockerClient, intFromEnv, runBench, table } from './bench-util.js';
+
+const TARGET_ADDED_MS = 200;
+const SERIES = ['disabled', 'allowlist', 'open'] as const;
+type Series = (typeof SERIES)[number];
+
+export interface PostureRow {
+  readonly figure: string;
+  readonly value: number;
+  readonly baseline: string;
+  readonly target: string;
+  readonly met: boolean;
+}
+
+let lastRows: PostureRow[] = [];
+
+/** The figures of the last run of this bench, for a table of every bench's figures. */
+export function rows(): readonly PostureRow[] {
+  return lastRows;
+}
+
+async function main(): Promise<number> {
+  const rounds = intFromEnv('BENCH_ROUNDS', 10, 1);
+  const warmup = intFromEnv('BENCH_WARMUP', 1, 0);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'cfh-bench-posture-'));
+  const workspace = path.join(tmp, 'workspace');
+  const artifactRoot = path.join(tmp, 'runs');
+  mkdirSync(workspace);
+  const env: CfhEnvironment = { ...readEnvironment(), artifactRoot };
+  const docker = dockerClient(env);
+  const runtime = new DockerRuntime({ dockerHost: env.dockerHost });
+  const deps: RunDeps = {
+    runtime,
+    logger: createLogger('silent'),
+    owner: currentOwner(),
+    hostProcessDir: env.hostProcessDir,
+    draftRoot: env.draftRoot,
+  };
+  const host = currentHostIdentity();
+  const controller = new AbortController();
+  process.once('SIGINT', () => {
+    controller.abort(new CancelRequest('SIGINT'));
+  });
+  const options: Record<Series, SandboxRunOptions> = {
+    disabled: { command: ['true'], workspace, artifactRoot, network: 'disabled' },
+    allowlist: {
+      command: ['true'],
+      workspace,
+      artifactRoot,
+      network: 'allowlist',
+      allow: ['bench.cfh.test:8080'],
+    },
+    open: { command: ['true'], workspace, artifactRoot, network: 'open' },
+  };
+  const names = new Set<string>();
+  const runIds = new Set<string>();
+  const tag = `${process.pid}-${Date.now().toString(36)}`;
+  writePlanHosts(planSandboxRun(options.disabled, env, host, deps.owner).spec);
+
+  const run = async (series: Series): Promise<number> => {
+    const plan = planSandboxRun(options[series], env, host, deps.owner);
+    names.add(plan.spec.name);
+    runIds.add(plan.runId);
+    const t0 = performance.now();
+    const outcome = await executeSandboxRun(plan, deps, {}, controller.signal);
+    const wall = performance.now() - t0;
+    if (outcome.status !== 'completed' || outcome.exitCode !== 0)
+      throw new Error(
+        `${series} run ${outcome.runId}: ${outcome.status} (${outcome.terminalReason})`,
+      );
+    return wall;
+  };
+  const steps = async (): Promise<Record<string, number>> => {
+    const plan = planSandboxRun(options.allowlist, env, host, deps.owner);
+    runIds.add(plan.runId);
+    const egressNamesOf = egressNames(`${plan.runId}-steps`);
+    names.add(egressNamesOf.guard);
+    const t0 = performance.now();
+    const opened = await openEgress({
+      runtime,
+      names: egressNamesOf,
+      image: plan.image.guard?.ref ?? loadRecipe().ref,
+      posture: plan.profile.network,
+      labels: { ...plan.spec.labels, [LABEL_RUN_ID]: plan.runId },
+      upstreamResolver: undefined,
+      onEvent: () => undefined,
+      logger: deps.logger,
+      signal: controller.signal,
+    });
+    await opened.ready;
+    const open = performance.now() - t0;
+    await opened.close();
+    return { ...opened.setupMs, total: open, close: performance.now() - t0 - open };
+  };
+
+  const wall: Record<Series, number[]> = { disabled: [], allowlist: [], open: [] };
+  const stepSamples: Record<string, number[]> = {};
+  let failure: unknown;
+  let leftovers: number;
+  try {
+    for (let round = 0; round < warmup + rounds && !controller.signal.aborted; round++) {
+      const sample: Partial<Record<Series, number>> = {};
+      for (const s of SERIES) sample[s] = await run(s);
+      const st = await steps();
+      if (round >= warmup) {
+        for (const s of SERIES) wall[s].push(sample[s] ?? 0);
+        for (const [k, v] of Object.entries(st)) (stepSamples[k] ??= []).push(v);
+      }
+      console.error(
+        `  ${round < warmup ? 'warm-up' : `round ${round - warmup + 1}/${rounds}`}  ${SERIES.map((s) => `${s} ${(sample[s] ?? 0).toFixed(0)}`).join('  ')}  steps ${Object.entries(
+          st,
+        )
+          .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+          .join(' ')} ms`,
+      );
+    }
+  } catch (error) {
+    failure = error;
+  } finally {
+    leftovers = await checkLeftovers(docker, { tag, names, runIds });
+    const networks = await docker.listNetworks();
+    const ours = networks.filter((n) => runIds.has(n.Labels?.[LABEL_RUN_ID] ?? ''));
+    for (const n of ours)
+      await docker
+        .getNetwork(n.Id)
+        .remove()
+        .catch(() => undefined);
+    if (ours.length > 0) console.log(`  ${ours.length} network(s) left behind, removed`);
+    leftovers += ours.length;
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  if (failure !== undefined)
+    throw failure instanceof Error ? failure : new Error('bench failed', { cause: failure });
+
+  const s: Record<Series, Summary> = {
+    disabled: summarize(wall.disabled),
+    allowlist: summarize(wall.allowlist),
+    open: summarize(wall.open),
+  };
+  console.log('');
+  console.log(`whole run of \`true\`, ms (${rounds} rounds after ${warmup} warm-up)`);
+  table(
+    ['series', 'p50', 'p90', 'mean', 'min', 'max', 'added p50', 'p50 x'],
+    SERIES.map((n) => [
+      n,
+      fmt(s[n].p50),
+      fmt(s[n].p90),
+      fmt(s[n].mean),
+      fmt(s[n].min),
+      fmt(s[n].max),
+      n === 'disabled' ? '-' : `+${fmt(round1(s[n].p50 - s.disabled.p50))}`,
+      (s[n].p50 / s.disabled.p50).toFixed(3),
+    ]),
+  );
+  console.log('');
+  console.log('openEgress steps (allowlist), ms');
+  table(
+    ['step', 'p50', 'mean', 'min', 'max'],
+    Object.entries(stepSamples).map(([k, v]) => {
+      const x = summarize(v);
+      return [k, fmt(x.p50), fmt(x.mean), fmt(x.min), fmt(x.max)];
+    }),
+  );
+  lastRows = (['allowlist', 'open'] as const).map((n) => {
+    const added = round1(s[n].p50 - s.disabled.p50);
+    return {
+      figure: `posture ${n}: added to a run (p50, ms)`,
+      value: added,
+      baseline: 'the same run, network disabled',
+      target: `<= ${TARGET_ADDED_MS} ms`,
+      met: added <= TARGET_ADDED_MS,
+    };
+  });
+  console.log('');
+  for (const r of lastRows)
+    console.log(
+      `target ${r.figure} ${r.target}: ${r.met ? 'met' : 'NOT met'} (+${fmt(r.value)} ms; reported only, not asserted)`,
+    );
+  console.log(
+    JSON.stringify({
+      bench: 'posture-setup',
+      rounds,
+      warmup,
+      wallMs: s,
+      stepsMs: Object.fromEntries(
+        Object.entries(stepSamples).map(([k, v]) => [k, summarize(v).p50]),
+      ),
+      rows: lastRows,
+      leftovers,
+    }),
+  );
+  return leftovers === 0 ? 0 : 1;
+}
+
+if (process.argv[1]?.endsWith('posture-setup.js')) runBench(main);
