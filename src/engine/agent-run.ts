@@ -47,7 +47,13 @@ import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
-import { commandEnvSecrets, mountChannelOf, toolSpecs } from './agent-tool-setup.js';
+import {
+  commandEnvSecrets,
+  mountChannelOf,
+  poolSettingOf,
+  poolSnapshot,
+  toolSpecs,
+} from './agent-tool-setup.js';
 import { digest, modelRecord, slotsOf } from './agent-run-records.js';
 
 /** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
@@ -198,6 +204,8 @@ export async function executeAgentRun(
         name: toolContainerName(plan.spec, 'workload'),
         fileToolName: toolContainerName(plan.spec, 'file-tool'),
         timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
+        // Issue 21: the warm pools per-call containers come from (null: none).
+        pool: poolSnapshot(plan),
       },
     }),
     run: async (session, s) => {
@@ -342,17 +350,37 @@ async function runAgent(
   // After the egress posture on the stack: tool containers are removed before it closes.
   // Disposal waits for starts and calls still in flight: nothing is left behind.
   const executor = session.stack.use(
-    toolExecutor(lifetime, deps.runtime, toolSpecs(plan), {
-      started: async (container) => {
-        await dir.events.append('tool_container_started', { ...container }, true);
+    toolExecutor(
+      lifetime,
+      deps.runtime,
+      toolSpecs(plan),
+      {
+        started: async (container) => {
+          await dir.events.append('tool_container_started', { ...container }, true);
+        },
+        removed: async (container) => {
+          await dir.events.append('tool_container_removed', { ...container }, true);
+        },
+        pooled: async (container, facts) => {
+          await dir.events.append(
+            'tool_container_pooled',
+            { ...container, lifetime: 'per-call', ...facts },
+            true,
+          );
+        },
+        taken: async (container, facts) => {
+          await dir.events.append(
+            'tool_container_taken',
+            { ...container, lifetime: 'per-call', ...facts },
+            true,
+          );
+        },
+        removalFailed: (container, err) => {
+          log.error({ ...container, err }, 'tool container removal failed; cfh reap will retry');
+        },
       },
-      removed: async (container) => {
-        await dir.events.append('tool_container_removed', { ...container }, true);
-      },
-      removalFailed: (container, err) => {
-        log.error({ ...container, err }, 'tool container removal failed; cfh reap will retry');
-      },
-    }),
+      poolSettingOf(plan),
+    ),
   );
   // The first model request is the start of the work (AH-INV-4: everything before it that
   // fails is a failure to start).
