@@ -144,7 +144,7 @@ describe.each(['runc', 'runsc'])('mount containment under %s', (runtime) => {
   // pool.size 0: the second container is created after the swap (the create's re-check
   // refuses it). pool.size 1: it was made and gated before the swap, waiting in the warm
   // pool (issue 21); the take's re-check refuses it all the same, before the call runs.
-  it.each([0, 1])(
+  it.for([0, 1])(
     'a source replaced by a host process between two tool containers fails the run, never mounts it (pool.size %i)',
     async (size, ctx) => {
       skip(ctx);

@@ -145,6 +145,6 @@ describe('lifecycle.pool (CFH-POOL-1)', () => {
   it.each(violations)('fails on %s, with the place', (_, events, where) => {
     const r = run(events);
     expect(r.verdict).toBe('fail');
-    expect(r.where.join('\n')).toMatch(where);
+    expect((r.where ?? []).join('\n')).toMatch(where);
   });
 });
