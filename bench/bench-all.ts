@@ -29,7 +29,7 @@ const SOURCES: readonly Source[] = [
   { name: 'cold-path', module: 'cold-path-rows' }, // P1: in-process cold path
   { name: 'load', module: 'load' }, // P1: 16 command + 8 agent runs at once
   { name: 'flood', module: 'flood-rows' }, // P1: RSS under a 1 GiB flood
-  { name: 'pool', module: 'pool' }, // P2: per-call tool call with the warm pool
+  { name: 'pool', module: 'tool-pool' }, // P2: per-call tool call with the warm pool
   { name: 'posture', module: 'posture' }, // P3: allowlist/open set-up
   { name: 'egress', module: 'egress-throughput' }, // P3: egress throughput and latency
 ];

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles src/ and bench/ into dist-bench/ and runs one bench:
-#   bench/run.sh [cold-path|seccomp|egress|tools|flood|mediator|draft|host-tools|audit|mount-resolution|cfc|startup|load|posture|all] [args...]   (default cold-path)
+#   bench/run.sh [cold-path|seccomp|egress|tools|pool|flood|mediator|draft|host-tools|audit|mount-resolution|cfc|startup|load|posture|all] [args...]   (default cold-path)
 # dist-bench/src/paths.js resolves the package root to dist-bench/, so the data
 # directories and package.json are linked in from the repository root.
 set -euo pipefail
@@ -12,6 +12,7 @@ case "$bench" in
   seccomp | seccomp-overhead) entry=seccomp-overhead ;;
   egress | egress-gateway) entry=egress-gateway ;;
   tools | tool-call) entry=tool-call ;;
+  pool | tool-pool) entry=tool-pool ;;
   flood) entry=flood ;;
   mediator) entry=mediator ;;
   draft | draft-copy) entry=draft-copy ;;
@@ -24,7 +25,7 @@ case "$bench" in
   all | bench-all) entry=bench-all ;;
   posture | posture-setup) entry=posture-setup ;;
   *)
-    echo "bench/run.sh: unknown bench $bench (cold-path, seccomp, egress, tools, flood, mediator, draft, host-tools, audit, mount-resolution, cfc, startup, load, posture, all)" >&2
+    echo "bench/run.sh: unknown bench $bench (cold-path, seccomp, egress, tools, pool, flood, mediator, draft, host-tools, audit, mount-resolution, cfc, startup, load, posture, all)" >&2
     exit 2
     ;;
 esac

@@ -158,6 +158,7 @@ export const ERROR_CODES = [
   'state_dir_exposed',
   'tool_container_lost',
   'tool_executor_closed',
+  'tool_pool_invariant',
   'tool_output_invalid',
   'tree_remove_failed',
   'tree_too_large',

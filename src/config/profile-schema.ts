@@ -99,6 +99,26 @@ export const Workspace = z.strictObject({
 export const ToolLifetime = z.enum(['per-run', 'per-call']);
 export type ToolLifetime = z.infer<typeof ToolLifetime>;
 
+/** The most warm containers one kind's pool may hold: each idles with the run's limits. */
+export const MAX_POOL_SIZE = 8;
+export const DEFAULT_POOL_SIZE = 2;
+
+// Issue 21: under `toolLifetime: per-call`, how many pristine containers of each kind the
+// tools use are created and started ahead (src/tools/tool-pool.ts); 0 creates each at its
+// call. Unused under per-run: no pool exists.
+export const ToolPool = z.strictObject({
+  size: z
+    .number({ error: 'pool.size must be a whole number from 0 to 8' })
+    .int('pool.size must be a whole number from 0 to 8')
+    .min(0, 'pool.size must be a whole number from 0 to 8 (0 disables the pool)')
+    .max(
+      MAX_POOL_SIZE,
+      `pool.size must be at most ${MAX_POOL_SIZE}: each warm container idles with the run's limits`,
+    )
+    .default(DEFAULT_POOL_SIZE),
+});
+export type ToolPool = z.infer<typeof ToolPool>;
+
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment name');
 
 export const Profile = z.strictObject({
@@ -125,6 +145,7 @@ export const Profile = z.strictObject({
   // Issue 5: the tool container lives for the whole run (created at first use, reused) or
   // is created fresh for every call; either way it is removed before the run ends.
   toolLifetime: ToolLifetime.default('per-run'),
+  pool: ToolPool.default(ToolPool.parse({})),
   // Caps every tool's own timeout (seconds); the lower of the two applies.
   toolTimeoutSeconds: z
     .number()
@@ -173,6 +194,7 @@ export const ProfileFile = z.strictObject({
   tools: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/)).optional(),
   budgets: AgentBudgets.partial().optional(),
   toolLifetime: ToolLifetime.optional(),
+  pool: ToolPool.partial().optional(),
   toolTimeoutSeconds: Profile.shape.toolTimeoutSeconds,
   policy: z.array(PolicyRule).max(1000).optional(),
   hostTools: HostTools.optional(),

@@ -40,7 +40,7 @@ import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
-import { commandEnvSecrets } from './agent-tool-setup.js';
+import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
 import { digest, modelRecord, slotsOf } from './agent-run-records.js';
 
 export interface AgentRunDeps extends SurfaceDeps {
@@ -180,6 +180,8 @@ export async function executeAgentRun(
         name: toolContainerName(plan.spec, 'workload'),
         fileToolName: toolContainerName(plan.spec, 'file-tool'),
         timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
+        // The warm pool per-call containers come from (null: none).
+        pool: poolSnapshot(plan),
       },
     }),
     run: async (session, s) => {

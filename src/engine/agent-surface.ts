@@ -24,7 +24,7 @@ import { loadRateCard } from '../model/cost.js';
 import type { RunSession } from './run-session.js';
 import type { CfcRuntime } from '../cfc/runtime.js';
 import type { BlockedCalls } from './blocked-calls.js';
-import { mountChannelOf, toolSpecs } from './agent-tool-setup.js';
+import { mountChannelOf, poolSettingOf, toolSpecs } from './agent-tool-setup.js';
 import type { ModelGateway } from '../model/gateway.js';
 import type { RunDeps } from './run-session.js';
 
@@ -133,17 +133,37 @@ export async function openAgentSurface(
   // After the egress posture on the stack: tool containers are removed before it closes.
   // Disposal waits for starts and calls still in flight: nothing is left behind.
   const executor = session.stack.use(
-    toolExecutor(lifetime, deps.runtime, toolSpecs(plan), {
-      started: async (container) => {
-        await dir.events.append('tool_container_started', { ...container }, true);
+    toolExecutor(
+      lifetime,
+      deps.runtime,
+      toolSpecs(plan),
+      {
+        started: async (container) => {
+          await dir.events.append('tool_container_started', { ...container }, true);
+        },
+        removed: async (container) => {
+          await dir.events.append('tool_container_removed', { ...container }, true);
+        },
+        pooled: async (container, facts) => {
+          await dir.events.append(
+            'tool_container_pooled',
+            { ...container, lifetime: 'per-call', ...facts },
+            true,
+          );
+        },
+        taken: async (container, facts) => {
+          await dir.events.append(
+            'tool_container_taken',
+            { ...container, lifetime: 'per-call', ...facts },
+            true,
+          );
+        },
+        removalFailed: (container, err) => {
+          log.error({ ...container, err }, 'tool container removal failed; cfh reap will retry');
+        },
       },
-      removed: async (container) => {
-        await dir.events.append('tool_container_removed', { ...container }, true);
-      },
-      removalFailed: (container, err) => {
-        log.error({ ...container, err }, 'tool container removal failed; cfh reap will retry');
-      },
-    }),
+      poolSettingOf(plan),
+    ),
   );
   session.markStarted();
   session.startSweep();

@@ -3,7 +3,10 @@
 // keeps a plan-mode exec from being harmless.
 import { MIN_CREDENTIAL_CHARS, type HeldCredential } from '../tools/host/scrub.js';
 import { withoutMounts } from '../tools/tool-container.js';
-import type { ToolSpecs } from '../tools/tool-executor.js';
+import type { PoolSetting, ToolSpecs } from '../tools/tool-executor.js';
+import { BUILTIN_TOOLS } from '../tools/builtins.js';
+import type { ToolContainerKind } from '../tools/tool-container.js';
+import { poolSpecDigest } from '../tools/tool-pool.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import type { SpecialFileCheck } from '../sandbox/special-files.js';
 import type { RunPlan } from './run-plan.js';
@@ -51,4 +54,32 @@ export function mountChannelOf(check: SpecialFileCheck | undefined): { mountChan
   if (!check.complete)
     return { mountChannel: `more than ${check.entries} entries, too many to prove no FIFO` };
   return {};
+}
+
+/**
+ * The warm pools a run gets (issue 21): under per-call, one per container kind the profile's
+ * tools run in, of the profile's `pool.size`; under per-run none (it costs nothing there).
+ */
+export function poolSettingOf(plan: RunPlan): PoolSetting {
+  if (plan.profile.toolLifetime !== 'per-call') return { size: 0, kinds: [] };
+  return { size: plan.profile.pool.size, kinds: poolKinds(plan.profile.tools) };
+}
+
+/** The kinds of container the named built-in tools run in, in a fixed order. */
+export function poolKinds(tools: readonly string[]): ToolContainerKind[] {
+  const used = new Set(BUILTIN_TOOLS.filter((t) => tools.includes(t.name)).map((t) => t.runsIn));
+  return (['workload', 'file-tool'] as const).filter((k) => used.has(k));
+}
+
+/** The snapshot's record of the pools: size, kinds and the spec digest each is made for. */
+export function poolSnapshot(
+  plan: RunPlan,
+): { size: number; kinds: { kind: ToolContainerKind; specDigest: string }[] } | null {
+  const setting = poolSettingOf(plan);
+  if (setting.size === 0) return null;
+  const specs = toolSpecs(plan);
+  return {
+    size: setting.size,
+    kinds: setting.kinds.map((kind) => ({ kind, specDigest: poolSpecDigest(specs[kind], kind) })),
+  };
 }

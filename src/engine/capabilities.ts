@@ -3,7 +3,7 @@
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { CfcMode, CfcSection } from '../config/cfc-schema.js';
 import { listBuiltinProfiles } from '../config/profile-loader.js';
-import { ToolLifetime } from '../config/profile-schema.js';
+import { DEFAULT_POOL_SIZE, MAX_POOL_SIZE, ToolLifetime } from '../config/profile-schema.js';
 import { RATE_CARD_FILE } from '../model/cost.js';
 import { CFH_VERSION } from '../version.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
@@ -71,6 +71,16 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       // Each budget's profile key and its flag (AH-LIFE-4).
       budgets: BUDGET_FLAGS.map((b) => ({ budget: b.field, flag: `--${b.flag}` })),
       toolContainerLifetimes: [...ToolLifetime.options],
+      // Issue 21: per-call containers from a warm pool of pristine ones per kind, made ahead.
+      toolContainerPool: {
+        lifetime: 'per-call',
+        profileKey: 'pool.size',
+        default: DEFAULT_POOL_SIZE,
+        max: MAX_POOL_SIZE,
+        disabledBy: 0,
+        evidence: ['tool_container_pooled', 'tool_container_taken'],
+        auditCheck: 'lifecycle.pool',
+      },
       // AH-USAGE-4: harness estimates from the repository's rate card, never a charge.
       costEstimates: true,
       rateCard: RATE_CARD_FILE,

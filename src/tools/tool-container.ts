@@ -205,6 +205,11 @@ export class ToolContainer implements AsyncDisposable {
     return false;
   }
 
+  /** Whether it still runs (a pooled container, before a call takes it). */
+  running(signal?: AbortSignal): Promise<boolean> {
+    return this.#container.running(signal);
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.#container.remove();
   }

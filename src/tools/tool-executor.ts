@@ -2,14 +2,16 @@
 // workload container, the file tools the file-tool container (tool-container.ts says why
 // they are apart). Both kinds follow the profile's `toolLifetime`: `per-run` (each kind
 // created at the first call of that kind that passes validation and the mediator, reused,
-// removed at the end) or `per-call` (created for one call and removed after it). Disposal
-// waits for starts and calls still in flight, and nothing starts after it, so no container
-// outlives the run (AH-LIFE-3).
+// removed at the end) or `per-call` (one container for one call, removed after it: taken
+// from a warm pool of pristine ones made ahead, tool-pool.ts, or with no pool created at the
+// call). Disposal waits for starts, fills and calls still in flight, and nothing starts
+// after it, so no container outlives the run (AH-LIFE-3).
 import type { ToolLifetime } from '../config/profile-schema.js';
 import { HarnessInvariantError, errorMessage } from '../errors.js';
 import type { ContainerSpec } from '../substrate/container-spec.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import { ToolContainer, type ToolContainerKind, type ToolExecution } from './tool-container.js';
+import { WarmPool, type PooledFacts, type TakenFacts } from './tool-pool.js';
 
 export interface ToolRunOptions {
   /** The container kind the tool runs in (its BuiltinTool `runsIn`). */
@@ -30,6 +32,10 @@ export interface ToolContainerRecord {
 
 export interface ToolContainerEvents {
   started(container: ToolContainerRecord): Promise<void>;
+  /** A per-call container made ahead is ready in its pool (after `started`). */
+  pooled?(container: ToolContainerRecord, facts: PooledFacts): Promise<void>;
+  /** A call takes a pooled container, before it runs in it. */
+  taken?(container: ToolContainerRecord, facts: TakenFacts): Promise<void>;
   removed(container: ToolContainerRecord): Promise<void>;
   /** A removal that failed; `cfh reap` removes the container later. */
   removalFailed(container: ToolContainerRecord, error: string): void;
@@ -47,15 +53,22 @@ export interface ToolExecutor extends AsyncDisposable {
  */
 export type ToolSpecs = Readonly<Record<ToolContainerKind, ContainerSpec>>;
 
+/** Per-call only: how many containers of each kind wait ahead, and which kinds the tools use. */
+export interface PoolSetting {
+  readonly size: number;
+  readonly kinds: readonly ToolContainerKind[];
+}
+
 export function toolExecutor(
   lifetime: ToolLifetime,
   runtime: ContainerRuntime,
   specs: ToolSpecs,
   events: ToolContainerEvents,
+  pool: PoolSetting = { size: 0, kinds: [] },
 ): ToolExecutor {
   return lifetime === 'per-run'
     ? new PerRunExecutor(runtime, specs, events)
-    : new PerCallExecutor(runtime, specs, events);
+    : new PerCallExecutor(runtime, specs, events, pool);
 }
 
 function recordOf(container: ToolContainer, lifetime: ToolLifetime): ToolContainerRecord {
@@ -150,20 +163,55 @@ class PerCallExecutor implements ToolExecutor {
   readonly #runtime: ContainerRuntime;
   readonly #specs: ToolSpecs;
   readonly #events: ToolContainerEvents;
+  readonly #pools = new Map<ToolContainerKind, WarmPool>();
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Removals of used pooled containers, each finished before a later call takes one. */
+  readonly #removing = new Set<Promise<void>>();
   #calls = 0;
   #closed = false;
 
-  constructor(runtime: ContainerRuntime, specs: ToolSpecs, events: ToolContainerEvents) {
+  constructor(
+    runtime: ContainerRuntime,
+    specs: ToolSpecs,
+    events: ToolContainerEvents,
+    pool: PoolSetting,
+  ) {
     this.#runtime = runtime;
     this.#specs = specs;
     this.#events = events;
+    if (pool.size === 0) return;
+    for (const kind of new Set(pool.kinds)) {
+      const warm = new WarmPool(runtime, specs[kind], kind, pool.size, this.#hooks(), () => {
+        this.#calls += 1;
+        return `-c${this.#calls}`;
+      });
+      this.#pools.set(kind, warm);
+      warm.fill();
+    }
+  }
+
+  #hooks(): ConstructorParameters<typeof WarmPool>[4] {
+    const events = this.#events;
+    return {
+      made: async (container, facts) => {
+        await events.started(recordOf(container, this.lifetime));
+        await events.pooled?.(recordOf(container, this.lifetime), facts);
+      },
+      taken: async (container, facts) => {
+        await events.taken?.(recordOf(container, this.lifetime), facts);
+      },
+      discard: (container) => removeRecorded(container, this.lifetime, events),
+    };
   }
 
   run(argv: readonly string[], options: ToolRunOptions): Promise<ToolExecution> {
     if (this.#closed) return Promise.reject(closed());
-    this.#calls += 1;
-    const call = this.#runOnce(argv, options, `-c${this.#calls}`);
+    const pool = this.#pools.get(options.runsIn);
+    let call: Promise<ToolExecution>;
+    if (pool === undefined) {
+      this.#calls += 1;
+      call = this.#runOnce(argv, options, `-c${this.#calls}`);
+    } else call = this.#runPooled(pool, argv, options);
     const tracked = call.catch(() => undefined);
     this.#inFlight.add(tracked);
     void tracked.finally(() => this.#inFlight.delete(tracked));
@@ -190,8 +238,32 @@ class PerCallExecutor implements ToolExecutor {
     }
   }
 
+  /**
+   * The call runs in a pooled container and answers as soon as its exec ends; the container
+   * is removed meanwhile, and a call started later takes its own only once every earlier
+   * call's container is gone, so nothing a call left running (a background process, a file
+   * in /tmp) outlives it into a later one.
+   */
+  async #runPooled(
+    pool: WarmPool,
+    argv: readonly string[],
+    options: ToolRunOptions,
+  ): Promise<ToolExecution> {
+    await Promise.all([...this.#removing]);
+    const container = await pool.take(options.signal);
+    try {
+      return await container.run(argv, options);
+    } finally {
+      const removal = removeRecorded(container, this.lifetime, this.#events).catch(() => undefined);
+      this.#removing.add(removal);
+      void removal.finally(() => this.#removing.delete(removal));
+    }
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     this.#closed = true;
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+    await Promise.all([...this.#pools.values()].map((p) => p[Symbol.asyncDispose]()));
+    while (this.#removing.size > 0) await Promise.all([...this.#removing]);
   }
 }

@@ -86,6 +86,14 @@ async function agentRun(
 const ofType = (events: Event[], type: string) =>
   events.filter((e) => e.type === type).map((e) => e.data);
 
+/** untrusted-repo with no warm pool: per-call containers made at their calls (tool-pool.test.ts has the pool). */
+async function unpooled(): Promise<string> {
+  return scratch.file(
+    'unpooled.yaml',
+    'extends: untrusted-repo\nname: unpooled\npool:\n  size: 0\n',
+  );
+}
+
 async function expectNothingLeft(dir: string): Promise<void> {
   expect(await containersOfRun(runIdOf(dir))).toEqual([]);
 }
@@ -589,7 +597,7 @@ describe('tool results, timeouts and retries', () => {
 
 describe('tool container lifetimes and parallel calls', () => {
   /** Test fails, the model fixes calc.add, test passes: three calls over two turns. */
-  async function fixRun(extra: string[]): Promise<AgentRun> {
+  async function fixRun(extra: string[], profile?: string): Promise<AgentRun> {
     const repo = await sampleRepo();
     const calc = path.join(repo, 'calc.py');
     await writeFile(calc, (await readFile(calc, 'utf8')).replace('return a + b', 'return a - b'));
@@ -610,6 +618,7 @@ describe('tool container lifetimes and parallel calls', () => {
         { text: 'fixed' },
       ]),
       extra,
+      profile,
     );
     expect(run.result.exitCode, run.result.stderr).toBe(0);
     // The later call saw the earlier edit: the workspace persists across containers.
@@ -622,8 +631,8 @@ describe('tool container lifetimes and parallel calls', () => {
     return run;
   }
 
-  it('--tool-lifetime per-call: a fresh container per call, each removed after its call', async () => {
-    const { dir, events } = await fixRun(['--tool-lifetime', 'per-call']);
+  it('--tool-lifetime per-call, pool.size 0: a fresh container per call, each removed after its call', async () => {
+    const { dir, events } = await fixRun(['--tool-lifetime', 'per-call'], await unpooled());
     const started = events.filter((e) => e.type === 'tool_container_started');
     const removed = events.filter((e) => e.type === 'tool_container_removed');
     const executed = events.filter((e) => e.type === 'tool_executed');
@@ -724,12 +733,13 @@ describe('tool container lifetimes and parallel calls', () => {
     expect(read?.items[0]).toContain('def add(a, b):');
     expect(grep?.items).toEqual([expect.stringMatching(/^\.\/calc\.py:4:def add\(a, b\):$/)]);
 
+    // Each call in its own container (taken from the warm pool), every one made removed.
     const started = ofType(events, 'tool_container_started').map((e) => e.containerId);
-    expect(new Set(started).size).toBe(3);
+    expect(new Set(executed.map((e) => e.containerId)).size).toBe(3);
     expect(new Set(ofType(events, 'tool_container_removed').map((e) => e.containerId))).toEqual(
       new Set(started),
     );
-    expect(new Set(executed.map((e) => e.containerId))).toEqual(new Set(started));
+    expect(started).toEqual(expect.arrayContaining(executed.map((e) => e.containerId)));
     await expectNothingLeft(dir);
   });
 
@@ -744,6 +754,7 @@ describe('tool container lifetimes and parallel calls', () => {
         { text: 'blocked' },
       ]),
       ['--tool-lifetime', 'per-call', '--tool-timeout', '3', '--max-retries-per-tool-call', '0'],
+      await unpooled(),
     );
     expect(result.exitCode, result.stderr).toBe(0);
     const lifecycle = events
@@ -759,7 +770,7 @@ describe('tool container lifetimes and parallel calls', () => {
     await expectNothingLeft(dir);
   });
 
-  it('SIGINT during a per-call exec: exit 130, cancelled, the call container removed', async () => {
+  it('SIGINT during a per-call exec (pool.size 0): exit 130, cancelled, the call container removed', async () => {
     const repo = await sampleRepo();
     n += 1;
     const root = scratch.path(`art-sigint-${n}`);
@@ -767,7 +778,7 @@ describe('tool container lifetimes and parallel calls', () => {
       'sandbox',
       'run',
       '--profile',
-      'untrusted-repo',
+      await unpooled(),
       '--workspace',
       repo,
       '--artifact-root',

@@ -89,7 +89,12 @@ describe.each(['per-run', 'per-call'])('tool calls in %s containers', (lifetime)
     ]);
     // Every call ran in a container the evidence names, with the run's recorded filter.
     const started = events.filter((e) => e.type === 'tool_container_started');
-    expect(started).toHaveLength(lifetime === 'per-call' ? PROBES.length : 1);
+    const used = new Set(executed.map((e) => e.containerId));
+    // Per-call: a container of its own for each call (from the warm pool, which also made
+    // the ones left warm at the end); per-run: one for all.
+    expect(used.size).toBe(lifetime === 'per-call' ? PROBES.length : 1);
+    for (const id of used) expect(started.map((e) => e.data.containerId)).toContain(id);
+    if (lifetime === 'per-run') expect(started).toHaveLength(1);
     const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
     expect(snapshot.containerSpec.seccomp.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(await containersOfRun(runIdOf(dir))).toEqual([]);

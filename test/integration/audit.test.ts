@@ -84,7 +84,11 @@ const callData = (f: Forgery, type: string, callId: string): Record<string, any>
 // mode read evidence only an enforcing or observing agent run writes (these fixtures run with
 // CFC disabled): their seeded violations are in unit/cfc-audit-checks.test.ts, and a real
 // enforce-explicit run passes them in integration/cfc-audit.test.ts.
+// lifecycle.pool reads what only a per-call run with a pool writes (these fixtures are
+// per-run): its seeded violations are in unit/pool-audit-check.test.ts, and real pooled runs
+// pass it in integration/tool-pool.test.ts.
 const DORMANT = [
+  'lifecycle.pool',
   'cfc.flow-gated',
   'cfc.observations-labelled',
   'cfc.handles-before-policy',

@@ -141,58 +141,88 @@ describe.each(['runc', 'runsc'])('mount containment under %s', (runtime) => {
     }
   });
 
-  it('a source replaced by a host process between two tool containers fails the run, never mounts it', async (ctx) => {
-    skip(ctx);
-    const repo = await copySampleRepo(scratch.path(`swap-repo-${runtime}`));
-    const data = await markedDir(`swap-data-${runtime}`);
-    const script = await scratch.file(
-      `swap-${runtime}.yaml`,
-      JSON.stringify({
-        turns: [
-          { tool_calls: [{ name: 'exec', input: { command: ['sleep', '3'] } }] },
-          { tool_calls: [{ name: 'exec', input: { command: ['ls', '-a', '/data'] } }] },
-          { text: 'done' },
-        ],
-      }),
-    );
-    const art = scratch.path(`art-swap-${runtime}`);
-    const child = startCfh(
-      agentRunArgs({ workspace: repo, artifactRoot: art, profile: 'untrusted-repo', script }, [
-        '--tool-lifetime',
-        'per-call',
-        '--runtime',
-        runtime,
-        '--mount',
-        `${data}:/data:ro`,
-      ]),
-    );
-    try {
-      await waitForEvent(art, 'tool_container_started');
-      // The first call sleeps; meanwhile the source becomes a symlink to the host's root.
-      await rename(data, `${data}.moved`);
-      await symlink('/', data);
-      const r = await child;
-      expect(r.exitCode, r.stderr).toBe(1);
-      const dir = await onlyRunDir(art);
-      const report = await readJson<any>(path.join(dir, 'report.json'));
-      expect(report.error).toMatchObject({ code: 'mount_source_changed', boundary: 'sandbox' });
-      const events = await readEvents(dir);
-      expect(events.find((e) => e.type === 'containment_failure')?.data).toMatchObject({
-        code: 'mount_source_changed',
-        details: { source: data, target: '/data' },
-      });
-      // The second call never ran: no output of it, and the model heard nothing of why.
-      expect(events.filter((e) => e.type === 'tool_executed')).toHaveLength(1);
-      expect(existsSync(path.join(dir, 'outputs', 'call-0002.stdout'))).toBe(false);
-      const transcript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
-      expect(transcript).not.toContain('mount_source_changed');
-      expect(transcript).not.toMatch(/\bboot\b.*\betc\b/s);
-    } finally {
-      child.kill('SIGKILL');
-      await rm(data, { force: true });
-      if (existsSync(`${data}.moved`)) await rename(`${data}.moved`, data);
-    }
-  });
+  // pool.size 0: the second container is created after the swap (the create's re-check
+  // refuses it). pool.size 1: it was made and gated before the swap, waiting in the warm
+  // pool (issue 21); the take's re-check refuses it all the same, before the call runs.
+  it.for([0, 1])(
+    'a source replaced by a host process between two tool containers fails the run, never mounts it (pool.size %i)',
+    async (size, ctx) => {
+      skip(ctx);
+      const repo = await copySampleRepo(scratch.path(`swap-repo-${runtime}-${size}`));
+      const data = await markedDir(`swap-data-${runtime}-${size}`);
+      const profile = await scratch.file(
+        `swap-profile-${runtime}-${size}.yaml`,
+        `extends: untrusted-repo\nname: swap\ntools: [exec]\npool:\n  size: ${size}\n`,
+      );
+      const script = await scratch.file(
+        `swap-${runtime}-${size}.yaml`,
+        JSON.stringify({
+          turns: [
+            { tool_calls: [{ name: 'exec', input: { command: ['sleep', '3'] } }] },
+            { tool_calls: [{ name: 'exec', input: { command: ['ls', '-a', '/data'] } }] },
+            { text: 'done' },
+          ],
+        }),
+      );
+      const art = scratch.path(`art-swap-${runtime}-${size}`);
+      const child = startCfh(
+        agentRunArgs({ workspace: repo, artifactRoot: art, profile, script }, [
+          '--tool-lifetime',
+          'per-call',
+          '--runtime',
+          runtime,
+          '--mount',
+          `${data}:/data:ro`,
+        ]),
+      );
+      try {
+        if (size === 0) await waitForEvent(art, 'tool_container_started');
+        else {
+          // The first call is in hand and its refill is ready in the pool.
+          const dir = await waitForEvent(art, 'tool_container_taken');
+          for (let i = 0; i < 100; i++) {
+            const pooled = (await readEvents(dir)).filter(
+              (e) => e.type === 'tool_container_pooled',
+            );
+            if (pooled.length >= 2) break;
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+        // The first call sleeps; meanwhile the source becomes a symlink to the host's root.
+        await rename(data, `${data}.moved`);
+        await symlink('/', data);
+        const r = await child;
+        expect(r.exitCode, r.stderr).toBe(1);
+        const dir = await onlyRunDir(art);
+        const report = await readJson<any>(path.join(dir, 'report.json'));
+        expect(report.error).toMatchObject({ code: 'mount_source_changed', boundary: 'sandbox' });
+        const events = await readEvents(dir);
+        expect(events.find((e) => e.type === 'containment_failure')?.data).toMatchObject({
+          code: 'mount_source_changed',
+          details: { source: data, target: '/data' },
+        });
+        // The second call never ran: no output of it, and the model heard nothing of why.
+        expect(events.filter((e) => e.type === 'tool_executed')).toHaveLength(1);
+        expect(existsSync(path.join(dir, 'outputs', 'call-0002.stdout'))).toBe(false);
+        if (size === 1) {
+          // A warm container made before the swap was there for it, and was not handed out.
+          const of = (t: string) => events.filter((e) => e.type === t);
+          expect(of('tool_container_pooled').length).toBeGreaterThanOrEqual(2);
+          expect(of('tool_container_taken')).toHaveLength(1);
+          const removed = new Set(of('tool_container_removed').map((e) => e.data.containerId));
+          for (const e of of('tool_container_started'))
+            expect(removed).toContain(e.data.containerId);
+        }
+        const transcript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
+        expect(transcript).not.toContain('mount_source_changed');
+        expect(transcript).not.toMatch(/\bboot\b.*\betc\b/s);
+      } finally {
+        child.kill('SIGKILL');
+        await rm(data, { force: true });
+        if (existsSync(`${data}.moved`)) await rename(`${data}.moved`, data);
+      }
+    },
+  );
 
   it('a loop of swaps by another host user: every run mounts the checked object or is refused', async (ctx) => {
     skip(ctx);

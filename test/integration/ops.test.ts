@@ -40,6 +40,13 @@ describe('operator commands', () => {
     expect(caps.sandbox.networkModes.supported).toEqual(['disabled', 'allowlist', 'open']);
     expect(caps.profiles).toEqual(expect.arrayContaining(['default', 'untrusted-repo']));
     expect(caps.agentRun.toolContainerLifetimes).toEqual(['per-run', 'per-call']);
+    expect(caps.agentRun.toolContainerPool).toMatchObject({
+      lifetime: 'per-call',
+      profileKey: 'pool.size',
+      default: 2,
+      max: 8,
+      auditCheck: 'lifecycle.pool',
+    });
     expect(caps.agentRun.costEstimates).toBe(true);
     expect(caps.agentRun.rateCard).toBe('rate-cards/anthropic.json');
     expect(caps.agentRun.budgets).toHaveLength(10);

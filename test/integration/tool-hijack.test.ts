@@ -144,6 +144,8 @@ interface RunOptions {
   readonly extra?: readonly string[];
   /** Called once the run has started, with its artifact root, while the run goes on. */
   readonly during?: (root: string) => Promise<void>;
+  /** The warm pool's size under per-call (default: the profile's). */
+  readonly poolSize?: number;
 }
 
 /**
@@ -164,6 +166,7 @@ async function agentRun(
       name: `hijack-${n}`,
       env: options.env ?? {},
       ...(options.network === undefined ? {} : { network: { mode: options.network } }),
+      ...(options.poolSize === undefined ? {} : { pool: { size: options.poolSize } }),
     }),
   );
   const script = await scratch.file(
@@ -612,13 +615,13 @@ describe('mounts over the image system directories', () => {
 });
 
 describe('per-call tool containers', () => {
-  it('give every call a fresh container of its kind, named and recorded by kind', async () => {
+  it('give every call a fresh container of its kind, named and recorded by kind (pool.size 0)', async () => {
     const repo = await scratch.sampleRepo();
     const run = await agentRun(
       repo,
       'runc',
       [[exec('true')], [call('read_file', { path: 'calc.py' })], [exec('true')]],
-      { extra: ['--tool-lifetime', 'per-call'] },
+      { extra: ['--tool-lifetime', 'per-call'], poolSize: 0 },
     );
     expect(run.result.exitCode, run.result.stderr).toBe(0);
     const runId = runIdOf(run.dir);
@@ -636,5 +639,38 @@ describe('per-call tool containers', () => {
       ['tool_container_removed', `cfh-tools-${runId}-c3`, 'workload'],
       ['tool_executed', 'exec', undefined],
     ]);
+  });
+
+  it('from the warm pool: every call takes a container of its own kind, made ahead, never used before', async () => {
+    const repo = await scratch.sampleRepo();
+    const run = await agentRun(
+      repo,
+      'runc',
+      [[exec('true')], [call('read_file', { path: 'calc.py' })], [exec('true')]],
+      { extra: ['--tool-lifetime', 'per-call'] },
+    );
+    expect(run.result.exitCode, run.result.stderr).toBe(0);
+    const runId = runIdOf(run.dir);
+    // Each call's container is the one taken just before it, of the kind its tool runs in.
+    const calls = run.events
+      .filter((e) => e.type === 'tool_container_taken' || e.type === 'tool_executed')
+      .map((e) => [e.type, e.data.tool ?? e.data.kind, e.data.containerId]);
+    const prefix = { workload: `cfh-tools-${runId}-c`, 'file-tool': `cfh-files-${runId}-c` };
+    const taken = run.events.filter((e) => e.type === 'tool_container_taken');
+    expect(taken.map((e) => e.data.kind)).toEqual(['workload', 'file-tool', 'workload']);
+    for (const e of taken)
+      expect(String(e.data.name)).toMatch(
+        new RegExp(`^${prefix[e.data.kind as keyof typeof prefix]}\\d+$`),
+      );
+    expect(calls.map(([type, what]) => [type, what])).toEqual([
+      ['tool_container_taken', 'workload'],
+      ['tool_executed', 'exec'],
+      ['tool_container_taken', 'file-tool'],
+      ['tool_executed', 'read_file'],
+      ['tool_container_taken', 'workload'],
+      ['tool_executed', 'exec'],
+    ]);
+    for (let i = 0; i < calls.length; i += 2) expect(calls[i + 1]?.[2]).toBe(calls[i]?.[2]);
+    expect(new Set(taken.map((e) => e.data.containerId)).size).toBe(3);
   });
 });

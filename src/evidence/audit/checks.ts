@@ -5,6 +5,7 @@
 import type { Check } from './check.js';
 import { INTEGRITY_CHECKS } from './checks-integrity.js';
 import { cleanupCheck, limitsCheck, retriesCheck, terminalCheck } from './checks-lifecycle.js';
+import { poolCheck } from './checks-pool.js';
 import { cfcModeCheck, flowGatedCheck, observationsLabelledCheck } from './checks-cfc.js';
 import {
   evidenceBoundaryCheck,
@@ -37,6 +38,7 @@ export const CHECKS: readonly Check[] = [
   terminalCheck,
   limitsCheck,
   cleanupCheck,
+  poolCheck,
   retriesCheck,
   snapshotCheck,
   hardeningCheck,

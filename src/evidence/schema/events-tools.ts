@@ -60,6 +60,17 @@ const ToolContainer = z.strictObject({
   lifetime: z.enum(['per-run', 'per-call']),
 });
 
+/** Issue 21: a per-call container made ahead, from the run's spec for its kind. */
+const PooledContainer = ToolContainer.extend({
+  lifetime: z.literal('per-call'),
+  /** The kind's spec digest (snapshot toolContainer.pool.kinds): the spec it was made from. */
+  specDigest: z.string().regex(/^[0-9a-f]{64}$/),
+  /** When its create was asked. */
+  madeAt: z.iso.datetime(),
+  /** Create, start and gate, ms. */
+  readyMs: Milliseconds,
+});
+
 /** A call that did not run because it was refused (engine/blocked-calls.ts). */
 export const BlockedCall = z.strictObject({
   callId: CallId,
@@ -148,6 +159,14 @@ export const toolEvents = {
   tool_call_aborted: z.strictObject({ ...CallRef, reason: z.string() }),
   tool_container_started: ToolContainer,
   tool_container_removed: ToolContainer,
+  /** Ready in its pool, after its tool_container_started (issue 21). */
+  tool_container_pooled: PooledContainer,
+  /** A call takes it, before the call runs in it: never handed out before. */
+  tool_container_taken: PooledContainer.extend({
+    idleMs: Milliseconds,
+    waitedMs: Milliseconds,
+    unused: z.literal(true),
+  }),
   /**
    * `--fail-on-blocked` (or the profile's `failOnBlocked`) failed an agent run that
    * answered: the calls that were blocked (terminal reason `blocked_calls`).

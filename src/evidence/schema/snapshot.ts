@@ -285,6 +285,19 @@ export const Snapshot = z.strictObject({
       name: z.string(),
       fileToolName: z.string(),
       timeoutCapSeconds: z.number().nullable(),
+      /** Issue 21: per-call's warm pools (null or absent: none). */
+      pool: z
+        .strictObject({
+          size: z.number().int().positive(),
+          kinds: z.array(
+            z.strictObject({
+              kind: z.enum(['workload', 'file-tool']),
+              specDigest: z.string().regex(/^[0-9a-f]{64}$/),
+            }),
+          ),
+        })
+        .nullable()
+        .optional(),
     })
     .optional(),
 });
