@@ -5,7 +5,13 @@
 // `<` and `>` escaped, so it contains no tag at all.
 import { isToolName } from '../tools/contract.js';
 
-const FENCE_TAGS = ['direct-command', 'context', 'quoted-material', 'untrusted-tool-output'];
+const FENCE_TAGS = [
+  'direct-command',
+  'context',
+  'quoted-material',
+  'untrusted-tool-output',
+  'compacted-summary',
+];
 const FENCE_TAG = new RegExp(`<(?=\\s*/?\\s*(?:${FENCE_TAGS.join('|')})\\b)`, 'gi');
 
 export type FenceRole = 'direct-command' | 'context' | 'quoted-material';
