@@ -11,6 +11,7 @@
 // compaction.ts records the summary under the label of everything it summarises).
 import { createHash } from 'node:crypto';
 import type { ContentBlock, ModelMessage, ModelRequest } from '../model/gateway.js';
+import { defuseFences } from './prompt-fence.js';
 
 export const SUMMARY_TAG = 'compacted-summary';
 
@@ -109,7 +110,8 @@ export function summaryRequest(
 
 /** The summary as the model will see it: fenced, as data of compaction `n`. */
 export function summaryMessage(n: number, summary: string): ModelMessage {
-  const text = summary.replace(new RegExp(`<(?=\\s*/?\\s*${SUMMARY_TAG}\\b)`, 'gi'), '&lt;');
+  // Every fence tag is defused, its own included: the model's words cannot become a slot.
+  const text = defuseFences(summary);
   return {
     role: 'user',
     content: [

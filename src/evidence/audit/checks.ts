@@ -31,6 +31,7 @@ import {
   transcriptPairedCheck,
 } from './checks-tools.js';
 import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
+import { compactionOrderedCheck } from './checks-context.js';
 
 export const CHECKS: readonly Check[] = [
   ...INTEGRITY_CHECKS,
@@ -38,6 +39,7 @@ export const CHECKS: readonly Check[] = [
   limitsCheck,
   cleanupCheck,
   retriesCheck,
+  compactionOrderedCheck,
   snapshotCheck,
   hardeningCheck,
   assuranceCheck,
