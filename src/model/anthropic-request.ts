@@ -47,11 +47,7 @@ function toMessageParams(messages: readonly ModelMessage[]): Anthropic.MessagePa
   if (Array.isArray(lastBlocks) && lastBlocks.length > 0) {
     const i = lastBlocks.length - 1;
     const block = lastBlocks[i];
-    if (
-      block !== undefined &&
-      (block.type === 'text' || block.type === 'tool_use' || block.type === 'tool_result')
-    )
-      lastBlocks[i] = { ...block, cache_control: EPHEMERAL };
+    if (block !== undefined) lastBlocks[i] = { ...block, cache_control: EPHEMERAL };
   }
   return out;
 }

@@ -213,6 +213,11 @@ describe('compaction in the loop', () => {
   });
 });
 
+interface WireMessage {
+  readonly role: string;
+  readonly content: readonly { type: string; text?: string; id?: string }[];
+}
+
 describe('the anthropic adapter’s compaction requests, against the stand-in Messages API', () => {
   let server: MessagesApiServer;
   beforeEach(async () => {
@@ -251,7 +256,7 @@ describe('the anthropic adapter’s compaction requests, against the stand-in Me
     expect(h.kinds()).toEqual(['compaction_started', 'compaction_completed']);
     const bodies = server.requests
       .filter((q) => q.url.split('?')[0] === '/v1/messages')
-      .map((q) => q.body as { system: unknown; tools?: unknown[]; messages: any[] });
+      .map((q) => q.body as { system: unknown; tools?: unknown[]; messages: WireMessage[] });
     expect(bodies).toHaveLength(5);
     const [summarising, next] = [bodies[3], bodies[4]];
     expect(summarising?.tools).toBeUndefined();
@@ -261,11 +266,11 @@ describe('the anthropic adapter’s compaction requests, against the stand-in Me
     const messages = next?.messages ?? [];
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     const first = firstUserMessage(slots).content.map((b) => (b as { text: string }).text);
-    const sent = messages[0].content.map((b: { text: string }) => b.text);
+    const sent = (messages[0]?.content ?? []).map((b) => b.text);
     expect(sent.slice(0, first.length)).toEqual(first);
     expect(sent[first.length]).toMatch(/^<compacted-summary n="1">\nRead a three times/);
-    expect(messages[1].content.find((b: any) => b.type === 'tool_use').id).toBe('toolu_3');
-    expect(messages[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_3' });
+    expect(messages[1]?.content.find((b) => b.type === 'tool_use')?.id).toBe('toolu_3');
+    expect(messages[2]?.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_3' });
     expect(next?.tools?.length).toBe(1);
   });
 });
