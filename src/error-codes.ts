@@ -174,6 +174,8 @@ export const ERROR_CODES = [
   'workspace_moved',
   'workspace_not_directory',
   'workspace_unreadable',
+  // Context compaction (AH-LIFE-6/7): the summarising request failed twice in a row.
+  'compaction_failed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -5,6 +5,7 @@ import { ImageSource } from './image-schema.js';
 import { HostTools } from './host-tools-schema.js';
 import { PolicyRule } from './policy-schema.js';
 import { AtomList, CfcSection, LabelSpec } from './cfc-schema.js';
+import { ContextSection } from './context-schema.js';
 
 export const MountMode = z.enum(['ro', 'rw']);
 export type MountMode = z.infer<typeof MountMode>;
@@ -164,6 +165,8 @@ export const Profile = z.strictObject({
   // Information flow control (CFC integration profile): the mode, the model's clearance and
   // per-tool sink requirements (src/config/cfc-schema.ts, src/cfc/).
   cfc: CfcSection.default(CfcSection.parse({})),
+  // Context compaction (AH-LIFE-6/7): when the model context is summarised (context-schema.ts).
+  context: ContextSection.default(ContextSection.parse({})),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -200,5 +203,6 @@ export const ProfileFile = z.strictObject({
   hostTools: HostTools.optional(),
   failOnBlocked: z.boolean().optional(),
   cfc: CfcSection.partial().optional(),
+  context: ContextSection.partial().optional(),
 });
 export type ProfileFile = z.infer<typeof ProfileFile>;

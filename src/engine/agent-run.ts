@@ -42,6 +42,7 @@ import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
 import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
 import { digest, modelRecord, slotsOf } from './agent-run-records.js';
+import { compactionSetup } from './compaction.js';
 
 export interface AgentRunDeps extends SurfaceDeps {
   /** The host-tool channel (host-tools.ts); a profile with `hostTools` needs it. */
@@ -183,6 +184,8 @@ export async function executeAgentRun(
         // The warm pool per-call containers come from (null: none).
         pool: poolSnapshot(plan),
       },
+      // AH-LIFE-7: the compaction threshold, its state and the provider's compatibility.
+      context: compactionSetup(plan.profile.context, deps.gateway),
     }),
     run: async (session, s) => {
       // Before any call can be decided: every refusal the log records is counted.

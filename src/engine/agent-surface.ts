@@ -27,6 +27,7 @@ import type { BlockedCalls } from './blocked-calls.js';
 import { mountChannelOf, poolSettingOf, toolSpecs } from './agent-tool-setup.js';
 import type { ModelGateway } from '../model/gateway.js';
 import type { RunDeps } from './run-session.js';
+import { compactionConfigOf, compactionSetup } from './compaction.js';
 
 /** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
 export const MODEL_OUTPUT_CAP = 8192;
@@ -211,6 +212,8 @@ export async function openAgentSurface(
     // AH-LIFE-4: the wall-time budget is hard; in-flight model and tool work is aborted.
     // Time spent waiting for a person's approval does not count (the tracker pauses).
     deadline: tracker.deadline,
+    // AH-LIFE-6/7: the profile's context.compactAt, armed for this model (or not at all).
+    compaction: compactionConfigOf(compactionSetup(plan.profile.context, deps.gateway)),
   };
   return { loopDeps, tracker, facts };
 }

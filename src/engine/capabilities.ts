@@ -10,6 +10,13 @@ import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { DecisionValue, RiskClass, SideEffectClass } from '../config/vocabulary.js';
 import type { Profile } from '../config/profile-schema.js';
 import { describeAuthority } from '../tools/host/host-plan.js';
+import { COMPACT_AT_DEFAULT, MIN_COMPACT_TOKENS } from '../config/context-schema.js';
+import {
+  KEEP_RECENT_TURNS,
+  MAX_COMPACTION_FAILURES,
+  NATIVE_NOT_USED,
+  NATIVE_STRATEGIES,
+} from './compaction.js';
 
 /**
  * `profile`: the profile `--profile P` names; its host tools are listed under `hostTools`,
@@ -149,6 +156,24 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       interactiveSessions: false,
       delegation: false,
       resume: false,
+      compaction: true,
+    },
+    // AH-LIFE-6/7: when and how the model context is compacted; each run's snapshot `context`
+    // says the threshold and state it ran with.
+    contextCompaction: {
+      profileKey: 'context.compactAt',
+      forms: [
+        `tokens (integer >= ${MIN_COMPACT_TOKENS})`,
+        'fraction of the window (0 < f < 1)',
+        'disabled',
+      ],
+      default: COMPACT_AT_DEFAULT,
+      windowKey: 'context.windowTokens',
+      mechanism: 'summary-request',
+      keepRecentTurns: KEEP_RECENT_TURNS,
+      failures: { retried: 'before the next model request', failRunAfter: MAX_COMPACTION_FAILURES },
+      events: ['compaction_started', 'compaction_completed', 'compaction_failed'],
+      providerNative: { ...NATIVE_STRATEGIES, used: false, why: NATIVE_NOT_USED },
     },
     // One policy for both kinds of run (src/engine/terminal.ts).
     exitCodes: {

@@ -48,6 +48,7 @@ export function scrubbingGateway(gateway: ModelGateway, s: Scrubber): ModelGatew
     route: gateway.route,
     model: gateway.model,
     counting: gateway.counting,
+    contextWindowTokens: gateway.contextWindowTokens,
     // Counting sends the request too (count_tokens): scrubbed like a completion.
     countInputTokens: (request, signal) =>
       gateway.countInputTokens(scrubRequest(request, s), signal),

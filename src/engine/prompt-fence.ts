@@ -5,14 +5,25 @@
 // `<` and `>` escaped, so it contains no tag at all.
 import { isToolName } from '../tools/contract.js';
 
-const FENCE_TAGS = ['direct-command', 'context', 'quoted-material', 'untrusted-tool-output'];
+const FENCE_TAGS = [
+  'direct-command',
+  'context',
+  'quoted-material',
+  'untrusted-tool-output',
+  'compacted-summary',
+];
 const FENCE_TAG = new RegExp(`<(?=\\s*/?\\s*(?:${FENCE_TAGS.join('|')})\\b)`, 'gi');
 
 export type FenceRole = 'direct-command' | 'context' | 'quoted-material';
 
 /** `text` inside the role's fence; a fence tag in it is written so it cannot act as one. */
 export function fence(role: FenceRole, text: string): string {
-  return `<${role}>\n${text.replace(FENCE_TAG, '&lt;')}\n</${role}>`;
+  return `<${role}>\n${defuseFences(text)}\n</${role}>`;
+}
+
+/** `text` with every fence tag's `<` written as `&lt;`: it cannot open or close a fence. */
+export function defuseFences(text: string): string {
+  return text.replace(FENCE_TAG, '&lt;');
 }
 
 /** A tool's observation for the model: JSON without `<` or `>`, fenced as untrusted. */

@@ -110,6 +110,11 @@ export class AnthropicGateway implements ModelGateway {
   readonly model: string;
   /** A count is a request to the provider: asked only when the loop's bound does not fit. */
   readonly counting = 'round-trip';
+  /**
+   * Every Claude model the Messages API serves by default has a window of at least 200k
+   * tokens (a larger one is opt-in); a profile's `context.windowTokens` says otherwise.
+   */
+  readonly contextWindowTokens = 200_000;
   readonly #client: Anthropic;
   readonly #key: string;
   readonly #model: string;

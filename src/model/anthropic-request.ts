@@ -30,22 +30,24 @@ export function toCreateParams(request: ModelRequest, model: string): CreatePara
 }
 
 function toMessageParams(messages: readonly ModelMessage[]): Anthropic.MessageParam[] {
-  const out = messages.map((message): Anthropic.MessageParam => ({
-    role: message.role,
+  const out: { role: 'user' | 'assistant'; content: BlockParam[] }[] = [];
+  for (const message of messages) {
     // The API refuses empty text blocks; an empty text carries nothing.
-    content: message.content
+    const blocks = message.content
       .filter((block) => block.type !== 'text' || block.text !== '')
-      .map(toBlockParam),
-  }));
+      .map(toBlockParam);
+    // Consecutive messages of one role (the prompt slots and a compaction summary, or a
+    // session's next prompt after a turn's tool results) are sent as one turn, in order:
+    // roles alternate on the wire and each block is as cfh recorded it.
+    const last = out.at(-1);
+    if (last?.role === message.role) last.content.push(...blocks);
+    else out.push({ role: message.role, content: blocks });
+  }
   const lastBlocks = out.at(-1)?.content;
   if (Array.isArray(lastBlocks) && lastBlocks.length > 0) {
     const i = lastBlocks.length - 1;
     const block = lastBlocks[i];
-    if (
-      block !== undefined &&
-      (block.type === 'text' || block.type === 'tool_use' || block.type === 'tool_result')
-    )
-      lastBlocks[i] = { ...block, cache_control: EPHEMERAL };
+    if (block !== undefined) lastBlocks[i] = { ...block, cache_control: EPHEMERAL };
   }
   return out;
 }

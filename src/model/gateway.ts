@@ -30,6 +30,11 @@ export interface ModelRequest {
     readonly input_schema: Record<string, unknown>;
   }[];
   readonly maxOutputTokens: number;
+  /**
+   * `compaction`: a summarising request of context compaction (engine/compaction.ts), not a
+   * turn of the run; a scripted gateway answers it from its script's `compactions`.
+   */
+  readonly purpose?: 'compaction';
 }
 
 export interface ReportedUsage {
@@ -68,4 +73,6 @@ export interface ModelGateway {
   countInputTokens(request: ModelRequest, signal: AbortSignal): Promise<number | undefined>;
   /** `free`: asked before every request; `round-trip`: only when the loop's bound is too big. */
   readonly counting: 'free' | 'round-trip';
+  /** The model's context window in tokens, when the adapter knows it (AH-LIFE-7). */
+  readonly contextWindowTokens?: number | undefined;
 }

@@ -2,7 +2,9 @@
 // offline runs, demos and tests. It ignores what it is sent, except that it refuses to run
 // past the end of its script and, like a provider, never bills more output than the
 // request's max_tokens (a turn scripted past it is cut there: `max_tokens`). Its token count
-// of a request is the input its next turn bills, when the script states it.
+// of a request is the input its next turn bills, when the script states it. A summarising
+// request of context compaction (`purpose: compaction`) is answered from the script's
+// `compactions`, in order, apart from its turns: a script need not know when cfh compacts.
 import { z } from 'zod';
 import { CfhError, ConfigError } from '../errors.js';
 import { describeIssues } from '../config/zod-issues.js';
@@ -29,9 +31,18 @@ const Turn = z.strictObject({
   usage: Usage.optional(),
 });
 
+/** One answer to a summarising request: a summary, or a failure of the request. */
+const Compaction = z.union([
+  z.strictObject({ summary: z.string(), usage: Usage.optional() }),
+  z.strictObject({ fail: z.string().min(1) }),
+]);
+
 export const Script = z.strictObject({
   model: z.string().min(1).default('scripted'),
+  /** The scripted model's context window in tokens (a `compactAt` fraction needs one). */
+  contextWindow: z.number().int().positive().optional(),
   turns: z.array(Turn).min(1),
+  compactions: z.array(Compaction).optional(),
 });
 export type Script = z.infer<typeof Script>;
 
@@ -78,10 +89,10 @@ function reportedOnly(usage: z.infer<typeof Usage> | undefined): ReportedUsage {
  * The scripted provider could not answer: boundary `model-gateway` (AH-DIAG-1).
  */
 export class ScriptExhaustedError extends CfhError {
-  constructor(turns: number) {
-    super('script_exhausted', `the script has ${turns} turn(s) and the loop asked for another`, {
+  constructor(turns: number, what = 'turn') {
+    super('script_exhausted', `the script has ${turns} ${what}(s) and the loop asked for another`, {
       boundary: 'model-gateway',
-      details: { turns },
+      details: what === 'turn' ? { turns } : { [what]: turns },
       exitCode: 1,
     });
   }
@@ -92,18 +103,24 @@ export class ScriptedGateway implements ModelGateway {
   readonly route: Readonly<Record<string, string>>;
   readonly model: string;
   readonly counting = 'free';
+  readonly contextWindowTokens: number | undefined;
   readonly #script: Script;
   #next = 0;
+  #nextCompaction = 0;
 
   constructor(script: Script, source: string) {
     this.#script = script;
     this.model = script.model;
+    this.contextWindowTokens = script.contextWindow;
     this.route = { provider: 'scripted', source, credential: 'none' };
   }
 
-  countInputTokens(_request: ModelRequest, signal: AbortSignal): Promise<number | undefined> {
+  countInputTokens(request: ModelRequest, signal: AbortSignal): Promise<number | undefined> {
     signal.throwIfAborted();
-    const usage = this.#script.turns[this.#next]?.usage;
+    const usage =
+      request.purpose === 'compaction'
+        ? this.#compactionUsage()
+        : this.#script.turns[this.#next]?.usage;
     if (usage?.input_tokens === undefined) return Promise.resolve(undefined);
     // What the provider would bill as input, every kind (see billedInput in agent-loop.ts).
     return Promise.resolve(
@@ -113,8 +130,40 @@ export class ScriptedGateway implements ModelGateway {
     );
   }
 
+  #compactionUsage(): z.infer<typeof Usage> | undefined {
+    const next = (this.#script.compactions ?? [])[this.#nextCompaction];
+    return next !== undefined && 'usage' in next ? next.usage : undefined;
+  }
+
+  /** A summarising request: the next of the script's `compactions`. */
+  #compact(request: ModelRequest): Promise<ModelResponse> {
+    const answer = (this.#script.compactions ?? [])[this.#nextCompaction];
+    if (answer === undefined)
+      return Promise.reject(
+        new ScriptExhaustedError(this.#script.compactions?.length ?? 0, 'compaction'),
+      );
+    this.#nextCompaction += 1;
+    if ('fail' in answer)
+      return Promise.reject(
+        new CfhError('model_request_rejected', `scripted compaction failure: ${answer.fail}`, {
+          boundary: 'model-gateway',
+          exitCode: 1,
+        }),
+      );
+    const usage = reportedOnly(answer.usage);
+    const cut = usage.output_tokens !== undefined && usage.output_tokens > request.maxOutputTokens;
+    return Promise.resolve({
+      model: this.#script.model,
+      content: [{ type: 'text', text: answer.summary }],
+      stopReason: cut ? 'max_tokens' : 'end_turn',
+      usage: cut ? { ...usage, output_tokens: request.maxOutputTokens } : usage,
+      ...(answer.usage === undefined ? { unbilled: true as const } : {}),
+    });
+  }
+
   complete(request: ModelRequest, signal: AbortSignal): Promise<ModelResponse> {
     signal.throwIfAborted();
+    if (request.purpose === 'compaction') return this.#compact(request);
     const turn = this.#script.turns[this.#next];
     if (turn === undefined)
       return Promise.reject(new ScriptExhaustedError(this.#script.turns.length));

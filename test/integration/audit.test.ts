@@ -94,6 +94,8 @@ const DORMANT = [
   'cfc.handles-before-policy',
   'cfc.prompt-authority',
   'cfc.evidence-boundary',
+  // No fixture here compacts: its mutation is in test/integration/compaction.test.ts.
+  'context.compaction-ordered',
 ];
 
 const MUTATIONS: Mutation[] = [

@@ -32,6 +32,7 @@ import {
   transcriptPairedCheck,
 } from './checks-tools.js';
 import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
+import { compactionOrderedCheck } from './checks-context.js';
 
 export const CHECKS: readonly Check[] = [
   ...INTEGRITY_CHECKS,
@@ -40,6 +41,7 @@ export const CHECKS: readonly Check[] = [
   cleanupCheck,
   poolCheck,
   retriesCheck,
+  compactionOrderedCheck,
   snapshotCheck,
   hardeningCheck,
   assuranceCheck,

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { IsoTime, RunIdString, Sha256Hex } from './common.js';
 import { cfcEvents } from './events-cfc.js';
 import { containerEvents } from './events-container.js';
+import { contextEvents } from './events-context.js';
 import { draftEvents } from './events-draft.js';
 import { hostEvents } from './events-host.js';
 import { lifecycleEvents } from './events-lifecycle.js';
@@ -38,6 +39,7 @@ export const EVENT_SCHEMAS = {
   ...hostEvents,
   ...draftEvents,
   ...cfcEvents,
+  ...contextEvents,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

@@ -203,6 +203,23 @@ export const SnapshotCfc = z.strictObject({
 });
 export type SnapshotCfc = z.infer<typeof SnapshotCfc>;
 
+/** Context compaction of an agent run (AH-LIFE-7): threshold, state, provider support. */
+export const SnapshotContext = z.strictObject({
+  compactAt: z.union([z.literal('disabled'), z.number().positive()]),
+  windowTokens: z.number().int().positive().nullable(),
+  windowSource: z.enum(['profile', 'model', 'unknown']),
+  thresholdTokens: z.number().int().positive().nullable(),
+  state: z.enum(['armed', 'disabled', 'unavailable']),
+  mechanism: z.enum(['summary-request']).nullable(),
+  keepRecentTurns: z.number().int().positive(),
+  provider: z.strictObject({
+    adapter: z.string(),
+    native: z.array(z.string()),
+    used: z.literal(false),
+    why: z.string(),
+  }),
+});
+
 export const Snapshot = z.strictObject({
   schema: z.literal(SNAPSHOT_SCHEMA),
   cfhVersion: z.string(),
@@ -300,5 +317,6 @@ export const Snapshot = z.strictObject({
         .optional(),
     })
     .optional(),
+  context: SnapshotContext.optional(),
 });
 export type Snapshot = z.infer<typeof Snapshot>;
