@@ -173,6 +173,15 @@ export const ERROR_CODES = [
   'workspace_moved',
   'workspace_not_directory',
   'workspace_unreadable',
+  // Interactive sessions (src/session, src/serve: `cfh serve --stdio`).
+  'session_closed',
+  'session_live_elsewhere',
+  'session_not_open',
+  'session_open',
+  'session_restore_broken',
+  'session_restore_mismatch',
+  'turn_in_progress',
+  'turn_not_running',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -24,6 +24,7 @@ import { lifecycleEvents } from './events-lifecycle.js';
 import { modelEvents } from './events-model.js';
 import { networkEvents } from './events-network.js';
 import { sandboxEvents } from './events-sandbox.js';
+import { sessionEvents } from './events-session.js';
 import { toolEvents } from './events-tools.js';
 
 export const EVENT_SCHEMA = 'cfh.event/1';
@@ -38,6 +39,7 @@ export const EVENT_SCHEMAS = {
   ...hostEvents,
   ...draftEvents,
   ...cfcEvents,
+  ...sessionEvents,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
