@@ -180,6 +180,7 @@ export const ERROR_CODES = [
   'session_open',
   'session_restore_broken',
   'session_restore_mismatch',
+  'serve_transport_missing',
   'turn_in_progress',
   'turn_not_running',
 ] as const;

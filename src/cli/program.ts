@@ -25,6 +25,7 @@ import { auditCommand } from './commands/audit.js';
 import { keysInitCommand } from './commands/keys.js';
 import { runsReportCommand } from './commands/runs-report.js';
 import { runsExportCommand, runsPruneCommand } from './commands/runs-retention.js';
+import { serveCommand } from './commands/serve.js';
 
 type Code = number | Promise<number>;
 
@@ -210,6 +211,14 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       ),
     F.RUNS_APPLY_FLAGS,
     (runId, { '3way': threeWay, ...o }) => runsApplyCommand({ runId, threeWay, ...o }, deps),
+  );
+
+  leaf(
+    program
+      .command('serve')
+      .description('Interactive agent sessions over JSON-RPC on stdin/stdout (--stdio)'),
+    F.SERVE_FLAGS,
+    (o) => serveCommand(o, deps),
   );
 
   // Once the tree is complete: every command's usage errors as one line (usage-errors.ts).

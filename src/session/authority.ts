@@ -23,6 +23,7 @@ export const AUTHORITY_FIELDS = [
   'network',
   'cfc',
   'mode',
+  'approvals',
 ] as const;
 
 function digestOf(value: unknown): string {
@@ -43,6 +44,7 @@ export function authorityOf(
   plan: RunPlan,
   gateway: ModelGateway,
   mode: 'run' | 'plan',
+  preApprovedRules: readonly string[],
 ): SessionAuthority {
   return {
     workspace: {
@@ -57,6 +59,8 @@ export function authorityOf(
     network: digestOf({ posture: plan.profile.network, egress: plan.egress ?? null }),
     cfc: digestOf(snapshotCfc(plan.cfc, plan.profile.cfc.mode, null)),
     mode,
+    // Rules approved for the whole session are authority too.
+    approvals: [...preApprovedRules].sort(),
   };
 }
 

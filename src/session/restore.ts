@@ -72,7 +72,7 @@ async function readBounded(file: string, max: number): Promise<Buffer | undefine
 }
 
 /** The runs of the session under `root`, each with its snapshot's session part. */
-async function runsOf(
+export async function runsOf(
   root: string,
   sessionId: string,
 ): Promise<{ runId: string; snap: SessionPart }[]> {

@@ -191,6 +191,12 @@ export class Session {
     return this.#running === undefined ? 'idle' : 'turn';
   }
 
+  /** How the session's run ended, once it has (closed, or ended by a budget or a failure). */
+  get ended(): Promise<AgentOutcome> {
+    if (this.#outcome === undefined) throw this.#closedError();
+    return this.#outcome;
+  }
+
   get turns(): number {
     return this.#turns;
   }

@@ -31,6 +31,7 @@ import {
   transcriptPairedCheck,
 } from './checks-tools.js';
 import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
+import { sessionTurnsCheck } from './checks-session.js';
 
 export const CHECKS: readonly Check[] = [
   ...INTEGRITY_CHECKS,
@@ -42,6 +43,7 @@ export const CHECKS: readonly Check[] = [
   hardeningCheck,
   assuranceCheck,
   promptSlotsCheck,
+  sessionTurnsCheck,
   surfaceCheck,
   oneResultCheck,
   decisionFirstCheck,
