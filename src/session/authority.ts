@@ -5,6 +5,7 @@
 // closed, naming the fields: no change of metadata attaches a session to another authority.
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
+import path from 'node:path';
 import { canonicalJson } from '../evidence/canonical-json.js';
 import { snapshotCfc } from '../engine/cfc-plan.js';
 import type { RunPlan } from '../engine/run-plan.js';
@@ -46,6 +47,7 @@ export function authorityOf(
   mode: 'run' | 'plan',
   preApprovedRules: readonly string[],
 ): SessionAuthority {
+  const runDir = path.join(plan.artifactRoot, plan.runId);
   return {
     workspace: {
       hostPath: plan.workspace,
@@ -55,7 +57,14 @@ export function authorityOf(
     profile: { name: plan.profile.name, digest: plan.profileDigest, overrides: plan.overrides },
     policy: digestOf(plan.profile.policy),
     model: { adapter: gateway.adapter, route: gateway.route },
-    mounts: plan.spec.mounts.map((m) => ({ source: m.source, target: m.target, mode: m.mode })),
+    // Files of the run directory (hosts, CA bundle) are the run's own, named apart from its id.
+    mounts: plan.spec.mounts.map((m) => ({
+      source: m.source.startsWith(`${runDir}/`)
+        ? `<run-dir>/${m.source.slice(runDir.length + 1)}`
+        : m.source,
+      target: m.target,
+      mode: m.mode,
+    })),
     network: digestOf({ posture: plan.profile.network, egress: plan.egress ?? null }),
     cfc: digestOf(snapshotCfc(plan.cfc, plan.profile.cfc.mode, null)),
     mode,

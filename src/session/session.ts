@@ -347,9 +347,11 @@ export class Session {
         true,
       );
     }
+    const totals = new Totals();
+    // Usage from the log: a cancelled turn's attempts count too (AH-USAGE-1).
+    events.subscribe(totals.listener);
     this.#opening = false;
     this.#opened.resolve();
-    const totals = new Totals();
     let end: RunEnd | undefined;
     let closeReason = 'session/close';
     for (;;) {
@@ -492,8 +494,18 @@ class Totals {
   #total = 0;
   #last: AgentLoopResult | undefined;
 
+  readonly listener = (_line: string, record: EventRecord): void => {
+    if (record.type !== 'model_call_completed') return;
+    const d = record.data as UsageRecord & Record<string, unknown>;
+    this.#usage.push({
+      attemptId: d.attemptId,
+      adapter: d.adapter,
+      model: d.model,
+      usage: d.usage,
+    });
+  };
+
   add(loop: AgentLoopResult): void {
-    this.#usage.push(...loop.usage);
     this.#total += loop.toolCalls.total;
     for (const [k, v] of Object.entries(loop.toolCalls.byStatus))
       this.#byStatus[k] = (this.#byStatus[k] ?? 0) + v;
