@@ -70,7 +70,8 @@ export const sessionTurnsCheck: Check = {
   },
 };
 
-function carriedOver(run: Parameters<Check['run']>[0]['run']): number {
+/** How many transcript messages a restored session's run carried over from the one before. */
+export function carriedOver(run: Parameters<Check['run']>[0]['run']): number {
   return eventsOf(run, 'session_restored')[0]?.data.transcriptMessages ?? 0;
 }
 
