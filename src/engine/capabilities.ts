@@ -39,6 +39,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       'runs prune',
       'audit',
       'keys init',
+      'serve',
     ],
     // The tools a profile may allow (its `tools` list is the run's actual surface).
     parentTools: BUILTIN_TOOLS.map((t) => ({
@@ -136,7 +137,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       json: true,
       streaming: true,
       cancellation: ['SIGINT', 'SIGTERM'],
-      interactiveSessions: false,
+      interactiveSessions: true,
       delegation: false,
       resume: false,
     },
