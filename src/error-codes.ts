@@ -176,6 +176,16 @@ export const ERROR_CODES = [
   'workspace_unreadable',
   // Context compaction (AH-LIFE-6/7): the summarising request failed twice in a row.
   'compaction_failed',
+  // Interactive sessions (src/session, src/serve: `cfh serve --stdio`).
+  'session_closed',
+  'session_live_elsewhere',
+  'session_not_open',
+  'session_open',
+  'session_restore_broken',
+  'session_restore_mismatch',
+  'serve_transport_missing',
+  'turn_in_progress',
+  'turn_not_running',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -16,6 +16,7 @@ const commands = {
   keys: () => import('./commands/keys.js'),
   runsReport: () => import('./commands/runs-report.js'),
   runsRetention: () => import('./commands/runs-retention.js'),
+  serve: () => import('./commands/serve.js'),
 };
 
 import { Command } from 'commander';
@@ -216,6 +217,14 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     F.RUNS_APPLY_FLAGS,
     async (runId, { '3way': threeWay, ...o }) =>
       (await commands.runsPatch()).runsApplyCommand({ runId, threeWay, ...o }, deps),
+  );
+
+  leaf(
+    program
+      .command('serve')
+      .description('Interactive agent sessions over JSON-RPC on stdin/stdout (--stdio)'),
+    F.SERVE_FLAGS,
+    async (o) => (await commands.serve()).serveCommand(o, deps),
   );
 
   // Once the tree is complete: every command's usage errors as one line (usage-errors.ts).

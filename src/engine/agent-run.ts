@@ -36,6 +36,7 @@ import {
 } from './run-session.js';
 import type { Assurance } from './snapshot.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
+import type { SnapshotSession } from '../evidence/schema/snapshot.js';
 import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
@@ -78,6 +79,8 @@ export interface AgentRequest {
    * `prompt:direct` authority (AH-CFC-3).
    */
   readonly promptCapture?: InputCaptureRecord | undefined;
+  /** An interactive session's record for the snapshot (src/session): id, authority, restore. */
+  readonly session?: SnapshotSession | undefined;
 }
 
 /** The loop's result, and the plan it left (plan mode). */
@@ -186,6 +189,7 @@ export async function executeAgentRun(
       },
       // AH-LIFE-7: the compaction threshold, its state and the provider's compatibility.
       context: compactionSetup(plan.profile.context, deps.gateway),
+      ...(request.session === undefined ? {} : { session: request.session }),
     }),
     run: async (session, s) => {
       // Before any call can be decided: every refusal the log records is counted.

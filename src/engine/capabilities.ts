@@ -46,6 +46,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       'runs prune',
       'audit',
       'keys init',
+      'serve',
     ],
     // The tools a profile may allow (its `tools` list is the run's actual surface).
     parentTools: BUILTIN_TOOLS.map((t) => ({
@@ -153,7 +154,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       json: true,
       streaming: true,
       cancellation: ['SIGINT', 'SIGTERM'],
-      interactiveSessions: false,
+      interactiveSessions: true,
       delegation: false,
       resume: false,
       compaction: true,

@@ -43,7 +43,7 @@ export const BudgetStopName = z.enum(BUDGETS);
 const Approver = z.strictObject({
   kind: z.literal('human'),
   user: z.string().min(1),
-  surface: z.enum(['tty', 'flag', 'file']),
+  surface: z.enum(['tty', 'flag', 'file', 'stdio']),
 });
 
 const Base = z.strictObject({

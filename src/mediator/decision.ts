@@ -32,7 +32,7 @@ export function classOf(decision: DecisionValue): DecisionClass {
 export const Approver = z.strictObject({
   kind: z.literal('human'),
   user: z.string().min(1),
-  surface: z.enum(['tty', 'flag', 'file']),
+  surface: z.enum(['tty', 'flag', 'file', 'stdio']),
 });
 export type Approver = z.infer<typeof Approver>;
 

@@ -33,7 +33,7 @@ describe('operator commands', () => {
       json: true,
       streaming: true,
       cancellation: ['SIGINT', 'SIGTERM'],
-      interactiveSessions: false,
+      interactiveSessions: true,
       delegation: false,
       resume: false,
     });

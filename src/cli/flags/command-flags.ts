@@ -1,6 +1,7 @@
 // The flags of every command but `sandbox run` (run-flags.ts), one table per command.
 import { ARTIFACT_ROOT_FLAG, JSON_FLAG, PROFILE_FLAG } from './common-flags.js';
 import { defaultedFlag, listFlag, switchFlag, valueFlag, type FlagDef } from './flag.js';
+import { RUN_FLAGS } from './run-flags.js';
 
 type Table = Readonly<Record<string, FlagDef>>;
 
@@ -160,4 +161,28 @@ export const AUDIT_FLAGS = {
   ),
   manifest: switchFlag('--manifest', 'print the conformance manifest reconciled with the checks'),
   markdown: switchFlag('--markdown', 'with --manifest: the table docs/conformance.md holds'),
+} as const satisfies Table;
+
+/**
+ * `cfh serve --stdio`: the defaults every session of this process is opened with (the
+ * params of session/open may name a profile, workspace, workspace mode, CFC mode and rules).
+ */
+export const SERVE_FLAGS = {
+  stdio: switchFlag('--stdio', 'JSON-RPC 2.0 on stdin/stdout, one message a line (logs on stderr)'),
+  profile: RUN_FLAGS.profile,
+  workspace: RUN_FLAGS.workspace,
+  workspaceMode: RUN_FLAGS.workspaceMode,
+  mount: RUN_FLAGS.mount,
+  network: RUN_FLAGS.network,
+  allow: RUN_FLAGS.allow,
+  deny: RUN_FLAGS.deny,
+  cfc: RUN_FLAGS.cfc,
+  artifactRoot: ARTIFACT_ROOT_FLAG,
+  script: { ...RUN_FLAGS.script, help: 'replay model turns from FILE (the scripted gateway)' },
+  provider: { ...RUN_FLAGS.provider, help: 'model gateway' },
+  toolLifetime: { ...RUN_FLAGS.toolLifetime, help: "tool containers (default: the profile's)" },
+  approve: {
+    ...RUN_FLAGS.approve,
+    help: 'approve every call this policy rule asks about, in every session (repeatable)',
+  },
 } as const satisfies Table;

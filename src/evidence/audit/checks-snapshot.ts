@@ -2,6 +2,7 @@
 // assurance said in snapshot and report alike (AH-DIAG-2), and the prompt slots the
 // transcript shows against the digests the snapshot keeps (AH-INV-3).
 import { createHash } from 'node:crypto';
+import { isSessionRun } from './checks-session.js';
 import { z } from 'zod';
 import { RUN_FILES } from '../run-directory.js';
 import { issueText } from '../schema/registry.js';
@@ -183,6 +184,8 @@ export const promptSlotsCheck: Check = {
   title: 'prompt slots keep their roles: one direct command, as digested in the snapshot',
   clauses: ['AH-INV-3', 'AH-CFC-4'],
   run({ run }) {
+    // A session's turns each bring a direct command: session.turns checks them.
+    if (isSessionRun(run.snapshot.value)) return notApplicable('a session: see session.turns');
     const slots = partOf(run.snapshot.value, 'promptSlots', PromptSlotsRecord);
     if (!slots.ok)
       return run.transcript === undefined

@@ -3,6 +3,7 @@
 // before every side effect, typed failures, and the transcript keeping every tool_use with
 // its one tool_result.
 import { z } from 'zod';
+import { carriedOver } from './checks-session.js';
 import { at, fail, inconclusive, notApplicable, pass, type Check } from './check.js';
 import { partOf } from './parts.js';
 import { eventsOf, unreadable } from './run-evidence.js';
@@ -220,7 +221,11 @@ export const transcriptPairedCheck: Check = {
           `transcript.jsonl:${list[0]?.line ?? 0}: tool_result for unknown tool_use ${id}`,
         );
     const fromEvents = requested.map((e) => e.data.toolUseId).join(',');
-    if (fromEvents !== uses.map((u) => u.id).join(','))
+    // A restored session's run carries the conversation it continues first: those calls
+    // were requested in the run it restored (checks-session.ts).
+    const carried = carriedOver(run);
+    const own = uses.filter((u) => u.line > carried);
+    if (fromEvents !== own.map((u) => u.id).join(','))
       where.push(
         'events.jsonl tool_requested: tool_use ids differ from the transcript’s, or their order does',
       );

@@ -33,6 +33,7 @@ import {
 } from './checks-tools.js';
 import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
 import { compactionOrderedCheck } from './checks-context.js';
+import { sessionTurnsCheck } from './checks-session.js';
 
 export const CHECKS: readonly Check[] = [
   ...INTEGRITY_CHECKS,
@@ -46,6 +47,7 @@ export const CHECKS: readonly Check[] = [
   hardeningCheck,
   assuranceCheck,
   promptSlotsCheck,
+  sessionTurnsCheck,
   surfaceCheck,
   oneResultCheck,
   decisionFirstCheck,

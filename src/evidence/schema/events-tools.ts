@@ -25,7 +25,7 @@ export const ObservationStatus = z.enum([
 export const Approver = z.strictObject({
   kind: z.literal('human'),
   user: z.string().min(1),
-  surface: z.enum(['tty', 'flag', 'file']),
+  surface: z.enum(['tty', 'flag', 'file', 'stdio']),
 });
 
 /**

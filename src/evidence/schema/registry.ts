@@ -25,6 +25,7 @@ import { lifecycleEvents } from './events-lifecycle.js';
 import { modelEvents } from './events-model.js';
 import { networkEvents } from './events-network.js';
 import { sandboxEvents } from './events-sandbox.js';
+import { sessionEvents } from './events-session.js';
 import { toolEvents } from './events-tools.js';
 
 export const EVENT_SCHEMA = 'cfh.event/1';
@@ -40,6 +41,7 @@ export const EVENT_SCHEMAS = {
   ...draftEvents,
   ...cfcEvents,
   ...contextEvents,
+  ...sessionEvents,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

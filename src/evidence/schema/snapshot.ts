@@ -219,6 +219,20 @@ export const SnapshotContext = z.strictObject({
     why: z.string(),
   }),
 });
+/**
+ * An interactive session (`cfh serve --stdio`): its id, how turns run, the authority it was
+ * opened with (what a restore must match, AH-INT-4), and the run it continues, if restored.
+ */
+export const SnapshotSession = z.strictObject({
+  id: RunIdString,
+  transport: z.enum(['stdio']),
+  turns: z.literal('serial'),
+  authority: z.record(z.string(), z.unknown()),
+  restoredFrom: z
+    .strictObject({ runId: RunIdString, lastSeq: Count, lastHash: Sha256Hex })
+    .nullable(),
+});
+export type SnapshotSession = z.infer<typeof SnapshotSession>;
 
 export const Snapshot = z.strictObject({
   schema: z.literal(SNAPSHOT_SCHEMA),
@@ -318,5 +332,6 @@ export const Snapshot = z.strictObject({
     })
     .optional(),
   context: SnapshotContext.optional(),
+  session: SnapshotSession.optional(),
 });
 export type Snapshot = z.infer<typeof Snapshot>;

@@ -1,0 +1,106 @@
+// `cfh serve --stdio [--profile P --workspace DIR ...]`: interactive sessions over JSON-RPC on
+// stdin/stdout (src/serve, docs/operators.md "Sessions over stdio"). The flags are the
+// defaults of every session this process opens; session/open's params may name the profile,
+// workspace, workspace mode, CFC mode and rules. Each session is planned here as
+// `sandbox run --prompt` plans a run: the same planner, approvals, gateway and host tools.
+import { ConfigError } from '../../errors.js';
+import { planSandboxRun } from '../../engine/run-plan.js';
+import { cancelSignalOf } from '../../engine/terminal.js';
+import { Approvals, RuleApprovals } from '../../mediator/approvals.js';
+import { currentOwner } from '../../sandbox/owner.js';
+import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
+import { authorityOf } from '../../session/authority.js';
+import type { OpenParams } from '../../serve/protocol.js';
+import { LinePeer } from '../../serve/rpc.js';
+import { SessionServer, type ServeHost } from '../../serve/server.js';
+import type { RetryHook } from '../../engine/agent-run.js';
+import type { CliDeps } from '../deps.js';
+import type { SERVE_FLAGS } from '../flags/command-flags.js';
+import type { FlagValues } from '../flags/flag.js';
+import { buildRunDeps } from '../run-deps.js';
+import { reportFailure } from '../report-failure.js';
+import { approvingUser, setUpApprovals } from './agent-approvals.js';
+import { chooseGateway, hostToolDeps } from './agent-run.js';
+
+export type ServeOptions = FlagValues<typeof SERVE_FLAGS>;
+
+export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<number> {
+  try {
+    const input = deps.input?.stream;
+    if (!o.stdio || input === undefined) {
+      throw new ConfigError(
+        'serve_transport_missing',
+        '--stdio: the transport is not given (stdio is the only one)',
+        { field: '--stdio' },
+        'run `cfh serve --stdio`',
+      );
+    }
+    const owner = currentOwner();
+    const run = await buildRunDeps(deps, owner);
+    const user = approvingUser();
+    const host: ServeHost = {
+      user,
+      prepare: async (params: OpenParams, caller) => {
+        const mode = params.mode ?? 'run';
+        const plan = planSandboxRun(
+          {
+            profile: params.profile ?? o.profile,
+            workspace: params.workspace ?? o.workspace,
+            workspaceMode: params.workspaceMode ?? o.workspaceMode,
+            mounts: o.mount,
+            network: o.network,
+            allow: o.allow,
+            deny: o.deny,
+            cfc: params.cfc ?? o.cfc,
+            artifactRoot: o.artifactRoot,
+            toolLifetime: o.toolLifetime,
+            planning: mode === 'plan',
+            command: ['sleep', 'infinity'],
+          },
+          deps.env,
+          currentHostIdentity(),
+          owner,
+        );
+        // The rules are checked as `--approve` is; cfh never prompts on a terminal here:
+        // the caller is asked over the protocol.
+        const { setup } = await setUpApprovals(
+          { approve: [...o.approve, ...(params.approve ?? [])], nonInteractive: true },
+          plan.profile,
+          deps,
+        );
+        const approvals = new Approvals([new RuleApprovals(setup.preApprovedRules, user), caller]);
+        const retryHook: RetryHook = {};
+        const gateway = chooseGateway(
+          { provider: o.provider, script: o.script },
+          deps.env,
+          plan.profile.budgets.maxRetriesPerModelCall,
+          retryHook,
+        );
+        return {
+          plan,
+          mode,
+          approvals: {
+            ...setup,
+            interactive: true,
+            notInteractiveBecause: null,
+            surfaces: approvals.approvers.map((a) => a.surface),
+          },
+          deps: {
+            ...run.deps,
+            gateway,
+            retryHook,
+            approvals,
+            hostTools: hostToolDeps(run.deps, deps.env, gateway),
+          },
+          authority: authorityOf(plan, gateway, mode, setup.preApprovedRules),
+        };
+      },
+    };
+    deps.printer.err('cfh: serving sessions on stdin/stdout (JSON-RPC 2.0, one message a line)');
+    await new SessionServer(new LinePeer(input, deps.printer.stdout), host).run(run.signal);
+    if (!run.signal.aborted) return 0;
+    return cancelSignalOf(run.signal) === 'SIGTERM' ? 143 : 130;
+  } catch (error) {
+    return reportFailure(error, deps, { json: false, surface: 'run' });
+  }
+}
