@@ -173,6 +173,10 @@ export const ERROR_CODES = [
   'workspace_moved',
   'workspace_not_directory',
   'workspace_unreadable',
+  // `cfh mcp` (src/mcp/): a model request in a run whose model side is an MCP client; a
+  // connection that could not be served.
+  'mcp_model_request',
+  'mcp_transport_failed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -25,6 +25,8 @@ import { auditCommand } from './commands/audit.js';
 import { keysInitCommand } from './commands/keys.js';
 import { runsReportCommand } from './commands/runs-report.js';
 import { runsExportCommand, runsPruneCommand } from './commands/runs-retention.js';
+import { mcpCommand } from './commands/mcp.js';
+import { MCP_BUDGET_FLAGS, MCP_FLAGS } from './flags/mcp-flags.js';
 
 type Code = number | Promise<number>;
 
@@ -210,6 +212,17 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       ),
     F.RUNS_APPLY_FLAGS,
     (runId, { '3way': threeWay, ...o }) => runsApplyCommand({ runId, threeWay, ...o }, deps),
+  );
+
+  const mcp = program
+    .command('mcp')
+    .description(
+      'Serve one sandboxed agent run to an MCP client on stdin/stdout (the client proposes, cfh decides and records)',
+    );
+  bindFlags(bindFlags(mcp, MCP_FLAGS), MCP_BUDGET_FLAGS).action(
+    async (raw: Record<string, unknown>) => {
+      setExit(await mcpCommand(raw, deps));
+    },
   );
 
   // Once the tree is complete: every command's usage errors as one line (usage-errors.ts).

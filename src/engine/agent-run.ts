@@ -36,6 +36,7 @@ import {
 } from './run-session.js';
 import type { Assurance } from './snapshot.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
+import type { SnapshotModelSide } from '../evidence/schema/snapshot.js';
 import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
@@ -77,6 +78,11 @@ export interface AgentRequest {
    * `prompt:direct` authority (AH-CFC-3).
    */
   readonly promptCapture?: InputCaptureRecord | undefined;
+  /**
+   * `cfh mcp`: the calls are proposed by an MCP client, not by cfh's model gateway; the
+   * snapshot says so, and there is no direct command (no capture, no `prompt:direct`).
+   */
+  readonly modelSide?: SnapshotModelSide | undefined;
 }
 
 /** The loop's result, and the plan it left (plan mode). */
@@ -166,11 +172,16 @@ export async function executeAgentRun(
       cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, cfc === undefined ? null : capture),
       // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
       model: modelRecord(deps.gateway),
-      promptSlots: {
-        directCommand: { chars: slots.prompt.length, digest: digest(slots.prompt) },
-        context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
-        quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
-      },
+      // An MCP client's run has no prompt slots: it says so instead (modelSide).
+      ...(request.modelSide === undefined
+        ? {
+            promptSlots: {
+              directCommand: { chars: slots.prompt.length, digest: digest(slots.prompt) },
+              context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
+              quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
+            },
+          }
+        : { modelSide: request.modelSide }),
       tools: registry.modelDefinitions().map((t) => t.name),
       // AH-TOOL-7: advertised apart from the sandbox tools, with their bounded authority.
       hostTools: describeHostTools(hostPlan),
