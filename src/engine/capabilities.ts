@@ -39,6 +39,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       'runs prune',
       'audit',
       'keys init',
+      'mcp',
     ],
     // The tools a profile may allow (its `tools` list is the run's actual surface).
     parentTools: BUILTIN_TOOLS.map((t) => ({
@@ -137,6 +138,14 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       streaming: true,
       cancellation: ['SIGINT', 'SIGTERM'],
       interactiveSessions: false,
+      // `cfh mcp`: one MCP connection over stdio is one run; the client proposes, the
+      // mediator decides (test/integration/mcp.test.ts). runs_diff/runs_apply not served.
+      mcpServer: {
+        transport: 'stdio',
+        tools: ['sandbox_exec', 'read_file', 'write_file', 'edit_file', 'list_dir', 'grep'],
+        resources: ['snapshot.json', 'events.jsonl', 'governance.jsonl', 'report.json'],
+        approvals: 'operator-configured only (--approve, --approvals)',
+      },
       delegation: false,
       resume: false,
     },
