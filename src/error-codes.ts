@@ -186,6 +186,10 @@ export const ERROR_CODES = [
   'serve_transport_missing',
   'turn_in_progress',
   'turn_not_running',
+  // `cfh mcp` (src/mcp/): a model request in a run whose model side is an MCP client; a
+  // connection that could not be served.
+  'mcp_model_request',
+  'mcp_transport_failed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -17,6 +17,7 @@ const commands = {
   runsReport: () => import('./commands/runs-report.js'),
   runsRetention: () => import('./commands/runs-retention.js'),
   serve: () => import('./commands/serve.js'),
+  mcp: () => import('./commands/mcp.js'),
 };
 
 import { Command } from 'commander';
@@ -27,6 +28,7 @@ import { oneLineUsageErrors } from './usage-errors.js';
 import { bindFlags, readFlags, type FlagTable, type FlagValues } from './flags/flag.js';
 import { BUDGET_RUN_FLAGS, RUN_FLAGS } from './flags/run-flags.js';
 import * as F from './flags/command-flags.js';
+import { MCP_BUDGET_FLAGS, MCP_FLAGS } from './flags/mcp-flags.js';
 type Code = number | Promise<number>;
 
 export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Command {
@@ -225,6 +227,17 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       .description('Interactive agent sessions over JSON-RPC on stdin/stdout (--stdio)'),
     F.SERVE_FLAGS,
     async (o) => (await commands.serve()).serveCommand(o, deps),
+  );
+
+  const mcp = program
+    .command('mcp')
+    .description(
+      'Serve one sandboxed agent run to an MCP client on stdin/stdout (the client proposes, cfh decides and records)',
+    );
+  bindFlags(bindFlags(mcp, MCP_FLAGS), MCP_BUDGET_FLAGS).action(
+    async (raw: Record<string, unknown>) => {
+      setExit(await (await commands.mcp()).mcpCommand(raw, deps));
+    },
   );
 
   // Once the tree is complete: every command's usage errors as one line (usage-errors.ts).

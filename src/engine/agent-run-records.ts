@@ -5,6 +5,9 @@ import type { ModelGateway } from '../model/gateway.js';
 import type { PromptSlots } from './agent-loop.js';
 import { planContext, type ApprovedPlan } from './from-plan.js';
 
+/** The adapter of a run whose model side is an MCP client (`cfh mcp`): no gateway of cfh's. */
+export const MCP_CLIENT_ADAPTER = 'mcp-client';
+
 export function digest(text: string): string {
   return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
@@ -16,7 +19,13 @@ export function modelRecord(gateway: ModelGateway): Record<string, unknown> {
     route: gateway.route,
     ...(gateway.adapter === 'scripted'
       ? { languageModel: false, notice: 'scripted replay: no language model took part' }
-      : { languageModel: true }),
+      : gateway.adapter === MCP_CLIENT_ADAPTER
+        ? {
+            languageModel: false,
+            notice:
+              'the calls are proposed by an MCP client (snapshot modelSide); cfh sent no model request',
+          }
+        : { languageModel: true }),
   };
 }
 

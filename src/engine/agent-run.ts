@@ -37,6 +37,7 @@ import {
 import type { Assurance } from './snapshot.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { SnapshotSession } from '../evidence/schema/snapshot.js';
+import type { SnapshotModelSide } from '../evidence/schema/snapshot.js';
 import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
@@ -81,6 +82,11 @@ export interface AgentRequest {
   readonly promptCapture?: InputCaptureRecord | undefined;
   /** An interactive session's record for the snapshot (src/session): id, authority, restore. */
   readonly session?: SnapshotSession | undefined;
+  /**
+   * `cfh mcp`: the calls are proposed by an MCP client, not by cfh's model gateway; the
+   * snapshot says so, and there is no direct command (no capture, no `prompt:direct`).
+   */
+  readonly modelSide?: SnapshotModelSide | undefined;
 }
 
 /** The loop's result, and the plan it left (plan mode). */
@@ -170,11 +176,16 @@ export async function executeAgentRun(
       cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, cfc === undefined ? null : capture),
       // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
       model: modelRecord(deps.gateway),
-      promptSlots: {
-        directCommand: { chars: slots.prompt.length, digest: digest(slots.prompt) },
-        context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
-        quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
-      },
+      // An MCP client's run has no prompt slots: it says so instead (modelSide).
+      ...(request.modelSide === undefined
+        ? {
+            promptSlots: {
+              directCommand: { chars: slots.prompt.length, digest: digest(slots.prompt) },
+              context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
+              quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
+            },
+          }
+        : { modelSide: request.modelSide }),
       tools: registry.modelDefinitions().map((t) => t.name),
       // AH-TOOL-7: advertised apart from the sandbox tools, with their bounded authority.
       hostTools: describeHostTools(hostPlan),

@@ -47,6 +47,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       'audit',
       'keys init',
       'serve',
+      'mcp',
     ],
     // The tools a profile may allow (its `tools` list is the run's actual surface).
     parentTools: BUILTIN_TOOLS.map((t) => ({
@@ -155,6 +156,14 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       streaming: true,
       cancellation: ['SIGINT', 'SIGTERM'],
       interactiveSessions: true,
+      // `cfh mcp`: one MCP connection over stdio is one run; the client proposes, the
+      // mediator decides (test/integration/mcp.test.ts). runs_diff/runs_apply not served.
+      mcpServer: {
+        transport: 'stdio',
+        tools: ['sandbox_exec', 'read_file', 'write_file', 'edit_file', 'list_dir', 'grep'],
+        resources: ['snapshot.json', 'events.jsonl', 'governance.jsonl', 'report.json'],
+        approvals: 'operator-configured only (--approve, --approvals)',
+      },
       delegation: false,
       resume: false,
       compaction: true,

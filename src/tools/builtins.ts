@@ -33,15 +33,18 @@ export interface BuiltinTool extends ToolDefinition {
   /** The command for arguments the mediator authorized (validated against `input`). */
   command(args: unknown, limits: ToolLimits): { argv: string[]; stdin?: Buffer };
   observe(result: ToolExecution, args: unknown): Observation;
+  /** A call's own, lower time limit (exec's `timeout`), in ms; none: the tool's. */
+  callTimeoutMs?(args: unknown): number | undefined;
 }
 
 interface BuiltinSpec<I extends z.ZodType> extends Omit<
   BuiltinTool,
-  'command' | 'observe' | 'input'
+  'command' | 'observe' | 'input' | 'callTimeoutMs'
 > {
   readonly input: I;
   command(args: z.infer<I>, limits: ToolLimits): { argv: string[]; stdin?: Buffer };
   observe(result: ToolExecution, args: z.infer<I>): Observation;
+  callTimeoutMs?(args: z.infer<I>): number | undefined;
 }
 
 /**
@@ -53,6 +56,9 @@ function builtin<I extends z.ZodType>(spec: BuiltinSpec<I>): BuiltinTool {
     ...spec,
     command: (args, limits) => spec.command(spec.input.parse(args), limits),
     observe: (result, args) => spec.observe(result, spec.input.parse(args)),
+    ...(spec.callTimeoutMs === undefined
+      ? {}
+      : { callTimeoutMs: (args) => spec.callTimeoutMs?.(spec.input.parse(args)) }),
   };
 }
 
@@ -184,13 +190,18 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     runsIn: 'workload',
     name: 'exec',
     purpose:
-      'Run a program in the sandbox. `command` is an argv array (no shell); the working directory is /workspace.',
-    input: z.strictObject({ command: z.array(z.string()).min(1).max(256) }),
+      'Run a program in the sandbox. `command` is an argv array (no shell); the working directory is /workspace; `timeout` (seconds) may only lower the time limit.',
+    input: z.strictObject({
+      command: z.array(z.string()).min(1).max(256),
+      timeout: z.number().int().min(1).max(86_400).optional(),
+    }),
     // The model's own program: it may do anything the sandbox allows, inside it.
     riskClass: 'process_execution',
     sideEffectClass: 'process_or_network_execution',
     permissionPolicy: 'sandbox',
     command: (args) => ({ argv: [...args.command] }),
+    // Lower only: the tool's own limit and the profile's cap still bound it (sandbox-runner.ts).
+    callTimeoutMs: (args) => (args.timeout === undefined ? undefined : args.timeout * 1000),
     observe: (result) => {
       if (result.timedOut)
         return errorObservation('timeout', 'the command ran out of time and was killed');

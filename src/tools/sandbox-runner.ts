@@ -1,6 +1,6 @@
 // Runs an authorized built-in call in the run's tool containers (tool-executor.ts): the
-// tool's command for the authorized arguments, bounded by the lower of the tool's timeout
-// and the profile's cap, and the tool's own reading of the result.
+// tool's command for the authorized arguments, bounded by the lowest of the tool's timeout,
+// the profile's cap and the call's own (exec's `timeout`), and the tool's own reading of the result.
 import { HarnessInvariantError } from '../errors.js';
 import { isAuthorized, type AuthorizedCall } from '../mediator/mediator.js';
 import type { BuiltinTool } from './builtins.js';
@@ -42,7 +42,11 @@ export class SandboxToolRunner implements ToolRunner {
     const execution = await this.#executor.run(argv, {
       runsIn: tool.runsIn,
       stdin,
-      timeoutMs: Math.min(tool.timeoutMs, this.#capMs),
+      timeoutMs: Math.min(
+        tool.timeoutMs,
+        this.#capMs,
+        tool.callTimeoutMs?.(call.args) ?? Number.POSITIVE_INFINITY,
+      ),
       maxOutputBytes: tool.resultSizeLimitChars * 4,
       signal,
     });

@@ -8,6 +8,7 @@ import { RUN_FILES } from '../run-directory.js';
 import { issueText } from '../schema/registry.js';
 import {
   PromptSlotsRecord,
+  SnapshotModelSide,
   Snapshot,
   SnapshotAssurance,
   SnapshotContainerSpec,
@@ -42,7 +43,9 @@ export const snapshotCheck: Check = {
       if (s.model === null) where.push('snapshot.json model: an agent run names no model');
       if (s.model !== null && Object.keys(s.model.route).length === 0)
         where.push('snapshot.json model.route: no provider or credential reference');
-      if (s.promptSlots === undefined) where.push('snapshot.json promptSlots: missing');
+      // An MCP client's run has no prompt slots and says who proposes instead (modelSide).
+      if (s.promptSlots === undefined && s.modelSide === undefined)
+        where.push('snapshot.json promptSlots: missing (and no modelSide)');
       if (s.budgets === undefined) where.push('snapshot.json budgets: missing');
       if (s.tools.length === 0) where.push('snapshot.json tools: an agent run with no tools');
     } else {
@@ -187,6 +190,21 @@ export const promptSlotsCheck: Check = {
     // A session's turns each bring a direct command: session.turns checks them.
     if (isSessionRun(run.snapshot.value)) return notApplicable('a session: see session.turns');
     const slots = partOf(run.snapshot.value, 'promptSlots', PromptSlotsRecord);
+    // `cfh mcp`: an MCP client proposes the calls; there is no slot, and no message may
+    // open a direct-command fence (the client's text has no prompt authority: AH-CFC-3).
+    if (!slots.ok && partOf(run.snapshot.value, 'modelSide', SnapshotModelSide).ok) {
+      const opened = (run.transcript ?? []).filter((t) =>
+        (t.message?.content ?? []).some(
+          (b) => b.type === 'text' && /<direct-command>/.test(b.text),
+        ),
+      );
+      return opened.length > 0
+        ? fail(
+            'a run of an MCP client holds a direct command',
+            opened.map((t) => `transcript.jsonl:${t.line}: opens a direct-command fence`),
+          )
+        : pass('no direct command: an MCP client proposes the calls (snapshot modelSide)');
+    }
     if (!slots.ok)
       return run.transcript === undefined
         ? notApplicable('no prompt: a command run')

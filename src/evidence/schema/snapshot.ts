@@ -146,6 +146,21 @@ export const PromptSlotsRecord = z.strictObject({
   quoted: z.array(Digested),
 });
 
+/**
+ * Who proposes the calls of an agent run when it is not cfh's model gateway: an MCP client
+ * (`cfh mcp`), as its initialize request named itself. Its text carries no prompt authority:
+ * such a run has no direct command (AH-CFC-3).
+ */
+export const SnapshotModelSide = z.strictObject({
+  kind: z.literal('mcp-client'),
+  transport: z.literal('stdio'),
+  /** As the client said in `initialize`: a claim, not an authenticated identity. */
+  client: z.strictObject({ name: z.string(), version: z.string() }),
+  protocolVersion: z.string().nullable(),
+  directCommand: z.null(),
+});
+export type SnapshotModelSide = z.infer<typeof SnapshotModelSide>;
+
 /** An approved plan a run executes (`--from-plan`): the planning run and plan.md's digest. */
 export const FromPlan = z.strictObject({ runId: RunIdString, sha256: Sha256Hex }).nullable();
 
@@ -301,6 +316,8 @@ export const Snapshot = z.strictObject({
   tools: z.array(z.string()),
   childProfiles: z.array(z.unknown()),
   promptSlots: PromptSlotsRecord.optional(),
+  /** Agent runs whose calls an MCP client proposes (`cfh mcp`); absent: cfh's own model. */
+  modelSide: SnapshotModelSide.optional(),
   /** Absent only in runs recorded before CFC. */
   cfc: SnapshotCfc.optional(),
   budgets: SnapshotBudgets.optional(),
