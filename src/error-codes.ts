@@ -173,6 +173,10 @@ export const ERROR_CODES = [
   'workspace_moved',
   'workspace_not_directory',
   'workspace_unreadable',
+  // `cfh sandbox resume` (AH-ART-4/5): an override that does not narrow, and state that
+  // cannot be resumed (chain, schema, transcript, workspace, image, profile changed).
+  'resume_broadens',
+  'resume_unusable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
