@@ -10,6 +10,8 @@ import { bindFlags, readFlags, type FlagTable, type FlagValues } from './flags/f
 import { BUDGET_RUN_FLAGS, RUN_FLAGS } from './flags/run-flags.js';
 import * as F from './flags/command-flags.js';
 import { sandboxRunCommand } from './commands/sandbox-run.js';
+import { sandboxResumeCommand } from './commands/sandbox-resume.js';
+import { RESUME_BUDGET_FLAGS, RESUME_FLAGS } from './flags/resume-flags.js';
 import { runsApplyCommand, runsDiffCommand } from './commands/runs-patch.js';
 import { profilesListCommand, profilesShowCommand } from './commands/profiles.js';
 import { policyExplainCommand } from './commands/policy.js';
@@ -63,9 +65,8 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     });
   };
 
-  const run = program
-    .command('sandbox')
-    .description('Run commands in hardened containers')
+  const sandbox = program.command('sandbox').description('Run commands in hardened containers');
+  const run = sandbox
     .command('run')
     .description('Run COMMAND in its own hardened container (write it after --)');
   bindFlags(bindFlags(run, RUN_FLAGS), BUDGET_RUN_FLAGS)
@@ -74,6 +75,18 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .action(async (command: string[], raw: Record<string, unknown>) => {
       setExit(await sandboxRunCommand(raw, command, deps));
     });
+  // AH-ART-4/5: an ended agent run continued as a new run linked to it.
+  bindFlags(
+    bindFlags(
+      sandbox
+        .command('resume <runId>')
+        .description('Continue an agent run that ended as a new run linked to it (narrowing only)'),
+      RESUME_FLAGS,
+    ),
+    RESUME_BUDGET_FLAGS,
+  ).action(async (runId: string, raw: Record<string, unknown>) => {
+    setExit(await sandboxResumeCommand(runId, raw, deps));
+  });
 
   const profiles = program.command('profiles').description('Inspect profiles');
   leaf(profiles.command('list'), F.PROFILES_LIST_FLAGS, (o) => profilesListCommand(o, deps));

@@ -21,6 +21,7 @@ import { answerIn, type AgentDriver } from './agent-run.js';
 import { authorityOfPlan, authorityOfSnapshot, grantsOf } from './resume-authority.js';
 import { narrowingViolations, type ModelRoute } from './resume-narrowing.js';
 import { refuseResume, type ResumeState } from './resume-state.js';
+import { RESUMED_CONTEXT_FILE } from '../evidence/schema/resume.js';
 
 /** The options a resume may give: each must narrow (tools: a subset of the profile's). */
 export type ResumeOverrides = Pick<
@@ -194,19 +195,21 @@ export function planResume(
 
 /**
  * The driver of a resumed run: the link recorded before the first model request, the
- * rebuilt context written to the new transcript (it is what the model is sent), the old
+ * rebuilt context written as resumed-context.jsonl (it is what the model is sent first), the old
  * context's label joined into the new one (its confidentiality stays; its integrity can only
  * lower the new run's: AH-CFC-5/7), then one loop over that context.
  */
 export function resumeDriver(state: ResumeState, link: ResumedFrom): AgentDriver {
   return async (ctx, signal) => {
     await ctx.session.dir.events.append('run_resumed', link, true);
+    // The context as the model is sent it, in the chain beside the new transcript (which
+    // holds this run's own messages, from its first direct-command slot).
     const conversation = newConversation();
-    for (const message of state.messages) {
-      const m = message as ModelMessage;
-      conversation.messages.push(m);
-      await ctx.open.loopDeps.recorder.transcript(m);
-    }
+    conversation.messages.push(...(state.messages as readonly ModelMessage[]));
+    await ctx.session.dir.writeFile(
+      RESUMED_CONTEXT_FILE,
+      state.messages.map((m) => `${JSON.stringify(m)}\n`).join(''),
+    );
     if (state.cfcLabel !== null) ctx.surface.cfc?.expose(state.cfcLabel);
     return answerIn(conversation)(ctx, signal);
   };

@@ -57,8 +57,8 @@ async function readSlots(
   return { prompt: args.prompt, context, quoted };
 }
 
-function chooseGateway(
-  args: AgentRunRequest,
+export function chooseGateway(
+  args: Pick<AgentRunRequest, 'provider' | 'script'>,
   env: CfhEnvironment,
   retries: number,
   retryHook: RetryHook,
@@ -100,7 +100,7 @@ function chooseGateway(
 }
 
 /** The host-tool channel: its ledger, where credentials are read, what else is scrubbed. */
-function hostToolDeps(run: RunDeps, env: CfhEnvironment, gateway: ModelGateway): HostToolDeps {
+export function hostToolDeps(run: RunDeps, env: CfhEnvironment, gateway: ModelGateway): HostToolDeps {
   const key = env.anthropicApiKey;
   const held = gateway.adapter === 'anthropic' && key !== undefined && key.length >= 8;
   return {

@@ -31,6 +31,7 @@ import {
   transcriptPairedCheck,
 } from './checks-tools.js';
 import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
+import { resumeLinkCheck } from './checks-resume.js';
 
 export const CHECKS: readonly Check[] = [
   ...INTEGRITY_CHECKS,
@@ -59,4 +60,5 @@ export const CHECKS: readonly Check[] = [
   handlesBeforePolicyCheck,
   promptAuthorityCheck,
   evidenceBoundaryCheck,
+  resumeLinkCheck,
 ];

@@ -4,6 +4,9 @@
 import { z } from 'zod';
 import { Count, RunIdString, Sha256Hex } from './common.js';
 
+/** The rebuilt context of a resumed run, one transcript message a line, in its chain. */
+export const RESUMED_CONTEXT_FILE = 'resumed-context.jsonl';
+
 export const ResumedFrom = z.strictObject({
   runId: RunIdString,
   /** How the old run had ended; `abandoned`: not terminal, and its cfh was gone. */
