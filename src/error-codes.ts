@@ -190,6 +190,10 @@ export const ERROR_CODES = [
   // connection that could not be served.
   'mcp_model_request',
   'mcp_transport_failed',
+  // `cfh sandbox resume` (AH-ART-4/5): an override that does not narrow, and state that
+  // cannot be resumed (chain, schema, transcript, workspace, image, profile changed).
+  'resume_broadens',
+  'resume_unusable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -18,6 +18,7 @@ const commands = {
   runsRetention: () => import('./commands/runs-retention.js'),
   serve: () => import('./commands/serve.js'),
   mcp: () => import('./commands/mcp.js'),
+  sandboxResume: () => import('./commands/sandbox-resume.js'),
 };
 
 import { Command } from 'commander';
@@ -29,6 +30,7 @@ import { bindFlags, readFlags, type FlagTable, type FlagValues } from './flags/f
 import { BUDGET_RUN_FLAGS, RUN_FLAGS } from './flags/run-flags.js';
 import * as F from './flags/command-flags.js';
 import { MCP_BUDGET_FLAGS, MCP_FLAGS } from './flags/mcp-flags.js';
+import { RESUME_BUDGET_FLAGS, RESUME_FLAGS } from './flags/resume-flags.js';
 type Code = number | Promise<number>;
 
 export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Command {
@@ -66,9 +68,8 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     });
   };
 
-  const run = program
-    .command('sandbox')
-    .description('Run commands in hardened containers')
+  const sandbox = program.command('sandbox').description('Run commands in hardened containers');
+  const run = sandbox
     .command('run')
     .description('Run COMMAND in its own hardened container (write it after --)');
   bindFlags(bindFlags(run, RUN_FLAGS), BUDGET_RUN_FLAGS)
@@ -77,6 +78,18 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .action(async (command: string[], raw: Record<string, unknown>) => {
       setExit(await (await commands.sandboxRun()).sandboxRunCommand(raw, command, deps));
     });
+  // AH-ART-4/5: an ended agent run continued as a new run linked to it.
+  bindFlags(
+    bindFlags(
+      sandbox
+        .command('resume <runId>')
+        .description('Continue an agent run that ended as a new run linked to it (narrowing only)'),
+      RESUME_FLAGS,
+    ),
+    RESUME_BUDGET_FLAGS,
+  ).action(async (runId: string, raw: Record<string, unknown>) => {
+    setExit(await (await commands.sandboxResume()).sandboxResumeCommand(runId, raw, deps));
+  });
 
   const profiles = program.command('profiles').description('Inspect profiles');
   leaf(profiles.command('list'), F.PROFILES_LIST_FLAGS, async (o) =>

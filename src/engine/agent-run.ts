@@ -15,7 +15,12 @@ import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { ToolRegistry } from '../tools/contract.js';
 import { toolContainerName } from '../tools/tool-container.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
-import { runAgentLoop, type AgentLoopResult, type PromptSlots } from './agent-loop.js';
+import {
+  runAgentLoop,
+  type AgentLoopResult,
+  type Conversation,
+  type PromptSlots,
+} from './agent-loop.js';
 import { PLAN_FILE, type ApprovedPlan } from './from-plan.js';
 import { estimateRun, loadRateCard } from '../model/cost.js';
 import {
@@ -38,6 +43,7 @@ import type { Assurance } from './snapshot.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { SnapshotSession } from '../evidence/schema/snapshot.js';
 import type { SnapshotModelSide } from '../evidence/schema/snapshot.js';
+import type { ResumedFrom } from '../evidence/schema/resume.js';
 import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
@@ -87,6 +93,8 @@ export interface AgentRequest {
    * snapshot says so, and there is no direct command (no capture, no `prompt:direct`).
    */
   readonly modelSide?: SnapshotModelSide | undefined;
+  /** `cfh sandbox resume`: the run this one continues, recorded in the snapshot (AH-ART-4). */
+  readonly resumedFrom?: ResumedFrom | undefined;
 }
 
 /** The loop's result, and the plan it left (plan mode). */
@@ -170,6 +178,7 @@ export async function executeAgentRun(
       // approvals are given, fixed before anything runs.
       mode: request.mode,
       fromPlan,
+      ...(request.resumedFrom === undefined ? {} : { resumedFrom: request.resumedFrom }),
       approvals: request.approvals,
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
@@ -297,9 +306,26 @@ async function runAgent(
   return drive({ session, request, deps, surface, open }, signal);
 }
 
+/**
+ * One loop over `conversation` (a new one by default) until the model answers or a budget
+ * ends it; a resumed run passes the context it rebuilt (resume-run.ts).
+ */
+export const answerIn =
+  (conversation?: Conversation): AgentDriver =>
+  async ({ session, request, surface, open }, signal) => {
+    const loop = await runAgentLoop(request.slots, open.loopDeps, signal, conversation);
+    return endOfLoop(session, request, surface, loop);
+  };
+
 /** The one-prompt driver: one loop until the model answers or a budget ends it. */
-export const answerOnce: AgentDriver = async ({ session, request, surface, open }, signal) => {
-  const loop = await runAgentLoop(request.slots, open.loopDeps, signal);
+export const answerOnce: AgentDriver = answerIn();
+
+async function endOfLoop(
+  session: RunSession,
+  request: AgentRequest,
+  surface: AgentSurface,
+  loop: AgentLoopResult,
+): Promise<{ end: RunEnd; result: AgentResult }> {
   const end: RunEnd =
     loop.status === 'completed'
       ? await answeredOrBlocked(session, request.mode, surface.blocked)
@@ -311,7 +337,7 @@ export const answerOnce: AgentDriver = async ({ session, request, surface, open 
     return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256 } } };
   }
   return { end, result: loop };
-};
+}
 
 /**
  * `--fail-on-blocked` / `failOnBlocked`: an answer after blocked calls fails the run, and the

@@ -2,7 +2,10 @@
 // and decide the exit status: 0 nothing fails, 1 something fails (with --strict also a warn
 // or an inconclusive), 2 the evidence cannot be read at all.
 import type { TrustedKey } from '../signing.js';
-import type { Check, CheckResult, Verdict } from './check.js';
+import path from 'node:path';
+import type { AuditContext, Check, CheckResult, Verdict } from './check.js';
+import { isRunId } from '../run-id.js';
+import { recordOf } from './parts.js';
 import { CHECKS } from './checks.js';
 import { loadRunEvidence, type RunEvidence } from './run-evidence.js';
 import type { LedgerEntry } from './ledger.js';
@@ -28,13 +31,28 @@ export interface AuditOptions {
   readonly strict?: boolean;
   readonly ledger?: readonly LedgerEntry[];
   readonly checks?: readonly Check[];
+  /** The run a resumed run continues (AH-ART-4/5): see AuditContext.resumed. */
+  readonly resumed?: AuditContext['resumed'];
 }
 
 export async function auditRunDirectory(
   dir: string,
   options: AuditOptions = {},
 ): Promise<AuditResult> {
-  return auditEvidence(await loadRunEvidence(dir), options);
+  const run = await loadRunEvidence(dir);
+  return auditEvidence(run, { ...options, resumed: await resumedEvidence(run) });
+}
+
+/** The run a resumed run names, read from the same artifact root (a sibling directory). */
+async function resumedEvidence(run: RunEvidence): Promise<AuditContext['resumed']> {
+  const from = recordOf(recordOf(run.snapshot.value)?.resumedFrom)?.runId;
+  if (typeof from !== 'string') return undefined;
+  if (!isRunId(from)) return { unreadable: `resumedFrom.runId '${from}' is not a run id` };
+  try {
+    return await loadRunEvidence(path.join(path.dirname(run.dir), from));
+  } catch (error) {
+    return { unreadable: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 export function auditEvidence(run: RunEvidence, options: AuditOptions = {}): AuditResult {
@@ -45,6 +63,7 @@ export function auditEvidence(run: RunEvidence, options: AuditOptions = {}): Aud
         run,
         trustedKey: options.trustedKey,
         requireSignature: options.requireSignature,
+        resumed: options.resumed,
       });
     } catch (error) {
       // A check that throws met evidence it could not read: said, never hidden.

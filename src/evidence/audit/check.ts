@@ -23,6 +23,11 @@ export interface AuditContext {
   readonly trustedKey?: TrustedKey | undefined;
   /** `cfh audit --require-signature`: an unsigned run fails, whenever it ran. */
   readonly requireSignature?: boolean | undefined;
+  /**
+   * A resumed run: the run it resumes, read from beside it (audit.ts), or why it could not
+   * be read. Absent: not loaded (the check says it could not look).
+   */
+  readonly resumed?: RunEvidence | { readonly unreadable: string } | undefined;
 }
 
 export interface Check {

@@ -34,6 +34,7 @@ import {
 import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
 import { compactionOrderedCheck } from './checks-context.js';
 import { sessionTurnsCheck } from './checks-session.js';
+import { resumeLinkCheck } from './checks-resume.js';
 
 export const CHECKS: readonly Check[] = [
   ...INTEGRITY_CHECKS,
@@ -65,4 +66,5 @@ export const CHECKS: readonly Check[] = [
   handlesBeforePolicyCheck,
   promptAuthorityCheck,
   evidenceBoundaryCheck,
+  resumeLinkCheck,
 ];

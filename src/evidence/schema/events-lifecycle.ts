@@ -2,6 +2,7 @@
 // a containment failure and the terminal record (AH-LIFE-1/2, AH-ART-1).
 import { z } from 'zod';
 import { Count, Sha256Hex, TerminalStatus } from './common.js';
+import { ResumedFrom } from './resume.js';
 
 export const lifecycleEvents = {
   /** An evidence file as written (or, for a streamed one, sealed): path relative to the run directory. */
@@ -15,6 +16,8 @@ export const lifecycleEvents = {
     profile: z.string(),
     imageId: z.string(),
   }),
+  /** A resumed run's link to the old chain (AH-ART-4/5), before its first model request. */
+  run_resumed: ResumedFrom,
   cancelled: z.strictObject({ signal: z.enum(['SIGINT', 'SIGTERM', 'abort']) }),
   /** What the engine mounted or a source did not match what cfh checked (AH-TOOL-6). */
   containment_failure: z.strictObject({

@@ -7,6 +7,7 @@
 // the schema names what the audit relies on, not every field those layers add.
 import { z } from 'zod';
 import { Count, IsoTime, PrefixedSha256, RunIdString, Sha256Hex } from './common.js';
+import { ResumedFrom } from './resume.js';
 
 export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
 
@@ -326,6 +327,8 @@ export const Snapshot = z.strictObject({
   /** Agent runs: `plan` blocks every mutation (planning mode); `run` executes. */
   mode: z.enum(['run', 'plan']).optional(),
   fromPlan: FromPlan.optional(),
+  /** `cfh sandbox resume`: the run this one continues (AH-ART-4/5). */
+  resumedFrom: ResumedFrom.optional(),
   approvals: ApprovalSetupRecord.optional(),
   toolContainer: z
     .strictObject({
