@@ -4,9 +4,9 @@
 // to the model; engine and containment failures end the run and stay out of the model's
 // channel (AH-TOOL-6). Prompt slots keep their roles, and tool output reaches the model
 // marked as untrusted data (AH-INV-3).
-import type { BudgetExceeded, TurnCost } from './budgets.js';
-import { estimateAttempt, type RateCard } from '../model/cost.js';
-import { billedTurn, reserveRequest } from './request-reservation.js';
+import type { BudgetExceeded } from './budgets.js';
+import type { RateCard } from '../model/cost.js';
+import { modelAttempt } from './model-attempt.js';
 import type { ContentBlock, ModelGateway, ModelMessage, ReportedUsage } from '../model/gateway.js';
 import type { Ruling } from '../mediator/mediator.js';
 import {
@@ -277,7 +277,6 @@ async function loop(
     if (before) return stopForBudget(deps, state, conversation, before);
     conversation.requests += 1;
     const turn = conversation.requests;
-    const attemptId = `turn-${turn}`;
     // AH-CFC-7/16: the influence every call of this turn will carry, before the request.
     await recordInfluence(deps, turn);
     const request = {
@@ -285,57 +284,21 @@ async function loop(
       messages,
       tools: deps.registry.modelDefinitions(),
     };
-    // AH-LIFE-4: the worst case of the request is reserved before it is sent; a request the
-    // budgets cannot hold is never sent, and its max_tokens is what they leave.
-    const reserved = await reserveRequest(
+    // AH-LIFE-4: the worst case of the request is reserved before it is sent (model-attempt.ts).
+    const attempt = await modelAttempt(
       request,
       deps.maxOutputTokens,
-      deps.gateway,
-      deps.budgets,
-      deps.card,
+      `turn-${turn}`,
+      deps,
+      (usage) => state.usage.push(usage),
       signal,
     );
-    if ('budget' in reserved) return stopForBudget(deps, state, conversation, reserved);
-    await deps.recorder.event('model_call_started', {
-      attemptId,
-      adapter: deps.gateway.adapter,
-      maxTokens: reserved.maxTokens,
-      reserved: {
-        inputTokens: reserved.inputTokens,
-        counted: reserved.counted,
-        ...(reserved.cost === undefined ? {} : { cost: reserved.cost }),
-      },
-    });
-    const response = await deps.gateway.complete(
-      { ...request, maxOutputTokens: reserved.maxTokens },
-      signal,
-    );
-    const usage = { attemptId, adapter: deps.gateway.adapter, model: response.model };
-    state.usage.push({ ...usage, usage: response.usage });
-    const estimate =
-      deps.card === undefined
-        ? undefined
-        : estimateAttempt(deps.card, attemptId, response.model, response.usage);
-    await deps.recorder.event('model_call_completed', {
-      ...usage,
-      stopReason: response.stopReason,
-      usage: response.usage,
-      ...(estimate === undefined ? {} : { costEstimate: estimate }),
-    });
+    if ('refused' in attempt) return stopForBudget(deps, state, conversation, attempt.refused);
+    const { response, charged } = attempt;
     const assistant: ModelMessage = { role: 'assistant', content: response.content };
     messages.push(assistant);
     noteResponse(conversation, response.usage);
     await deps.recorder.transcript(assistant);
-    const cost: TurnCost =
-      estimate === undefined
-        ? undefined
-        : 'estimated' in estimate
-          ? estimate.estimated
-          : 'unpriced';
-    // What the provider billed; past a limit only if it billed past the reservation.
-    const charged = deps.budgets.recordModelTurn(
-      billedTurn(response.usage, reserved, cost, response.unbilled === true),
-    );
     const uses = response.content.filter(
       (b): b is Extract<ContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
     );

@@ -12,12 +12,11 @@
 // direct command verbatim (AH-LIFE-6) and label the summary (AH-CFC-7), so it summarises
 // itself and records the mechanism (snapshot `context`, capabilities `contextCompaction`).
 import { CfhError } from '../errors.js';
-import type { BudgetExceeded, BudgetTracker, TurnCost } from './budgets.js';
-import { estimateAttempt, type RateCard } from '../model/cost.js';
+import type { BudgetExceeded } from './budgets.js';
 import type { ModelGateway, ModelMessage, ReportedUsage } from '../model/gateway.js';
 import type { CfcRuntime } from '../cfc/runtime.js';
 import type { ToolCallRecorder } from './tool-call-deps.js';
-import { billedTurn, reserveRequest } from './request-reservation.js';
+import { modelAttempt, type AttemptDeps, type AttemptUsage } from './model-attempt.js';
 import {
   compactedMessages,
   contextProblems,
@@ -145,20 +144,10 @@ export function noteResponse(conversation: CompactableConversation, usage: Repor
   state.baseline = { messages: conversation.messages.length, tokens };
 }
 
-export interface CompactionDeps {
-  readonly gateway: ModelGateway;
+export interface CompactionDeps extends AttemptDeps {
   readonly recorder: ToolCallRecorder & { transcript(message: ModelMessage): Promise<void> };
-  readonly budgets: BudgetTracker;
-  readonly card?: RateCard | undefined;
   readonly cfc?: CfcRuntime | undefined;
   readonly compaction?: CompactionConfig | undefined;
-}
-
-export interface AttemptUsage {
-  readonly attemptId: string;
-  readonly adapter: string;
-  readonly model: string;
-  readonly usage: ReportedUsage;
 }
 
 type RequestFrame = { readonly system: string; readonly tools: unknown };
@@ -219,51 +208,20 @@ export async function compactIfDue(
     const before = deps.budgets.beforeModelTurn();
     if (before !== undefined) return await failOnBudget(deps, n, state, before);
     const request = { ...summaryRequest(plan), purpose: 'compaction' as const };
-    const reserved = await reserveRequest(
+    sent = true;
+    const attempt = await modelAttempt(
       request,
       SUMMARY_OUTPUT_CAP,
-      deps.gateway,
-      deps.budgets,
-      deps.card,
-      signal,
-    );
-    if ('budget' in reserved) return await failOnBudget(deps, n, state, reserved);
-    await deps.recorder.event('model_call_started', {
       attemptId,
-      adapter: deps.gateway.adapter,
-      maxTokens: reserved.maxTokens,
-      reserved: {
-        inputTokens: reserved.inputTokens,
-        counted: reserved.counted,
-        ...(reserved.cost === undefined ? {} : { cost: reserved.cost }),
-      },
-    });
-    sent = true;
-    const response = await deps.gateway.complete(
-      { ...request, maxOutputTokens: reserved.maxTokens },
+      deps,
+      record,
       signal,
     );
-    const attempt = { attemptId, adapter: deps.gateway.adapter, model: response.model };
-    record({ ...attempt, usage: response.usage });
-    const estimate =
-      deps.card === undefined
-        ? undefined
-        : estimateAttempt(deps.card, attemptId, response.model, response.usage);
-    await deps.recorder.event('model_call_completed', {
-      ...attempt,
-      stopReason: response.stopReason,
-      usage: response.usage,
-      ...(estimate === undefined ? {} : { costEstimate: estimate }),
-    });
-    const cost: TurnCost =
-      estimate === undefined
-        ? undefined
-        : 'estimated' in estimate
-          ? estimate.estimated
-          : 'unpriced';
-    const charged = deps.budgets.recordModelTurn(
-      billedTurn(response.usage, reserved, cost, response.unbilled === true),
-    );
+    if ('refused' in attempt) {
+      sent = false;
+      return await failOnBudget(deps, n, state, attempt.refused);
+    }
+    const { response, charged } = attempt;
     const summary = response.content
       .filter((b) => b.type === 'text')
       .map((b) => b.text)

@@ -36,7 +36,7 @@ import { BUILTIN_TOOLS } from '../../src/tools/builtins.js';
 import { ToolRegistry } from '../../src/tools/contract.js';
 import type { ToolExecution } from '../../src/tools/tool-container.js';
 import type { GovernanceRecord } from '../../src/evidence/governance-record.js';
-import { runnerFrom, testMediator } from './helpers.js';
+import { execution, runnerFrom, testMediator } from './helpers.js';
 import { Scrubber } from '../../src/tools/host/scrub.js';
 
 const budgets: Budgets = {
@@ -51,20 +51,6 @@ const budgets: Budgets = {
   maxRetriesPerModelCall: 0,
   maxRetriesPerToolCall: 0,
 };
-
-function execution(over: Partial<ToolExecution> = {}): ToolExecution {
-  return {
-    exitCode: 0,
-    stdout: Buffer.from(JSON.stringify({ entries: ['a'] })),
-    stderr: Buffer.alloc(0),
-    stdoutTruncated: false,
-    stderrTruncated: false,
-    timedOut: false,
-    durationMs: 1,
-    containerId: 'fake',
-    ...over,
-  };
-}
 
 /** A tool call that never ends by itself; the deadline fires after `ms` and aborts it. */
 function stuckUntilDeadline(

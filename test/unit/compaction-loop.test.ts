@@ -19,7 +19,7 @@ import type { ModelGateway, ModelRequest } from '../../src/model/gateway.js';
 import { BUILTIN_TOOLS } from '../../src/tools/builtins.js';
 import { ToolRegistry } from '../../src/tools/contract.js';
 import { CfhError } from '../../src/errors.js';
-import { runnerFrom, testMediator } from './helpers.js';
+import { execution, runnerFrom, testMediator } from './helpers.js';
 import { AnthropicGateway } from '../../src/model/anthropic-gateway.js';
 import {
   okText,
@@ -79,16 +79,11 @@ function harness(source: z.input<typeof Script> | ModelGateway, compactAt: numbe
     budgets: new BudgetTracker({ ...AgentBudgets.parse({}), maxTotalCost: undefined }),
     runners: {
       sandbox: runnerFrom(() =>
-        Promise.resolve({
-          exitCode: 0,
-          stdout: Buffer.from(JSON.stringify({ content: 'x'.repeat(400), truncated: false })),
-          stderr: Buffer.alloc(0),
-          stdoutTruncated: false,
-          stderrTruncated: false,
-          timedOut: false,
-          durationMs: 1,
-          containerId: 'fake',
-        }),
+        Promise.resolve(
+          execution({
+            stdout: Buffer.from(JSON.stringify({ content: 'x'.repeat(400), truncated: false })),
+          }),
+        ),
       ),
     },
     recorder: {

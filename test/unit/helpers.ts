@@ -117,3 +117,18 @@ export function testMediator(
 export function workspaceMountOf(dir: string): SpecMount {
   return { source: dir, target: '/workspace', mode: 'ro', identity: identityOf(dir) };
 }
+
+/** A tool execution that succeeded, with `over` replacing what a test needs. */
+export function execution(over: Partial<ToolExecution> = {}): ToolExecution {
+  return {
+    exitCode: 0,
+    stdout: Buffer.from(JSON.stringify({ entries: ['a'] })),
+    stderr: Buffer.alloc(0),
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    timedOut: false,
+    durationMs: 1,
+    containerId: 'fake',
+    ...over,
+  };
+}
