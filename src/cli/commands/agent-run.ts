@@ -100,7 +100,11 @@ export function chooseGateway(
 }
 
 /** The host-tool channel: its ledger, where credentials are read, what else is scrubbed. */
-export function hostToolDeps(run: RunDeps, env: CfhEnvironment, gateway: ModelGateway): HostToolDeps {
+export function hostToolDeps(
+  run: RunDeps,
+  env: CfhEnvironment,
+  gateway: ModelGateway,
+): HostToolDeps {
   const key = env.anthropicApiKey;
   const held = gateway.adapter === 'anthropic' && key !== undefined && key.length >= 8;
   return {
