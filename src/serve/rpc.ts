@@ -110,7 +110,10 @@ export class LinePeer {
         this.#pending.delete(id);
         reject(signal.reason as Error);
       };
-      if (signal.aborted) return onAbort();
+      if (signal.aborted) {
+        onAbort();
+        return;
+      }
       signal.addEventListener('abort', onAbort, { once: true });
       this.#pending.set(id, (outcome) => {
         signal.removeEventListener('abort', onAbort);
@@ -196,7 +199,7 @@ export class LinePeer {
 
 function idOf(raw: unknown): RequestId | null {
   if (typeof raw !== 'object' || raw === null || !('id' in raw)) return null;
-  const id = (raw as { id: unknown }).id;
+  const id = raw.id;
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
 }
 

@@ -24,7 +24,8 @@ import {
   type ParamsOf,
   type RequestId,
 } from './protocol.js';
-import { LinePeer, RpcError, issuesText } from './rpc.js';
+import type { LinePeer } from './rpc.js';
+import { RpcError, issuesText } from './rpc.js';
 import { StdioApprovals } from './stdio-approvals.js';
 
 /** A session planned as this process would open it. */
@@ -70,7 +71,13 @@ export class SessionServer {
     signal.addEventListener('abort', onSignal, { once: true });
     const stopped = new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
-      signal.addEventListener('abort', () => resolve(), { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          resolve();
+        },
+        { once: true },
+      );
     });
     try {
       // A signal stops reading too: input may never end.
@@ -105,7 +112,7 @@ export class SessionServer {
         }),
       );
     const handler = this.#handlers[method] as Handler<Method>;
-    return handler(parsed.data as ParamsOf<Method>, id);
+    return handler(parsed.data, id);
   }
 
   readonly #handlers: { [M in Method]: Handler<M> } = {

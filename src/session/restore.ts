@@ -220,7 +220,7 @@ async function vouchedMessages(
   for (const line of prefix.toString('utf8').split('\n')) {
     if (line === '') continue;
     try {
-      list.push(TranscriptMessage.parse(JSON.parse(line)) as ModelMessage);
+      list.push(TranscriptMessage.parse(JSON.parse(line)));
     } catch (error) {
       throw fail(`transcript.jsonl: a message does not parse (${errorMessage(error)})`);
     }

@@ -114,7 +114,7 @@ export class Session {
   readonly #feed: DurableFeed;
   /** Aborts the whole run (a second signal): the run ends cancelled. */
   readonly #hard = new AbortController();
-  readonly #opened = deferred<void>();
+  readonly #opened = deferred<true>();
   #outcome: Promise<AgentOutcome> | undefined;
   #waiting: ((next: Next) => void) | undefined;
   /** Delivered while the driver was between turns: taken by its next wait. */
@@ -304,10 +304,17 @@ export class Session {
       const queued = this.#inbox;
       if (queued !== undefined) {
         this.#inbox = undefined;
-        return resolve(queued);
+        resolve(queued);
+        return;
       }
-      if (deadline?.aborted === true) return onDeadline();
-      if (signal.aborted) return onAbort();
+      if (deadline?.aborted === true) {
+        onDeadline();
+        return;
+      }
+      if (signal.aborted) {
+        onAbort();
+        return;
+      }
       deadline?.addEventListener('abort', onDeadline, { once: true });
       signal.addEventListener('abort', onAbort, { once: true });
       this.#waiting = (next) => {
@@ -351,9 +358,9 @@ export class Session {
     // Usage from the log: a cancelled turn's attempts count too (AH-USAGE-1).
     events.subscribe(totals.listener);
     this.#opening = false;
-    this.#opened.resolve();
+    this.#opened.resolve(true);
     let end: RunEnd | undefined;
-    let closeReason = 'session/close';
+    let closeReason: string;
     for (;;) {
       const next = await this.#next(ctx.open.loopDeps.deadline, signal);
       if (next === 'deadline') {

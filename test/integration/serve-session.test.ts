@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import path from 'node:path';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import {
   CFH_MAIN,
   baseEnv,
@@ -129,6 +129,13 @@ describe('cfh serve --stdio: a session', () => {
     expect(transcript.slice(old.length).join('\n')).toContain('say three');
     await audited(firstDir);
     await audited(secondDir);
+    // A direct command other than the one its turn digests: session.turns fails on it.
+    const file = path.join(firstDir, 'transcript.jsonl');
+    await writeFile(file, (await readFile(file, 'utf8')).replace('say two', 'say 2!!'));
+    const after = await cfh(['audit', firstDir, '--json']);
+    const checks = (JSON.parse(after.stdout) as { checks: { id: string; verdict: string }[] })
+      .checks;
+    expect(checks.find((c) => c.id === 'session.turns')?.verdict).toBe('fail');
   });
 
   it('refuses a second turn while one runs, cancels it, and stays usable', async () => {

@@ -50,7 +50,7 @@ export class ServeClient {
   }
 
   raw(line: string): void {
-    this.child.stdin?.write(`${line}\n`);
+    this.child.stdin.write(`${line}\n`);
   }
 
   /** The whole response (result or error). */
@@ -117,7 +117,7 @@ export class ServeClient {
 
   /** Closes stdin and waits for the process to end. */
   async end(): Promise<number> {
-    this.child.stdin?.end();
+    this.child.stdin.end();
     const r = await this.child;
     return r.exitCode ?? -1;
   }

@@ -145,7 +145,8 @@ describe('restore authority', () => {
       }),
     ).toEqual(['workspace', 'model', 'approvals']);
     // A field the record lacks is a difference, not a pass.
-    const { cfc: _cfc, ...withoutCfc } = base;
+    const withoutCfc: Record<string, unknown> = { ...base };
+    delete withoutCfc.cfc;
     expect(authorityMismatch(withoutCfc, base)).toEqual(['cfc']);
   });
 });
