@@ -21,6 +21,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
     cfhVersion: CFH_VERSION,
     commands: [
       'sandbox run',
+      'sandbox resume',
       'policy explain',
       'profiles list',
       'profiles show',
@@ -131,6 +132,8 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
         '--approve',
         '--label',
       ],
+      // AH-ART-4: narrowing overrides of a resumed run (docs/operators.md, "Resuming a run").
+      'sandbox resume': ['--mount', '--allow', '--deny', '--tool', '--approve'],
     },
     protocolFeatures: {
       json: true,
@@ -138,7 +141,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       cancellation: ['SIGINT', 'SIGTERM'],
       interactiveSessions: false,
       delegation: false,
-      resume: false,
+      resume: true,
     },
     // One policy for both kinds of run (src/engine/terminal.ts).
     exitCodes: {

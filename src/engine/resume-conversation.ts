@@ -53,7 +53,8 @@ export function unpaired(messages: readonly TranscriptMessage[]): string | undef
         return `${line}: tool_use ${missing.join(', ') || open.join(', ')} has no tool_result`;
     }
     const stray = results.filter((id) => !open.includes(id));
-    if (stray.length > 0) return `${line}: tool_result for ${stray.join(', ')}, which no tool_use asked`;
+    if (stray.length > 0)
+      return `${line}: tool_result for ${stray.join(', ')}, which no tool_use asked`;
     if (new Set(results).size !== results.length) return `${line}: a tool_use answered twice`;
     for (const id of uses) {
       if (seen.has(id)) return `${line}: tool_use id ${id} used twice`;
@@ -90,10 +91,16 @@ export function refence(
       if (b.text.startsWith(DIRECT_OPEN) && b.text.endsWith(DIRECT_CLOSE)) {
         const inner = b.text.slice(DIRECT_OPEN.length, b.text.length - DIRECT_CLOSE.length);
         if (DIRECT_TAG.test(inner))
-          return { ok: false, problem: `transcript.jsonl:${i + 1}: a direct command not fenced by cfh` };
+          return {
+            ok: false,
+            problem: `transcript.jsonl:${i + 1}: a direct command not fenced by cfh`,
+          };
         content.push({ type: 'text', text: fence('context', resumedCommand(runId, inner)) });
       } else if (DIRECT_TAG.test(b.text)) {
-        return { ok: false, problem: `transcript.jsonl:${i + 1}: a direct-command tag outside its fence` };
+        return {
+          ok: false,
+          problem: `transcript.jsonl:${i + 1}: a direct-command tag outside its fence`,
+        };
       } else content.push(b);
     }
     out.push({ role: 'user', content });

@@ -106,7 +106,9 @@ function ranked<K extends string>(
 }
 
 function equal(field: string, was: unknown, now: unknown, what = 'changed'): Violation[] {
-  return same(was, now) ? [] : [{ field, why: `${what}: ${shown(now)} where the run had ${shown(was)}` }];
+  return same(was, now)
+    ? []
+    : [{ field, why: `${what}: ${shown(now)} where the run had ${shown(was)}` }];
 }
 
 function subset(field: string, was: readonly string[], now: readonly string[]): Violation[] {
@@ -128,7 +130,10 @@ function mountViolations(was: readonly MountGrant[], now: readonly MountGrant[])
   return out;
 }
 
-function policyViolations(was: AuthorityConfig['policy'], now: AuthorityConfig['policy']): Violation[] {
+function policyViolations(
+  was: AuthorityConfig['policy'],
+  now: AuthorityConfig['policy'],
+): Violation[] {
   const out: Violation[] = [];
   // Deny wins over ask over allow whatever the order: keeping every rule and adding only
   // deny or ask rules can only refuse or ask more.
@@ -141,7 +146,10 @@ function policyViolations(was: AuthorityConfig['policy'], now: AuthorityConfig['
   return out;
 }
 
-function networkViolations(was: AuthorityConfig['network'], now: AuthorityConfig['network']): Violation[] {
+function networkViolations(
+  was: AuthorityConfig['network'],
+  now: AuthorityConfig['network'],
+): Violation[] {
   const out = ranked('network.mode', NETWORK_RANK, was.mode, now.mode);
   // With no network at all, the lists say nothing.
   if (now.mode !== 'disabled') {
@@ -153,7 +161,10 @@ function networkViolations(was: AuthorityConfig['network'], now: AuthorityConfig
   return out;
 }
 
-function budgetViolations(was: AuthorityConfig['budgets'], now: AuthorityConfig['budgets']): Violation[] {
+function budgetViolations(
+  was: AuthorityConfig['budgets'],
+  now: AuthorityConfig['budgets'],
+): Violation[] {
   const fields = [...new Set([...Object.keys(was), ...Object.keys(now)])].sort();
   return fields.flatMap((f) => limitViolation(`budgets.${f}`, was[f] ?? null, now[f] ?? null));
 }

@@ -76,7 +76,11 @@ function optionsOf(state: ResumeState, artifactRoot: string): SandboxRunOptions 
     else if (budget !== undefined) budgets[budget.field] = text;
     else if (flag === 'allow' || flag === 'deny') options[flag] = text.split(' ');
     else if (flag === 'fail-on-blocked') options.failOnBlocked = true;
-    else throw refuseResume(state.runId, `its snapshot records an override cfh cannot repeat (${flag})`);
+    else
+      throw refuseResume(
+        state.runId,
+        `its snapshot records an override cfh cannot repeat (${flag})`,
+      );
   }
   options.budgets = budgets;
   if (s.cfc?.modeSource === 'flag') options.cfc = s.cfc.mode;
@@ -101,7 +105,9 @@ function replanned(
   const recorded = grantsOf(state.snapshot.containerSpec.mounts);
   let first = plan(base);
   // `--mount` flags are not profile overrides: they are the recorded mounts the profile lacks.
-  const missing = recorded.filter((m) => !grantsOf(first.spec.mounts).some((g) => g.target === m.target));
+  const missing = recorded.filter(
+    (m) => !grantsOf(first.spec.mounts).some((g) => g.target === m.target),
+  );
   const options = { ...base, mounts: missing.map((m) => `${m.source}:${m.target}:${m.mode}`) };
   if (missing.length > 0) first = plan(options);
   if (first.profileDigest !== state.snapshot.profile.digest)
@@ -116,7 +122,10 @@ function replanned(
     const was = state.snapshot.containerSpec.mounts.find((m) => m.target === WORKSPACE_TARGET);
     const now = first.spec.mounts.find((m) => m.target === WORKSPACE_TARGET);
     if (canonicalJson(was?.identity ?? null) !== canonicalJson(now?.identity ?? null))
-      throw refuseResume(state.runId, `its workspace ${state.snapshot.workspace.hostPath} was replaced since (another directory at that path)`);
+      throw refuseResume(
+        state.runId,
+        `its workspace ${state.snapshot.workspace.hostPath} was replaced since (another directory at that path)`,
+      );
   }
   return { options, plan: first };
 }
@@ -185,7 +194,14 @@ export function planResume(
   if (first !== undefined) {
     throw new ConfigError(
       'resume_broadens',
-      `${first.field}: ${first.why}${violations.length > 1 ? ` (and ${violations.slice(1).map((v) => v.field).join(', ')})` : ''}`,
+      `${first.field}: ${first.why}${
+        violations.length > 1
+          ? ` (and ${violations
+              .slice(1)
+              .map((v) => v.field)
+              .join(', ')})`
+          : ''
+      }`,
       { field: first.field, violations },
       `a resume keeps run ${state.runId}'s configuration and may only narrow it (docs/operators.md, "Resuming a run")`,
     );

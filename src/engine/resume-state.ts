@@ -40,7 +40,11 @@ export interface ResumeState {
   readonly cfcLabel: Label | null;
 }
 
-export function refuseResume(runId: string, why: string, details: Record<string, unknown> = {}): ConfigError {
+export function refuseResume(
+  runId: string,
+  why: string,
+  details: Record<string, unknown> = {},
+): ConfigError {
   return new ConfigError(
     'resume_unusable',
     `resume ${runId}: ${why}`,
@@ -77,7 +81,8 @@ export async function loadResumeState(
   const snapshot = parsed.data;
   if (snapshot.kind !== 'agent') throw refuseResume(runId, 'it is a command run, not an agent run');
   const profile = Profile.safeParse(snapshot.profile.resolved);
-  if (!profile.success) throw refuseResume(runId, 'its snapshot records a profile this cfh cannot read');
+  if (!profile.success)
+    throw refuseResume(runId, 'its snapshot records a profile this cfh cannot read');
   checkDraft(run, snapshot);
   const last = run.events.at(-1);
   if (last === undefined) throw refuseResume(runId, 'its event log is empty');
@@ -101,7 +106,10 @@ function statusOf(run: RunDetail): ResumeState['status'] {
   if (TERMINAL_STATES.includes(state)) return state as ResumeState['status'];
   // Its cfh's heartbeat still holds the run's lock: still running, or still shutting down.
   if (run.summary.locked)
-    throw refuseResume(run.runId, `it is still running (state ${state}; its cfh holds the run's lock)`);
+    throw refuseResume(
+      run.runId,
+      `it is still running (state ${state}; its cfh holds the run's lock)`,
+    );
   return 'abandoned';
 }
 

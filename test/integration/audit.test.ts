@@ -83,8 +83,11 @@ const callData = (f: Forgery, type: string, callId: string): Record<string, any>
 // One mutation for every check whose evidence these fixtures carry. The CFC checks past the
 // mode read evidence only an enforcing or observing agent run writes (these fixtures run with
 // CFC disabled): their seeded violations are in unit/cfc-audit-checks.test.ts, and a real
-// enforce-explicit run passes them in integration/cfc-audit.test.ts.
+// enforce-explicit run passes them in integration/cfc-audit.test.ts. The resume link reads
+// evidence only a resumed run writes: its mutation (the old chain's linked event edited) is in
+// integration/resume.test.ts "fails the link in cfh audit once the old chain is edited".
 const DORMANT = [
+  'resume.link',
   'cfc.flow-gated',
   'cfc.observations-labelled',
   'cfc.handles-before-policy',

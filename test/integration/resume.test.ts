@@ -33,7 +33,13 @@ async function runIds(root: string): Promise<string[]> {
 async function cancelledRun(root: string, repo: string): Promise<string> {
   const script = await scratch.file('slow.yaml', SLOW);
   const child = startCfh(
-    agentRunArgs({ workspace: repo, artifactRoot: root, profile: 'untrusted-repo', script, prompt: 'sleep' }),
+    agentRunArgs({
+      workspace: repo,
+      artifactRoot: root,
+      profile: 'untrusted-repo',
+      script,
+      prompt: 'sleep',
+    }),
   );
   const dir = await waitForEvent(root, 'tool_container_started');
   child.kill('SIGINT');
@@ -46,7 +52,17 @@ const resume = (runId: string, root: string, extra: readonly string[] = []) =>
   scratch
     .file('answer.yaml', ANSWER)
     .then((script) =>
-      cfh(['sandbox', 'resume', runId, '--artifact-root', root, '--script', script, '--json', ...extra]),
+      cfh([
+        'sandbox',
+        'resume',
+        runId,
+        '--artifact-root',
+        root,
+        '--script',
+        script,
+        '--json',
+        ...extra,
+      ]),
     );
 
 describe('cfh sandbox resume', () => {
@@ -57,14 +73,16 @@ describe('cfh sandbox resume', () => {
     const repo = await scratch.sampleRepo();
     oldId = await cancelledRun(root(), repo);
     const oldEvents = await readEvents(path.join(root(), oldId));
-    const last = oldEvents.at(-1) as { seq: number; hash: string };
+    const last = oldEvents.at(-1) as unknown as { seq: number; hash: string };
 
     const result = await resume(oldId, root());
     expect(result.exitCode, result.stderr).toBe(0);
     const out = JSON.parse(result.stdout) as { runId: string; status: string; finalAnswer: string };
     expect(out).toMatchObject({ status: 'completed', finalAnswer: 'resumed and done' });
     const dir = path.join(root(), out.runId);
-    const snapshot = await readJson<{ resumedFrom: Record<string, unknown> }>(path.join(dir, 'snapshot.json'));
+    const snapshot = await readJson<{ resumedFrom: Record<string, unknown> }>(
+      path.join(dir, 'snapshot.json'),
+    );
     expect(snapshot.resumedFrom).toMatchObject({
       runId: oldId,
       status: 'cancelled',
@@ -90,12 +108,20 @@ describe('cfh sandbox resume', () => {
 
     const audit = await cfh(['audit', out.runId, '--artifact-root', root(), '--json']);
     expect(audit.exitCode, audit.stdout).toBe(0);
-    const checks = (JSON.parse(audit.stdout) as { checks: { id: string; verdict: string }[] }).checks;
+    const checks = (JSON.parse(audit.stdout) as { checks: { id: string; verdict: string }[] })
+      .checks;
     expect(checks.find((c) => c.id === 'resume.link')?.verdict).toBe('pass');
   });
 
   it('accepts an override that narrows, and records it', async () => {
-    const result = await resume(oldId, root(), ['--max-tool-calls', '3', '--tool', 'read_file', '--cpus', '0.5']);
+    const result = await resume(oldId, root(), [
+      '--max-tool-calls',
+      '3',
+      '--tool',
+      'read_file',
+      '--cpus',
+      '0.5',
+    ]);
     expect(result.exitCode, result.stderr).toBe(0);
     const { runId } = JSON.parse(result.stdout) as { runId: string };
     const snapshot = await readJson<{
@@ -117,13 +143,16 @@ describe('cfh sandbox resume', () => {
     [['--max-tool-calls', '5000'], /^cfh: budgets\.maxToolCalls: 5000 is more than /m],
     [['--tool', 'no_such_tool'], /^cfh: tools: adds no_such_tool; /m],
     [['--cfc', 'observe'], /^cfh: cfc\.mode: /m],
-  ])('refuses an override that broadens (%s) with 125, before anything exists', async (flags, message) => {
-    const before = await runIds(root());
-    const result = await resume(oldId, root(), flags);
-    expect(result.exitCode).toBe(125);
-    expect(result.stderr).toMatch(message);
-    expect(await runIds(root())).toEqual(before);
-  });
+  ])(
+    'refuses an override that broadens (%s) with 125, before anything exists',
+    async (flags, message) => {
+      const before = await runIds(root());
+      const result = await resume(oldId, root(), flags);
+      expect(result.exitCode).toBe(125);
+      expect(result.stderr).toMatch(message);
+      expect(await runIds(root())).toEqual(before);
+    },
+  );
 
   it('fails the link in cfh audit once the old chain is edited (mutation)', async () => {
     const result = await resume(oldId, root());
@@ -136,7 +165,9 @@ describe('cfh sandbox resume', () => {
     await writeFile(file, [...lines.slice(0, -1), JSON.stringify(end)].join('\n') + '\n');
     const audit = await cfh(['audit', runId, '--artifact-root', root(), '--json']);
     expect(audit.exitCode).toBe(1);
-    const checks = (JSON.parse(audit.stdout) as { checks: { id: string; verdict: string; where: string[] }[] }).checks;
+    const checks = (
+      JSON.parse(audit.stdout) as { checks: { id: string; verdict: string; where: string[] }[] }
+    ).checks;
     const link = checks.find((c) => c.id === 'resume.link');
     expect(link?.verdict).toBe('fail');
     expect(link?.where.join('\n')).toMatch(/hash is not the link's finalHash/);
@@ -150,7 +181,12 @@ describe('cfh sandbox resume', () => {
     const r = scratch.path('art-trunc');
     const repo = await scratch.sampleRepo();
     const first = await cfh(
-      agentRunArgs({ workspace: repo, artifactRoot: r, profile: 'untrusted-repo', script: await scratch.file('a.yaml', ANSWER) }),
+      agentRunArgs({
+        workspace: repo,
+        artifactRoot: r,
+        profile: 'untrusted-repo',
+        script: await scratch.file('a.yaml', ANSWER),
+      }),
     );
     expect(first.exitCode, first.stderr).toBe(0);
     const [id = ''] = await runIds(r);
@@ -167,7 +203,12 @@ describe('cfh sandbox resume', () => {
     const r = scratch.path('art-live');
     const repo = await scratch.sampleRepo();
     const child = startCfh(
-      agentRunArgs({ workspace: repo, artifactRoot: r, profile: 'untrusted-repo', script: await scratch.file('s2.yaml', SLOW) }),
+      agentRunArgs({
+        workspace: repo,
+        artifactRoot: r,
+        profile: 'untrusted-repo',
+        script: await scratch.file('s2.yaml', SLOW),
+      }),
     );
     try {
       const dir = await waitForEvent(r, 'tool_container_started');
@@ -185,18 +226,28 @@ describe('cfh sandbox resume', () => {
     const repo = await scratch.sampleRepo();
     const first = await cfh(
       agentRunArgs(
-        { workspace: repo, artifactRoot: r, profile: 'untrusted-repo', prompt: 'write a.txt', script: await scratch.file('c.yaml', ANSWER) },
+        {
+          workspace: repo,
+          artifactRoot: r,
+          profile: 'untrusted-repo',
+          prompt: 'write a.txt',
+          script: await scratch.file('c.yaml', ANSWER),
+        },
         ['--cfc', 'enforce-strict'],
       ),
     );
     expect(first.exitCode, first.stderr).toBe(0);
     const [id = ''] = await runIds(r);
-    const oldCapture = (await readEvents(path.join(r, id))).find((e) => e.type === 'prompt_captured');
+    const oldCapture = (await readEvents(path.join(r, id))).find(
+      (e) => e.type === 'prompt_captured',
+    );
     expect(oldCapture).toBeDefined();
 
     const bare = await resume(id, r);
     expect(bare.exitCode, bare.stderr).toBe(0);
-    const bareEvents = await readEvents(path.join(r, (JSON.parse(bare.stdout) as { runId: string }).runId));
+    const bareEvents = await readEvents(
+      path.join(r, (JSON.parse(bare.stdout) as { runId: string }).runId),
+    );
     expect(bareEvents.some((e) => e.type === 'prompt_captured')).toBe(false);
     const influence = bareEvents.filter((e) => e.type === 'cfc_influence');
     expect(influence.length).toBeGreaterThan(0);
@@ -207,11 +258,15 @@ describe('cfh sandbox resume', () => {
 
     const fresh = await resume(id, r, ['--prompt', 'now write b.txt']);
     expect(fresh.exitCode, fresh.stderr).toBe(0);
-    const freshEvents = await readEvents(path.join(r, (JSON.parse(fresh.stdout) as { runId: string }).runId));
+    const freshEvents = await readEvents(
+      path.join(r, (JSON.parse(fresh.stdout) as { runId: string }).runId),
+    );
     const capture = freshEvents.find((e) => e.type === 'prompt_captured');
     // Bound to the new value, not to the old one.
     expect(capture?.data.sha256).not.toBe(oldCapture?.data.sha256);
     expect(capture?.data.chars).toBe('now write b.txt'.length);
-    expect(freshEvents.find((e) => e.type === 'cfc_influence')?.data.authority).toBe(capture?.data.captureId);
+    expect(freshEvents.find((e) => e.type === 'cfc_influence')?.data.authority).toBe(
+      capture?.data.captureId,
+    );
   });
 });

@@ -3,7 +3,8 @@
 // the run to another gateway or credential (AH-INV-5).
 import { ConfigError } from '../../errors.js';
 import { INPUT_FILE_LIMITS, readInputFile } from '../../config/input-file.js';
-import { executeAgentRun } from '../../engine/agent-run.js';
+import { executeAgentRun, type AgentRunDeps } from '../../engine/agent-run.js';
+import type { Approvals } from '../../mediator/approvals.js';
 import { captureOfPrompt } from '../../engine/cfc-plan.js';
 import { loadApprovedPlan } from '../../engine/from-plan.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
@@ -100,7 +101,11 @@ export function chooseGateway(
 }
 
 /** The host-tool channel: its ledger, where credentials are read, what else is scrubbed. */
-export function hostToolDeps(run: RunDeps, env: CfhEnvironment, gateway: ModelGateway): HostToolDeps {
+export function hostToolDeps(
+  run: RunDeps,
+  env: CfhEnvironment,
+  gateway: ModelGateway,
+): HostToolDeps {
   const key = env.anthropicApiKey;
   const held = gateway.adapter === 'anthropic' && key !== undefined && key.length >= 8;
   return {
@@ -109,6 +114,22 @@ export function hostToolDeps(run: RunDeps, env: CfhEnvironment, gateway: ModelGa
     env: env.credentialSource,
     heldCredentials: held ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [],
     keyDir: env.keyDir,
+  };
+}
+
+/** An agent run's dependencies: the run's, the gateway, approvals and the event stream. */
+export function agentRunDeps(
+  run: RunDeps,
+  deps: CliDeps,
+  o: { gateway: ModelGateway; retryHook: RetryHook; approvals: Approvals; events: boolean },
+): AgentRunDeps {
+  return {
+    ...run,
+    ...(o.events ? { events: eventStream(deps.printer) } : {}),
+    gateway: o.gateway,
+    retryHook: o.retryHook,
+    approvals: o.approvals,
+    hostTools: hostToolDeps(run, deps.env, o.gateway),
   };
 }
 
@@ -163,14 +184,7 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
         // AH-CFC-3: cfh read --prompt from its own caller's command line: captured.
         promptCapture: captureOfPrompt(slots.prompt),
       },
-      {
-        ...run.deps,
-        ...(events ? { events: eventStream(deps.printer) } : {}),
-        gateway,
-        retryHook,
-        approvals,
-        hostTools: hostToolDeps(run.deps, deps.env, gateway),
-      },
+      agentRunDeps(run.deps, deps, { gateway, retryHook, approvals, events }),
       run.signal,
     );
     if (args.json) deps.printer.json(outcome);

@@ -9,7 +9,12 @@ import { executeAgentRun, type RetryHook } from '../../engine/agent-run.js';
 import { captureOfPrompt } from '../../engine/cfc-plan.js';
 import { loadApprovedPlan } from '../../engine/from-plan.js';
 import { CONTINUE_PROMPT } from '../../engine/resume-conversation.js';
-import { planResume, resumeDriver, resumedFromOf, type ResumeOverrides } from '../../engine/resume-run.js';
+import {
+  planResume,
+  resumeDriver,
+  resumedFromOf,
+  type ResumeOverrides,
+} from '../../engine/resume-run.js';
 import { loadResumeState, refuseResume, type ResumeState } from '../../engine/resume-state.js';
 import { routeOf } from '../../engine/resume-authority.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
@@ -22,9 +27,9 @@ import { budgetOverrides } from '../flags/run-flags.js';
 import { RESUME_BUDGET_FLAGS, RESUME_FLAGS } from '../flags/resume-flags.js';
 import { reportFailure } from '../report-failure.js';
 import { buildRunDeps } from '../run-deps.js';
-import { eventStream, runEndLine } from '../run-said.js';
+import { runEndLine } from '../run-said.js';
 import { setUpApprovals } from './agent-approvals.js';
-import { chooseGateway, hostToolDeps } from './agent-run.js';
+import { agentRunDeps, chooseGateway } from './agent-run.js';
 
 type ResumeArgs = ReturnType<typeof readFlags<typeof RESUME_FLAGS>>;
 
@@ -50,12 +55,19 @@ function overridesOf(o: ResumeArgs, raw: Readonly<Record<string, unknown>>): Res
 }
 
 /** The image the old run ran is still there, as the same image (AH-ART-5). */
-async function checkImage(state: ResumeState, runtime: ContainerRuntime, signal: AbortSignal): Promise<void> {
+async function checkImage(
+  state: ResumeState,
+  runtime: ContainerRuntime,
+  signal: AbortSignal,
+): Promise<void> {
   const { ref, id } = state.snapshot.image;
   const now = await runtime.inspectImage(ref, signal);
   if (now === undefined) throw refuseResume(state.runId, `its image ${ref} is gone`);
   if (now.id !== id)
-    throw refuseResume(state.runId, `its image ${ref} is another image now (${now.id.slice(0, 19)}, was ${id.slice(0, 19)})`);
+    throw refuseResume(
+      state.runId,
+      `its image ${ref} is another image now (${now.id.slice(0, 19)}, was ${id.slice(0, 19)})`,
+    );
 }
 
 export async function sandboxResumeCommand(
@@ -68,7 +80,9 @@ export async function sandboxResumeCommand(
     const o = readFlags(RESUME_FLAGS, raw);
     json = o.json;
     if (o.json && o.events !== undefined)
-      throw new ConfigError('events_and_json', '--events: not with --json (choose one)', { field: '--events' });
+      throw new ConfigError('events_and_json', '--events: not with --json (choose one)', {
+        field: '--events',
+      });
     const artifactRoot = o.artifactRoot ?? deps.env.artifactRoot;
     const trustedKey = await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey);
     const state = await loadResumeState(artifactRoot, runId, trustedKey);
@@ -103,14 +117,7 @@ export async function sandboxResumeCommand(
         promptCapture: o.prompt === undefined ? undefined : captureOfPrompt(o.prompt),
         resumedFrom: link,
       },
-      {
-        ...run.deps,
-        ...(events ? { events: eventStream(deps.printer) } : {}),
-        gateway,
-        retryHook,
-        approvals,
-        hostTools: hostToolDeps(run.deps, deps.env, gateway),
-      },
+      agentRunDeps(run.deps, deps, { gateway, retryHook, approvals, events }),
       run.signal,
       resumeDriver(state, link),
     );

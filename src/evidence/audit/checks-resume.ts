@@ -17,11 +17,11 @@ export const resumeLinkCheck: Check = {
   run({ run, resumed }) {
     const raw = recordOf(run.snapshot.value)?.resumedFrom;
     const resumedEvents = run.events.filter((e) => e.type === 'run_resumed');
-    if (raw === undefined && resumedEvents.length === 0)
-      return notApplicable('not a resumed run');
+    if (raw === undefined && resumedEvents.length === 0) return notApplicable('not a resumed run');
     const where: string[] = [];
     const link = ResumedFrom.safeParse(raw);
-    if (!link.success) return fail('snapshot.json resumedFrom is not a link', ['snapshot.json resumedFrom']);
+    if (!link.success)
+      return fail('snapshot.json resumedFrom is not a link', ['snapshot.json resumedFrom']);
     const from = link.data;
     if (resumedEvents.length !== 1)
       where.push(`events.jsonl: ${resumedEvents.length} run_resumed events, where one is due`);
@@ -39,13 +39,14 @@ export const resumeLinkCheck: Check = {
         ? fail('the link is broken', where)
         : inconclusive(`the run it resumes (${from.runId}) cannot be read: ${resumed.unreadable}`);
     const old = resumed.events.find((e) => e.seq === from.finalSeq);
-    if (old === undefined)
-      where.push(`${from.runId}: its chain has no event ${from.finalSeq}`);
+    if (old === undefined) where.push(`${from.runId}: its chain has no event ${from.finalSeq}`);
     else if (old.record.hash !== from.finalHash)
       where.push(`${from.runId} ${at(old)}: hash is not the link's finalHash`);
     const later = resumed.events.filter((e) => e.seq > from.finalSeq && e.type !== 'applied');
     if (later.length > 0)
-      where.push(`${from.runId}: its chain goes on past the linked event (${at(later[0] ?? old ?? { line: 0, seq: 0 })})`);
+      where.push(
+        `${from.runId}: its chain goes on past the linked event (${at(later[0] ?? old ?? { line: 0, seq: 0 })})`,
+      );
     const sealed = eventsOf(resumed, 'artifact_written')
       .filter((e) => e.data.file === 'transcript.jsonl')
       .at(-1);
