@@ -28,6 +28,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
     cfhVersion: CFH_VERSION,
     commands: [
       'sandbox run',
+      'sandbox resume',
       'policy explain',
       'profiles list',
       'profiles show',
@@ -150,6 +151,8 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
         '--approve',
         '--label',
       ],
+      // AH-ART-4: narrowing overrides of a resumed run (docs/operators.md, "Resuming a run").
+      'sandbox resume': ['--mount', '--allow', '--deny', '--tool', '--approve'],
     },
     protocolFeatures: {
       json: true,
@@ -165,7 +168,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
         approvals: 'operator-configured only (--approve, --approvals)',
       },
       delegation: false,
-      resume: false,
+      resume: true,
       compaction: true,
     },
     // AH-LIFE-6/7: when and how the model context is compacted; each run's snapshot `context`

@@ -8,13 +8,7 @@ import { parseSize } from '../config/size.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import { CA_BUNDLE_TARGET } from '../sandbox/ca-bundle.js';
 import type { RunPlan } from './run-plan.js';
-import type {
-  AuthorityConfig,
-  CfcModeName,
-  ModelRoute,
-  MountGrant,
-  WorkspaceModeName,
-} from './resume-narrowing.js';
+import type { AuthorityConfig, ModelRoute, MountGrant } from './resume-narrowing.js';
 import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
 
 /** Mounts cfh makes for itself (resolver, hosts, CA bundle): compared by their own fields. */
@@ -66,8 +60,8 @@ function fromProfile(
     },
     limits: {
       memoryBytes: parseSize('limits.memory', profile.limits.memory),
-      cpus: profile.limits.cpus ?? null,
-      pids: profile.limits.pids ?? null,
+      cpus: profile.limits.cpus,
+      pids: profile.limits.pids,
     },
     budgets: Object.fromEntries(
       Object.entries(profile.budgets).map(([k, v]) => [k, typeof v === 'number' ? v : null]),
@@ -87,7 +81,7 @@ export function authorityOfSnapshot(snapshot: Snapshot, profile: Profile): Autho
     runtime: snapshot.runtime.requested,
     image: snapshot.image.ref,
     user: snapshot.sandboxUser.user,
-    cfcMode: (snapshot.cfc?.mode ?? 'disabled') as CfcModeName,
+    cfcMode: snapshot.cfc?.mode ?? 'disabled',
     cfcLabels: cfcLabelsOf(snapshot.cfc),
     model: routeOf(snapshot.model?.route ?? {}, snapshot.model?.adapter ?? 'none'),
     ownerUid: snapshot.caller.uid ?? null,
@@ -108,7 +102,7 @@ export function authorityOfPlan(
     mounts: grantsOf(plan.spec.mounts),
     workspace: {
       hostPath: plan.workspace,
-      mode: plan.profile.workspace.mode as WorkspaceModeName,
+      mode: plan.profile.workspace.mode,
     },
     runtime: plan.spec.runtime,
     image: plan.spec.image,

@@ -87,8 +87,11 @@ const callData = (f: Forgery, type: string, callId: string): Record<string, any>
 // lifecycle.pool reads what only a per-call run with a pool writes (these fixtures are
 // per-run): its seeded violations are in unit/pool-audit-check.test.ts, and real pooled runs
 // pass it in integration/tool-pool.test.ts.
+// The resume link reads evidence only a resumed run writes: its mutation is in
+// integration/resume.test.ts.
 const DORMANT = [
   'lifecycle.pool',
+  'resume.link',
   'cfc.flow-gated',
   'cfc.observations-labelled',
   'cfc.handles-before-policy',

@@ -4,14 +4,22 @@ import { describe, expect, it } from 'vitest';
 import { parseTranscript, refence, unpaired } from '../../src/engine/resume-conversation.js';
 import type { TranscriptMessage } from '../../src/evidence/schema/transcript.js';
 
-const user = (text: string): TranscriptMessage => ({ role: 'user', content: [{ type: 'text', text }] });
+const user = (text: string): TranscriptMessage => ({
+  role: 'user',
+  content: [{ type: 'text', text }],
+});
 const use = (id: string): TranscriptMessage => ({
   role: 'assistant',
   content: [{ type: 'tool_use', id, name: 'exec', input: {} }],
 });
 const result = (...ids: string[]): TranscriptMessage => ({
   role: 'user',
-  content: ids.map((id) => ({ type: 'tool_result' as const, tool_use_id: id, content: 'x', is_error: false })),
+  content: ids.map((id) => ({
+    type: 'tool_result' as const,
+    tool_use_id: id,
+    content: 'x',
+    is_error: false,
+  })),
 });
 const answer: TranscriptMessage = { role: 'assistant', content: [{ type: 'text', text: 'done' }] };
 const lines = (ms: TranscriptMessage[]): string => ms.map((m) => `${JSON.stringify(m)}\n`).join('');
@@ -19,9 +27,15 @@ const lines = (ms: TranscriptMessage[]): string => ms.map((m) => `${JSON.stringi
 describe('resumed transcript', () => {
   it('reads well-formed lines, and refuses a cut-short or foreign one', () => {
     expect(parseTranscript(lines([user('a'), answer]))).toMatchObject({ ok: true });
-    expect(parseTranscript(lines([user('a')]).slice(0, -3))).toMatchObject({ ok: false, problem: expect.stringMatching(/cut short/) });
+    expect(parseTranscript(lines([user('a')]).slice(0, -3))).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/cut short/),
+    });
     expect(parseTranscript('{"role":"system","content":[]}\n')).toMatchObject({ ok: false });
-    expect(parseTranscript('nope\n')).toMatchObject({ ok: false, problem: 'transcript.jsonl:1: not JSON' });
+    expect(parseTranscript('nope\n')).toMatchObject({
+      ok: false,
+      problem: 'transcript.jsonl:1: not JSON',
+    });
   });
 
   it.each<[string, TranscriptMessage[], RegExp | undefined]>([
@@ -52,7 +66,7 @@ describe('resumed transcript', () => {
     expect(fenced.messages[1]).toEqual(answer);
   });
 
-  it('refuses a direct-command tag that is not the loop\'s fence', () => {
+  it("refuses a direct-command tag that is not the loop's fence", () => {
     expect(refence([user('see <direct-command> here')], 'R1')).toMatchObject({ ok: false });
     expect(
       refence([user('<direct-command>\na <direct-command> b\n</direct-command>')], 'R1'),

@@ -33,20 +33,40 @@ const CASES: Case[] = [
   ['fewer tools', { tools: ['read_file'] }, null],
   ['another tool', { tools: ['read_file', 'grep'] }, 'tools'],
   ['a host tool added', { hostTools: ['gh'] }, 'hostTools'],
-  ['a deny rule added', { policy: [...BASE.policy, { decision: 'deny', json: '{"id":"d"}' }] }, null],
-  ['an allow rule added', { policy: [...BASE.policy, { decision: 'allow', json: '{"id":"x"}' }] }, 'policy'],
+  [
+    'a deny rule added',
+    { policy: [...BASE.policy, { decision: 'deny', json: '{"id":"d"}' }] },
+    null,
+  ],
+  [
+    'an allow rule added',
+    { policy: [...BASE.policy, { decision: 'allow', json: '{"id":"x"}' }] },
+    'policy',
+  ],
   ['a rule dropped', { policy: [] }, 'policy'],
   ['a mount read-only', { mounts: [{ target: '/data', source: '/srv/data', mode: 'ro' }] }, null],
   ['a mount dropped', { mounts: [] }, null],
-  ['a mount added', { mounts: [...BASE.mounts, { target: '/x', source: '/x', mode: 'ro' }] }, 'mounts[/x]'],
-  ['a mount moved', { mounts: [{ target: '/data', source: '/other', mode: 'rw' }] }, 'mounts[/data]'],
+  [
+    'a mount added',
+    { mounts: [...BASE.mounts, { target: '/x', source: '/x', mode: 'ro' }] },
+    'mounts[/x]',
+  ],
+  [
+    'a mount moved',
+    { mounts: [{ target: '/data', source: '/other', mode: 'rw' }] },
+    'mounts[/data]',
+  ],
   ['another workspace', { workspace: { hostPath: '/v', mode: 'rw' } }, 'workspace'],
   ['workspace ro', { workspace: { hostPath: '/w', mode: 'ro' } }, null],
   ['workspace draft', { workspace: { hostPath: '/w', mode: 'draft' } }, null],
   ['network disabled', { network: { ...BASE.network, mode: 'disabled' } }, null],
   ['network open', { network: { ...BASE.network, mode: 'open' } }, 'network.mode'],
   ['an allowed host fewer', { network: { ...BASE.network, allow: ['a.test'] } }, null],
-  ['an allowed host more', { network: { ...BASE.network, allow: ['a.test', 'z.test'] } }, 'network.allow'],
+  [
+    'an allowed host more',
+    { network: { ...BASE.network, allow: ['a.test', 'z.test'] } },
+    'network.allow',
+  ],
   ['a deny more', { network: { ...BASE.network, deny: ['c.test', 'd.test'] } }, null],
   ['a deny dropped', { network: { ...BASE.network, deny: [] } }, 'network.deny'],
   ['another CA bundle', { network: { ...BASE.network, caBundle: '/ca.pem' } }, 'network.caBundle'],
@@ -54,9 +74,17 @@ const CASES: Case[] = [
   ['more memory', { limits: { ...BASE.limits, memoryBytes: 2048 } }, 'limits.memory'],
   ['no pids limit', { limits: { ...BASE.limits, pids: null } }, 'limits.pids'],
   ['a lower budget', { budgets: { maxToolCalls: 3, maxTotalCost: null } }, null],
-  ['a higher budget', { budgets: { maxToolCalls: 51, maxTotalCost: null } }, 'budgets.maxToolCalls'],
+  [
+    'a higher budget',
+    { budgets: { maxToolCalls: 51, maxTotalCost: null } },
+    'budgets.maxToolCalls',
+  ],
   ['a cost limit where none', { budgets: { maxToolCalls: 50, maxTotalCost: 1 } }, null],
-  ['a budget unlimited', { budgets: { maxToolCalls: null, maxTotalCost: null } }, 'budgets.maxToolCalls'],
+  [
+    'a budget unlimited',
+    { budgets: { maxToolCalls: null, maxTotalCost: null } },
+    'budgets.maxToolCalls',
+  ],
   ['a shorter tool timeout', { toolTimeoutSeconds: 10 }, null],
   ['no tool timeout', { toolTimeoutSeconds: null }, 'toolTimeoutSeconds'],
   ['a container per call', { toolLifetime: 'per-call' }, null],
@@ -69,7 +97,11 @@ const CASES: Case[] = [
   ['another model', { model: { ...BASE.model, model: 'n' } }, 'model.model'],
   ['another endpoint', { model: { ...BASE.model, endpoint: 'https://f' } }, 'model.endpoint'],
   ['another credential', { model: { ...BASE.model, keySource: 'env:L' } }, 'model.keySource'],
-  ['another adapter', { model: { adapter: 'scripted', model: null, endpoint: null, keySource: null } }, 'model.adapter'],
+  [
+    'another adapter',
+    { model: { adapter: 'scripted', model: null, endpoint: null, keySource: null } },
+    'model.adapter',
+  ],
   ['another OS user', { ownerUid: 0 }, 'credentialOwner'],
   ['fail on blocked', { failOnBlocked: true }, null],
   ['--env given', { commandEnv: ['TOKEN'] }, 'env'],
@@ -83,12 +115,17 @@ describe('resume narrowing (AH-ART-4)', () => {
   });
 
   it('a scripted stand-in may replay another script; its adapter still must match', () => {
-    const scripted = { ...BASE, model: { adapter: 'scripted', model: null, endpoint: null, keySource: null } };
+    const scripted = {
+      ...BASE,
+      model: { adapter: 'scripted', model: null, endpoint: null, keySource: null },
+    };
     expect(narrowingViolations(scripted, scripted)).toEqual([]);
   });
 
   it('plan mode cannot become a run; a run may become a plan', () => {
-    expect(narrowingViolations({ ...BASE, mode: 'plan' }, BASE).map((v) => v.field)).toEqual(['mode']);
+    expect(narrowingViolations({ ...BASE, mode: 'plan' }, BASE).map((v) => v.field)).toEqual([
+      'mode',
+    ]);
     expect(narrowingViolations(BASE, { ...BASE, mode: 'plan' })).toEqual([]);
   });
 

@@ -3,7 +3,8 @@
 // the run to another gateway or credential (AH-INV-5).
 import { ConfigError } from '../../errors.js';
 import { INPUT_FILE_LIMITS, readInputFile } from '../../config/input-file.js';
-import { executeAgentRun } from '../../engine/agent-run.js';
+import { executeAgentRun, type AgentRunDeps } from '../../engine/agent-run.js';
+import type { Approvals } from '../../mediator/approvals.js';
 import { captureOfPrompt } from '../../engine/cfc-plan.js';
 import { loadApprovedPlan } from '../../engine/from-plan.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
@@ -116,6 +117,22 @@ export function hostToolDeps(
   };
 }
 
+/** An agent run's dependencies: the run's, the gateway, approvals and the event stream. */
+export function agentRunDeps(
+  run: RunDeps,
+  deps: CliDeps,
+  o: { gateway: ModelGateway; retryHook: RetryHook; approvals: Approvals; events: boolean },
+): AgentRunDeps {
+  return {
+    ...run,
+    ...(o.events ? { events: eventStream(deps.printer) } : {}),
+    gateway: o.gateway,
+    retryHook: o.retryHook,
+    approvals: o.approvals,
+    hostTools: hostToolDeps(run, deps.env, o.gateway),
+  };
+}
+
 export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Promise<number> {
   try {
     if (args.plan && args.fromPlan !== undefined) {
@@ -167,14 +184,7 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
         // AH-CFC-3: cfh read --prompt from its own caller's command line: captured.
         promptCapture: captureOfPrompt(slots.prompt),
       },
-      {
-        ...run.deps,
-        ...(events ? { events: eventStream(deps.printer) } : {}),
-        gateway,
-        retryHook,
-        approvals,
-        hostTools: hostToolDeps(run.deps, deps.env, gateway),
-      },
+      agentRunDeps(run.deps, deps, { gateway, retryHook, approvals, events }),
       run.signal,
     );
     if (args.json) deps.printer.json(outcome);

@@ -27,9 +27,9 @@ import { budgetOverrides } from '../flags/run-flags.js';
 import { RESUME_BUDGET_FLAGS, RESUME_FLAGS } from '../flags/resume-flags.js';
 import { reportFailure } from '../report-failure.js';
 import { buildRunDeps } from '../run-deps.js';
-import { eventStream, runEndLine } from '../run-said.js';
+import { runEndLine } from '../run-said.js';
 import { setUpApprovals } from './agent-approvals.js';
-import { chooseGateway, hostToolDeps } from './agent-run.js';
+import { agentRunDeps, chooseGateway } from './agent-run.js';
 
 type ResumeArgs = ReturnType<typeof readFlags<typeof RESUME_FLAGS>>;
 
@@ -117,14 +117,7 @@ export async function sandboxResumeCommand(
         promptCapture: o.prompt === undefined ? undefined : captureOfPrompt(o.prompt),
         resumedFrom: link,
       },
-      {
-        ...run.deps,
-        ...(events ? { events: eventStream(deps.printer) } : {}),
-        gateway,
-        retryHook,
-        approvals,
-        hostTools: hostToolDeps(run.deps, deps.env, gateway),
-      },
+      agentRunDeps(run.deps, deps, { gateway, retryHook, approvals, events }),
       run.signal,
       resumeDriver(state, link),
     );
