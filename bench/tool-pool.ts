@@ -16,7 +16,7 @@
 // Run: bench/run.sh pool (BENCH_ROUNDS default 3, BENCH_WARMUP default 1, BENCH_CALLS per
 // run default 6, BENCH_THINK_MS default 300, BENCH_PROFILE default untrusted-repo).
 // `rows()` returns the figures for bench-all.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,7 +31,6 @@ import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { DockerRuntime } from '../src/substrate/docker-runtime.js';
 import { checkLeftovers, dockerClient, intFromEnv, runBench, table } from './bench-util.js';
-import { writePlanHosts } from './plan-hosts.js';
 import { fmt, median, round3, summarize, type Summary } from './stats.js';
 
 const SERIES = ['per-run', 'per-call pooled', 'per-call unpooled'] as const;
@@ -100,6 +99,8 @@ async function measure(): Promise<Results> {
   const workspace = path.join(tmp, 'workspace');
   const artifactRoot = path.join(tmp, 'runs');
   mkdirSync(workspace);
+  // The profile's workspace is rw: the sandbox user (root's unprivileged stand-in) writes it.
+  if (process.getuid?.() === 0) chownSync(workspace, 65534, 65534);
   const env: CfhEnvironment = { ...readEnvironment(), artifactRoot };
   const docker = dockerClient(env);
   const runtime = new DockerRuntime({ dockerHost: env.dockerHost });
@@ -131,7 +132,6 @@ async function measure(): Promise<Results> {
 
   const sample = async (series: Series): Promise<number[]> => {
     const p = plan(series);
-    writePlanHosts(p.spec);
     const script = Script.parse({
       model: 'scripted',
       turns: [
