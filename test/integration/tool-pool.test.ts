@@ -25,8 +25,20 @@ import {
 const scratch = useScratch('tool-pool');
 let n = 0;
 
+/** The fields of the pool's events and tool_executed these tests read. */
+interface Pooled {
+  readonly containerId: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly lifetime: string;
+  readonly specDigest: string;
+  readonly unused: boolean;
+  readonly callId: string;
+  readonly status: string;
+}
+
 const ofType = (events: Event[], type: string) =>
-  events.filter((e) => e.type === type).map((e) => e.data as Record<string, any>);
+  events.filter((e) => e.type === type).map((e) => e.data as unknown as Pooled);
 
 async function profile(name: string, body: string): Promise<string> {
   return scratch.file(`${name}.yaml`, `extends: untrusted-repo\nname: ${name}\n${body}`);
@@ -103,7 +115,7 @@ describe('per-call tool containers from a warm pool', () => {
     // Each call ran in a container taken from the pool, never one another call used.
     expect(executed.map((x) => x.containerId)).toEqual(taken.map((t) => t.containerId));
     expect(new Set(taken.map((t) => t.containerId)).size).toBe(3);
-    expect(taken.every((t) => t.unused === true && t.lifetime === 'per-call')).toBe(true);
+    expect(taken.every((t) => t.unused && t.lifetime === 'per-call')).toBe(true);
     // Each was made ahead, recorded ready before it was handed out.
     const seq = (type: string, id: string) =>
       events.find((e) => e.type === type && e.data.containerId === id)?.seq ?? -1;

@@ -18,7 +18,6 @@ import type {
   StartedContainer,
 } from '../../src/substrate/runtime.js';
 import { WarmPool, poolSpecDigest, type PoolHooks } from '../../src/tools/tool-pool.js';
-import type { ToolContainer } from '../../src/tools/tool-container.js';
 import { poolKinds } from '../../src/engine/agent-tool-setup.js';
 
 let dir: string;
@@ -128,7 +127,11 @@ class FakeRuntime {
         attach: () => Promise.reject(new Error('not used')),
         start: () =>
           this.hold
-            ? new Promise((resolve) => this.#gates.push(() => resolve(started)))
+            ? new Promise((resolve) =>
+                this.#gates.push(() => {
+                  resolve(started);
+                }),
+              )
             : Promise.resolve(started),
         remove,
         [Symbol.asyncDispose]: remove,
@@ -230,7 +233,9 @@ describe('the warm pool (bounds, refill, once only, fail closed)', () => {
     await flush();
     const disposed = pool[Symbol.asyncDispose]();
     let done = false;
-    void disposed.then(() => (done = true));
+    void disposed.then(() => {
+      done = true;
+    });
     await flush();
     expect(done).toBe(false);
     fake.release();
