@@ -34,8 +34,11 @@ describe('operator commands', () => {
       streaming: true,
       cancellation: ['SIGINT', 'SIGTERM'],
       interactiveSessions: true,
+      // `cfh mcp` (integration/mcp.test.ts): what it serves, approvals from the operator only.
+      mcpServer: expect.objectContaining({ transport: 'stdio' }) as unknown,
       delegation: false,
-      resume: false,
+      resume: true,
+      compaction: true,
     });
     expect(caps.sandbox.networkModes.supported).toEqual(['disabled', 'allowlist', 'open']);
     expect(caps.profiles).toEqual(expect.arrayContaining(['default', 'untrusted-repo']));
