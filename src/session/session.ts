@@ -6,8 +6,6 @@
 // (AH-INT-2). Cancelling a turn answers its in-flight calls `aborted` and leaves the session
 // open; closing it ends the run: terminal record, every container removed (AH-INT-5,
 // AH-LIFE-3). Events reach the caller only once durable and replay from the file (AH-INT-3).
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   answeredOrBlocked,
@@ -24,9 +22,7 @@ import {
   type AgentLoopResult,
   type Conversation,
   type PromptSlots,
-  type UsageRecord,
 } from '../engine/agent-loop.js';
-import { digest } from '../engine/agent-run-records.js';
 import { captureOfPrompt } from '../engine/cfc-plan.js';
 import type { RunPlan } from '../engine/run-plan.js';
 import type { RunEnd } from '../engine/terminal.js';
@@ -38,6 +34,13 @@ import type { SessionAuthority } from './authority.js';
 import { DurableFeed, replayEvents } from './event-feed.js';
 import type { Restorable } from './restore.js';
 import { SessionError } from './session-error.js';
+import {
+  SessionTotals,
+  deferred,
+  transcriptState,
+  turnStarted,
+  type Deferred,
+} from './turn-records.js';
 
 export type CaptureSurface = InputCaptureRecord['surface'];
 
@@ -85,22 +88,6 @@ interface Running {
   readonly turnId: string;
   readonly abort: AbortController;
   readonly done: Deferred<TurnResult>;
-}
-
-interface Deferred<T> {
-  readonly promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }
 
 const pad = (n: number): string => String(n).padStart(4, '0');
@@ -354,7 +341,7 @@ export class Session {
         true,
       );
     }
-    const totals = new Totals();
+    const totals = new SessionTotals();
     // Usage from the log: a cancelled turn's attempts count too (AH-USAGE-1).
     events.subscribe(totals.listener);
     this.#opening = false;
@@ -402,7 +389,7 @@ export class Session {
     ctx: AgentDriveContext,
     conversation: Conversation,
     next: Extract<Next, { kind: 'turn' }>,
-    totals: Totals,
+    totals: SessionTotals,
     signal: AbortSignal,
   ): Promise<TurnResult> {
     const running = this.#running;
@@ -413,14 +400,7 @@ export class Session {
       const slots = input.slots;
       await events.append(
         'turn_started',
-        {
-          turnId,
-          requestId: input.requestId,
-          prompt: { chars: slots.prompt.length, digest: digest(slots.prompt) },
-          context: (slots.context ?? []).map((c) => ({ chars: c.length, digest: digest(c) })),
-          quoted: (slots.quoted ?? []).map((q) => ({ chars: q.length, digest: digest(q) })),
-          capture: this.#capture(slots.prompt, input.subject),
-        },
+        turnStarted(turnId, input.requestId, slots, this.#capture(slots.prompt, input.subject)),
         true,
       );
       const work = AbortSignal.any([signal, running.abort.signal]);
@@ -481,55 +461,6 @@ export class Session {
         subject === undefined
           ? own.subject
           : { uid: subject.uid ?? null, user: subject.user, vouched: true },
-    };
-  }
-}
-
-/** The transcript as it stands: how many messages and the digest of its bytes. */
-export async function transcriptState(file: string): Promise<{ messages: number; sha256: string }> {
-  const body = await readFile(file);
-  let messages = 0;
-  for (const byte of body) if (byte === 0x0a) messages += 1;
-  return { messages, sha256: createHash('sha256').update(body).digest('hex') };
-}
-
-/** What the session's turns add up to, for report.json. */
-class Totals {
-  readonly #usage: UsageRecord[] = [];
-  readonly #byStatus: Record<string, number> = Object.create(null) as Record<string, number>;
-  readonly #byTool: Record<string, number> = Object.create(null) as Record<string, number>;
-  #total = 0;
-  #last: AgentLoopResult | undefined;
-
-  readonly listener = (_line: string, record: EventRecord): void => {
-    if (record.type !== 'model_call_completed') return;
-    const d = record.data as UsageRecord & Record<string, unknown>;
-    this.#usage.push({
-      attemptId: d.attemptId,
-      adapter: d.adapter,
-      model: d.model,
-      usage: d.usage,
-    });
-  };
-
-  add(loop: AgentLoopResult): void {
-    this.#total += loop.toolCalls.total;
-    for (const [k, v] of Object.entries(loop.toolCalls.byStatus))
-      this.#byStatus[k] = (this.#byStatus[k] ?? 0) + v;
-    for (const [k, v] of Object.entries(loop.toolCalls.byTool))
-      this.#byTool[k] = (this.#byTool[k] ?? 0) + v;
-    this.#last = loop;
-  }
-
-  result(end: RunEnd): AgentResult {
-    const last = this.#last;
-    return {
-      status: end.kind === 'budget' ? 'failed' : 'completed',
-      terminalReason: end.kind === 'budget' ? `budget_exceeded:${end.budget}` : 'session_closed',
-      ...(last?.finalAnswer === undefined ? {} : { finalAnswer: last.finalAnswer }),
-      ...(last?.budget === undefined ? {} : { budget: last.budget }),
-      usage: this.#usage,
-      toolCalls: { total: this.#total, byStatus: this.#byStatus, byTool: this.#byTool },
     };
   }
 }

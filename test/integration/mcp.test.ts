@@ -139,7 +139,7 @@ describe('cfh mcp over stdio', () => {
     const internal = await call(c.client, 'exec', { command: ['id'] });
     expect(internal.obs.status).toBe('error');
     expect(internal.obs.summary).toContain('unknown tool');
-    const foreign = await call(c.client, 'network_fetch', { url: 'http://example.com' });
+    const foreign = await call(c.client, 'network_fetch', { url: 'http://127.0.0.1:9/' });
     expect(foreign.obs.summary).toContain('unknown tool');
 
     // The evidence, read-only, as resources.
