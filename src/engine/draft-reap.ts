@@ -47,13 +47,24 @@ export async function reapDrafts(
       continue;
     }
     try {
-      await removeTree(dir);
+      await removeDraft(dir);
       entries.push({ dir, runId, owner, action: 'removed' });
     } catch (error) {
       entries.push({ dir, runId, owner, action: 'failed', error: errorMessage(error) });
     }
   }
   return entries;
+}
+
+/**
+ * The copy first, the owner record last: a removal cut short (the cfh sweeping is itself
+ * killed, the owner swaps a link in and the walk stops) leaves a directory that still says
+ * whose it was, so the next reap takes it on instead of keeping it as `unknown` forever.
+ */
+async function removeDraft(dir: string): Promise<void> {
+  for (const name of await readdir(dir))
+    if (name !== DRAFT_OWNER_FILE) await removeTree(path.join(dir, name));
+  await removeTree(dir);
 }
 
 async function recordedOwner(dir: string, runId: string): Promise<OwnerStatus | 'unknown'> {

@@ -50,24 +50,41 @@ async function testerIds(): Promise<{ uid: number; gid: number }> {
   return { uid: Number(u.stdout), gid: Number(g.stdout) };
 }
 
-/** Runs as root on workspaces the tester owns, SIGKILLed once their containers run. */
-async function deadDrafts(scratch: string, drafts: string, count: number): Promise<string[]> {
+/**
+ * Runs as root on workspaces the tester owns, SIGKILLed once their containers run. Each
+ * run has a draft root of its own: a run still starting sweeps the dead runs' copies in
+ * its root (AH-LIFE-3), which would take a copy away before the test's own reap.
+ */
+async function deadDrafts(
+  scratch: string,
+  count: number,
+): Promise<{ dir: string; drafts: string }[]> {
   const who = await testerIds();
-  const env = { CFH_DRAFT_ROOT: drafts };
   return Promise.all(
     Array.from({ length: count }, async (_, n) => {
       const ws = path.join(scratch, `ws-${n}`);
       const art = path.join(scratch, `art-${n}`);
+      const drafts = path.join(scratch, `drafts-${n}`);
+      await mkdir(drafts, { mode: 0o755 });
       await mkdir(ws);
       await writeFile(path.join(ws, 'file.txt'), 'x\n');
       await chown(path.join(ws, 'file.txt'), who.uid, who.gid);
       await chown(ws, who.uid, who.gid);
       const args = ['sandbox', 'run', '--workspace', ws, '--workspace-mode', 'draft'];
-      const child = startCfh([...args, '--artifact-root', art, '--', 'sleep', '120'], { env });
-      const dir = await waitForEvent(art, 'container_started', 180_000);
+      const child = startCfh([...args, '--artifact-root', art, '--', 'sleep', '120'], {
+        env: { CFH_DRAFT_ROOT: drafts },
+      });
+      const dir = await Promise.race([
+        waitForEvent(art, 'container_started', 180_000),
+        child.then((r) => {
+          throw new Error(
+            `cfh ended (${String(r.exitCode)}) before its container ran: ${r.stderr}`,
+          );
+        }),
+      ]);
       child.kill('SIGKILL');
       await child.catch(() => undefined);
-      return dir;
+      return { dir, drafts };
     }),
   );
 }
@@ -91,16 +108,14 @@ describe.skipIf(!isRoot)('reaping a dead run’s draft while its owner swaps lin
     const scratch = await tempDir('draft-swap');
     try {
       await chmod(scratch, 0o755);
-      const drafts = path.join(scratch, 'drafts');
       const victims = path.join(scratch, 'victims', 'files');
-      await mkdir(drafts, { mode: 0o755 });
       await mkdir(victims, { recursive: true, mode: 0o755 });
       await chmod(path.dirname(victims), 0o755);
       for (let i = 0; i < VICTIMS; i += 1) await writeFile(path.join(victims, `f${i}`), 'v\n');
       const lost: number[] = [];
       const actions: unknown[] = [];
       const who = await testerIds();
-      for (const [t, dir] of (await deadDrafts(scratch, drafts, 3)).entries()) {
+      for (const [t, { dir, drafts }] of (await deadDrafts(scratch, 3)).entries()) {
         const runId = runIdOf(dir);
         const draftDir = (await readJson<any>(path.join(dir, 'snapshot.json'))).workspace.draft
           .dir as string;
