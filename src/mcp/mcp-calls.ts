@@ -120,8 +120,13 @@ export class McpCalls {
     return { end, result };
   };
 
-  /** The run's evidence, once the run is open (resources.ts reads it). */
-  get evidence(): RunEvidence | undefined {
+  /**
+   * The run's evidence (resources.ts reads it): waits, as a call does, until the run is
+   * open, so a client that lists resources right after `initialized` sees the run's
+   * files rather than an empty list; undefined once the run has ended without opening.
+   */
+  async evidence(): Promise<RunEvidence | undefined> {
+    await this.#surface();
     return this.#evidence;
   }
 

@@ -6,7 +6,7 @@
 // ends, the client closes) or cfh is cancelled: terminal record written, containers reaped.
 // stdout carries the protocol only; logs go to stderr.
 import { Readable, Writable } from 'node:stream';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
   CallToolRequestSchema,
@@ -54,13 +54,15 @@ export async function serveMcp(
 ): Promise<AgentOutcome | undefined> {
   const registry = mcpRegistry(request.plan.profile.tools);
   const calls = new McpCalls(registry);
-  // The low-level server of McpServer: the tools' JSON schemas come from the built-ins' own
+  // The SDK's low-level server: the tools' JSON schemas come from the built-ins' own
   // contracts (tool-surface.ts), and every call is checked by the mediator, not by the SDK.
-  const mcp = new McpServer(
+  // Neither list changes during a connection, so neither capability says `listChanged`.
+  // The SDK names this its advanced use: the handlers are cfh's own, not McpServer's registry.
+  // eslint-disable-next-line @typescript-eslint/no-deprecated
+  const server = new Server(
     { name: 'cfh', version: CFH_VERSION },
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
-  const server = mcp.server;
   const tools = listTools(registry);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
@@ -72,11 +74,11 @@ export async function serveMcp(
     );
     return toolResultOf(observation);
   });
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
-    resources: listResources(calls.evidence),
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: listResources(await calls.evidence()),
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, (read) =>
-    readResource(calls.evidence, read.params.uri),
+  server.setRequestHandler(ReadResourceRequestSchema, async (read) =>
+    readResource(await calls.evidence(), read.params.uri),
   );
   const connection = { closed: false };
   const initialized = new Promise<boolean>((resolve) => {
@@ -109,7 +111,7 @@ export async function serveMcp(
     new Readable().wrap(request.input),
     writableOf(request.output),
   );
-  await mcp.connect(transport);
+  await server.connect(transport);
   try {
     if (!(await initialized) || connection.closed) return undefined;
     const client = server.getClientVersion() ?? { name: 'unknown', version: 'unknown' };
@@ -134,7 +136,7 @@ export async function serveMcp(
     );
   } finally {
     calls.close();
-    await mcp.close().catch(() => undefined);
+    await server.close().catch(() => undefined);
   }
 }
 

@@ -98,6 +98,14 @@ describe('cfh mcp over stdio', () => {
     const root = scratch.path('art-main');
     const c = await connect(['--profile', profile, '--workspace', repo, '--artifact-root', root]);
 
+    // Listed right after `initialized`, before the run has opened: the list waits for the
+    // run rather than answer empty, since neither list is announced as changing.
+    const caps = c.client.getServerCapabilities();
+    expect(caps?.resources?.listChanged).toBeUndefined();
+    expect(caps?.tools?.listChanged).toBeUndefined();
+    const early = (await c.client.listResources()).resources.map((r) => r.name).sort();
+    expect(early).toEqual(['events.jsonl', 'governance.jsonl', 'report.json', 'snapshot.json']);
+
     const tools = (await c.client.listTools()).tools.map((t) => t.name).sort();
     expect(tools).toEqual(
       ['edit_file', 'grep', 'list_dir', 'read_file', 'sandbox_exec', 'write_file'].sort(),
