@@ -112,12 +112,17 @@ export function firstUserMessage(slots: PromptSlots): ModelMessage {
 export interface Conversation {
   readonly messages: ModelMessage[];
   requests: number;
+  /**
+   * Tool calls numbered so far (`call-0001`…: their ids and output files). A session's
+   * turns share one run directory, so the numbering goes on across turns, never restarts.
+   */
+  calls: number;
   /** Compaction's state (compaction.ts), made on first use: it goes with the context. */
   context?: ContextState;
 }
 
 export function newConversation(): Conversation {
-  return { messages: [], requests: 0 };
+  return { messages: [], requests: 0, calls: 0 };
 }
 
 /**
@@ -138,6 +143,7 @@ export async function runAgentLoop(
     byStatus: Object.create(null) as Record<string, number>,
     byTool: Object.create(null) as Record<string, number>,
     toolCalls: 0,
+    firstCall: 1,
     pending: [],
     settled: new Map(),
     decided: new Map(),
@@ -172,6 +178,8 @@ interface LoopState {
   toolCalls: number;
   /** The calls of the turn in progress, until their results are in the transcript. */
   pending: readonly ToolUse[];
+  /** The number of the pending turn's first call (numbered across the conversation). */
+  firstCall: number;
   /** Answers to the turn's calls as they are recorded, by tool_use id. */
   settled: Map<string, Observation>;
   /** The mediator's rulings on the turn's calls, by tool_use id. */
@@ -195,7 +203,7 @@ async function closePending(
   state.pending = [];
   const aborted = await abortUnanswered(
     pending,
-    state.toolCalls + 1,
+    state.firstCall,
     deps,
     state.settled,
     state.decided,
@@ -314,6 +322,9 @@ async function loop(
       return resultOf(state, { status: 'completed', terminalReason: 'final_answer', finalAnswer });
     }
     state.pending = uses;
+    // Numbered when proposed: answered or closed unanswered, they keep these ids.
+    state.firstCall = conversation.calls + 1;
+    conversation.calls += uses.length;
     state.settled = new Map();
     state.decided = new Map();
     if (charged) return stopForBudget(deps, state, conversation, charged);
@@ -322,7 +333,7 @@ async function loop(
 
     const answers = await answerTurn(
       uses,
-      state.toolCalls + 1,
+      state.firstCall,
       deps,
       signal,
       state.settled,

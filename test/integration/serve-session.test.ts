@@ -187,6 +187,38 @@ describe('cfh serve --stdio: a session', () => {
     await audited(String(opened.runDir));
   });
 
+  it('numbers tool calls across turns: each turn output is kept under its own id', async () => {
+    const repo = await scratch.sampleRepo();
+    const root = scratch.path('art-ids');
+    // Each turn's exec prints: a numbering that restarts per turn would collide on
+    // outputs/call-0001.stdout and fail the second turn.
+    const echo = (word: string): string =>
+      `  - tool_calls:\n      - { name: exec, input: { command: [echo, ${word}] } }\n  - text: said ${word}\n`;
+    const script = await scratch.file('ids.yaml', `turns:\n${echo('first')}${echo('second')}`);
+    const client = new ServeClient(serveArgs(repo, root, script));
+    const opened = await client.call('session/open', {});
+    const sessionId = String(opened.sessionId);
+    const runDir = String(opened.runDir);
+    expect(await client.turn(sessionId, 'one')).toMatchObject({ status: 'answered' });
+    expect(await client.turn(sessionId, 'two')).toMatchObject({
+      status: 'answered',
+      finalAnswer: 'said second',
+    });
+    await client.call('session/close', { sessionId });
+    expect(await client.end()).toBe(0);
+    const decided = (await readEvents(runDir))
+      .filter((e) => e.type === 'permission_decision')
+      .map((e) => (e.data as { call_id: string }).call_id);
+    expect(decided).toEqual(['call-0001', 'call-0002']);
+    expect(await readFile(path.join(runDir, 'outputs', 'call-0001.stdout'), 'utf8')).toBe(
+      'first\n',
+    );
+    expect(await readFile(path.join(runDir, 'outputs', 'call-0002.stdout'), 'utf8')).toBe(
+      'second\n',
+    );
+    await audited(runDir);
+  });
+
   it('answers what is not a valid call with the JSON-RPC codes', async () => {
     const repo = await scratch.sampleRepo();
     const client = new ServeClient(
