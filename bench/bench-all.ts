@@ -32,6 +32,7 @@ const SOURCES: readonly Source[] = [
   { name: 'pool', module: 'tool-pool' }, // P2: per-call tool call with the warm pool
   { name: 'posture', module: 'posture' }, // P3: allowlist/open set-up
   { name: 'egress', module: 'egress-throughput' }, // P3: egress throughput and latency
+  { name: 'session', module: 'session' }, // sessions: turn overhead, MCP sandbox_exec
 ];
 
 function markdown(list: readonly (BenchRow & { source: string })[]): string {
