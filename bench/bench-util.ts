@@ -1,5 +1,6 @@
 // Helpers the benches share: settings from the environment, the engine client, tables,
 // the final check that a bench left no container behind.
+import { PassThrough } from 'node:stream';
 import Docker from 'dockerode';
 import type { CfhEnvironment } from '../src/config/env.js';
 import { LABEL_RUN_ID } from '../src/sandbox/owner.js';
@@ -148,4 +149,48 @@ export function printRows(title: string, list: readonly BenchRow[]): void {
       r.baseline,
     ]),
   );
+}
+
+/** dockerode's modem, as far as a raw exec uses it (its types leave demuxStream out). */
+export interface DemuxModem {
+  demuxStream(
+    raw: NodeJS.ReadableStream,
+    stdout: NodeJS.WritableStream,
+    stderr: NodeJS.WritableStream,
+  ): void;
+}
+
+/** The minimum dockerode sequence for an exec whose exit code and output a caller needs. */
+export async function rawExec(
+  container: Docker.Container,
+  argv: readonly string[],
+  stdin: Buffer | undefined,
+  workingDir: string,
+): Promise<{ exitCode: number; stdout: Buffer }> {
+  const exec = await container.exec({
+    Cmd: [...argv],
+    WorkingDir: workingDir,
+    AttachStdin: stdin !== undefined,
+    AttachStdout: true,
+    AttachStderr: true,
+  });
+  const stream = await exec.start({ hijack: true, stdin: stdin !== undefined });
+  const chunks: Buffer[] = [];
+  const out = new PassThrough();
+  const err = new PassThrough();
+  out.on('data', (c: Buffer) => chunks.push(c));
+  err.resume();
+  (container.modem as DemuxModem).demuxStream(stream, out, err);
+  const ended = new Promise<void>((resolve, reject) => {
+    stream.on('end', resolve);
+    stream.on('close', resolve);
+    stream.on('error', reject);
+  });
+  if (stdin !== undefined) {
+    stream.write(stdin);
+    stream.end();
+  }
+  await ended;
+  const info = (await exec.inspect()) as { ExitCode: number | null };
+  return { exitCode: info.ExitCode ?? -1, stdout: Buffer.concat(chunks) };
 }

@@ -46,6 +46,7 @@ import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { toCreateOptions } from '../src/substrate/docker-runtime.js';
 import { fmt, round1, round3, rounded, summarize, type Summary } from './stats.js';
 import {
+  type DemuxModem,
   BENCH_LABEL,
   checkLeftovers,
   dockerClient,
@@ -164,14 +165,6 @@ function collector(): { sink: Writable; text: () => string } {
     },
   });
   return { sink, text: () => Buffer.concat(chunks).toString('utf8') };
-}
-
-interface DemuxModem {
-  demuxStream(
-    raw: NodeJS.ReadableStream,
-    stdout: NodeJS.WritableStream,
-    stderr: NodeJS.WritableStream,
-  ): void;
 }
 
 /** The create request without what differs per container or per series. */

@@ -42,7 +42,6 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -52,6 +51,7 @@ import { readEnvironment } from '../src/config/env.js';
 import type { ModelRequest } from '../src/model/gateway.js';
 import { loadScript, ScriptedGateway } from '../src/model/scripted-gateway.js';
 import {
+  rawExec,
   BENCH_LABEL,
   checkLeftovers,
   dockerClient,
@@ -262,35 +262,10 @@ async function sandboxRun(
   return { wallMs, split: s, runId };
 }
 
-interface DemuxModem {
-  demuxStream(
-    raw: NodeJS.ReadableStream,
-    stdout: NodeJS.WritableStream,
-    stderr: NodeJS.WritableStream,
-  ): void;
-}
-
 /** dockerode, no cfh code: exec create, start (hijacked), the stream's end, inspect. */
 async function rawExecTrue(container: Docker.Container): Promise<void> {
-  const exec = await container.exec({
-    Cmd: ['true'],
-    WorkingDir: '/',
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  const out = new PassThrough();
-  const err = new PassThrough();
-  out.resume();
-  err.resume();
-  (container.modem as DemuxModem).demuxStream(stream, out, err);
-  await new Promise<void>((resolve, reject) => {
-    stream.on('end', resolve);
-    stream.on('close', resolve);
-    stream.on('error', reject);
-  });
-  const info = (await exec.inspect()) as { ExitCode: number | null };
-  if (info.ExitCode !== 0) throw new Error(`raw exec true: exit ${String(info.ExitCode)}`);
+  const { exitCode } = await rawExec(container, ['true'], undefined, '/');
+  if (exitCode !== 0) throw new Error(`raw exec true: exit ${String(exitCode)}`);
 }
 
 /** The MCP call; throws unless the observation is a success. */

@@ -79,7 +79,7 @@ import { writePlanHosts } from './plan-hosts.js';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
 import type { ToolLifetime } from '../src/config/profile-schema.js';
@@ -124,6 +124,7 @@ import {
 } from '../src/tools/tool-container.js';
 import { fmt, median, round1, round3, rounded, summarize, type Summary } from './stats.js';
 import {
+  rawExec,
   BENCH_LABEL,
   checkLeftovers,
   dockerClient,
@@ -449,49 +450,6 @@ class TimedRuntime implements ContainerRuntime {
   removeImage(ref: string, signal?: AbortSignal): Promise<void> {
     return this.#inner.removeImage(ref, signal);
   }
-}
-
-interface DemuxModem {
-  demuxStream(
-    raw: NodeJS.ReadableStream,
-    stdout: NodeJS.WritableStream,
-    stderr: NodeJS.WritableStream,
-  ): void;
-}
-
-/** The minimum dockerode sequence for an exec whose exit code and output a caller needs. */
-async function rawExec(
-  container: Docker.Container,
-  argv: readonly string[],
-  stdin: Buffer | undefined,
-  workingDir: string,
-): Promise<{ exitCode: number; stdout: Buffer }> {
-  const exec = await container.exec({
-    Cmd: [...argv],
-    WorkingDir: workingDir,
-    AttachStdin: stdin !== undefined,
-    AttachStdout: true,
-    AttachStderr: true,
-  });
-  const stream = await exec.start({ hijack: true, stdin: stdin !== undefined });
-  const chunks: Buffer[] = [];
-  const out = new PassThrough();
-  const err = new PassThrough();
-  out.on('data', (c: Buffer) => chunks.push(c));
-  err.resume();
-  (container.modem as DemuxModem).demuxStream(stream, out, err);
-  const ended = new Promise<void>((resolve, reject) => {
-    stream.on('end', resolve);
-    stream.on('close', resolve);
-    stream.on('error', reject);
-  });
-  if (stdin !== undefined) {
-    stream.write(stdin);
-    stream.end();
-  }
-  await ended;
-  const info = (await exec.inspect()) as { ExitCode: number | null };
-  return { exitCode: info.ExitCode ?? -1, stdout: Buffer.concat(chunks) };
 }
 
 async function main(): Promise<number> {
