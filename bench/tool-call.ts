@@ -108,6 +108,7 @@ import type {
   CreatedGuard,
   ImageFacts,
   ImageSummary,
+  FrozenContainers,
   LabelledObject,
   NetworkFacts,
   ProgressListener,
@@ -424,6 +425,9 @@ class TimedRuntime implements ContainerRuntime {
   }
   removeObject(object: LabelledObject, signal?: AbortSignal): Promise<void> {
     return this.#inner.removeObject(object, signal);
+  }
+  freezeLabelled(label: string, value: string, signal?: AbortSignal): Promise<FrozenContainers> {
+    return this.#inner.freezeLabelled(label, value, signal);
   }
   importImage(
     rootfs: Readable,

@@ -134,6 +134,7 @@ export const ERROR_CODES = [
   'not_found',
   'output_is_terminal',
   'patch_blob_mismatch',
+  'patch_changed',
   'patch_incomplete',
   'patch_invalid',
   'patch_too_large',

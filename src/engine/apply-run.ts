@@ -6,7 +6,7 @@
 // then the approver is asked, the patch is applied all at once or not at all, and the
 // `applied` event extends the run's hash chain while the apply can still be undone.
 import { constants } from 'node:fs';
-import { open, realpath, stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -20,6 +20,7 @@ import { applyPatch, type CommitFs } from '../workspace/apply-patch.js';
 import { OWN_AUTHORITY } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
 import { checkHost, hostChangedError } from '../workspace/host-check.js';
+import { hostRoot } from '../workspace/host-root.js';
 import { mergeable, planMerge, type MergedFile, type MergePlan } from './apply-merge.js';
 
 const MERGE_HINT =
@@ -77,6 +78,10 @@ const DraftWorkspaceRecord = z.object({
   draft: z.object({ baseline: z.object({ sha256: z.string() }) }),
 });
 
+const RebasedBaseline = z.looseObject({
+  baseline: z.object({ file: z.string(), sha256: z.string() }),
+});
+
 /** What `runs diff` and `runs apply` read: the verified run's patch. */
 export interface RunPatch {
   readonly detail: RunDetail;
@@ -116,10 +121,23 @@ export async function readRunPatch(detail: RunDetail): Promise<RunPatch> {
       `run ${detail.runId}: ${RUN_FILES.patch} is not a patch: ${errorMessage(error)}`,
     );
   }
+  // A session that applied changes while it ran (draft-live.ts) rebased its baseline: the
+  // patch is taken against the one its last `draft_applied` names, in the chain.
+  const rebased = detail.events
+    .filter((e) => e.type === 'draft_applied')
+    .map((e) => RebasedBaseline.safeParse(e.data))
+    .at(-1);
+  if (rebased?.success === false) {
+    throw new WorkspaceError(
+      'patch_invalid',
+      `run ${detail.runId}: a draft_applied event does not name its baseline`,
+    );
+  }
+  const baselineSha256 = rebased?.data.baseline.sha256 ?? ws.data.draft.baseline.sha256;
   if (
     patch.runId !== detail.runId ||
     patch.hostWorkspace !== ws.data.hostPath ||
-    patch.baseline.sha256 !== ws.data.draft.baseline.sha256
+    patch.baseline.sha256 !== baselineSha256
   ) {
     throw new WorkspaceError(
       'patch_invalid',
@@ -135,7 +153,7 @@ export async function readRunPatch(detail: RunDetail): Promise<RunPatch> {
   return {
     detail,
     hostWorkspace: ws.data.hostPath,
-    baselineSha256: ws.data.draft.baseline.sha256,
+    baselineSha256,
     patch,
     patchSha256,
   };
@@ -288,20 +306,4 @@ function recordedArtifacts(detail: RunDetail): Map<string, string> {
       out.set(e.data.file, e.data.sha256);
   }
   return out;
-}
-
-async function hostRoot(hostWorkspace: string): Promise<string> {
-  let real: string;
-  try {
-    real = await realpath(hostWorkspace);
-  } catch {
-    throw new WorkspaceError('workspace_missing', `the host workspace '${hostWorkspace}' is gone`);
-  }
-  if (real !== hostWorkspace || !(await stat(real)).isDirectory()) {
-    throw new WorkspaceError(
-      'workspace_moved',
-      `the host workspace '${hostWorkspace}' now resolves to '${real}'; refusing to apply there`,
-    );
-  }
-  return real;
 }

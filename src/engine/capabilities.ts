@@ -160,10 +160,12 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       cancellation: ['SIGINT', 'SIGTERM'],
       interactiveSessions: true,
       // `cfh mcp`: one MCP connection over stdio is one run; the client proposes, the
-      // mediator decides (test/integration/mcp.test.ts). runs_diff/runs_apply not served.
+      // mediator decides (test/integration/mcp.test.ts); a draft session adds runs_diff and
+      // runs_apply (test/integration/mcp-draft.test.ts).
       mcpServer: {
         transport: 'stdio',
         tools: ['sandbox_exec', 'read_file', 'write_file', 'edit_file', 'list_dir', 'grep'],
+        draftTools: ['runs_diff', 'runs_apply'],
         resources: ['snapshot.json', 'events.jsonl', 'governance.jsonl', 'report.json'],
         approvals: 'operator-configured only (--approve, --approvals)',
       },

@@ -5,9 +5,7 @@
 // (patch/patch.json, patch/patch.diff) and the new contents it needs (patch/blobs/<sha256>),
 // with the baseline contents of the files it modifies or removes (draft-baseline.ts).
 // The copy itself is discarded with the run, on every path.
-import { chmod, chown, mkdir, mkdtemp, readFile, statfs, writeFile } from 'node:fs/promises';
-import { lstat } from 'node:fs/promises';
-import type { BigIntStats } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CfhError, WorkspaceError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -18,21 +16,11 @@ import { copyTree } from '../workspace/copy-tree.js';
 import {
   BASELINE_SCHEMA,
   PATCH_SCHEMA,
-  diffTrees,
-  neededBlobs,
   summarize,
   type BaselineDocument,
-  type PatchChange,
   type PatchDocument,
 } from '../workspace/patch.js';
-import {
-  MAX_DIFF_BYTES,
-  MAX_TEXT_BYTES,
-  quote,
-  renderPatch,
-  type ContentReader,
-} from '../workspace/patch-text.js';
-import { hashHandle, inodeKey, listTree, openSeenFile } from '../workspace/walk.js';
+import { walkDraft, type DraftWalk } from './draft-walk.js';
 import type { RunPlan } from './run-plan.js';
 import { OWN_AUTHORITY, type Authority } from '../workspace/authority.js';
 import { authorityFor } from './write-authority.js';
@@ -40,9 +28,6 @@ import { DRAFT_OWNER_FILE } from './draft-owner.js';
 import { BASELINE_MAX_BYTES, keepBaselines } from './draft-baseline.js';
 import { removeTree } from '../remove-tree.js';
 import { WATCH_COST_FACTOR, WATCH_MIN_INTERVAL_MS } from './draft-watch.js';
-
-/** New contents larger than this (a file the sandbox grew or made) are never read. */
-export const MAX_READ_BYTES = 256 * 1024 * 1024;
 
 /** What the snapshot records of the draft (AH-INV-2). */
 export interface DraftRecord {
@@ -78,7 +63,9 @@ export class DraftWorkspace implements AsyncDisposable {
   readonly record: DraftRecord;
   /** The copy's bound, held while the run goes on too (draft-watch.ts). */
   readonly maxBytes: number;
-  readonly #baseline: BaselineDocument;
+  #baseline: BaselineDocument;
+  /** Where the current baseline is kept in the run directory (the first: RUN_FILES.baseline). */
+  #current: { file: string; sha256: string };
   readonly #log: Logger;
   /** With whose authority the host tree and the copy are read and written. */
   readonly #as: Authority;
@@ -100,6 +87,7 @@ export class DraftWorkspace implements AsyncDisposable {
     this.record = record;
     this.maxBytes = maxBytes;
     this.#baseline = baseline;
+    this.#current = { file: record.baseline.file, sha256: record.baseline.sha256 };
     this.#log = log;
     this.#as = as;
   }
@@ -212,95 +200,39 @@ export class DraftWorkspace implements AsyncDisposable {
   }
 
   /**
-   * After every container of the run is gone: the draft's end state against the baseline,
-   * kept as patch/patch.json and patch/patch.diff, with every new file's contents.
-   *
-   * What the sandbox can make cfh do here it does not pay for (hard links, sparse files,
-   * many names), so the walk has one budget (endWalkBudget), in bytes read and in time,
-   * and the run's cancellation ends it too: each inode is read once, a file with holes
-   * (allocated < size) is listed by size and never read, and once the budget is spent or
-   * the run is cancelled nothing more is read: the rest is listed by size and the patch is
-   * marked incomplete, which `cfh runs apply` refuses whole.
+   * After every container of the run is gone: the draft's end state against the baseline
+   * (the last one a session applied against, draft-live.ts), kept as patch/patch.json and
+   * patch/patch.diff, with every new file's contents (draft-walk.ts says how the reading is
+   * bounded; an incomplete patch is listed and `cfh runs apply` refuses it whole).
    */
   async writePatch(dir: RunDirectory): Promise<PatchSummary> {
     const t0 = performance.now();
-    const budget = endWalkBudget(this.record.baseline.bytes);
-    const sizes = new Map(this.#baseline.entries.map((e) => [e.path, e.size]));
-    let read = 0;
-    let incomplete: string | undefined;
-    const byInode = new Map<string, Promise<{ sha256: string; size: number }>>();
-    const mayHash = (p: string, size: number, stats: BigIntStats): boolean => {
-      if (byInode.has(inodeKey(stats))) return true;
-      // Holes cost the sandbox no disk: such a file is never read (a copy is made dense).
-      if (Number(stats.blocks) * 512 < size) return false;
-      if (size > MAX_READ_BYTES && sizes.get(p) !== size) return false;
-      if (incomplete === undefined) {
-        if (this.#signal.aborted) incomplete = 'the run was cancelled while its patch was read';
-        else if (performance.now() - t0 > budget.ms)
-          incomplete = `reading the draft took more than ${String(budget.ms)} ms`;
-        else if (read + size > budget.bytes)
-          incomplete = `the draft's files hold more than ${String(budget.bytes)} bytes to read`;
-      }
-      if (incomplete !== undefined) return false;
-      read += size;
-      return true;
-    };
-    // The walk itself (names, lstat) is bounded by MAX_TREE_ENTRIES; it is not cut short,
-    // so the patch still lists every path the sandbox touched.
-    const end = await this.#as.asWriter(() =>
-      listTree(this.record.source, {
-        signal: new AbortController().signal,
-        repairPermissions: true,
-        mayHash,
-        byInode,
-      }),
-    );
-    const changes = diffTrees(this.#baseline.entries, end.entries);
-    // The whole patch or none: past its bound nothing is kept, so no part of a run's
-    // changes is ever offered for apply as if it were all of them.
     const limit = this.plan.draft?.patchMaxBytes ?? 0;
-    const needed = new Map<string, number>();
-    for (const c of changes)
-      for (const sha of neededBlobs([c])) needed.set(sha, c.after?.size ?? 0);
-    const total = [...needed.values()].reduce((a, b) => a + b, 0);
-    if (total > limit) {
-      throw new WorkspaceError(
-        'patch_too_large',
-        `workspace mode draft: the patch's new contents are ${String(total)} bytes, more than ${String(limit)}; no patch is kept (CFH_DRAFT_PATCH_MAX_BYTES bounds it)`,
-        { bytes: total, maxBytes: limit },
-      );
-    }
-    const stored = new Set<string>();
-    for (const c of changes) {
-      const sha = c.after?.sha256;
-      if (sha === undefined || stored.has(sha) || !needed.has(sha)) continue;
-      await this.#storeBlob(dir, c);
-      stored.add(sha);
-    }
+    const walk = await this.walk(dir, this.#signal);
     // What --3way merges against and --binary names as the preimage: within what is left.
     const baselines = await keepBaselines({
       dir,
       hostWorkspace: this.#baseline.hostWorkspace,
-      changes,
-      stored,
-      maxBytes: Math.max(0, Math.min(limit - total, BASELINE_MAX_BYTES)),
+      changes: walk.changes,
+      stored: walk.stored,
+      maxBytes: Math.max(0, Math.min(limit - walk.needed, BASELINE_MAX_BYTES)),
       as: this.#as,
       signal: this.#signal,
     });
-    const rendered = await renderPatch(changes, this.#reader(dir), Math.min(MAX_DIFF_BYTES, limit));
+    const { incomplete } = walk;
     const doc: PatchDocument = {
       schema: PATCH_SCHEMA,
       runId: dir.runId,
       hostWorkspace: this.#baseline.hostWorkspace,
-      baseline: { file: this.record.baseline.file, sha256: this.record.baseline.sha256 },
+      baseline: { ...this.#current },
       blobs: RUN_FILES.blobs,
-      changes: [...rendered.changes],
+      changes: [...walk.changes],
       ...(incomplete === undefined ? {} : { incomplete }),
-      unsupported: [...end.skipped],
-      summary: summarize(rendered.changes),
+      unsupported: [...walk.unsupported],
+      summary: summarize(walk.changes),
     };
     const sha256 = await dir.writeFile(RUN_FILES.patch, `${JSON.stringify(doc, null, 2)}\n`);
-    await dir.writeFile(RUN_FILES.patchDiff, rendered.text);
+    await dir.writeFile(RUN_FILES.patchDiff, walk.text);
     await dir.events.append(
       'patch_written',
       {
@@ -308,16 +240,16 @@ export class DraftWorkspace implements AsyncDisposable {
         sha256,
         summary: doc.summary,
         unsupported: doc.unsupported.length,
-        blobs: stored.size,
+        blobs: walk.stored.size,
         baselines,
         bounds: {
-          readMaxBytes: budget.bytes,
-          readMaxMs: budget.ms,
-          readBytes: read,
-          diffMaxBytes: rendered.inline.maxBytes,
-          diffInlinedBytes: rendered.inline.bytes,
+          readMaxBytes: walk.budget.bytes,
+          readMaxMs: walk.budget.ms,
+          readBytes: walk.readBytes,
+          diffMaxBytes: walk.inline.maxBytes,
+          diffInlinedBytes: walk.inline.bytes,
         },
-        reached: { read: incomplete !== undefined, diff: rendered.inline.reached },
+        reached: { read: incomplete !== undefined, diff: walk.inline.reached },
         ...(incomplete === undefined ? {} : { incomplete }),
         ms: Math.round(performance.now() - t0),
       },
@@ -328,63 +260,46 @@ export class DraftWorkspace implements AsyncDisposable {
       diff: RUN_FILES.patchDiff,
       sha256,
       summary: doc.summary,
-      blobs: stored.size,
+      blobs: walk.stored.size,
       files: doc.changes.map((c) => ({ path: c.path, kind: c.kind, applicable: c.applicable })),
     };
   }
 
-  async #storeBlob(dir: RunDirectory, c: PatchChange): Promise<void> {
-    const abs = path.join(this.record.source, c.path);
-    // Opened as the copy's writer, kept in the run directory as cfh.
-    const handle = await this.#as.asWriter(async () =>
-      openSeenFile(abs, await lstat(abs, { bigint: true }), { repairPermissions: true }),
-    );
-    try {
-      const blob = await dir.storeBlob(handle);
-      if (blob.sha256 !== c.after?.sha256) {
-        throw new WorkspaceError(
-          'draft_changed',
-          `${c.path} changed in the draft while its patch was written`,
-          { path: c.path },
-        );
-      }
-    } finally {
-      await handle.close();
-    }
+  /** The copy against the current baseline, new contents kept (draft-walk.ts). */
+  async walk(dir: RunDirectory, signal: AbortSignal): Promise<DraftWalk> {
+    return walkDraft({
+      source: this.record.source,
+      baseline: this.#baseline,
+      baselineBytes: this.record.baseline.bytes,
+      as: this.#as,
+      patchMaxBytes: this.plan.draft?.patchMaxBytes ?? 0,
+      dir,
+      signal,
+    });
   }
 
-  /** Old contents from the host (only if still what the baseline recorded), new from the run. */
-  #reader(dir: RunDirectory): ContentReader {
-    const host = this.#baseline.hostWorkspace;
-    return async (c, side) => {
-      const s = side === 'before' ? c.before : c.after;
-      if (s === null) return Buffer.alloc(0);
-      if (s.sha256 === undefined)
-        return { unavailable: `${quote(c.path)}: ${c.note ?? 'not read'}` };
-      if ((s.size ?? 0) > MAX_TEXT_BYTES) return { binary: true };
-      if (side === 'after') {
-        return readFile(dir.path(`${RUN_FILES.blobs}/${s.sha256}`)).catch(() => ({
-          unavailable: `${quote(c.path)}: ${c.note ?? 'new contents not kept'}`,
-        }));
-      }
-      const abs = path.join(host, c.path);
-      try {
-        const handle = await this.#as.asWriter(async () =>
-          openSeenFile(abs, await lstat(abs, { bigint: true })),
-        );
-        try {
-          const { sha256 } = await hashHandle(handle);
-          if (sha256 === s.sha256) return await handle.readFile();
-        } finally {
-          await handle.close();
-        }
-      } catch {
-        // gone or unreadable: said below
-      }
-      return {
-        unavailable: `${quote(c.path)} changed on the host during the run; its old text is not shown`,
-      };
-    };
+  /** The baseline the copy is compared with now, and where the run directory keeps it. */
+  get baseline(): {
+    readonly document: BaselineDocument;
+    readonly file: string;
+    readonly sha256: string;
+  } {
+    return { document: this.#baseline, ...this.#current };
+  }
+
+  /** With whose authority the host tree is read and written (the workspace's owner). */
+  get authority(): Authority {
+    return this.#as;
+  }
+
+  /**
+   * After a session applied changes to the host (draft-live.ts): those changes are the
+   * host's now, so later diffs, applies and the run's patch are taken against this
+   * baseline, already written to the run directory as `file`.
+   */
+  rebase(document: BaselineDocument, file: string, sha256: string): void {
+    this.#baseline = document;
+    this.#current = { file, sha256 };
   }
 
   /**
@@ -411,15 +326,6 @@ export class DraftWorkspace implements AsyncDisposable {
       this.#log.error({ err: errorMessage(e), dir: this.record.dir }, 'draft not removed');
     });
   }
-}
-
-/**
- * The end walk's budget: what the host tree already cost to copy, plus one file at the
- * per-file bound, and a time that grows with it (at a slow 32 MiB/s, never under a minute).
- */
-export function endWalkBudget(baselineBytes: number): { bytes: number; ms: number } {
-  const bytes = baselineBytes + MAX_READ_BYTES;
-  return { bytes, ms: Math.max(60_000, Math.ceil(bytes / (32 * 1024))) };
 }
 
 /** Free space the draft root keeps whatever a copy needs: the host goes on working. */

@@ -9,7 +9,6 @@ import { RUN_FILES, RunDirectory } from '../evidence/run-directory.js';
 import type { EventListener } from '../evidence/event-log.js';
 import { CfcTally, cfcModeOfSnapshot } from '../evidence/cfc-summary.js';
 import type { TerminalSigner } from '../evidence/signing.js';
-import type { OwnerIdentity } from '../sandbox/owner.js';
 import type { OpenEgress } from '../sandbox/egress-sandbox.js';
 import type { ContainerRuntime, RunResourceUsage } from '../substrate/runtime.js';
 import { preflight, type PreflightFacts } from './preflight.js';
@@ -21,7 +20,9 @@ import { reapOrphans } from './reaper.js';
 import { sweepSetid } from '../sandbox/setid-sweep.js';
 import { closeDraft, prepareDraft } from './draft-session.js';
 import { DraftWatch } from './draft-watch.js';
-import type { PatchSummary } from './draft-workspace.js';
+import type { DraftWorkspace, PatchSummary } from './draft-workspace.js';
+import { LiveDraft } from './draft-live.js';
+import { LABEL_RUN_ID, type OwnerIdentity } from '../sandbox/owner.js';
 import { chmod } from 'node:fs/promises';
 import { CA_BUNDLE_FILE, type CaBundle } from '../sandbox/ca-bundle.js';
 import { HOSTS_FILE, LOOPBACK_HOSTS } from '../sandbox/derive-spec.js';
@@ -96,9 +97,25 @@ export class RunSession {
   readonly startedAt = new Date(Date.now() - 50);
   /** The orphan sweep, started with the workload (off the cold path), awaited at the end. */
   sweep: Promise<void> | undefined;
+  /** Draft mode: the copy, diffed and applied while the run goes on (draft-live.ts). */
+  readonly liveDraft: LiveDraft | undefined;
 
-  constructor(plan: RunPlan, deps: RunDeps, dir: RunDirectory, facts: PreflightFacts, log: Logger) {
+  constructor(
+    plan: RunPlan,
+    deps: RunDeps,
+    dir: RunDirectory,
+    facts: PreflightFacts,
+    log: Logger,
+    draft?: DraftWorkspace,
+  ) {
     this.plan = plan;
+    // Frozen for each walk: every container of the run, by its run-id label.
+    this.liveDraft =
+      draft === undefined
+        ? undefined
+        : new LiveDraft(draft, dir, (signal) =>
+            deps.runtime.freezeLabelled(LABEL_RUN_ID, plan.runId, signal),
+          );
     this.deps = deps;
     this.dir = dir;
     this.facts = facts;
@@ -199,7 +216,7 @@ export async function runSession<R>(
       true,
     );
     await dir.writeProgress('created');
-    session = new RunSession(runPlan, deps, dir, facts, log);
+    session = new RunSession(runPlan, deps, dir, facts, log, draft);
     // The draft's bound holds while the work runs: the watch stops it as a limit. First on
     // the stack, so disposed last: it stops once every container is gone.
     const watch =

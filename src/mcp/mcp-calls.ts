@@ -16,6 +16,7 @@ import type { Ruling } from '../mediator/mediator.js';
 import { fenceToolOutput } from '../engine/prompt-fence.js';
 import type { RunEnd } from '../engine/terminal.js';
 import { errorObservation, type Observation } from '../tools/observation.js';
+import { DraftToolRunner } from '../engine/draft-runner.js';
 import type { ToolRegistry } from '../tools/contract.js';
 
 interface Opened {
@@ -78,8 +79,22 @@ export class McpCalls {
   /** The driver given to executeAgentRun: serves calls until the run ends. */
   readonly driver: AgentDriver = async ({ session, request, surface, open }, signal) => {
     this.#evidence = { runId: session.plan.runId, path: (name) => session.dir.path(name) };
+    // A draft session's runs_diff/runs_apply run on the host against its live copy: the
+    // host runner (MCP serves no host tool) is the draft's.
+    const live = session.liveDraft;
+    if (live !== undefined) {
+      const own = this.#registry.all().filter((t) => t.executor === 'host');
+      await session.dir.events.append('draft_tools_ready', { tools: own.map((t) => t.name) }, true);
+    }
     this.#opened = {
-      deps: { ...open.loopDeps, registry: this.#registry },
+      deps: {
+        ...open.loopDeps,
+        registry: this.#registry,
+        runners:
+          live === undefined
+            ? open.loopDeps.runners
+            : { ...open.loopDeps.runners, host: new DraftToolRunner(live) },
+      },
       tracker: open.tracker,
     };
     this.#release(this.#opened);

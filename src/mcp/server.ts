@@ -52,7 +52,11 @@ export async function serveMcp(
   request: McpServeRequest,
   signal: AbortSignal,
 ): Promise<AgentOutcome | undefined> {
-  const registry = mcpRegistry(request.plan.profile.tools);
+  const plan = request.plan;
+  const registry = mcpRegistry(
+    plan.profile.tools,
+    plan.workspaceMode === 'draft' ? { cfc: plan.cfc } : undefined,
+  );
   const calls = new McpCalls(registry);
   // The SDK's low-level server: the tools' JSON schemas come from the built-ins' own
   // contracts (tool-surface.ts), and every call is checked by the mediator, not by the SDK.

@@ -3,8 +3,11 @@
 // tools the profile allows are listed; the schema is derived from the tool's own zod schema,
 // so the client is held to the same input contract as an agent (the mediator checks it again).
 import { z } from 'zod';
-import { BUILTIN_TOOLS, type BuiltinTool } from '../tools/builtins.js';
-import { ToolRegistry } from '../tools/contract.js';
+import { joinAll, label } from '../cfc/label.js';
+import { workloadReadable, type CfcPlan } from '../cfc/label-map.js';
+import { BUILTIN_TOOLS } from '../tools/builtins.js';
+import { ToolRegistry, type ToolDefinition } from '../tools/contract.js';
+import { draftTools } from '../tools/draft-tools.js';
 import type { Observation } from '../tools/observation.js';
 
 /** A built-in listed under another name, with its input fields renamed for MCP. */
@@ -32,16 +35,37 @@ export function mcpNameOf(builtin: string): string {
   return MCP_NAME_OF.get(builtin) ?? builtin;
 }
 
-/** The registry of what MCP lists: the profile's built-ins, no host tool (docs/operators.md). */
-export function mcpRegistry(profileTools: readonly string[]): ToolRegistry<BuiltinTool> {
+/**
+ * The registry of what MCP lists: the profile's built-ins, no host tool, and for a draft
+ * session `runs_diff` and `runs_apply` (docs/operators.md).
+ */
+export function mcpRegistry(
+  profileTools: readonly string[],
+  draft: { readonly cfc: CfcPlan } | undefined,
+): ToolRegistry {
   const builtins = new Set(BUILTIN_TOOLS.map((t) => t.name));
-  return new ToolRegistry(
-    BUILTIN_TOOLS,
-    profileTools.filter((t) => builtins.has(t)),
+  const own = draft === undefined ? [] : draftTools(draftLabels(draft.cfc));
+  return new ToolRegistry<ToolDefinition>(
+    [...BUILTIN_TOOLS, ...own],
+    [...profileTools.filter((t) => builtins.has(t)), ...own.map((t) => t.name)],
   );
 }
 
-export function listTools(registry: ToolRegistry<BuiltinTool>): McpToolListing[] {
+/**
+ * AH-CFC-1/2: the copy holds what the workload could read and write into it (every source
+ * exec's container reads, joined; opaque under enforcement when one is unlabelled), and the
+ * host workspace takes what the workspace mount's clearance allows.
+ */
+function draftLabels(plan: CfcPlan): Parameters<typeof draftTools>[0] {
+  const readable = workloadReadable(plan);
+  const workspace = plan.mounts[0];
+  return {
+    draft: readable.unlabelled.length > 0 ? undefined : joinAll(label(), readable.labels),
+    clearance: workspace?.clearance ?? [],
+  };
+}
+
+export function listTools(registry: ToolRegistry): McpToolListing[] {
   return registry.all().map((tool) => {
     const renamed = RENAMED[mcpNameOf(tool.name)];
     const schema = z.toJSONSchema(tool.input) as Record<string, unknown>;

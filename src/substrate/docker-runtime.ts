@@ -12,6 +12,7 @@ import { toCreateOptions } from './docker-request.js';
 import { recheckSources } from './mount-gate.js';
 import { collectCgroupUsage } from './cgroup-usage.js';
 import type {
+  FrozenContainers,
   BuildOptions,
   ContainerRuntime,
   CreatedContainer,
@@ -324,6 +325,47 @@ export class DockerRuntime implements ContainerRuntime {
     } catch (error) {
       throw engineError(error, 'list labelled objects');
     }
+  }
+
+  async freezeLabelled(
+    label: string,
+    value: string,
+    signal?: AbortSignal,
+  ): Promise<FrozenContainers> {
+    const docker = this.#docker;
+    const paused: string[] = [];
+    const thaw = async (): Promise<void> => {
+      const failed: unknown[] = [];
+      for (const id of paused.splice(0)) {
+        try {
+          await docker.getContainer(id).unpause();
+        } catch (error) {
+          // Gone, or stopped meanwhile: nothing is left paused.
+          if (!isStatus(error, 404) && !isStatus(error, 409)) failed.push(error);
+        }
+      }
+      if (failed.length > 0) throw engineError(failed[0], "unpause the run's containers");
+    };
+    try {
+      const running = await docker.listContainers({
+        filters: { label: [`${label}=${value}`], status: ['running'] },
+        ...abortable(signal),
+      });
+      for (const c of running) {
+        try {
+          await docker.getContainer(c.Id).pause({ ...abortable(signal) });
+          paused.push(c.Id);
+        } catch (error) {
+          // Stopped or removed since the list: it runs nothing.
+          if (!isStatus(error, 404) && !isStatus(error, 409)) throw error;
+        }
+      }
+    } catch (error) {
+      await thaw().catch(() => undefined);
+      throw engineError(error, "pause the run's containers");
+    }
+    const ids = [...paused];
+    return { ids, [Symbol.asyncDispose]: thaw };
   }
 
   async removeObject(object: LabelledObject, signal?: AbortSignal): Promise<void> {

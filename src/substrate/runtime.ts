@@ -192,6 +192,11 @@ export interface CreatedGuard extends AsyncDisposable {
   remove(): Promise<void>;
 }
 
+/** Containers held paused; disposing the handle lets them run again. */
+export interface FrozenContainers extends AsyncDisposable {
+  readonly ids: readonly string[];
+}
+
 export interface ContainerRuntime {
   ping(signal?: AbortSignal): Promise<void>;
   /** An internal bridge network (no route out, no traffic between its members). */
@@ -218,6 +223,12 @@ export interface ContainerRuntime {
   /** Every container, network and volume carrying `label` (any value). */
   listLabelled(label: string, signal?: AbortSignal): Promise<LabelledObject[]>;
   removeObject(object: LabelledObject, signal?: AbortSignal): Promise<void>;
+  /**
+   * Every running container carrying `label=value`, paused (the cgroup freezer: no process
+   * in it runs) until the returned handle is disposed. A container that stops meanwhile is
+   * skipped: it runs nothing either.
+   */
+  freezeLabelled(label: string, value: string, signal?: AbortSignal): Promise<FrozenContainers>;
   importImage(
     rootfs: Readable,
     ref: { repo: string; tag: string },

@@ -49,6 +49,7 @@ function fakeRuntime(runtimes: Record<string, string[]>, imagePresent = true) {
     createContainer: unexpected('createContainer'),
     listLabelled: unexpected('listLabelled'),
     removeObject: unexpected('removeObject'),
+    freezeLabelled: unexpected('freezeLabelled'),
     importImage: unexpected('importImage'),
     pullImage: unexpected('pullImage'),
     buildImage: unexpected('buildImage'),

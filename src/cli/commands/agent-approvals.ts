@@ -22,6 +22,8 @@ export interface ApprovalArgs {
   readonly approve?: readonly string[] | undefined;
   readonly approvals?: string | undefined;
   readonly nonInteractive?: boolean | undefined;
+  /** Tools the surface serves beyond the profile's (a draft `cfh mcp`'s runs_diff, runs_apply). */
+  readonly surfaceTools?: readonly string[] | undefined;
 }
 
 /** cfh's own rules that decide `deny` and so never ask: approving them means nothing. */
@@ -36,8 +38,8 @@ export class RunTools {
   readonly #exact: Set<string>;
   readonly #prefixes: string[];
 
-  constructor(profile: Profile) {
-    this.#exact = new Set(profile.tools);
+  constructor(profile: Profile, surfaceTools: readonly string[] = []) {
+    this.#exact = new Set([...profile.tools, ...surfaceTools]);
     this.#prefixes = [];
     for (const entry of profile.hostTools) {
       if (entry.kind === 'exec') {
@@ -65,11 +67,14 @@ export class RunTools {
 }
 
 /** Every rule id that can ask in a run of this profile: its rules, cfh's, contracts, defaults. */
-export function approvableRules(profile: Profile): {
+export function approvableRules(
+  profile: Profile,
+  surfaceTools: readonly string[] = [],
+): {
   has(rule: string): boolean;
   describe(): string;
 } {
-  const tools = new RunTools(profile);
+  const tools = new RunTools(profile, surfaceTools);
   const named = new Set([
     ...profile.policy.map((r) => r.id),
     'from_plan',
@@ -114,8 +119,8 @@ export async function setUpApprovals(
   profile: Profile,
   deps: CliDeps,
 ): Promise<{ approvals: Approvals; setup: ApprovalSetup }> {
-  const known = approvableRules(profile);
-  const tools = new RunTools(profile);
+  const known = approvableRules(profile, args.surfaceTools);
+  const tools = new RunTools(profile, args.surfaceTools);
   const user = approvingUser();
   const pre = [...new Set(args.approve ?? [])];
   for (const rule of pre) checkRule(rule, known, '--approve');

@@ -16,6 +16,7 @@ import { reportFailure } from '../report-failure.js';
 import { buildRunDeps } from '../run-deps.js';
 import { runEndLine } from '../run-said.js';
 import { setUpApprovals } from './agent-approvals.js';
+import { RUNS_APPLY, RUNS_DIFF } from '../../tools/draft-tools.js';
 
 export async function mcpCommand(
   raw: Readonly<Record<string, unknown>>,
@@ -59,7 +60,12 @@ export async function mcpCommand(
     );
     // Never a terminal prompt: the client is the model side, and stdin is the protocol.
     const { approvals, setup } = await setUpApprovals(
-      { approve: o.approve, approvals: o.approvals, nonInteractive: true },
+      {
+        approve: o.approve,
+        approvals: o.approvals,
+        nonInteractive: true,
+        surfaceTools: plan.workspaceMode === 'draft' ? [RUNS_DIFF, RUNS_APPLY] : [],
+      },
       plan.profile,
       deps,
     );

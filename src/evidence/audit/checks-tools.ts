@@ -39,7 +39,13 @@ export const surfaceCheck: Check = {
     // Host tools are a surface of their own, advertised apart (AH-TOOL-7): the ones the
     // run exposed are those host_tools_ready lists.
     const hostTools = eventsOf(run, 'host_tools_ready').flatMap((e) => e.data.tools);
-    const surface = new Set([...tools.value, ...hostTools]);
+    // A draft session's runs_diff/runs_apply likewise, and only in a draft run.
+    const draft = partOf(run.snapshot.value, 'workspace', z.looseObject({ mode: z.string() }));
+    const draftTools =
+      draft.ok && draft.value.mode === 'draft'
+        ? eventsOf(run, 'draft_tools_ready').flatMap((e) => e.data.tools)
+        : [];
+    const surface = new Set([...tools.value, ...hostTools, ...draftTools]);
     const where: string[] = [];
     for (const t of tools.value)
       if (!allow.has(t)) where.push(`snapshot.json tools: ${t} is not in the profile's allowlist`);

@@ -76,6 +76,27 @@ export const draftEvents = {
       .array(z.strictObject({ path: z.string(), hostSha256: Sha256Hex, mergedSha256: Sha256Hex }))
       .optional(),
   }),
+  /**
+   * A draft session's own tools on its surface (`cfh mcp`: runs_diff, runs_apply), cfh's
+   * code on the host: advertised apart from the profile's sandbox tools, as host tools are.
+   */
+  draft_tools_ready: z.strictObject({ tools: z.array(z.string()) }),
+  /**
+   * A session's client applied the draft's changes to the host while the run went on
+   * (`runs_apply` over `cfh mcp`): the call that did it (its approval is in its decision),
+   * the changes it named, and the baseline later diffs and the run's patch are taken from.
+   */
+  draft_applied: z.looseObject({
+    callId: z.string(),
+    hostWorkspace: z.string(),
+    patch: z.strictObject({ sha256: Sha256Hex }),
+    applied: Summary,
+    paths: z.array(z.string()),
+    baseline: z.strictObject({ file: z.string(), sha256: Sha256Hex }),
+    /** The run's containers held still (paused) while the copy was read and applied. */
+    frozen: Count,
+    ms: Milliseconds,
+  }),
 } as const;
 
 /** Event types a finished run may gain after run_finished. */
