@@ -35,6 +35,11 @@ export interface PromptSlots {
 
 export interface LoopRecorder extends ToolCallRecorder {
   transcript(message: ModelMessage): Promise<void>;
+  /**
+   * What transcript.jsonl holds so far: its lines and the sha256 of its bytes, kept as they
+   * are written (a session's turn record names it without reading the file back).
+   */
+  transcriptState?(): { readonly messages: number; readonly sha256: string };
 }
 
 export interface AgentLoopDeps extends ToolCallDeps {

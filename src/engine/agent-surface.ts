@@ -4,6 +4,7 @@
 // driver given to executeAgentRun may drive it turn after turn, or call by call, over the
 // same containers, mediator and evidence (AH-INT-1): everything here lives on the run
 // session's stack and is disposed with it.
+import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { MediatorError, errorMessage } from '../errors.js';
 import { GovernanceRecord } from '../evidence/governance-record.js';
@@ -83,6 +84,9 @@ export async function openAgentSurface(
   await dir.writeProgress('running');
   const transcript = await open(dir.path('transcript.jsonl'), 'wx', 0o640);
   const governance = await open(dir.path('governance.jsonl'), 'wx', 0o640);
+  // The transcript's digest as it is written: a session names it at every turn's end.
+  const transcriptHash = createHash('sha256');
+  let transcriptLines = 0;
   session.stack.defer(async () => {
     for (const [file, handle] of [
       ['transcript.jsonl', transcript],
@@ -202,8 +206,15 @@ export async function openAgentSurface(
         await dir.events.append(type, data, durable ?? false);
       },
       transcript: async (message) => {
-        await transcript.appendFile(`${JSON.stringify(scrubMessage(message, scrubber))}\n`);
+        const line = `${JSON.stringify(scrubMessage(message, scrubber))}\n`;
+        await transcript.appendFile(line);
+        transcriptHash.update(line);
+        transcriptLines += 1;
       },
+      transcriptState: () => ({
+        messages: transcriptLines,
+        sha256: transcriptHash.copy().digest('hex'),
+      }),
       output: (name, data) => dir.writeOutput(name, data),
     },
     // The model's cap per request; the reservation lowers it to what the budgets leave.

@@ -126,9 +126,13 @@ export function captureOfPrompt(prompt: string): InputCaptureRecord {
   };
 }
 
+/** Looked up once a process: a session asks at every turn, and the answer does not change. */
+let osUserName: string | undefined;
+
 function osUser(uid: number | null): string {
   try {
-    return os.userInfo().username;
+    osUserName ??= os.userInfo().username;
+    return osUserName;
   } catch {
     // A uid with no passwd entry (a container's): the number is who it is.
     return uid === null ? 'unknown' : String(uid);

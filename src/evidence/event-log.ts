@@ -52,10 +52,11 @@ export function hashEvent(event: Omit<EventRecord, 'hash'>): string {
 
 /**
  * Sees each record exactly as appended: the line's bytes (its line feed included) once the
- * write returned, and after the fsync for a durable event; called in seq order, from the
- * append chain, so a listener sees every record once and never one the file lacks.
+ * write returned, and after the fsync for a durable event (`durable`: this record, and so
+ * every one before it, is on disk); called in seq order, from the append chain, so a
+ * listener sees every record once and never one the file lacks.
  */
-export type EventListener = (line: string, record: EventRecord) => void;
+export type EventListener = (line: string, record: EventRecord, durable?: boolean) => void;
 
 export class EventLog implements AsyncDisposable {
   readonly #handle: FileHandle;
@@ -141,17 +142,17 @@ export class EventLog implements AsyncDisposable {
       if (durable) await this.#handle.datasync();
       this.#seq = record.seq;
       this.#prevHash = record.hash;
-      this.#notify(line, record);
+      this.#notify(line, record, durable);
       return record;
     });
     this.#tail = next.catch(() => undefined);
     return next;
   }
 
-  #notify(line: string, record: EventRecord): void {
+  #notify(line: string, record: EventRecord, durable: boolean): void {
     for (const listener of this.#listeners) {
       try {
-        listener(line, record);
+        listener(line, record, durable);
       } catch {
         this.#listeners.delete(listener);
       }

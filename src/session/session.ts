@@ -398,10 +398,12 @@ export class Session {
     const events = ctx.session.dir.events;
     try {
       const slots = input.slots;
+      // Not synced on its own: the turn's first durable record (the decision before any
+      // side effect, or the turn's end) syncs it with everything before it, and the caller
+      // is sent nothing the disk lacks (event-feed.ts).
       await events.append(
         'turn_started',
         turnStarted(turnId, input.requestId, slots, this.#capture(slots.prompt, input.subject)),
-        true,
       );
       const work = AbortSignal.any([signal, running.abort.signal]);
       let status: TurnStatus;
@@ -419,7 +421,9 @@ export class Session {
         reason = 'turn/cancel';
       }
       if (loop !== undefined) totals.add(loop);
-      const transcript = await transcriptState(ctx.session.dir.path('transcript.jsonl'));
+      const transcript =
+        ctx.open.loopDeps.recorder.transcriptState?.() ??
+        (await transcriptState(ctx.session.dir.path('transcript.jsonl')));
       await events.append(
         'turn_completed',
         {

@@ -65,6 +65,7 @@ export function isToolName(name: string): boolean {
 
 export class ToolRegistry<T extends ToolDefinition = ToolDefinition> {
   readonly #tools: ReadonlyMap<string, T>;
+  #definitions: ModelToolDefinition[] | undefined;
 
   /**
    * `allowlist` is the profile's explicit list; every name must be a known tool. The
@@ -102,12 +103,17 @@ export class ToolRegistry<T extends ToolDefinition = ToolDefinition> {
     return this.names().map((n) => this.#tools.get(n) as T);
   }
 
-  /** Sorted by name: the same surface gives the same bytes, so it can be prompt-cached. */
+  /**
+   * Sorted by name: the same surface gives the same bytes, so it can be prompt-cached. Made
+   * once: the registry is frozen, and converting every schema again for each model request
+   * was a turn's largest CPU cost. Each call gets its own copy (a caller may change it).
+   */
   modelDefinitions(): ModelToolDefinition[] {
-    return this.all().map((tool) => {
+    this.#definitions ??= this.all().map((tool) => {
       const schema = { ...(tool.inputJsonSchema ?? z.toJSONSchema(tool.input)) };
       delete schema.$schema;
       return { name: tool.name, description: tool.purpose, input_schema: schema };
     });
+    return structuredClone(this.#definitions);
   }
 }
