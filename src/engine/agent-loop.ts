@@ -59,6 +59,11 @@ export interface AgentLoopDeps extends ToolCallDeps {
   readonly deadline?: AbortSignal | undefined;
   /** Context compaction, armed (compaction.ts); none: the context is never compacted. */
   readonly compaction?: CompactionConfig | undefined;
+  /**
+   * False where the caller records a durable end of its own right after the loop (a
+   * session's turn_completed): the final answer's record is synced with it, not alone.
+   */
+  readonly syncFinalAnswer?: boolean | undefined;
 }
 
 export interface UsageRecord {
@@ -320,7 +325,11 @@ async function loop(
         .filter((b): b is Extract<ContentBlock, { type: 'text' }> => b.type === 'text')
         .map((b) => b.text)
         .join('\n');
-      await deps.recorder.event('final_answer_produced', { chars: finalAnswer.length }, true);
+      await deps.recorder.event(
+        'final_answer_produced',
+        { chars: finalAnswer.length },
+        deps.syncFinalAnswer ?? true,
+      );
       // The turn that answered still counts: past a limit, the run failed on it (the answer
       // is kept in the report).
       if (charged) return stopForBudget(deps, state, conversation, charged, finalAnswer);

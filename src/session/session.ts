@@ -410,7 +410,9 @@ export class Session {
       let reason: string;
       let loop: AgentLoopResult | undefined;
       try {
-        loop = await runAgentLoop(slots, ctx.open.loopDeps, work, conversation);
+        // turn_completed, synced, follows the loop at once: the answer's record rides on it.
+        const deps = { ...ctx.open.loopDeps, syncFinalAnswer: false };
+        loop = await runAgentLoop(slots, deps, work, conversation);
         status = loop.status === 'completed' ? 'answered' : 'budget';
         reason = loop.terminalReason;
       } catch (error) {

@@ -65,7 +65,7 @@ export function isToolName(name: string): boolean {
 
 export class ToolRegistry<T extends ToolDefinition = ToolDefinition> {
   readonly #tools: ReadonlyMap<string, T>;
-  #definitions: ModelToolDefinition[] | undefined;
+  #definitions: readonly ModelToolDefinition[] | undefined;
 
   /**
    * `allowlist` is the profile's explicit list; every name must be a known tool. The
@@ -105,15 +105,25 @@ export class ToolRegistry<T extends ToolDefinition = ToolDefinition> {
 
   /**
    * Sorted by name: the same surface gives the same bytes, so it can be prompt-cached. Made
-   * once: the registry is frozen, and converting every schema again for each model request
-   * was a turn's largest CPU cost. Each call gets its own copy (a caller may change it).
+   * once and frozen: the registry is frozen too, and converting every schema again for each
+   * model request was a turn's largest CPU cost.
    */
-  modelDefinitions(): ModelToolDefinition[] {
-    this.#definitions ??= this.all().map((tool) => {
-      const schema = { ...(tool.inputJsonSchema ?? z.toJSONSchema(tool.input)) };
-      delete schema.$schema;
-      return { name: tool.name, description: tool.purpose, input_schema: schema };
-    });
-    return structuredClone(this.#definitions);
+  modelDefinitions(): readonly ModelToolDefinition[] {
+    this.#definitions ??= deepFreeze(
+      this.all().map((tool) => {
+        const schema = { ...(tool.inputJsonSchema ?? z.toJSONSchema(tool.input)) };
+        delete schema.$schema;
+        return { name: tool.name, description: tool.purpose, input_schema: schema };
+      }),
+    );
+    return this.#definitions;
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
