@@ -89,7 +89,7 @@ function diffObservation(p: LivePreview): Observation {
       `patch: ${p.sha256}`,
       ...p.files.map(
         (f) =>
-          `${MARK[f.kind] ?? '?'} ${f.path}${f.applicable ? '' : ` (not applied: ${f.note ?? 'not applicable'})`}`,
+          `${MARK[f.kind] ?? '?'} ${f.path}${f.applicable ? '' : ` (${f.note ?? 'not applicable'})`}`,
       ),
       p.text,
     ],

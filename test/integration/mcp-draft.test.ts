@@ -194,6 +194,49 @@ describe('cfh mcp in workspace mode draft', () => {
     expect(await containersOfRun(runIdOf(dir))).toEqual([]);
   });
 
+  it('an --approvals entry approves exactly the changes its digest names, no others', async () => {
+    const repo = await repoWith({ 'a.txt': 'alpha\n' });
+    const root = scratch.path('art-file');
+    // The operator learns the digest from a first session that asked.
+    const first = await connect(['--workspace', repo, '--artifact-root', root]);
+    await sh(first.client, 'echo beta > a.txt');
+    const asked = await call(first.client, 'runs_apply', {
+      patch: patchOf(await call(first.client, 'runs_diff', {})),
+    });
+    await first.client.close();
+    const digest = /args (sha256:[0-9a-f]{64})/.exec(asked.summary)?.[1];
+    expect(digest, asked.summary).toBeDefined();
+    const file = await scratch.file(
+      'approvals.yaml',
+      `- { rule: contract:runs_apply, tool: runs_apply, argsDigest: '${digest ?? ''}' }\n`,
+    );
+    // Other changes: another digest, not approved.
+    const other = await connect([
+      '--workspace',
+      repo,
+      '--artifact-root',
+      root,
+      '--approvals',
+      file,
+    ]);
+    await sh(other.client, 'echo gamma > a.txt');
+    const refused = await call(other.client, 'runs_apply', {
+      patch: patchOf(await call(other.client, 'runs_diff', {})),
+    });
+    expect(refused.status).toBe('approval_required');
+    await other.client.close();
+    expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe('alpha\n');
+    // The same changes: the same digest, approved.
+    const same = await connect(['--workspace', repo, '--artifact-root', root, '--approvals', file]);
+    await sh(same.client, 'echo beta > a.txt');
+    const applied = await call(same.client, 'runs_apply', {
+      patch: patchOf(await call(same.client, 'runs_diff', {})),
+    });
+    expect(applied.status, JSON.stringify(applied)).toBe('success');
+    await same.client.close();
+    expect(await readFile(path.join(repo, 'a.txt'), 'utf8')).toBe('beta\n');
+  });
+
   it('a process left swapping a directory for a link to the host never makes cfh read the host', async () => {
     const secretDir = scratch.path('host-secret');
     await mkdir(secretDir, { recursive: true });
