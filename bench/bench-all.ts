@@ -16,7 +16,7 @@
 // BENCH_ONLY=startup,load runs a subset.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { printRows, runBench, type BenchRow } from './bench-util.js';
+import { printRows, runBench, valueDigits, type BenchRow } from './bench-util.js';
 
 interface Source {
   readonly name: string;
@@ -26,12 +26,12 @@ interface Source {
 
 const SOURCES: readonly Source[] = [
   { name: 'startup', module: 'startup' }, // P1: whole-process start-up
-  { name: 'cold-path', module: 'cold-path-rows' }, // P1: in-process cold path
+  { name: 'cold-path', module: 'cold-path' }, // P1: in-process cold path
   { name: 'load', module: 'load' }, // P1: 16 command + 8 agent runs at once
-  { name: 'flood', module: 'flood-rows' }, // P1: RSS under a 1 GiB flood
+  { name: 'flood', module: 'flood' }, // P1: RSS under a 1 GiB flood
   { name: 'pool', module: 'tool-pool' }, // P2: per-call tool call with the warm pool
-  { name: 'posture', module: 'posture' }, // P3: allowlist/open set-up
-  { name: 'egress', module: 'egress-throughput' }, // P3: egress throughput and latency
+  { name: 'posture', module: 'posture-setup' }, // P3: allowlist/open set-up
+  { name: 'egress', module: 'egress-gateway' }, // P3: egress throughput and latency
   { name: 'session', module: 'session' }, // sessions: turn overhead, MCP sandbox_exec
 ];
 
@@ -43,9 +43,7 @@ function markdown(list: readonly (BenchRow & { source: string })[]): string {
   ];
   for (const r of list) {
     const v =
-      r.unit === 'x'
-        ? `×${r.value.toFixed(2)}`
-        : `${r.value.toFixed(r.unit === 's' ? 2 : 0)} ${r.unit}`;
+      r.unit === 'x' ? `×${r.value.toFixed(2)}` : `${r.value.toFixed(valueDigits(r))} ${r.unit}`;
     lines.push(
       `| ${cell(r.figure)} | ${v} | ${cell(r.goal)} | ${r.met ? 'yes' : '**no**'} | ${cell(r.baseline)} |`,
     );

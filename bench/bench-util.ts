@@ -136,6 +136,17 @@ export interface BenchRow {
 /** What a bench module exports for bench-all: its rows, measured when called. */
 export type RowSource = () => Promise<readonly BenchRow[]>;
 
+/**
+ * The decimals a row's value is shown with: two for a ratio or seconds, none for a count,
+ * and for ms or MiB as many as a small figure needs to be read (0.45 ms, 7.4 ms, 690 ms).
+ */
+export function valueDigits(r: BenchRow): number {
+  if (r.unit === 'x' || r.unit === 's') return 2;
+  if (r.unit === 'count') return 0;
+  const v = Math.abs(r.value);
+  return v < 1 ? 2 : v < 10 ? 1 : 0;
+}
+
 /** Prints rows as bench-all does: for a bench that is also run alone. */
 export function printRows(title: string, list: readonly BenchRow[]): void {
   console.log(title);
@@ -143,7 +154,7 @@ export function printRows(title: string, list: readonly BenchRow[]): void {
     ['figure', 'value', 'goal', 'met', 'baseline'],
     list.map((r) => [
       r.figure,
-      `${r.unit === 'x' ? 'x' : ''}${r.value.toFixed(r.unit === 'x' || r.unit === 's' ? 2 : 0)}${r.unit === 'x' ? '' : ` ${r.unit}`}`,
+      `${r.unit === 'x' ? 'x' : ''}${r.value.toFixed(valueDigits(r))}${r.unit === 'x' ? '' : ` ${r.unit}`}`,
       r.goal,
       r.met ? 'yes' : 'NO',
       r.baseline,

@@ -15,10 +15,12 @@
 // issue "Postures") is reported, never asserted: the exit status is non-zero only when
 // something failed or an engine object was left behind.
 //
-// Run: bench/run.sh posture   (BENCH_ROUNDS, default 10; BENCH_WARMUP, default 1)
+// Run: bench/run.sh posture   (BENCH_ROUNDS, default 10; BENCH_WARMUP, default 1); a row
+// source of bench-all (rows()).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
 import { planSandboxRun, type SandboxRunOptions } from '../src/engine/run-plan.js';
 import { executeSandboxRun, type RunDeps } from '../src/engine/sandbox-run.js';
@@ -32,28 +34,33 @@ import { LABEL_RUN_ID } from '../src/sandbox/owner.js';
 import { DockerRuntime } from '../src/substrate/docker-runtime.js';
 import { writePlanHosts } from './plan-hosts.js';
 import { fmt, round1, summarize, type Summary } from './stats.js';
-import { checkLeftovers, dockerClient, intFromEnv, runBench, table } from './bench-util.js';
+import {
+  checkLeftovers,
+  dockerClient,
+  intFromEnv,
+  printRows,
+  runBench,
+  table,
+  type BenchRow,
+} from './bench-util.js';
 
 const TARGET_ADDED_MS = 200;
 const SERIES = ['disabled', 'allowlist', 'open'] as const;
 type Series = (typeof SERIES)[number];
 
-export interface PostureRow {
-  readonly figure: string;
-  readonly value: number;
-  readonly baseline: string;
-  readonly target: string;
-  readonly met: boolean;
+interface Results {
+  readonly rounds: number;
+  readonly warmup: number;
+  /** Whole-run wall time of each series. */
+  readonly wall: Record<Series, Summary>;
+  /** openEgress's steps (allowlist), ms per sample. */
+  readonly steps: Record<string, number[]>;
+  /** Containers and networks left behind (removed). */
+  readonly leftovers: number;
 }
 
-let lastRows: PostureRow[] = [];
-
-/** The figures of the last run of this bench, for a table of every bench's figures. */
-export function rows(): readonly PostureRow[] {
-  return lastRows;
-}
-
-async function main(): Promise<number> {
+/** Runs the rounds; throws when something failed; removes what was left behind. */
+async function measure(): Promise<Results> {
   const rounds = intFromEnv('BENCH_ROUNDS', 10, 1);
   const warmup = intFromEnv('BENCH_WARMUP', 1, 0);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'cfh-bench-posture-'));
@@ -72,9 +79,10 @@ async function main(): Promise<number> {
   };
   const host = currentHostIdentity();
   const controller = new AbortController();
-  process.once('SIGINT', () => {
+  const onSigint = (): void => {
     controller.abort(new CancelRequest('SIGINT'));
-  });
+  };
+  process.once('SIGINT', onSigint);
   const options: Record<Series, SandboxRunOptions> = {
     disabled: { command: ['true'], workspace, artifactRoot, network: 'disabled' },
     allowlist: {
@@ -151,6 +159,7 @@ async function main(): Promise<number> {
   } catch (error) {
     failure = error;
   } finally {
+    process.off('SIGINT', onSigint);
     leftovers = await checkLeftovers(docker, { tag, names, runIds });
     const networks = await docker.listNetworks();
     const ours = networks.filter((n) => runIds.has(n.Labels?.[LABEL_RUN_ID] ?? ''));
@@ -165,12 +174,46 @@ async function main(): Promise<number> {
   }
   if (failure !== undefined)
     throw failure instanceof Error ? failure : new Error('bench failed', { cause: failure });
-
-  const s: Record<Series, Summary> = {
-    disabled: summarize(wall.disabled),
-    allowlist: summarize(wall.allowlist),
-    open: summarize(wall.open),
+  if (controller.signal.aborted) throw new Error('interrupted');
+  return {
+    rounds,
+    warmup,
+    wall: {
+      disabled: summarize(wall.disabled),
+      allowlist: summarize(wall.allowlist),
+      open: summarize(wall.open),
+    },
+    steps: stepSamples,
+    leftovers,
   };
+}
+
+function rowsOf(r: Results): BenchRow[] {
+  const s = r.wall;
+  return (['allowlist', 'open'] as const).map((n) => {
+    const added = s[n].p50 - s.disabled.p50;
+    return {
+      figure: `posture ${n}: set-up added to a run of true (in process), p50`,
+      value: added,
+      unit: 'ms',
+      baseline: `the same run, network disabled, p50 ${s.disabled.p50.toFixed(0)} ms; ${n} ${s[n].p50.toFixed(0)} ms (x${(s[n].p50 / s.disabled.p50).toFixed(2)})`,
+      goal: `<= ${TARGET_ADDED_MS} ms added`,
+      met: added <= TARGET_ADDED_MS,
+    };
+  });
+}
+
+/** The bench's figures, for bench-all; throws when an engine object was left behind. */
+export async function rows(): Promise<readonly BenchRow[]> {
+  const r = await measure();
+  if (r.leftovers > 0)
+    throw new Error(`posture: ${String(r.leftovers)} engine objects left behind`);
+  return rowsOf(r);
+}
+
+async function main(): Promise<number> {
+  const r = await measure();
+  const { rounds, warmup, wall: s, steps: stepSamples, leftovers } = r;
   console.log('');
   console.log(`whole run of \`true\`, ms (${rounds} rounds after ${warmup} warm-up)`);
   table(
@@ -195,21 +238,9 @@ async function main(): Promise<number> {
       return [k, fmt(x.p50), fmt(x.mean), fmt(x.min), fmt(x.max)];
     }),
   );
-  lastRows = (['allowlist', 'open'] as const).map((n) => {
-    const added = round1(s[n].p50 - s.disabled.p50);
-    return {
-      figure: `posture ${n}: added to a run (p50, ms)`,
-      value: added,
-      baseline: 'the same run, network disabled',
-      target: `<= ${TARGET_ADDED_MS} ms`,
-      met: added <= TARGET_ADDED_MS,
-    };
-  });
+  const list = rowsOf(r);
   console.log('');
-  for (const r of lastRows)
-    console.log(
-      `target ${r.figure} ${r.target}: ${r.met ? 'met' : 'NOT met'} (+${fmt(r.value)} ms; reported only, not asserted)`,
-    );
+  printRows('network postures (medians; the baseline run side by side)', list);
   console.log(
     JSON.stringify({
       bench: 'posture-setup',
@@ -219,11 +250,12 @@ async function main(): Promise<number> {
       stepsMs: Object.fromEntries(
         Object.entries(stepSamples).map(([k, v]) => [k, summarize(v).p50]),
       ),
-      rows: lastRows,
+      rows: list,
       leftovers,
     }),
   );
   return leftovers === 0 ? 0 : 1;
 }
 
-if (process.argv[1]?.endsWith('posture-setup.js')) runBench(main);
+// Run as a script (bench/run.sh posture), not when bench-all imports rows().
+if (process.argv[1] === fileURLToPath(import.meta.url)) runBench(main);

@@ -15,7 +15,7 @@
 //
 // Run: bench/run.sh pool (BENCH_ROUNDS default 3, BENCH_WARMUP default 1, BENCH_CALLS per
 // run default 6, BENCH_THINK_MS default 300, BENCH_PROFILE default untrusted-repo).
-// `rows()` returns the figures for bench-all.
+// `rows()` returns the figures for bench-all (bench-util's BenchRow).
 import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,22 +30,19 @@ import { Script, ScriptedGateway } from '../src/model/scripted-gateway.js';
 import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { DockerRuntime } from '../src/substrate/docker-runtime.js';
-import { checkLeftovers, dockerClient, intFromEnv, runBench, table } from './bench-util.js';
-import { fmt, median, round3, summarize, type Summary } from './stats.js';
+import {
+  checkLeftovers,
+  dockerClient,
+  intFromEnv,
+  printRows,
+  runBench,
+  table,
+  type BenchRow,
+} from './bench-util.js';
+import { fmt, median, summarize, type Summary } from './stats.js';
 
 const SERIES = ['per-run', 'per-call pooled', 'per-call unpooled'] as const;
 type Series = (typeof SERIES)[number];
-
-/** One figure for bench-all: a ratio against a named baseline, and the goal it meets. */
-export interface BenchRow {
-  readonly bench: string;
-  readonly figure: string;
-  readonly value: number;
-  readonly baseline: string;
-  readonly ratio: number;
-  readonly goal: string;
-  readonly met: boolean;
-}
 
 /** Answers after `thinkMs`, stamping when each request came and each answer went. */
 class ThinkingGateway implements ModelGateway {
@@ -218,23 +215,25 @@ async function measure(): Promise<Results> {
 function rowsOf(r: Results): BenchRow[] {
   const base = r.calls['per-run'].p50;
   const row = (series: Series, goal: number | undefined): BenchRow => {
-    const ratio = round3(r.calls[series].p50 / base);
+    const ms = r.calls[series].p50;
+    const ratio = ms / base;
     return {
-      bench: 'tool-pool',
-      figure: `${series} exec tool call, p50 ms (model thinks ${r.thinkMs} ms)`,
-      value: r.calls[series].p50,
-      baseline: 'per-run exec tool call (harness), same process',
-      ratio,
-      goal: goal === undefined ? 'none (reference)' : `<= ${goal}x`,
+      figure: `${series} exec tool call, p50 (model thinks ${r.thinkMs} ms)`,
+      value: ratio,
+      unit: 'x',
+      baseline: `per-run exec tool call (harness), same process, p50 ${fmt(base)} ms; ${series} ${fmt(ms)} ms`,
+      goal: goal === undefined ? 'reported' : `<= ${goal}`,
       met: goal === undefined || ratio <= goal,
     };
   };
   return [row('per-call pooled', 1.5), row('per-call unpooled', undefined)];
 }
 
-/** The bench's figures, for bench-all. */
-export async function rows(): Promise<BenchRow[]> {
-  return rowsOf(await measure());
+/** The bench's figures, for bench-all; throws when a container was left behind. */
+export async function rows(): Promise<readonly BenchRow[]> {
+  const r = await measure();
+  if (r.leftovers > 0) throw new Error(`pool: ${String(r.leftovers)} containers left behind`);
+  return rowsOf(r);
 }
 
 async function main(): Promise<number> {
@@ -263,12 +262,14 @@ async function main(): Promise<number> {
   );
   const out = rowsOf(r);
   console.log('');
-  for (const x of out)
-    console.log(
-      `${x.figure}: ${fmt(x.value)}, ${x.ratio.toFixed(3)}x ${x.baseline}; goal ${x.goal}${x.met ? '' : ' NOT MET'}`,
-    );
+  printRows('warm pool (medians; the baseline run side by side)', out);
   console.log(
-    JSON.stringify({ bench: 'tool-pool', unit: 'ms', rows: out, leftovers: r.leftovers }),
+    JSON.stringify({
+      bench: 'tool-pool',
+      p50Ms: Object.fromEntries(SERIES.map((s) => [s, r.calls[s].p50])),
+      rows: out,
+      leftovers: r.leftovers,
+    }),
   );
   return r.leftovers === 0 ? 0 : 1;
 }
