@@ -2,6 +2,7 @@
 // with main.ts, the only place that touches process signals and process exit.
 import { createInterface } from 'node:readline/promises';
 import { CommanderError } from 'commander';
+import { z } from 'zod';
 import { readEnvironment } from '../config/env.js';
 import { createLogger } from '../log.js';
 import { CancelRequest } from '../engine/terminal.js';
@@ -23,6 +24,11 @@ let finalCode: number | undefined;
 const CANCEL_GRACE_MS = 30_000;
 
 async function main(argv: string[]): Promise<number> {
+  // A one-shot run parses most schemas once: zod's JIT (a compiled function per object
+  // schema) costs more than it saves there, about a tenth of `sandbox run -- true`'s CPU.
+  // Long-lived and bulk readers (serve, mcp, audit, runs) parse the same schemas again and
+  // again and keep it.
+  if (argv[0] === 'sandbox') z.config({ jitless: true });
   const env = readEnvironment();
   const logger = createLogger(env.logLevel);
   const printer = processPrinter();
