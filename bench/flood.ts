@@ -28,7 +28,8 @@ import {
 import { median } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = path.join(ROOT, 'dist-bench', 'src', 'cli', 'main.js');
+// What a person runs: bin/cfh (the bundle `npm run build` writes, with its Node flags).
+const CFH = path.join(ROOT, 'bin', 'cfh');
 
 const SCENARIOS = ['baseline', 'drained', 'undrained'] as const;
 type Scenario = (typeof SCENARIOS)[number];
@@ -67,8 +68,8 @@ async function runOnce(
   const command = scenario === 'baseline' ? ['true'] : ['head', '-c', String(bytes), '/dev/zero'];
   const started = performance.now();
   const child = spawn(
-    process.execPath,
-    [MAIN, 'sandbox', 'run', '--workspace', ws, '--artifact-root', art, '--', ...command],
+    CFH,
+    ['sandbox', 'run', '--workspace', ws, '--artifact-root', art, '--', ...command],
     { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, CFH_LOG_LEVEL: 'error' } },
   );
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
