@@ -4,7 +4,7 @@ import { readdirSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { BUILTIN_PROFILES_DIR } from '../paths.js';
-import { Profile, ProfileFile } from './profile-schema.js';
+import { Profile, ProfileFile, type ChildEntry } from './profile-schema.js';
 import { describeIssues, firstUnknownKey } from './zod-issues.js';
 import { INPUT_FILE_LIMITS, readInputFileSync } from './input-file.js';
 import { parseYamlText, YamlSyntaxError, type ParsedYaml } from './yaml-file.js';
@@ -30,11 +30,43 @@ export function listBuiltinProfiles(dir = BUILTIN_PROFILES_DIR): string[] {
 }
 
 export function loadProfile(ref: string, dir = BUILTIN_PROFILES_DIR): LoadedProfile {
-  const layers: { file: ProfileFile; source: string }[] = [];
-  let next: { ref: string; relativeTo: string; from?: string } | undefined = {
-    ref,
-    relativeTo: process.cwd(),
-  };
+  return loadLayers(ref, [], { ref, relativeTo: process.cwd() }, dir);
+}
+
+/**
+ * A child profile (AH-DEL-1): its entry is the top layer, over the profile its `extends`
+ * names, the built-in `default` when it names none; never over the parent's, so nothing of
+ * the parent's transfers unless the entry says it. Its name is the entry's, else
+ * `PARENT.CHILD`. The entry's paths were resolved against its file's directory when that
+ * file was read (readLayer), so it loads the same from anywhere.
+ */
+export function loadChildProfile(
+  parent: string,
+  child: string,
+  entry: ChildEntry,
+  dir = BUILTIN_PROFILES_DIR,
+): LoadedProfile {
+  const label = `profile ${parent}, child ${child}`;
+  const fields: Record<string, unknown> = { ...entry };
+  // What delegation adds is the parent's business, not the child's profile.
+  for (const key of ['returns', 'ceiling', 'maxParallel']) delete fields[key];
+  const top: ProfileFile = { ...(fields as ProfileFile), name: entry.name ?? `${parent}.${child}` };
+  return loadLayers(
+    label,
+    [{ file: top, source: `${parent}#children.${child}` }],
+    { ref: entry.extends ?? 'default', relativeTo: '/', from: `children.${child} of ${parent}` },
+    dir,
+  );
+}
+
+function loadLayers(
+  ref: string,
+  start: { file: ProfileFile; source: string }[],
+  first: { ref: string; relativeTo: string; from?: string },
+  dir: string,
+): LoadedProfile {
+  const layers = [...start];
+  let next: { ref: string; relativeTo: string; from?: string } | undefined = first;
   while (next) {
     if (layers.length >= MAX_EXTENDS_DEPTH) {
       throw new ConfigError(
@@ -143,47 +175,59 @@ function readLayer(
   const baseDir = realDir(path.dirname(filePath));
   // Mount sources in a file are relative to that file, not to wherever cfh was started;
   // so is a host tool's working directory, which is the file's directory when not given.
-  const file: ProfileFile = {
-    ...parsed.data,
-    ...(parsed.data.mounts === undefined
+  const file = resolveLayerPaths(parsed.data, baseDir);
+  return { source: builtin ? `builtin:${ref}` : filePath, file, baseDir };
+}
+
+/**
+ * Mount sources in a file are relative to that file, not to wherever cfh was started; so
+ * are a Dockerfile's paths, the CA bundle, a host tool's working directory (the file's
+ * directory when not given), and a child entry's paths and `extends` file.
+ */
+function resolveLayerPaths<T extends Omit<ProfileFile, 'children'>>(data: T, baseDir: string): T {
+  const image = data.image;
+  const children = (data as ProfileFile).children;
+  return {
+    ...data,
+    ...(data.mounts === undefined
       ? {}
-      : {
-          mounts: parsed.data.mounts.map((m) => ({
-            ...m,
-            source: path.resolve(baseDir, m.source),
-          })),
-        }),
-    // A Dockerfile image's paths, like mounts, are the file's.
-    ...(parsed.data.image !== undefined &&
-    typeof parsed.data.image === 'object' &&
-    'dockerfile' in parsed.data.image
+      : { mounts: data.mounts.map((m) => ({ ...m, source: path.resolve(baseDir, m.source) })) }),
+    ...(image !== undefined && typeof image === 'object' && 'dockerfile' in image
       ? {
           image: {
-            ...parsed.data.image,
-            dockerfile: path.resolve(baseDir, parsed.data.image.dockerfile),
-            context: path.resolve(baseDir, parsed.data.image.context),
+            ...image,
+            dockerfile: path.resolve(baseDir, image.dockerfile),
+            context: path.resolve(baseDir, image.context),
           },
         }
       : {}),
-    // The CA bundle likewise (sandbox/ca-bundle.ts resolves and reads it at plan time).
-    ...(parsed.data.network?.caBundle === undefined
+    ...(data.network?.caBundle === undefined
+      ? {}
+      : { network: { ...data.network, caBundle: path.resolve(baseDir, data.network.caBundle) } }),
+    ...(data.hostTools === undefined
       ? {}
       : {
-          network: {
-            ...parsed.data.network,
-            caBundle: path.resolve(baseDir, parsed.data.network.caBundle),
-          },
-        }),
-    ...(parsed.data.hostTools === undefined
-      ? {}
-      : {
-          hostTools: parsed.data.hostTools.map((t) => ({
+          hostTools: data.hostTools.map((t) => ({
             ...t,
             cwd: path.resolve(baseDir, t.cwd ?? '.'),
           })),
         }),
+    ...(children === undefined
+      ? {}
+      : {
+          children: Object.fromEntries(
+            Object.entries(children).map(([name, entry]) => [
+              name,
+              {
+                ...resolveLayerPaths(entry, baseDir),
+                ...(entry.extends === undefined || isBuiltinReference(entry.extends)
+                  ? {}
+                  : { extends: path.resolve(baseDir, entry.extends) }),
+              },
+            ]),
+          ),
+        }),
   };
-  return { source: builtin ? `builtin:${ref}` : filePath, file, baseDir };
 }
 
 function realDir(dir: string): string {

@@ -89,6 +89,10 @@ export const AgentBudgets = z.strictObject({
   maxToolResultChars: z.number().int().positive().default(20_000),
   maxRetriesPerModelCall: z.number().int().nonnegative().default(2),
   maxRetriesPerToolCall: z.number().int().nonnegative().default(1),
+  // AH-DEL-*: how many children of this run may run side by side (each child profile's own
+  // maxParallel bounds it further), and how deep delegation may go below this run.
+  maxParallelChildren: z.number().int().positive().max(16).default(4),
+  maxDelegationDepth: z.number().int().min(0).max(4).default(2),
 });
 
 export const Workspace = z.strictObject({
@@ -122,7 +126,7 @@ export type ToolPool = z.infer<typeof ToolPool>;
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment name');
 
-export const Profile = z.strictObject({
+const ProfileBase = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, . _ -'),
   description: z.string(),
   // A local reference, a toolchain or a Dockerfile (image-schema.ts): only the rootfs; the
@@ -168,17 +172,16 @@ export const Profile = z.strictObject({
   // Context compaction (AH-LIFE-6/7): when the model context is summarised (context-schema.ts).
   context: ContextSection.default(ContextSection.parse({})),
 });
-export type Profile = z.infer<typeof Profile>;
 
-/** A profile file as written: every field optional so `extends` can fill the rest. */
-export const ProfileFile = z.strictObject({
+/** A profile layer's own fields, every one optional so `extends` can fill the rest. */
+const layerFields = {
   extends: z.string().min(1).optional(),
-  name: Profile.shape.name.optional(),
+  name: ProfileBase.shape.name.optional(),
   description: z.string().optional(),
   image: ImageSource.optional(),
-  runtime: Profile.shape.runtime.optional(),
-  user: Profile.shape.user.optional(),
-  workspace: Profile.shape.workspace.optional(),
+  runtime: ProfileBase.shape.runtime.optional(),
+  user: ProfileBase.shape.user.optional(),
+  workspace: ProfileBase.shape.workspace.optional(),
   mounts: z.array(ProfileMount).optional(),
   network: z
     .strictObject({
@@ -198,11 +201,50 @@ export const ProfileFile = z.strictObject({
   budgets: AgentBudgets.partial().optional(),
   toolLifetime: ToolLifetime.optional(),
   pool: ToolPool.partial().optional(),
-  toolTimeoutSeconds: Profile.shape.toolTimeoutSeconds,
+  toolTimeoutSeconds: ProfileBase.shape.toolTimeoutSeconds,
   policy: z.array(PolicyRule).max(1000).optional(),
   hostTools: HostTools.optional(),
   failOnBlocked: z.boolean().optional(),
   cfc: CfcSection.partial().optional(),
   context: ContextSection.partial().optional(),
+};
+
+/** A child profile's name: what the model passes to `delegate` as `profile`. */
+export const ChildName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,39}$/, 'lower-case letters, digits, _ -, at most 40');
+
+// AH-DEL-4: the structured return a child's final answer must be (a JSON Schema, checked
+// before the parent sees it), and the most characters the parent's channel carries.
+export const ChildReturns = z.strictObject({
+  schema: z.record(z.string(), z.unknown()).optional(),
+  maxChars: z.number().int().positive().max(100_000).default(4000),
 });
+
+/**
+ * A child profile (AH-DEL-1/2, AH-CFC-12/12a): a profile layer of its own (the full
+ * vocabulary; `extends` names its base, the built-in `default` when absent; never the
+ * parent's: nothing transfers implicitly), plus what delegation adds.
+ */
+export const ChildEntry = z.strictObject({
+  ...layerFields,
+  returns: ChildReturns.default(ChildReturns.parse({})),
+  // AH-CFC-12a: the confidentiality the child may observe at most (its model's clearance
+  // and every labelled source it reads are held under it). Absent: its own profile's.
+  ceiling: z.strictObject({ confidentiality: AtomList }).optional(),
+  maxParallel: z.number().int().positive().max(16).default(2),
+});
+export type ChildEntry = z.infer<typeof ChildEntry>;
+
+export const Children = z.record(ChildName, ChildEntry);
+
+export const Profile = ProfileBase.extend({
+  // AH-DEL-*: the child profiles a run of this profile may delegate to (the `delegate`
+  // tool is on its surface only when there is one); resolved by child-profiles.ts.
+  children: Children.default({}),
+});
+export type Profile = z.infer<typeof Profile>;
+
+/** A profile file as written: every field optional so `extends` can fill the rest. */
+export const ProfileFile = z.strictObject({ ...layerFields, children: Children.optional() });
 export type ProfileFile = z.infer<typeof ProfileFile>;

@@ -51,10 +51,25 @@ import { patchReport, type PatchReport } from './run-summary.js';
 import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
 import { digest, modelRecord, slotsOf } from './agent-run-records.js';
 import { compactionSetup } from './compaction.js';
+import type { BudgetTracker } from './budgets.js';
+import {
+  ChildRunner,
+  type ChildLauncher,
+  type ChildOutcome,
+  type DelegatedBy,
+} from './child-runner.js';
+import { resolveChildren } from '../config/child-profiles.js';
+import { delegateTool } from '../tools/delegate-tool.js';
+import type { ToolDefinition } from '../tools/contract.js';
 
 export interface AgentRunDeps extends SurfaceDeps {
   /** The host-tool channel (host-tools.ts); a profile with `hostTools` needs it. */
   readonly hostTools?: HostToolDeps | undefined;
+  /**
+   * Plans a child run (the CLI's planner: its environment and identity); a profile with
+   * `children` needs it: without it the `delegate` tool is not offered.
+   */
+  readonly childPlanner?: ChildLauncher['plan'] | undefined;
 }
 
 /**
@@ -95,6 +110,8 @@ export interface AgentRequest {
   readonly modelSide?: SnapshotModelSide | undefined;
   /** `cfh sandbox resume`: the run this one continues, recorded in the snapshot (AH-ART-4). */
   readonly resumedFrom?: ResumedFrom | undefined;
+  /** A child run: who delegated it (AH-DEL-5), in its snapshot. */
+  readonly delegatedBy?: DelegatedBy | undefined;
 }
 
 /** The loop's result, and the plan it left (plan mode). */
@@ -120,6 +137,8 @@ export interface AgentOutcome {
   readonly assurance: Assurance;
   /** What the run's containers used (report.json `resources`). */
   readonly resources: ResourcesRecord;
+  /** What the run used against its budgets, completed descendants included (AH-USAGE-2). */
+  readonly used: ChildOutcome['used'];
 }
 
 export async function executeAgentRun(
@@ -129,7 +148,13 @@ export async function executeAgentRun(
   signal: AbortSignal,
   drive: AgentDriver = answerOnce,
 ): Promise<AgentOutcome> {
-  const registry = new ToolRegistry(BUILTIN_TOOLS, plan.profile.tools);
+  const delegation = delegationOf(plan, request, deps);
+  const offered = delegation === undefined ? [] : [delegation.tool];
+  const registry = new ToolRegistry(
+    [...BUILTIN_TOOLS, ...offered],
+    [...plan.profile.tools, ...offered.map((t) => t.name)],
+  );
+  const held: { tracker?: BudgetTracker; children?: ChildRunner } = {};
   // Programs, templates and credentials before anything exists (AH-INV-4: 125).
   // AH-TOOL-7, AH-CONT-5: nothing a sandbox of this run could reach, nothing in its evidence.
   const hostPlan = planHostTools(
@@ -179,6 +204,7 @@ export async function executeAgentRun(
       mode: request.mode,
       fromPlan,
       ...(request.resumedFrom === undefined ? {} : { resumedFrom: request.resumedFrom }),
+      ...(request.delegatedBy === undefined ? {} : { delegatedBy: request.delegatedBy }),
       approvals: request.approvals,
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
@@ -221,16 +247,28 @@ export async function executeAgentRun(
       if (!scrubber.empty) session.dir.redactWith(scrubber);
       host.open = await openHostTools(session, hostPlan, deps.hostTools, scrubber, s);
       const surface = new ToolRegistry(
-        [...BUILTIN_TOOLS, ...host.open.tools],
-        [...plan.profile.tools, ...host.open.tools.map((t) => t.name)],
+        [...BUILTIN_TOOLS, ...offered, ...host.open.tools],
+        [
+          ...plan.profile.tools,
+          ...offered.map((t) => t.name),
+          ...host.open.tools.map((t) => t.name),
+        ],
       );
+      const children =
+        delegation === undefined
+          ? undefined
+          : (tracker: BudgetTracker) => {
+              held.children = delegation.runner(session, tracker);
+              return held.children;
+            };
       return runAgent(
         session,
         { ...request, slots },
         deps,
-        { registry: surface, host: host.open, scrubber, blocked, cfc },
+        { registry: surface, host: host.open, scrubber, blocked, cfc, children },
         drive,
         s,
+        held,
       );
     },
     report: (loop) => {
@@ -248,8 +286,13 @@ export async function executeAgentRun(
         toolLifetime: plan.profile.toolLifetime,
         // AH-TOOL-9: what durable resources host tools created, found by their ids.
         hostTools: hostToolsReport(host.open),
-        // AH-USAGE-2: what the usage records cover.
-        usageCoverage: { scope: 'direct-run', attempts: usage.length, descendants: 'none' },
+        // AH-USAGE-2: what the usage records cover; the tree's total apart.
+        usageCoverage: {
+          scope: 'direct-run',
+          attempts: usage.length,
+          descendants: delegation === undefined ? 'none' : 'separate',
+        },
+        ...(delegation === undefined ? {} : treeUsage(held)),
         // AH-USAGE-4: the harness's estimate, never presented as a charge.
         costEstimate: estimateRun(card, usage),
         providerReportedCost: null,
@@ -272,6 +315,126 @@ export async function executeAgentRun(
     blocked: blocked.summary(),
     assurance: outcome.assurance,
     resources: outcome.resources,
+    used: usedOf(held.tracker),
+  };
+}
+
+/** What the tracker counted: this run and its completed descendants (budgets.ts settle). */
+function usedOf(tracker: BudgetTracker | undefined): ChildOutcome['used'] {
+  if (tracker === undefined) return { turns: 0, calls: 0, input: 0, output: 0, cost: 0 };
+  const s = tracker.snapshot();
+  return {
+    turns: s.model_turns,
+    calls: s.tool_calls,
+    input: s.input_tokens,
+    output: s.output_tokens,
+    cost: s.estimated_cost ?? 'unpriced',
+  };
+}
+
+function treeUsage(held: { tracker?: BudgetTracker; children?: ChildRunner }) {
+  const used = usedOf(held.tracker);
+  const d = held.tracker?.descendants() ?? { turns: 0, calls: 0, input: 0, output: 0, cost: 0 };
+  return {
+    usageWithDescendants: {
+      coverage: 'run-and-completed-descendants' as const,
+      modelTurns: used.turns,
+      toolCalls: used.calls,
+      inputTokens: used.input,
+      outputTokens: used.output,
+      estimatedCost: used.cost === 'unpriced' ? null : used.cost,
+      descendants: {
+        modelTurns: d.turns,
+        toolCalls: d.calls,
+        inputTokens: d.input,
+        outputTokens: d.output,
+        estimatedCost: d.cost,
+      },
+    },
+    children: [...(held.children?.finished() ?? [])],
+  };
+}
+
+/**
+ * The `delegate` tool and its runner's maker, when the profile lists children and the caller
+ * can plan them (AH-DEL-2). A child is itself an agent run of this module: its request has
+ * the task as quoted material, nobody to ask for approvals, and the parent's mode (a
+ * planning run's children plan too).
+ */
+function delegationOf(
+  plan: RunPlan,
+  request: AgentRequest,
+  deps: AgentRunDeps,
+):
+  | { tool: ToolDefinition; runner: (session: RunSession, tracker: BudgetTracker) => ChildRunner }
+  | undefined {
+  const planner = deps.childPlanner;
+  const depthLeft = request.delegatedBy?.depthLeft ?? plan.profile.budgets.maxDelegationDepth;
+  if (planner === undefined || depthLeft <= 0) return undefined;
+  const children = resolveChildren(
+    plan.profile,
+    request.delegatedBy?.depthLeft ?? plan.profile.budgets.maxDelegationDepth,
+  );
+  if (children.length === 0) return undefined;
+  const tool = delegateTool(
+    children.map((c) => ({
+      name: c.name,
+      description: c.loaded.profile.description,
+      clearance: c.ceiling ?? c.loaded.profile.cfc.modelClearance,
+      ceiling: c.ceiling !== undefined,
+      maxReturnChars: c.entry.returns.maxChars,
+    })),
+  );
+  const launcher: ChildLauncher = {
+    plan: planner,
+    run: async (childPlan, child, signal) => {
+      const outcome = await executeAgentRun(
+        childPlan,
+        {
+          slots: { prompt: child.slots.prompt, quoted: [...child.slots.quoted] },
+          mode: request.mode,
+          approvals: {
+            user: request.approvals.user,
+            interactive: false,
+            notInteractiveBecause: 'a child run: approvals are its own profile policy',
+            preApprovedRules: [],
+            file: null,
+            surfaces: [],
+          },
+          delegatedBy: child.by,
+        },
+        {
+          runtime: deps.runtime,
+          logger: deps.logger,
+          owner: deps.owner,
+          egressResolver: deps.egressResolver,
+          signer: deps.signer,
+          hostProcessDir: deps.hostProcessDir,
+          draftRoot: deps.draftRoot,
+          gateway: deps.gateway.forChild?.(child.name) ?? deps.gateway,
+          hostTools: deps.hostTools,
+          childPlanner: deps.childPlanner,
+        },
+        signal,
+      );
+      return {
+        runId: outcome.runId,
+        status: outcome.status,
+        terminalReason: outcome.terminalReason,
+        finalAnswer: outcome.finalAnswer,
+        artifactDir: outcome.artifactDir,
+        error:
+          outcome.error === null
+            ? null
+            : { code: outcome.error.code, message: outcome.error.message },
+        used: outcome.used,
+      };
+    },
+  };
+  const depth = request.delegatedBy?.depth ?? 0;
+  return {
+    tool,
+    runner: (session, tracker) => new ChildRunner({ session, tracker, launcher, depth, depthLeft }),
   };
 }
 
@@ -301,8 +464,10 @@ async function runAgent(
   surface: AgentSurface,
   drive: AgentDriver,
   signal: AbortSignal,
+  held: { tracker?: BudgetTracker },
 ): Promise<{ end: RunEnd; result: AgentResult }> {
   const open = await openAgentSurface(session, request, deps, surface, signal);
+  held.tracker = open.tracker;
   return drive({ session, request, deps, surface, open }, signal);
 }
 

@@ -29,6 +29,18 @@ import { mountChannelOf, poolSettingOf, toolSpecs } from './agent-tool-setup.js'
 import type { ModelGateway } from '../model/gateway.js';
 import type { RunDeps } from './run-session.js';
 import { compactionConfigOf, compactionSetup } from './compaction.js';
+import type { ToolRunner } from '../tools/runner.js';
+import { RoutedRunner } from '../tools/routed-runner.js';
+import { DELEGATE } from '../tools/delegate-tool.js';
+
+/** The `host` executor: the host-tool channel, and `delegate` when there are children. */
+function hostRunner(
+  host: OpenHostTools,
+  children: ToolRunner | undefined,
+): { host?: ToolRunner } {
+  if (children === undefined) return host.runner === undefined ? {} : { host: host.runner };
+  return { host: new RoutedRunner(new Map([[DELEGATE, children]]), host.runner) };
+}
 
 /** The most output one request asks for, before the budgets lower it (AH-LIFE-4). */
 export const MODEL_OUTPUT_CAP = 8192;
@@ -53,6 +65,11 @@ export interface AgentSurface {
   readonly scrubber: Scrubber;
   readonly blocked: BlockedCalls;
   readonly cfc: CfcRuntime | undefined;
+  /**
+   * The `delegate` tool's runner, made with this run's budget tracker (the children's slices
+   * are carved from it): present when the profile lists children (child-runner.ts).
+   */
+  readonly children?: ((tracker: BudgetTracker) => ToolRunner) | undefined;
 }
 
 /** An opened surface: what a driver runs loops or single calls with. */
@@ -187,7 +204,7 @@ export async function openAgentSurface(
         capMs,
         plan.spec.mounts.map((m) => m.target),
       ),
-      ...(host.runner === undefined ? {} : { host: host.runner }),
+      ...hostRunner(host, surface.children?.(tracker)),
     },
     recorder: {
       governance: async (record) => {

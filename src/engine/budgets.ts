@@ -16,6 +16,9 @@ export interface Budgets {
   readonly maxToolResultChars: number;
   readonly maxRetriesPerModelCall: number;
   readonly maxRetriesPerToolCall: number;
+  /** Children side by side at most, and levels of delegation below this run (AH-DEL). */
+  readonly maxParallelChildren?: number | undefined;
+  readonly maxDelegationDepth?: number | undefined;
 }
 
 export type BudgetName =
@@ -63,6 +66,15 @@ export interface BilledTurn {
   readonly cost?: TurnCost;
 }
 
+/** What a finished child used, as its parent is charged for it. */
+export interface ChildUse {
+  readonly turns: number;
+  readonly calls: number;
+  readonly input: number;
+  readonly output: number;
+  readonly cost: number | 'unpriced';
+}
+
 /** A model turn's charge: its estimated cost, or `unpriced` when the card has no price. */
 export type TurnCost = number | 'unpriced' | undefined;
 
@@ -80,6 +92,10 @@ export class BudgetTracker {
   #pausedMs = 0;
   #deadline: AbortController | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** What running children's slices hold back (AH-DEL, AH-USAGE-2): carve() and settle(). */
+  readonly #held = { turns: 0, calls: 0, input: 0, output: 0, cost: 0 };
+  /** What finished children used: charged to these limits, reported apart (AH-USAGE-2). */
+  readonly #descendants = { turns: 0, calls: 0, input: 0, output: 0, cost: 0 };
 
   constructor(budgets: Budgets, now: number = Date.now()) {
     this.budgets = budgets;
@@ -90,8 +106,106 @@ export class BudgetTracker {
   beforeModelTurn(now: number = Date.now()): BudgetExceeded | undefined {
     return (
       this.#wallTime(now) ??
-      exceeded('max_model_turns', this.budgets.maxModelTurns, this.#modelTurns + 1)
+      exceeded(
+        'max_model_turns',
+        this.budgets.maxModelTurns,
+        this.#modelTurns + this.#held.turns + 1,
+      )
     );
+  }
+
+  /**
+   * A child's budget slice (AH-DEL, "Budgets"): for each limit, the least of what the child
+   * asks (its profile's budgets) and an equal share of what this run has neither used nor
+   * lent to a running child: what is left divided by `shares` (the most children that may
+   * run side by side), at least one. The slice is held until settle(), so the parent and
+   * its descendants together stay within these limits however many children run, and a
+   * sibling started later still finds a share. A limit with nothing left refuses the child.
+   */
+  carve(requested: Budgets, shares = 1, now: number = Date.now()): Budgets | BudgetExceeded {
+    const b = this.budgets;
+    const h = this.#held;
+    const left = {
+      turns: b.maxModelTurns - this.#modelTurns - h.turns,
+      calls: b.maxToolCalls - this.#toolCalls - h.calls,
+      input: b.maxInputTokens - this.#inputTokens - h.input,
+      output: b.maxOutputTokens - this.#outputTokens - h.output,
+      wall: b.maxWallTimeSeconds - this.elapsedSeconds(now),
+    };
+    const none = (budget: BudgetName, limit: number, used: number): BudgetExceeded => ({
+      budget,
+      limit,
+      used,
+      reserved: 1,
+    });
+    if (left.turns < 1)
+      return none('max_model_turns', b.maxModelTurns, b.maxModelTurns - left.turns);
+    if (left.calls < 1) return none('max_tool_calls', b.maxToolCalls, b.maxToolCalls - left.calls);
+    if (left.input < 1)
+      return none('max_input_tokens', b.maxInputTokens, b.maxInputTokens - left.input);
+    if (left.output < 1)
+      return none('max_output_tokens', b.maxOutputTokens, b.maxOutputTokens - left.output);
+    if (left.wall <= 0)
+      return none('max_wall_time_seconds', b.maxWallTimeSeconds, b.maxWallTimeSeconds);
+    let maxTotalCost = requested.maxTotalCost;
+    if (b.maxTotalCost !== undefined) {
+      const costLeft = b.maxTotalCost - this.#cost - h.cost;
+      if (this.#unpriced || costLeft <= 0)
+        return { budget: 'max_total_cost', limit: b.maxTotalCost, used: this.cost, reserved: 0 };
+      maxTotalCost = round8(Math.min(maxTotalCost ?? costLeft, costLeft / shares));
+    }
+    const share = (n: number): number => Math.max(1, Math.floor(n / shares));
+    const slice: Budgets = {
+      ...requested,
+      maxModelTurns: Math.min(requested.maxModelTurns, share(left.turns)),
+      maxToolCalls: Math.min(requested.maxToolCalls, share(left.calls)),
+      maxInputTokens: Math.min(requested.maxInputTokens, share(left.input)),
+      maxOutputTokens: Math.min(requested.maxOutputTokens, share(left.output)),
+      // Time is not lent: siblings run at once, each within what the parent has left.
+      maxWallTimeSeconds: Math.min(requested.maxWallTimeSeconds, left.wall),
+      maxTotalCost,
+    };
+    h.turns += slice.maxModelTurns;
+    h.calls += slice.maxToolCalls;
+    h.input += slice.maxInputTokens;
+    h.output += slice.maxOutputTokens;
+    h.cost +=
+      slice.maxTotalCost !== undefined && b.maxTotalCost !== undefined ? slice.maxTotalCost : 0;
+    return slice;
+  }
+
+  /**
+   * A child ended: its slice is released and what it used is charged to these limits (so
+   * they hold over the tree) and kept apart for the report (AH-USAGE-2).
+   */
+  settle(slice: Budgets, used: ChildUse): void {
+    const b = this.budgets;
+    const h = this.#held;
+    h.turns -= slice.maxModelTurns;
+    h.calls -= slice.maxToolCalls;
+    h.input -= slice.maxInputTokens;
+    h.output -= slice.maxOutputTokens;
+    h.cost -=
+      slice.maxTotalCost !== undefined && b.maxTotalCost !== undefined ? slice.maxTotalCost : 0;
+    for (const k of ['turns', 'calls', 'input', 'output', 'cost'] as const)
+      h[k] = Math.max(0, h[k]);
+    this.#modelTurns += used.turns;
+    this.#toolCalls += used.calls;
+    this.#inputTokens += used.input;
+    this.#outputTokens += used.output;
+    if (used.cost === 'unpriced') this.#unpriced = true;
+    else this.#cost += used.cost;
+    const d = this.#descendants;
+    d.turns += used.turns;
+    d.calls += used.calls;
+    d.input += used.input;
+    d.output += used.output;
+    d.cost = round8(d.cost + (used.cost === 'unpriced' ? 0 : used.cost));
+  }
+
+  /** What finished children used in all (already inside snapshot()'s totals). */
+  descendants(): Readonly<Record<'turns' | 'calls' | 'input' | 'output' | 'cost', number>> {
+    return { ...this.#descendants };
   }
 
   /**
@@ -106,14 +220,14 @@ export class BudgetTracker {
     prices: TokenPrices | undefined,
   ): RequestReservation | BudgetExceeded {
     const b = this.budgets;
-    if (this.#inputTokens + inputTokens > b.maxInputTokens)
+    if (this.#inputTokens + this.#held.input + inputTokens > b.maxInputTokens)
       return {
         budget: 'max_input_tokens',
         limit: b.maxInputTokens,
         used: this.#inputTokens,
         reserved: inputTokens,
       };
-    let maxTokens = Math.min(cap, b.maxOutputTokens - this.#outputTokens);
+    let maxTokens = Math.min(cap, b.maxOutputTokens - this.#outputTokens - this.#held.output);
     if (maxTokens < 1)
       return {
         budget: 'max_output_tokens',
@@ -129,7 +243,7 @@ export class BudgetTracker {
       return { budget: 'max_total_cost', limit, used: this.cost, unpriced: true };
     // Every input token at the dearest input kind: the provider decides what is cached.
     const inputCost = inputTokens * Math.max(prices.input, prices.cacheWrite, prices.cacheRead);
-    const left = limit - this.#cost - inputCost;
+    const left = limit - this.#cost - this.#held.cost - inputCost;
     // The epsilon absorbs float division (0.00075 / 5e-6 = 149.99999999999997).
     const affordable = prices.output > 0 ? Math.floor(left / prices.output + 1e-9) : maxTokens;
     if (left < 0 || affordable < 1)
@@ -178,7 +292,11 @@ export class BudgetTracker {
     return (
       this.#wallTime(now) ??
       exceeded('max_parallel_tool_calls', this.budgets.maxParallelToolCalls, count) ??
-      exceeded('max_tool_calls', this.budgets.maxToolCalls, this.#toolCalls + count)
+      exceeded(
+        'max_tool_calls',
+        this.budgets.maxToolCalls,
+        this.#toolCalls + this.#held.calls + count,
+      )
     );
   }
 

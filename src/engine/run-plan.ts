@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { BUDGET_FLAGS, parseBudgetFlag } from '../config/budget-flags.js';
-import { isBuiltinReference, loadProfile } from '../config/profile-loader.js';
+import { isBuiltinReference, loadProfile, type LoadedProfile } from '../config/profile-loader.js';
+import { resolveChildren } from '../config/child-profiles.js';
 import { Profile } from '../config/profile-schema.js';
 import { parsePositiveNumber, parseSize } from '../config/size.js';
 import { describeIssues } from '../config/zod-issues.js';
@@ -52,6 +53,8 @@ import { planRunCfc } from './cfc-plan.js';
 
 export interface SandboxRunOptions {
   readonly profile?: string | undefined;
+  /** A child run's profile, resolved by its parent (child-profiles.ts): not loaded again. */
+  readonly loaded?: LoadedProfile | undefined;
   readonly workspace?: string | undefined;
   readonly mounts?: readonly string[] | undefined;
   readonly timeout?: string | undefined;
@@ -178,9 +181,14 @@ export function planSandboxRun(
   const spelled = (p: string): string => (cwd === process.cwd() ? p : path.resolve(cwd, p));
   const profileRef = options.profile ?? 'default';
   // A profile file's relative mounts are relative to it: found from the same directory.
-  const loaded = loadProfile(isBuiltinReference(profileRef) ? profileRef : spelled(profileRef));
+  const loaded =
+    options.loaded ??
+    loadProfile(isBuiltinReference(profileRef) ? profileRef : spelled(profileRef));
   const { profile, overrides } = applyOverrides(loaded.profile, options, spelled);
   checkProfileTools(profileRef, profile);
+  // AH-DEL-2: every child profile resolves (its ceiling, its own children to the depth
+  // bound) before anything exists; a child's own plan is checked by its parent's runner.
+  if (options.loaded === undefined) resolveChildren(profile, profile.budgets.maxDelegationDepth);
   // The policy compiles (unique ids, valid regexes) before anything exists (AH-INV-4).
   policyFor(profile, runFactsOf(profile));
   // Every destination is parsed now, whatever the mode, so a typo fails before any run.

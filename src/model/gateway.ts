@@ -75,4 +75,9 @@ export interface ModelGateway {
   readonly counting: 'free' | 'round-trip';
   /** The model's context window in tokens, when the adapter knows it (AH-LIFE-7). */
   readonly contextWindowTokens?: number | undefined;
+  /**
+   * The gateway a child run of the named child profile talks to (AH-DEL-1: a fresh model
+   * context; the same route and credential, chosen once: AH-INV-5). Absent: this one.
+   */
+  forChild?(profile: string): ModelGateway;
 }

@@ -37,12 +37,21 @@ const Compaction = z.union([
   z.strictObject({ fail: z.string().min(1) }),
 ]);
 
-export const Script = z.strictObject({
+const scriptFields = {
   model: z.string().min(1).default('scripted'),
   /** The scripted model's context window in tokens (a `compactAt` fraction needs one). */
   contextWindow: z.number().int().positive().optional(),
   turns: z.array(Turn).min(1),
   compactions: z.array(Compaction).optional(),
+};
+
+/** A child profile's own script: every run of that child replays it from its first turn. */
+export const ChildScript = z.strictObject(scriptFields);
+
+export const Script = z.strictObject({
+  ...scriptFields,
+  /** By child profile name (AH-DEL): a child without one answers with the fallback script. */
+  children: z.record(z.string().min(1), ChildScript).optional(),
 });
 export type Script = z.infer<typeof Script>;
 
@@ -108,11 +117,27 @@ export class ScriptedGateway implements ModelGateway {
   #next = 0;
   #nextCompaction = 0;
 
-  constructor(script: Script, source: string) {
+  readonly #childFallback: Script | undefined;
+
+  /**
+   * `childFallback`: what a child profile the script does not name replays (the CLI gives
+   * the embedded script); none: such a child's gateway is this script's own replay.
+   */
+  constructor(script: Script, source: string, childFallback?: Script) {
     this.#script = script;
+    this.#childFallback = childFallback;
     this.model = script.model;
     this.contextWindowTokens = script.contextWindow;
     this.route = { provider: 'scripted', source, credential: 'none' };
+  }
+
+  /** A fresh replay for one child run: its own turns from the first (AH-DEL-1). */
+  forChild(profile: string): ModelGateway {
+    const own = this.#script.children?.[profile];
+    if (own !== undefined)
+      return new ScriptedGateway(own, `${this.route.source ?? 'script'}#children.${profile}`, this.#childFallback);
+    const fallback = this.#childFallback ?? this.#script;
+    return new ScriptedGateway(fallback, `${this.route.source ?? 'script'}#fallback`, this.#childFallback);
   }
 
   countInputTokens(request: ModelRequest, signal: AbortSignal): Promise<number | undefined> {

@@ -96,8 +96,10 @@ export function chooseGateway(
       },
     });
   }
-  if (args.script !== undefined) return new ScriptedGateway(loadScript(args.script), args.script);
-  return new ScriptedGateway(EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_SOURCE);
+  // A child profile the script does not name answers with the embedded script (AH-DEL).
+  if (args.script !== undefined)
+    return new ScriptedGateway(loadScript(args.script), args.script, EMBEDDED_SCRIPT);
+  return new ScriptedGateway(EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_SOURCE, EMBEDDED_SCRIPT);
 }
 
 /** The host-tool channel: its ledger, where credentials are read, what else is scrubbed. */
@@ -130,6 +132,22 @@ export function agentRunDeps(
     retryHook: o.retryHook,
     approvals: o.approvals,
     hostTools: hostToolDeps(run, deps.env, o.gateway),
+    // AH-DEL-1: a child is planned from its own resolved profile only; it works on the
+    // parent's workspace (its own mode and mounts) and keeps its evidence under the parent's.
+    childPlanner: (child, parent, root) =>
+      planSandboxRun(
+        {
+          loaded: child.loaded,
+          profile: child.loaded.profile.name,
+          workspace: parent.workspace,
+          artifactRoot: root,
+          planning: parent.mountChecks.specialFiles !== undefined,
+          command: ['sleep', 'infinity'],
+        },
+        deps.env,
+        currentHostIdentity(),
+        run.owner,
+      ),
   };
 }
 

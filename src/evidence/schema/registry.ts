@@ -17,6 +17,7 @@
 import { z } from 'zod';
 import { IsoTime, RunIdString, Sha256Hex } from './common.js';
 import { cfcEvents } from './events-cfc.js';
+import { childEvents } from './events-children.js';
 import { containerEvents } from './events-container.js';
 import { contextEvents } from './events-context.js';
 import { draftEvents } from './events-draft.js';
@@ -42,6 +43,7 @@ export const EVENT_SCHEMAS = {
   ...cfcEvents,
   ...contextEvents,
   ...sessionEvents,
+  ...childEvents,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

@@ -7,6 +7,7 @@ import { AttemptEstimate, BudgetExceeded, ReportedUsage } from './events-model.j
 import { BlockedSummary } from './events-tools.js';
 import { FromPlan, SnapshotAssurance, SnapshotIo, SnapshotModel } from './snapshot.js';
 import { EventAnchor } from './state.js';
+import { ChildUsage } from './events-children.js';
 
 export const REPORT_SCHEMA = 'cfh.report/1';
 
@@ -115,8 +116,38 @@ export const Report = z.strictObject({
     .strictObject({
       scope: z.literal('direct-run'),
       attempts: Count,
-      descendants: z.literal('none'),
+      /** `none`: the run had no children; `separate`: theirs are in usageWithDescendants. */
+      descendants: z.enum(['none', 'separate']),
     })
+    .optional(),
+  /**
+   * AH-USAGE-2: this run's budget use with every completed descendant's (each child's own
+   * total, its descendants inside it, counted once); `usage` above stays this run's alone.
+   */
+  usageWithDescendants: z
+    .strictObject({
+      coverage: z.literal('run-and-completed-descendants'),
+      modelTurns: Count,
+      toolCalls: Count,
+      inputTokens: Count,
+      outputTokens: Count,
+      estimatedCost: z.number().nonnegative().nullable(),
+      descendants: ChildUsage,
+    })
+    .optional(),
+  /** AH-DEL-5: each child run, its terminal state, what reached this run, its directory. */
+  children: z
+    .array(
+      z.strictObject({
+        childId: RunIdString,
+        profile: z.string(),
+        callId: z.string(),
+        status: z.enum(['completed', 'failed', 'cancelled']),
+        outcome: z.enum(['returned', 'return_invalid', 'failed']),
+        dir: z.string(),
+        usage: ChildUsage,
+      }),
+    )
     .optional(),
   costEstimate: CostEstimate.optional(),
   /** Draft mode: the patch the run left, in the chain (`cfh runs diff`, `cfh runs apply`). */

@@ -329,6 +329,17 @@ export const Snapshot = z.strictObject({
   fromPlan: FromPlan.optional(),
   /** `cfh sandbox resume`: the run this one continues (AH-ART-4/5). */
   resumedFrom: ResumedFrom.optional(),
+  /** A child run (AH-DEL-5): the parent run and call that started it, and how deep it is. */
+  delegatedBy: z
+    .strictObject({
+      runId: RunIdString,
+      callId: z.string(),
+      profile: z.string(),
+      depth: z.number().int().positive(),
+      /** How many levels of delegation are still allowed below this child. */
+      depthLeft: z.number().int().nonnegative(),
+    })
+    .optional(),
   approvals: ApprovalSetupRecord.optional(),
   toolContainer: z
     .strictObject({

@@ -1,0 +1,93 @@
+// A profile's child profiles (AH-DEL-1/2, AH-CFC-12/12a), resolved: each entry loaded over
+// its own base (never the parent's), its confidentiality ceiling checked against every
+// labelled source it would read, its own children checked down to the depth bound. Pure
+// apart from reading profile files: a bad child fails the parent's plan before anything
+// exists (AH-INV-4).
+import { ConfigError } from '../errors.js';
+import { loadChildProfile, type LoadedProfile } from './profile-loader.js';
+import type { ChildEntry, Profile } from './profile-schema.js';
+
+export interface ResolvedChild {
+  readonly name: string;
+  readonly entry: ChildEntry;
+  readonly loaded: LoadedProfile;
+  /** The ceiling in force (AH-CFC-12a): the entry's, or none. */
+  readonly ceiling: readonly string[] | undefined;
+}
+
+/**
+ * Every child of `profile`, resolved. `depth` is how many levels of delegation are still
+ * allowed below `profile` (its budgets.maxDelegationDepth at the root, one less per level):
+ * a profile with children at depth 0 is refused.
+ */
+export function resolveChildren(profile: Profile, depth: number): ResolvedChild[] {
+  const names = Object.keys(profile.children);
+  if (names.length === 0) return [];
+  if (depth <= 0)
+    throw new ConfigError(
+      'child_depth_exceeded',
+      `profile ${profile.name}: lists children (${names.join(', ')}) deeper than delegation may go`,
+      { profile: profile.name },
+      'raise budgets.maxDelegationDepth of the top profile, or drop `children` from this one',
+    );
+  return names.map((name) => {
+    const child = resolveChild(profile, name);
+    // Checked now, so a typo three levels down fails the top run's plan.
+    resolveChildren(child.loaded.profile, depth - 1);
+    return child;
+  });
+}
+
+export function resolveChild(profile: Profile, name: string): ResolvedChild {
+  const entry = profile.children[name];
+  if (entry === undefined)
+    throw new ConfigError('unknown_child', `profile ${profile.name} has no child ${name}`, {
+      profile: profile.name,
+      child: name,
+    });
+  const loaded = loadChildProfile(profile.name, name, entry);
+  const ceiling = entry.ceiling?.confidentiality;
+  const capped = ceiling === undefined ? loaded : capToCeiling(loaded, ceiling, name);
+  return { name, entry, loaded: capped, ceiling };
+}
+
+/**
+ * AH-CFC-12a: under a ceiling, a labelled source whose confidentiality is not within it is
+ * refused outright (the child could read it whatever its CFC mode), and the model's clearance
+ * is cut to the ceiling (what may enter the child's context).
+ */
+function capToCeiling(
+  loaded: LoadedProfile,
+  ceiling: readonly string[],
+  name: string,
+): LoadedProfile {
+  const p = loaded.profile;
+  const within = new Set(ceiling);
+  const sources: [string, readonly string[] | undefined][] = [
+    ['the workspace', p.workspace.label?.confidentiality],
+    ...p.mounts.map((m): [string, readonly string[] | undefined] => [
+      `mount ${m.target}`,
+      m.label?.confidentiality,
+    ]),
+    ...Object.entries(p.network.labels).map(([d, l]): [string, readonly string[] | undefined] => [
+      `destination ${d}`,
+      l.confidentiality,
+    ]),
+    ...p.hostTools.map((t): [string, readonly string[] | undefined] => [
+      `host tool ${t.name}`,
+      t.resultLabel?.confidentiality,
+    ]),
+  ];
+  for (const [what, atoms] of sources) {
+    const above = (atoms ?? []).filter((a) => !within.has(a));
+    if (above.length > 0)
+      throw new ConfigError(
+        'child_ceiling_exceeded',
+        `child ${name}: ${what} is labelled [${above.join(', ')}], above the child's ceiling [${ceiling.join(', ')}]`,
+        { child: name, source: what },
+        'remove the source from the child profile, or raise its ceiling.confidentiality',
+      );
+  }
+  const modelClearance = p.cfc.modelClearance.filter((a) => within.has(a));
+  return { ...loaded, profile: { ...p, cfc: { ...p.cfc, modelClearance } } };
+}
