@@ -109,7 +109,16 @@ export class ChildRunner implements ToolRunner {
 
   constructor(options: ChildRunnerOptions) {
     this.#o = options;
-    this.#all = new Gate(options.session.plan.profile.budgets.maxParallelChildren);
+    const profile = options.session.plan.profile;
+    // cfh as root copies and reads a draft workspace another user owns with that user's
+    // identity (write-authority.ts), which Linux applies to the whole process: while one
+    // child does, a sibling's evidence would be written as that user. So as root, a profile
+    // with a draft child runs its children one at a time.
+    const asRoot = process.geteuid?.() === 0;
+    const draftChild = Object.keys(profile.children).some(
+      (name) => resolveChild(profile, name).loaded.profile.workspace.mode === 'draft',
+    );
+    this.#all = new Gate(asRoot && draftChild ? 1 : profile.budgets.maxParallelChildren);
   }
 
   async run(call: AuthorizedCall, _limitChars: number, signal: AbortSignal): Promise<ToolOutcome> {
