@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image browser demo demo-host-tools demo-cfc lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts bench-cfc bench-sessions bench-all perf-docs schema clean
+.PHONY: setup node deps build engine image browser demo demo-host-tools demo-children demo-cfc lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts bench-cfc bench-sessions bench-all perf-docs schema clean
 
 node:
 	@scripts/node-up.sh
@@ -60,6 +60,18 @@ demo-host-tools: image
 
 # CFC (docs/operators.md, "CFC (information flow control)"): an injected README drives the
 # scripted model to hand a secret to a deploy tool; enforce-strict refuses it. Offline.
+# A parent delegating to three children side by side (examples/children, scripted model):
+# each child in containers of its own, its evidence under the parent's run.
+demo-children: image
+	@rm -rf .cache/demo-children && mkdir -p .cache/demo-children && cp -r examples/sample-repo .cache/demo-children/repo
+	@if [ "$$(id -u)" -eq 0 ]; then chown -R 65534:65534 .cache/demo-children/repo; fi
+	bin/cfh sandbox run --profile examples/children/parent.yaml --workspace .cache/demo-children/repo \
+	  --artifact-root .cache/demo-children/runs --prompt 'Review, test and fix this repository.' \
+	  --script examples/children/script.yaml
+	@run=$$(ls .cache/demo-children/runs | head -1); \
+	  bin/cfh runs show --artifact-root .cache/demo-children/runs $$run | head -40; \
+	  bin/cfh audit --artifact-root .cache/demo-children/runs $$run | tail -1
+
 demo-cfc: image
 	@rm -rf .cache/demo-cfc && mkdir -p .cache/demo-cfc && cp -r examples/cfc/repo .cache/demo-cfc/repo
 	@if [ "$$(id -u)" -eq 0 ]; then chown -R 65534:65534 .cache/demo-cfc/repo; fi

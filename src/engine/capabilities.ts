@@ -3,6 +3,7 @@
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { CfcMode, CfcSection } from '../config/cfc-schema.js';
 import { listBuiltinProfiles } from '../config/profile-loader.js';
+import { resolveChildren } from '../config/child-profiles.js';
 import { DEFAULT_POOL_SIZE, MAX_POOL_SIZE, ToolLifetime } from '../config/profile-schema.js';
 import { RATE_CARD_FILE } from '../model/cost.js';
 import { CFH_VERSION } from '../version.js';
@@ -56,12 +57,13 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       riskClass: t.riskClass,
       sideEffectClass: t.sideEffectClass,
     })),
-    childProfiles: [],
     nativeModelTools: [],
     // The host tools a profile declares (`--profile P`): trusted programs on the host, each
     // with its bounded authority; none without a profile.
     profile: profile?.name ?? null,
     hostTools: (profile?.hostTools ?? []).map((t) => describeAuthority(t)),
+    // AH-DEL-2, AH-CAP-2: each child profile `--profile P` lists, with what it may do.
+    childProfiles: profile === undefined ? [] : describeChildren(profile),
     hostToolChannel: {
       kinds: ['mcp', 'exec'],
       mcpTransport: 'stdio',
@@ -169,7 +171,17 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
         resources: ['snapshot.json', 'events.jsonl', 'governance.jsonl', 'report.json'],
         approvals: 'operator-configured only (--approve, --approvals)',
       },
-      delegation: false,
+      // AH-DEL-1..5: the `delegate` tool, child runs in containers of their own
+      // (test/integration/children.test.ts).
+      delegation: {
+        tool: 'delegate',
+        profileKey: 'children',
+        evidence: 'RUN/children/<childId>/, child_started/child_finished in the parent chain',
+        budgets:
+          "a slice of the parent's: the least of the child's and a 1/maxParallelChildren share of what is left",
+        depthKey: 'budgets.maxDelegationDepth',
+        parallelKeys: ['budgets.maxParallelChildren', 'children.<name>.maxParallel'],
+      },
       resume: true,
       compaction: true,
     },
@@ -216,4 +228,27 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       governanceRecord: { file: 'governance.jsonl', schema: 'cfh.governance/1' },
     },
   };
+}
+
+/** What each child profile may do, resolved (AH-DEL-2: tools, host powers, posture, limits, returns). */
+function describeChildren(profile: Profile): Record<string, unknown>[] {
+  return resolveChildren(profile, profile.budgets.maxDelegationDepth).map((c) => {
+    const p = c.loaded.profile;
+    return {
+      name: c.name,
+      profile: p.name,
+      description: p.description,
+      tools: p.tools,
+      hostTools: p.hostTools.map((t) => t.name),
+      network: p.network.mode,
+      workspace: p.workspace.mode,
+      mounts: p.mounts.map((m) => ({ target: m.target, mode: m.mode })),
+      limits: p.limits,
+      budgets: p.budgets,
+      returns: { maxChars: c.entry.returns.maxChars, schema: c.entry.returns.schema ?? null },
+      ceiling: c.ceiling ?? null,
+      maxParallel: c.entry.maxParallel,
+      children: Object.keys(p.children),
+    };
+  });
 }

@@ -36,7 +36,7 @@ describe('operator commands', () => {
       interactiveSessions: true,
       // `cfh mcp` (integration/mcp.test.ts): what it serves, approvals from the operator only.
       mcpServer: expect.objectContaining({ transport: 'stdio' }) as unknown,
-      delegation: false,
+      delegation: expect.objectContaining({ tool: 'delegate', profileKey: 'children' }) as unknown,
       resume: true,
       compaction: true,
     });
