@@ -386,6 +386,83 @@ describe('child profiles', () => {
     expect(state.state).toBe('cancelled');
   }, 180_000);
 
+  it("leaves each child's objects to cfh reap --run after cfh itself is killed", async () => {
+    const profile = {
+      ...base,
+      children: {
+        sleeper: { description: 'sleeps', tools: ['exec'], budgets: { maxModelTurns: 2 } },
+      },
+    };
+    const script = {
+      turns: [{ tool_calls: [delegate('sleeper', 'sleep')] }],
+      children: {
+        sleeper: { turns: [{ tool_calls: [call('exec', { command: ['sleep', '120'] })] }] },
+      },
+    };
+    const root = scratch.path('art-kill');
+    const parent = startCfh(
+      agentRunArgs({
+        workspace: await scratch.sampleRepo(),
+        artifactRoot: root,
+        profile: await file('parent.yaml', profile),
+        script: await file('script.yaml', script),
+      }),
+    );
+    await waitForEvent(root, 'child_started', 60_000);
+    const dir = await onlyRunDir(root);
+    const deadline = Date.now() + 60_000;
+    let kid = '';
+    for (;;) {
+      kid = (await readdir(path.join(dir, 'children')).catch(() => []))[0] ?? '';
+      const running = kid === '' ? [] : await containersOfRun(kid);
+      if (running.some((c) => c.State === 'running')) break;
+      if (Date.now() > deadline) throw new Error('the child never ran');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    parent.kill('SIGKILL');
+    await parent.catch(() => undefined);
+    expect((await containersOfRun(kid)).length).toBeGreaterThan(0);
+    const reaped = await cfh(['reap', '--json', '--run', kid, '--run', runIdOf(dir)]);
+    expect(reaped.exitCode, reaped.stderr).toBe(0);
+    expect(await containersOfRun(kid)).toEqual([]);
+    expect(await containersOfRun(runIdOf(dir))).toEqual([]);
+  }, 180_000);
+
+  it('publishes each child profile resolved (capabilities, profiles show)', async () => {
+    const parent = await file('parent.yaml', {
+      ...base,
+      children: {
+        reviewer: {
+          description: 'reads',
+          tools: ['read_file'],
+          network: { mode: 'disabled' },
+          returns: { maxChars: 100 },
+          ceiling: { confidentiality: [] },
+        },
+      },
+    });
+    const caps = await cfh(['capabilities', '--json', '--profile', parent]);
+    expect(caps.exitCode, caps.stderr).toBe(0);
+    const c = JSON.parse(caps.stdout) as { childProfiles: Record<string, unknown>[] };
+    expect(c.childProfiles).toEqual([
+      expect.objectContaining({
+        name: 'reviewer',
+        profile: 'parent.reviewer',
+        tools: ['read_file'],
+        network: 'disabled',
+        // Nothing of the parent's: its base is the built-in default's, not the parent's.
+        workspace: 'ro',
+        returns: { maxChars: 100, schema: null },
+        ceiling: [],
+      }),
+    ]);
+    const shown = await cfh(['profiles', 'show', parent, '--resolved']);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    const j = JSON.parse(shown.stdout) as { children: { name: string; sources: string[] }[] };
+    expect(j.children.map((x) => x.name)).toEqual(['reviewer']);
+    expect(j.children[0]?.sources).toEqual(['builtin:default', 'parent#children.reviewer']);
+  }, 60_000);
+
   it('refuses a child that could read a mount above its ceiling, before anything exists', async () => {
     const secret = scratch.path('secret');
     await import('node:fs/promises').then((fs) => fs.mkdir(secret));

@@ -2,6 +2,7 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { ConfigError, errorMessage } from '../../errors.js';
 import { listBuiltinProfiles, loadProfile } from '../../config/profile-loader.js';
+import { resolveChildren } from '../../config/child-profiles.js';
 import { snapshotCfc } from '../../engine/cfc-plan.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import { effectivePolicy, runFactsOf } from '../../engine/policy-explain.js';
@@ -122,6 +123,16 @@ export function profilesShowCommand(
       // CFC (AH-CFC-2/10/14): each source's label, the mounts withheld from exec's container,
       // what enforce-strict would refuse, as snapshot.cfc records them for a run.
       cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, null),
+      // AH-DEL-2: each child profile as its runs would have it (its own layers, its ceiling
+      // applied), with what delegation adds.
+      children: resolveChildren(plan.profile, plan.profile.budgets.maxDelegationDepth).map((c) => ({
+        name: c.name,
+        sources: c.loaded.sources,
+        profile: c.loaded.profile,
+        returns: c.entry.returns,
+        ceiling: c.ceiling ?? null,
+        maxParallel: c.entry.maxParallel,
+      })),
     });
     return 0;
   } catch (error) {
