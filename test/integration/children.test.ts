@@ -428,6 +428,35 @@ describe('child profiles', () => {
     expect(await containersOfRun(runIdOf(dir))).toEqual([]);
   }, 180_000);
 
+  it("never runs a child under weaker information flow control than its parent's", async () => {
+    const profile = {
+      ...base,
+      cfc: { mode: 'enforce-explicit' },
+      children: {
+        plain: {
+          description: 'says cfc nothing',
+          tools: ['list_dir'],
+          budgets: { maxModelTurns: 2 },
+        },
+      },
+    };
+    const script = {
+      turns: [{ tool_calls: [delegate('plain', 'list')] }, { text: 'done' }],
+      children: { plain: { turns: [{ text: 'listed' }] } },
+    };
+    const { result, dir, events } = await parentRun(profile, script);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const fin = ofType(events, 'child_finished')[0]?.data as { childId: string };
+    const snap = await readJson<{ cfc: { mode: string } }>(
+      path.join(dir, 'children', fin.childId, 'snapshot.json'),
+    );
+    expect(snap.cfc.mode).toBe('enforce-explicit');
+    expect(ofType(events, 'cfc_flow')[0]?.data).toMatchObject({
+      tool: 'delegate',
+      verdict: 'allow',
+    });
+  }, 120_000);
+
   it('publishes each child profile resolved (capabilities, profiles show)', async () => {
     const parent = await file('parent.yaml', {
       ...base,

@@ -18,6 +18,7 @@ import type { HostToolDeps } from '../../engine/host-tools.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
+import type { CfcMode } from '../../config/cfc-schema.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { buildRunDeps } from '../run-deps.js';
 import type { RunDeps } from '../../engine/run-session.js';
@@ -119,6 +120,12 @@ export function hostToolDeps(
   };
 }
 
+const CFC_STRENGTH = ['disabled', 'observe', 'enforce-explicit', 'enforce-strict'] as const;
+
+function strongerCfcMode(a: CfcMode, b: CfcMode): CfcMode {
+  return CFC_STRENGTH.indexOf(a) >= CFC_STRENGTH.indexOf(b) ? a : b;
+}
+
 /** An agent run's dependencies: the run's, the gateway, approvals and the event stream. */
 export function agentRunDeps(
   run: RunDeps,
@@ -137,7 +144,18 @@ export function agentRunDeps(
     childPlanner: (child, parent, root) =>
       planSandboxRun(
         {
-          loaded: child.loaded,
+          // Delegating never weakens information flow control: the child's mode is at least
+          // its parent's (an enforcing parent's child enforces too), as its profile says.
+          loaded: {
+            ...child.loaded,
+            profile: {
+              ...child.loaded.profile,
+              cfc: {
+                ...child.loaded.profile.cfc,
+                mode: strongerCfcMode(parent.cfc.mode, child.loaded.profile.cfc.mode),
+              },
+            },
+          },
           profile: child.loaded.profile.name,
           workspace: parent.workspace,
           artifactRoot: root,
