@@ -6,6 +6,7 @@
 import { ConfigError } from '../errors.js';
 import { loadChildProfile, type LoadedProfile } from './profile-loader.js';
 import type { ChildEntry, Profile } from './profile-schema.js';
+import { UNLABELLED_ATOM } from './cfc-schema.js';
 
 export interface ResolvedChild {
   readonly name: string;
@@ -63,23 +64,34 @@ function capToCeiling(
 ): LoadedProfile {
   const p = loaded.profile;
   const within = new Set(ceiling);
-  const sources: [string, readonly string[] | undefined][] = [
-    ['the workspace', p.workspace.label?.confidentiality],
-    ...p.mounts.map((m): [string, readonly string[] | undefined] => [
-      `mount ${m.target}`,
-      m.label?.confidentiality,
-    ]),
-    ...Object.entries(p.network.labels).map(([d, l]): [string, readonly string[] | undefined] => [
+  // A source with no label is of unknown confidentiality: `unlabelled`, within a ceiling
+  // only when the ceiling names that atom.
+  const conf = (l: { confidentiality: readonly string[] } | undefined): readonly string[] =>
+    l === undefined ? [UNLABELLED_ATOM] : l.confidentiality;
+  const sources: [string, readonly string[]][] = [
+    ['the workspace', conf(p.workspace.label)],
+    ...p.mounts.map((m): [string, readonly string[]] => [`mount ${m.target}`, conf(m.label)]),
+    ...Object.entries(p.network.labels).map(([d, l]): [string, readonly string[]] => [
       `destination ${d}`,
       l.confidentiality,
     ]),
-    ...p.hostTools.map((t): [string, readonly string[] | undefined] => [
-      `host tool ${t.name}`,
-      t.resultLabel?.confidentiality,
-    ]),
+    ...p.hostTools.flatMap((t): [string, readonly string[]][] => {
+      // An MCP tool's own label, else its server's (cfc/label-map.ts hostToolLabels).
+      const own = t.kind === 'mcp' ? t.tools.filter((x) => x.resultLabel !== undefined) : [];
+      const byServer = t.kind !== 'mcp' || t.tools.some((x) => x.resultLabel === undefined);
+      return [
+        ...(byServer
+          ? [[`host tool ${t.name}`, conf(t.resultLabel)] as [string, readonly string[]]]
+          : []),
+        ...own.map((x): [string, readonly string[]] => [
+          `host tool ${t.name} ${x.name}`,
+          conf(x.resultLabel),
+        ]),
+      ];
+    }),
   ];
   for (const [what, atoms] of sources) {
-    const above = (atoms ?? []).filter((a) => !within.has(a));
+    const above = atoms.filter((a) => !within.has(a));
     if (above.length > 0)
       throw new ConfigError(
         'child_ceiling_exceeded',
