@@ -31,6 +31,16 @@ export async function checkWithCfc(
   if (cfc === undefined || cfc.mode === 'disabled' || influence === undefined)
     return { checked: checkAgainst(tool, use.name, use.input) };
   const resolution = cfc.handles.resolve(use.input);
+  const crossing =
+    resolution.kind === 'unknown' ? resolution.handles : resolution.used.map((u) => u.handle);
+  if (tool?.refusesHandles === true && crossing.length > 0)
+    return {
+      checked: {
+        kind: 'invalid',
+        tool,
+        issues: `value handle ${crossing.join(', ')}: handles do not cross into a child run (say what the child needs in words)`,
+      },
+    };
   if (resolution.kind === 'unknown') {
     if (tool === undefined) return { checked: { kind: 'unknown', name: use.name } };
     const which = resolution.handles.join(', ');

@@ -46,6 +46,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType> {
    * operator's entry only (AH-CFC-1/2): what the flow decision judges it by (cfc/flow.ts).
    */
   readonly cfc?: HostToolLabels | undefined;
+  /**
+   * A tool whose arguments leave this run (`delegate`: into a child run): a value handle in
+   * them is never resolved, and the call is invalid (AH-CFC-12a: handles do not cross).
+   */
+  readonly refusesHandles?: true | undefined;
 }
 
 /** What the model is shown of a tool: name, purpose and the JSON schema of its input. */

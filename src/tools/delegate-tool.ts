@@ -82,5 +82,6 @@ export function delegateTool(targets: readonly DelegateTarget[]): ToolDefinition
     resultSizeLimitChars: Math.max(...targets.map((t) => t.maxReturnChars)) + 2000,
     auditPolicy: 'full_structured_event',
     cfc: { result, clearance: [...clearance].sort(), requires: [], readsBeforeWrite: false },
+    refusesHandles: true,
   };
 }

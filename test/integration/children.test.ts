@@ -4,7 +4,7 @@
 // back is validated and bounded; a child's slice of the budgets holds; cancelling the
 // parent leaves nothing on the engine; a child above its ceiling is refused before anything
 // exists. Every check reads the evidence (events, snapshots, reports, the children's chains).
-import { chmod, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -455,6 +455,44 @@ describe('child profiles', () => {
       tool: 'delegate',
       verdict: 'allow',
     });
+  }, 120_000);
+
+  it('never lets a value handle cross into a child (AH-CFC-12a)', async () => {
+    const secrets = scratch.path('handle-secrets');
+    await mkdir(secrets);
+    await writeFile(path.join(secrets, 'x'), 'the secret\n');
+    await chmod(secrets, 0o755);
+    const profile = {
+      ...base,
+      cfc: { mode: 'enforce-explicit', modelClearance: [] },
+      workspace: { mode: 'ro', label: { integrity: ['repo:untrusted'] } },
+      mounts: [{ source: secrets, target: '/secrets', label: { confidentiality: ['secret'] } }],
+      children: {
+        // Cleared for the secret: even so, the handle is not passed.
+        kid: {
+          description: 'k',
+          tools: ['list_dir'],
+          ceiling: { confidentiality: ['secret'] },
+          cfc: { modelClearance: ['secret'] },
+        },
+      },
+    };
+    const script = {
+      turns: [
+        { tool_calls: [call('read_file', { path: '/secrets/x' })] },
+        { tool_calls: [delegate('kid', 'here it is: cfh-val:1')] },
+        { text: 'done' },
+      ],
+      children: { kid: { turns: [{ text: 'got it' }] } },
+    };
+    const { result, dir, events } = await parentRun(profile, script);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const results = await toolResults(dir);
+    expect(results[0]?.observation.items).toEqual(['cfh-val:1']);
+    expect(results[1]?.observation.status).toBe('error');
+    expect(results[1]?.observation.summary).toContain('handles do not cross into a child run');
+    expect(ofType(events, 'child_started')).toHaveLength(0);
+    expect(existsSync(path.join(dir, 'children'))).toBe(false);
   }, 120_000);
 
   it('publishes each child profile resolved (capabilities, profiles show)', async () => {
