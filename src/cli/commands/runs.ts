@@ -3,7 +3,7 @@
 // (created, running, or none yet). Every string printed here came from a file a sandbox or
 // a model may have chosen; the printer escapes it (print.ts), --json prints it exact.
 import { TERMINAL_STATES, listRuns, showRun, type RunSummary } from '../../evidence/runs-index.js';
-import { ReportCfc, ResourcesRecord } from '../../evidence/schema/report.js';
+import { Report, ReportCfc, ResourcesRecord } from '../../evidence/schema/report.js';
 import { SnapshotAssurance, SnapshotCfc } from '../../evidence/schema/snapshot.js';
 import { humanResources } from '../../evidence/units.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
@@ -112,6 +112,7 @@ export async function runsShowCommand(
     printAssuranceAndResources(p, snap, run.report);
     p.out(`cfc        ${cfcLine(snap, run.report)}`);
     printDraft(p, snap, run.events);
+    printChildren(p, run.report);
     if (!run.eventLog) p.out('events     none: the writer stopped before it began events.jsonl');
     const v = run.verification;
     p.out(`evidence   ${v.ok ? 'verified' : 'BROKEN'} (${run.events.length} events)`);
@@ -144,6 +145,14 @@ export async function runsShowCommand(
   } catch (error) {
     return reportFailure(error, deps, { json: args.json });
   }
+}
+
+/** The child runs (AH-DEL-5) report.json lists: id, profile, terminal state, what came back. */
+function printChildren(p: CliDeps['printer'], report: Record<string, unknown> | undefined): void {
+  const children = Report.shape.children.safeParse(report?.children);
+  if (!children.success || children.data === undefined) return;
+  for (const c of children.data)
+    p.out(`child      ${c.childId} ${c.profile} ${c.status} ${c.outcome} (${c.dir})`);
 }
 
 /** The assurance level and its basis or reasons; what the containers used (report.json). */

@@ -3,11 +3,12 @@
 // or an inconclusive), 2 the evidence cannot be read at all.
 import type { TrustedKey } from '../signing.js';
 import path from 'node:path';
-import type { AuditContext, Check, CheckResult, Verdict } from './check.js';
+import type { AuditContext, Check, CheckResult, ChildEvidence, Verdict } from './check.js';
 import { isRunId } from '../run-id.js';
 import { recordOf } from './parts.js';
 import { CHECKS } from './checks.js';
-import { loadRunEvidence, type RunEvidence } from './run-evidence.js';
+import { CHILDREN_DIR } from './checks-integrity.js';
+import { eventsOf, loadRunEvidence, type RunEvidence } from './run-evidence.js';
 import type { LedgerEntry } from './ledger.js';
 
 export const AUDIT_SCHEMA = 'cfh.audit/1';
@@ -33,14 +34,82 @@ export interface AuditOptions {
   readonly checks?: readonly Check[];
   /** The run a resumed run continues (AH-ART-4/5): see AuditContext.resumed. */
   readonly resumed?: AuditContext['resumed'];
+  /** The child runs (AH-DEL-3/5): see AuditContext.children. */
+  readonly children?: AuditContext['children'];
 }
 
 export async function auditRunDirectory(
   dir: string,
   options: AuditOptions = {},
 ): Promise<AuditResult> {
-  const run = await loadRunEvidence(dir);
-  return auditEvidence(run, { ...options, resumed: await resumedEvidence(run) });
+  return auditLoaded(await loadRunEvidence(dir), options, 0);
+}
+
+/** How deep `cfh audit` follows children of children (each level audited as a run). */
+const MAX_CHILD_DEPTH = 16;
+
+async function auditLoaded(
+  run: RunEvidence,
+  options: AuditOptions,
+  depth: number,
+): Promise<AuditResult> {
+  return auditEvidence(run, {
+    ...options,
+    resumed: await resumedEvidence(run),
+    children: await childEvidence(run, options, depth),
+  });
+}
+
+/**
+ * The child runs the log names (child_started, child_finished), each read from
+ * RUN/children/<childId>/ and audited with the same options: what fails there is named by
+ * the parent's children.tree. A child id that is no run id is never joined to a path.
+ */
+async function childEvidence(
+  run: RunEvidence,
+  options: AuditOptions,
+  depth: number,
+): Promise<ReadonlyMap<string, ChildEvidence> | undefined> {
+  const ids = new Set(
+    [...eventsOf(run, 'child_started'), ...eventsOf(run, 'child_finished')].map(
+      (e) => e.data.childId,
+    ),
+  );
+  if (ids.size === 0) return undefined;
+  const out = new Map<string, ChildEvidence>();
+  for (const id of ids) {
+    if (!isRunId(id)) {
+      out.set(id, { unreadable: `'${id}' is not a run id` });
+      continue;
+    }
+    if (depth >= MAX_CHILD_DEPTH) {
+      out.set(id, { unreadable: `deeper than ${MAX_CHILD_DEPTH} levels of children` });
+      continue;
+    }
+    try {
+      const child = await loadRunEvidence(path.join(run.dir, CHILDREN_DIR, id));
+      const audit = await auditLoaded(child, options, depth + 1);
+      out.set(id, { run: child, failing: failingOf(audit, options) });
+    } catch (error) {
+      out.set(id, { unreadable: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return out;
+}
+
+/** The checks that keep an audit from being ok: a fail not expected (strict: a warn or an
+ * inconclusive too), and a ledger entry whose deviation disappeared. */
+function failingOf(audit: AuditResult, options: AuditOptions): string[] {
+  return [
+    ...audit.checks
+      .filter(
+        (c) =>
+          (c.verdict === 'fail' && !audit.expected.includes(c.id)) ||
+          (options.strict === true && (c.verdict === 'warn' || c.verdict === 'inconclusive')),
+      )
+      .map((c) => c.id),
+    ...audit.disappeared.map((id) => `${id} (expected to fail, passed)`),
+  ];
 }
 
 /** The run a resumed run names, read from the same artifact root (a sibling directory). */
@@ -64,6 +133,7 @@ export function auditEvidence(run: RunEvidence, options: AuditOptions = {}): Aud
         trustedKey: options.trustedKey,
         requireSignature: options.requireSignature,
         resumed: options.resumed,
+        children: options.children,
       });
     } catch (error) {
       // A check that throws met evidence it could not read: said, never hidden.

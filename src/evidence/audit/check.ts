@@ -28,7 +28,18 @@ export interface AuditContext {
    * be read. Absent: not loaded (the check says it could not look).
    */
   readonly resumed?: RunEvidence | { readonly unreadable: string } | undefined;
+  /**
+   * The child runs the log names (AH-DEL-3/5), by child id: read from RUN/children/<id>/
+   * (audit.ts), each with the checks that fail its own audit, or why it could not be read.
+   * Absent: not loaded (children.tree says it could not look).
+   */
+  readonly children?: ReadonlyMap<string, ChildEvidence> | undefined;
 }
+
+/** A child run as the parent's audit read it: its evidence and what fails its own audit. */
+export type ChildEvidence =
+  | { readonly run: RunEvidence; readonly failing: readonly string[] }
+  | { readonly unreadable: string };
 
 export interface Check {
   readonly id: string;

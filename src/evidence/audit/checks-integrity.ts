@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { hashEvent, GENESIS_HASH } from '../event-log.js';
 import { reportDigest, RUN_FILES } from '../run-directory.js';
+import { isRunId } from '../run-id.js';
 import { AFTER_TERMINAL } from '../schema/events-draft.js';
 import { Report } from '../schema/report.js';
 import { issueText } from '../schema/registry.js';
@@ -31,6 +32,8 @@ const ANCHORED_FILES = new Set<string>([
   RUN_FILES.report,
   RUN_FILES.signature,
 ]);
+/** Where a run's child runs are: RUN/children/<childId>/ (engine/child-runner.ts). */
+export const CHILDREN_DIR = 'children';
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const Anchor = z.object({ seq: z.number(), hash: z.string() });
 
@@ -203,10 +206,16 @@ export const unaccountedCheck: Check = {
   clauses: ['AH-ART-1'],
   run({ run }) {
     const { files } = recordedFiles(run);
+    // A child run's directory is accounted for by the child_started that names it (its own
+    // chain accounts for what is in it: children.tree); a directory no record names is not.
+    const childDirs = eventsOf(run, 'child_started')
+      .filter((e) => isRunId(e.data.childId))
+      .map((e) => `${CHILDREN_DIR}/${e.data.childId}/`);
+    const inChildDir = (rel: string): boolean => childDirs.some((d) => rel.startsWith(d));
     const where = [
       ...run.listProblems,
       ...run.files
-        .filter((f) => !ANCHORED_FILES.has(f.rel) && !files.has(f.rel))
+        .filter((f) => !ANCHORED_FILES.has(f.rel) && !files.has(f.rel) && !inChildDir(f.rel))
         .map((f) => `${f.rel}: in the directory, but no record accounts for it`),
     ];
     return where.length === 0

@@ -10,6 +10,9 @@ import { eventsOf, unreadable } from './run-evidence.js';
 import { toolCalls, transcriptResults, transcriptUses } from './tool-calls.js';
 import { ALLOWING_DECISIONS } from '../schema/events-tools.js';
 
+/** The tool a profile with children has (tools/delegate-tool.ts). */
+const DELEGATE_TOOL = 'delegate';
+
 const TOOL_TYPES = [
   'tool_requested',
   'permission_decision',
@@ -33,9 +36,18 @@ export const surfaceCheck: Check = {
     const profile = partOf(
       run.snapshot.value,
       'profile',
-      z.looseObject({ resolved: z.looseObject({ tools: z.array(z.string()).optional() }) }),
+      z.looseObject({
+        resolved: z.looseObject({
+          tools: z.array(z.string()).optional(),
+          children: z.record(z.string(), z.unknown()).optional(),
+        }),
+      }),
     );
     const allow = new Set(profile.ok ? (profile.value.resolved.tools ?? []) : []);
+    // `delegate` is on the surface of a profile with child profiles (AH-DEL-1), only then.
+    if (profile.ok && Object.keys(profile.value.resolved.children ?? {}).length > 0)
+      allow.add(DELEGATE_TOOL);
+    else allow.delete(DELEGATE_TOOL);
     // Host tools are a surface of their own, advertised apart (AH-TOOL-7): the ones the
     // run exposed are those host_tools_ready lists.
     const hostTools = eventsOf(run, 'host_tools_ready').flatMap((e) => e.data.tools);

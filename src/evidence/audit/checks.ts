@@ -35,6 +35,7 @@ import { costProvenanceCheck, usageReportedCheck } from './checks-usage.js';
 import { compactionOrderedCheck } from './checks-context.js';
 import { sessionTurnsCheck } from './checks-session.js';
 import { resumeLinkCheck } from './checks-resume.js';
+import { childrenTreeCheck } from './checks-children.js';
 
 export const CHECKS: readonly Check[] = [
   ...INTEGRITY_CHECKS,
@@ -67,4 +68,5 @@ export const CHECKS: readonly Check[] = [
   promptAuthorityCheck,
   evidenceBoundaryCheck,
   resumeLinkCheck,
+  childrenTreeCheck,
 ];
