@@ -20,15 +20,16 @@ import { isAuthorized, type AuthorizedCall } from '../mediator/mediator.js';
 import { DELEGATE, delegateInput, type DelegateInput } from '../tools/delegate-tool.js';
 import { errorObservation, type Observation } from '../tools/observation.js';
 import type { ToolOutcome, ToolRunner } from '../tools/runner.js';
-import type { ChildSlice, ChildUsage } from '../evidence/schema/events-children.js';
+import {
+  CHILDREN_DIR,
+  type ChildSlice,
+  type ChildUsage,
+} from '../evidence/schema/events-children.js';
 import { showRun } from '../evidence/runs-index.js';
 import type { Budgets, BudgetTracker } from './budgets.js';
 import type { RunPlan } from './run-plan.js';
 import type { RunSession } from './run-session.js';
 import { Gate } from './gate.js';
-
-/** The directory of a run's children, inside its run directory. */
-export const CHILDREN_DIR = 'children';
 
 /** What the child is told; the task itself is quoted material, never this slot's authority. */
 export const CHILD_PROMPT =

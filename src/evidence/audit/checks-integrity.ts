@@ -2,6 +2,7 @@
 // anchor, every recorded digest, files no record accounts for, the operator's signature,
 // and the shape of every document against the published schema. Any break is a fail that
 // names the line, the file or the field.
+import { CHILDREN_DIR } from '../schema/events-children.js';
 import { z } from 'zod';
 import { hashEvent, GENESIS_HASH } from '../event-log.js';
 import { reportDigest, RUN_FILES } from '../run-directory.js';
@@ -32,8 +33,7 @@ const ANCHORED_FILES = new Set<string>([
   RUN_FILES.report,
   RUN_FILES.signature,
 ]);
-/** Where a run's child runs are: RUN/children/<childId>/ (engine/child-runner.ts). */
-export const CHILDREN_DIR = 'children';
+export { CHILDREN_DIR } from '../schema/events-children.js';
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const Anchor = z.object({ seq: z.number(), hash: z.string() });
 

@@ -5,6 +5,9 @@
 import { z } from 'zod';
 import { Count, Milliseconds, RunIdString, Sha256Hex } from './common.js';
 
+/** Where a run keeps its child runs' directories: RUN/children/<childId>/. */
+export const CHILDREN_DIR = 'children';
+
 /** What a child run used, on its own (its descendants are counted in their own records). */
 export const ChildUsage = z.strictObject({
   modelTurns: Count,
