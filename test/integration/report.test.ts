@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { stringify } from 'yaml';
 import { agentRunArgs, cfh, onlyRunDir, REPO_ROOT, useScratch } from './helpers.js';
 import { MEMORY_SERVER, NODE, profileFile, scriptFile } from './host-tools-support.js';
 import { HOSTILE_OUTPUT, makeAuditFixtures, type AuditFixtures } from './audit-fixtures.js';
@@ -42,7 +43,51 @@ beforeAll(async () => {
   );
   expect(r.exitCode, r.stderr).toBe(0);
   hostToolsRun = await onlyRunDir(root);
+  childrenRun = await runWithChildren();
 });
+
+/** A parent that delegates twice: one child returns markup in its answer, one fails. */
+async function runWithChildren(): Promise<string> {
+  const profile = await profileFile(scratch, 'parent', {
+    tools: ['read_file', 'list_dir'],
+    budgets: { maxModelTurns: 10, maxParallelChildren: 3 },
+    children: {
+      reviewer: {
+        description: 'reads the workspace',
+        tools: ['read_file', 'list_dir'],
+        workspace: { mode: 'ro' },
+        budgets: { maxModelTurns: 3, maxToolCalls: 4 },
+        returns: { schema: { type: 'object', required: ['verdict'] } },
+      },
+      broken: { description: 'fails', tools: ['list_dir'], budgets: { maxModelTurns: 2 } },
+    },
+  });
+  const listDir = { name: 'list_dir', input: { path: '.' } };
+  const script = await scratch.file(
+    'parent.script.yaml',
+    stringify({
+      turns: [
+        {
+          tool_calls: [
+            { name: 'delegate', input: { profile: 'reviewer', task: 'review' } },
+            { name: 'delegate', input: { profile: 'broken', task: 'x' } },
+          ],
+        },
+        { text: 'parent done' },
+      ],
+      children: {
+        reviewer: { turns: [{ tool_calls: [listDir] }, { text: '{"verdict": "<b>ok</b>"}' }] },
+        broken: { turns: [{ tool_calls: [listDir] }] },
+      },
+    }),
+  );
+  const root = scratch.path('art-children');
+  const r = await cfh(
+    agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile, script }),
+  );
+  expect(r.exitCode, r.stderr).toBe(0);
+  return onlyRunDir(root);
+}
 afterAll(async () => {
   await browser.close();
   for (const s of fx.servers) await s.close();
@@ -60,6 +105,7 @@ const SECTIONS = [
   'egress',
   'approvals',
   'usage',
+  'children',
   'audit',
   'outcome',
   'timeline',
@@ -102,14 +148,15 @@ const BROKEN_WORDS = `(() => {
   return broken;
 })()`;
 
-type Kind = keyof Omit<AuditFixtures, 'keyDir' | 'servers'> | 'hostTools';
+type Kind = keyof Omit<AuditFixtures, 'keyDir' | 'servers'> | 'hostTools' | 'children';
 let hostToolsRun = '';
+let childrenRun = '';
 
 async function open(kind: Kind): Promise<Opened> {
   const file = scratch.path(`${kind}.html`);
   // The signed run is reported where its key is trusted; the others where no key is set.
   const keyDir = kind === 'signedCommand' ? fx.keyDir : scratch.path('no-keys');
-  const dir = kind === 'hostTools' ? hostToolsRun : fx[kind];
+  const dir = kind === 'hostTools' ? hostToolsRun : kind === 'children' ? childrenRun : fx[kind];
   const r = await cfh(['runs', 'report', dir, '--out', file], {
     env: { CFH_KEY_DIR: keyDir },
   });
@@ -257,6 +304,29 @@ describe('cfh runs report, opened in Chromium', () => {
     expect(host).toMatch(/sha256:[0-9a-f]{64}/);
     expect(host).toMatch(/\t1\tsuccess 1/);
     expect(await o.text('#assurance-level')).toBe('reduced');
+  });
+
+  it('a run with children: each child with its state, outcome, budget and return, as text', async () => {
+    const o = await open('children');
+    inert(o);
+    expect(await o.count('section#children tr.child')).toBe(2);
+    const children = await o.text('section#children');
+    expect(children).toMatch(/reviewer\s+call-0001[\s\S]*completed \(final_answer\)\s+returned/);
+    expect(children).toMatch(
+      /broken\s+call-0002[\s\S]*failed \(error:script_exhausted\)\s+failed\s+child_failed/,
+    );
+    expect(children).toMatch(/turns 2 \/ 3\s+tool calls 1 \/ 4/);
+    expect(children).toMatch(/child_failed: child broken ended failed/);
+    // The child's answer is text: its markup is shown, no element of it exists.
+    expect(await o.text('section#children pre.child-return')).toBe('{"verdict":"<b>ok</b>"}');
+    expect(await o.count('section#children b')).toBe(0);
+    const body = await readFile(o.file, 'utf8');
+    expect(body).toContain('&quot;&lt;b&gt;ok&lt;/b&gt;&quot;');
+    // Each child's directory linked, under the parent's.
+    expect(await o.count('section#children tr.child a[href*="/children/"]')).toBe(2);
+    expect(await o.text('#usage-with-descendants')).toMatch(
+      /descendants\s+3\s+2[\s\S]*this run with its descendants\s+5\s+4/,
+    );
   });
 
   it('the page is self-contained: no external reference, a CSP that forbids scripts and loads', async () => {
