@@ -5,7 +5,7 @@ export PATH := $(CURDIR)/.tools/node/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 # No registry is reachable on the machines we build on; `auto` tries one first.
 CFH_IMAGE_METHOD ?= offline
 
-.PHONY: setup node deps build engine image browser demo demo-host-tools demo-children demo-cfc lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts bench-cfc bench-sessions bench-all perf-docs schema clean
+.PHONY: setup node deps build engine image browser demo demo-host-tools demo-children demo-cfc lint typecheck test test-unit test-integration bench bench-seccomp bench-egress bench-tools bench-flood bench-draft bench-host-tools bench-audit bench-mounts bench-cfc bench-sessions bench-children bench-all perf-docs schema clean
 
 node:
 	@scripts/node-up.sh
@@ -138,6 +138,11 @@ bench-cfc: image
 # `cfh mcp`'s sandbox_exec round trip against a raw exec (bench/session.ts).
 bench-sessions: image
 	@bench/run.sh session
+
+# A child run against an agent run of the same profile, and 8 children side by side
+# against 8 agent runs in sequence (bench/children.ts).
+bench-children: image
+	@bench/run.sh children
 
 # Every figure of issue 21 as one table of ratios, baselines named (bench/bench-all.ts says
 # how a bench adds its rows); perf-docs writes it into docs/operators.md's Performance.

@@ -33,6 +33,7 @@ const SOURCES: readonly Source[] = [
   { name: 'posture', module: 'posture-setup' }, // P3: allowlist/open set-up
   { name: 'egress', module: 'egress-gateway' }, // P3: egress throughput and latency
   { name: 'session', module: 'session' }, // sessions: turn overhead, MCP sandbox_exec
+  { name: 'children', module: 'children' }, // delegation: a child's cost, 8 side by side
 ];
 
 function markdown(list: readonly (BenchRow & { source: string })[]): string {
