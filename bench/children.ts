@@ -130,10 +130,9 @@ async function measure(): Promise<Results> {
     ]),
   );
   // Budgets: the parent's first turn, then for each child an equal share of what is left
-  // (budgets.ts carve: left / maxParallelChildren) of at least the child's 2 turns. A
-  // slice is carved when the call is prepared, before it waits for its turn to run: with
-  // maxParallelChildren 1 the first child would hold the parent's every token (the default
-  // 500000 input) and its siblings be refused (budget_exceeded), so P asks for little.
+  // (budgets.ts carve: left / maxParallelChildren, carved when the child may run) of at
+  // least the child's 2 turns. P asks for little, so the agent run and the child are the
+  // same small profile.
   const parentTurns = 4 * width + 8;
   const parent = (name: string, parallel: number): string => {
     const file = path.join(tmp, `${name}.yaml`);

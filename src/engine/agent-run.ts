@@ -348,7 +348,7 @@ function treeUsage(held: { tracker?: BudgetTracker; children?: ChildRunner }) {
         toolCalls: d.calls,
         inputTokens: d.input,
         outputTokens: d.output,
-        estimatedCost: d.cost,
+        estimatedCost: d.cost === 'unpriced' ? null : d.cost,
       },
     },
     children: [...(held.children?.finished() ?? [])],

@@ -96,6 +96,7 @@ export class BudgetTracker {
   readonly #held = { turns: 0, calls: 0, input: 0, output: 0, cost: 0 };
   /** What finished children used: charged to these limits, reported apart (AH-USAGE-2). */
   readonly #descendants = { turns: 0, calls: 0, input: 0, output: 0, cost: 0 };
+  #descendantsUnpriced = false;
 
   constructor(budgets: Budgets, now: number = Date.now()) {
     this.budgets = budgets;
@@ -200,12 +201,17 @@ export class BudgetTracker {
     d.calls += used.calls;
     d.input += used.input;
     d.output += used.output;
-    d.cost = round8(d.cost + (used.cost === 'unpriced' ? 0 : used.cost));
+    if (used.cost === 'unpriced') this.#descendantsUnpriced = true;
+    else d.cost = round8(d.cost + used.cost);
   }
 
-  /** What finished children used in all (already inside snapshot()'s totals). */
-  descendants(): Readonly<Record<'turns' | 'calls' | 'input' | 'output' | 'cost', number>> {
-    return { ...this.#descendants };
+  /**
+   * What finished children used in all (already inside snapshot()'s totals); the cost is
+   * `unpriced` once a child's was.
+   */
+  descendants(): ChildUse {
+    const d = this.#descendants;
+    return { ...d, cost: this.#descendantsUnpriced ? 'unpriced' : d.cost };
   }
 
   /**

@@ -13,8 +13,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
-import { CfhError, HarnessInvariantError, errorMessage } from '../errors.js';
+import { CfhError, HarnessInvariantError } from '../errors.js';
 import { resolveChild, type ResolvedChild } from '../config/child-profiles.js';
 import { isAuthorized, type AuthorizedCall } from '../mediator/mediator.js';
 import { DELEGATE, delegateInput, type DelegateInput } from '../tools/delegate-tool.js';
@@ -30,6 +29,7 @@ import type { Budgets, BudgetTracker } from './budgets.js';
 import type { RunPlan } from './run-plan.js';
 import type { RunSession } from './run-session.js';
 import { Gate } from './gate.js';
+import { ReturnCheck, type ChildEnd } from './child-return.js';
 
 /** What the child is told; the task itself is quoted material, never this slot's authority. */
 export const CHILD_PROMPT =
@@ -45,13 +45,8 @@ export interface DelegatedBy {
 }
 
 /** What a finished child run gives back (a subset of the agent run's outcome). */
-export interface ChildOutcome {
-  readonly runId: string;
-  readonly status: 'completed' | 'failed' | 'cancelled';
-  readonly terminalReason: string;
-  readonly finalAnswer: string | null;
+export interface ChildOutcome extends ChildEnd {
   readonly artifactDir: string;
-  readonly error: { readonly code: string; readonly message: string } | null;
   /** The child's budget use, its own descendants included (they were charged to it). */
   readonly used: {
     readonly turns: number;
@@ -104,9 +99,10 @@ export class ChildRunner implements ToolRunner {
   readonly #o: ChildRunnerOptions;
   readonly #finished: ChildSummary[] = [];
   readonly #all: Gate;
+  /** How many children may run at once: the share each slice is at least. */
+  readonly #width: number;
   readonly #perChild = new Map<string, Gate>();
-  readonly #validators = new Map<string, ValidateFunction>();
-  readonly #ajv = new Ajv({ allErrors: false, strict: false });
+  readonly #returns = new ReturnCheck();
 
   constructor(options: ChildRunnerOptions) {
     this.#o = options;
@@ -119,7 +115,8 @@ export class ChildRunner implements ToolRunner {
     const draftChild = Object.keys(profile.children).some(
       (name) => resolveChild(profile, name).loaded.profile.workspace.mode === 'draft',
     );
-    this.#all = new Gate(asRoot && draftChild ? 1 : profile.budgets.maxParallelChildren);
+    this.#width = asRoot && draftChild ? 1 : profile.budgets.maxParallelChildren;
+    this.#all = new Gate(this.#width);
   }
 
   async run(call: AuthorizedCall, _limitChars: number, signal: AbortSignal): Promise<ToolOutcome> {
@@ -144,18 +141,44 @@ export class ChildRunner implements ToolRunner {
     });
     const prepared = await this.#prepare(call.callId, input);
     if ('refused' in prepared) return done(prepared.refused, '');
-    const { child, slice } = prepared;
-    const perChild = this.#gateOf(child);
+    const { child } = prepared;
+    await using passes = new AsyncDisposableStack();
+    passes.use(await this.#all.enter(signal));
+    passes.use(await this.#gateOf(child).enter(signal));
+    // Carved once the child may run, not while it waits its turn: at most `width` slices are
+    // out at once, so each is at least a 1/width share of what the parent has left.
+    const slice = this.#o.tracker.carve(budgetsOf(child), this.#width);
+    if ('budget' in slice) {
+      const refused = await this.#refuse(
+        call.callId,
+        input.profile,
+        'budget_exceeded',
+        `no budget left for a child: ${slice.budget} (limit ${String(slice.limit)}, used ${String(slice.used)})`,
+      );
+      return done(refused, '');
+    }
+    const settled = { value: false };
     try {
-      await using passes = new AsyncDisposableStack();
-      passes.use(await this.#all.enter(signal));
-      passes.use(await perChild.enter(signal));
-      const answer = await this.#start(call.callId, input, child, slice, prepared.settled, signal);
+      const answer = await this.#start(call.callId, input, child, slice, settled, signal);
       return done(answer.observation, answer.text);
     } finally {
-      // A cancelled wait releases its slice too; a started child settled it already.
-      if (!prepared.settled.value) this.#o.tracker.settle(slice, NOTHING_USED);
+      // A child that never started gives its slice back; a started one settled it already.
+      if (!settled.value) this.#o.tracker.settle(slice, NOTHING_USED);
     }
+  }
+
+  async #refuse(
+    callId: string,
+    profile: string,
+    code: string,
+    message: string,
+  ): Promise<Observation> {
+    await this.#o.session.dir.events.append(
+      'child_refused',
+      { callId, profile, code, message },
+      true,
+    );
+    return errorObservation('error', `${code}: ${message}`);
   }
 
   /** The children that ran to an end, in the order they ended. */
@@ -172,22 +195,15 @@ export class ChildRunner implements ToolRunner {
     return gate;
   }
 
-  /** Everything that can refuse the child before it exists, recorded as child_refused. */
+  /** What can refuse the child before it waits its turn, recorded as child_refused. */
   async #prepare(
     callId: string,
     input: DelegateInput,
-  ): Promise<
-    { refused: Observation } | { child: ResolvedChild; slice: Budgets; settled: { value: boolean } }
-  > {
-    const { session, tracker } = this.#o;
-    const refuse = async (code: string, message: string): Promise<{ refused: Observation }> => {
-      await session.dir.events.append(
-        'child_refused',
-        { callId, profile: input.profile, code, message },
-        true,
-      );
-      return { refused: errorObservation('error', `${code}: ${message}`) };
-    };
+  ): Promise<{ refused: Observation } | { child: ResolvedChild }> {
+    const { session } = this.#o;
+    const refuse = async (code: string, message: string): Promise<{ refused: Observation }> => ({
+      refused: await this.#refuse(callId, input.profile, code, message),
+    });
     if (this.#o.depthLeft <= 0)
       return refuse('child_depth_exceeded', 'this run may not delegate further (the depth bound)');
     let child: ResolvedChild;
@@ -206,16 +222,7 @@ export class ChildRunner implements ToolRunner {
         'child_workspace_broader',
         `child ${child.name} would have the workspace ${childMode}, broader than this run's ${parentMode}`,
       );
-    const carved = tracker.carve(
-      budgetsOf(child),
-      session.plan.profile.budgets.maxParallelChildren,
-    );
-    if ('budget' in carved)
-      return refuse(
-        'budget_exceeded',
-        `no budget left for a child: ${carved.budget} (limit ${String(carved.limit)}, used ${String(carved.used)})`,
-      );
-    return { child, slice: carved, settled: { value: false } };
+    return { child };
   }
 
   async #start(
@@ -290,7 +297,7 @@ export class ChildRunner implements ToolRunner {
       tracker.settle(slice, used);
       settled.value = true;
     }
-    const verdict = this.#verdict(child, outcome);
+    const verdict = this.#returns.verdict(child, outcome);
     const detail = await showRun(root, outcome.runId);
     const last = detail.events.at(-1);
     if (last === undefined || !detail.verification.ok)
@@ -360,70 +367,6 @@ export class ChildRunner implements ToolRunner {
     );
     return { observation: errorObservation('error', `${error.code}: ${error.message}`), text: '' };
   }
-
-  /** AH-DEL-4: what the parent may see of the child's end; failure detail stays inside. */
-  #verdict(
-    child: ResolvedChild,
-    outcome: ChildOutcome,
-  ):
-    | { kind: 'returned'; text: string }
-    | { kind: 'failed' | 'return_invalid'; code: string; message: string } {
-    if (outcome.status !== 'completed' || outcome.finalAnswer === null) {
-      const why = outcome.error?.code ?? outcome.terminalReason;
-      return {
-        kind: 'failed',
-        code: 'child_failed',
-        message: `child ${child.name} ended ${outcome.status} (${why}); its evidence is in ${CHILDREN_DIR}/${outcome.runId}`,
-      };
-    }
-    const text = sanitize(outcome.finalAnswer);
-    const max = child.entry.returns.maxChars;
-    const invalid = (message: string) => ({
-      kind: 'return_invalid' as const,
-      code: 'child_return_invalid',
-      message: `child ${child.name}: ${message}`,
-    });
-    if (text.length > max)
-      return invalid(
-        `its answer has ${String(text.length)} characters, over returns.maxChars ${String(max)}`,
-      );
-    const schema = child.entry.returns.schema;
-    if (schema === undefined) return { kind: 'returned', text };
-    let value: unknown;
-    try {
-      value = JSON.parse(unfence(text));
-    } catch {
-      return invalid('its answer is not JSON, and returns.schema asks for a JSON value');
-    }
-    const validate = this.#validatorOf(child.name, schema);
-    if (!validate(value)) {
-      const first = validate.errors?.[0];
-      return invalid(
-        `its answer breaks returns.schema at ${first?.instancePath === '' || first === undefined ? 'the top' : first.instancePath}: ${first?.message ?? 'invalid'}`,
-      );
-    }
-    return { kind: 'returned', text: JSON.stringify(value) };
-  }
-
-  #validatorOf(name: string, schema: Record<string, unknown>): ValidateFunction {
-    let v = this.#validators.get(name);
-    if (v === undefined) {
-      try {
-        v = this.#ajv.compile(schema);
-      } catch (error) {
-        throw new CfhError(
-          'child_return_invalid',
-          `child ${name}: returns.schema does not compile: ${errorMessage(error)}`,
-          {
-            boundary: 'configuration',
-            exitCode: 125,
-          },
-        );
-      }
-      this.#validators.set(name, v);
-    }
-    return v;
-  }
 }
 
 const NOTHING_USED = { turns: 0, calls: 0, input: 0, output: 0, cost: 0 } as const;
@@ -461,31 +404,4 @@ function usageRecord(u: ChildOutcome['used']): ChildUsage {
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-// C0 (but tab and newline), DEL, C1, zero-width and bidirectional controls, built from code
-// points so the source holds no control character.
-const CONTROL = new RegExp(
-  `[${[
-    [0x00, 0x08],
-    [0x0b, 0x1f],
-    [0x7f, 0x9f],
-    [0x200b, 0x200f],
-    [0x202a, 0x202e],
-    [0x2066, 0x2069],
-  ]
-    .map(([a, b]) => `\\u{${(a ?? 0).toString(16)}}-\\u{${(b ?? 0).toString(16)}}`)
-    .join('')}]`,
-  'gu',
-);
-
-/** Control characters other than newline and tab are dropped (AH-DEL-4: sanitised). */
-function sanitize(text: string): string {
-  return text.replace(CONTROL, '');
-}
-
-/** A JSON answer a model wrapped in a ``` fence is read inside it. */
-function unfence(text: string): string {
-  const m = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/.exec(text);
-  return m?.[1] ?? text;
 }

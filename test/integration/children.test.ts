@@ -337,6 +337,45 @@ describe('child profiles', () => {
     await checkChildren(dir, events);
   }, 120_000);
 
+  it('lets a child wait its turn rather than refusing it when children run one at a time', async () => {
+    // Each child asks for the default budgets (more than the parent has): with one child at
+    // a time, each is carved only when it may run, so none finds the budget lent away.
+    const profile = {
+      ...base,
+      budgets: { maxParallelChildren: 1 },
+      children: { kid: { description: 'k', tools: ['list_dir'] } },
+    };
+    const script = {
+      turns: [
+        { tool_calls: [delegate('kid', 'a'), delegate('kid', 'b'), delegate('kid', 'c')] },
+        { text: 'done' },
+      ],
+      children: { kid: { turns: [{ text: 'ok' }] } },
+    };
+    const { result, dir, events } = await parentRun(profile, script);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(ofType(events, 'child_refused')).toHaveLength(0);
+    const finished = ofType(events, 'child_finished');
+    expect(finished.map((e) => (e.data as { outcome: string }).outcome)).toEqual([
+      'returned',
+      'returned',
+      'returned',
+    ]);
+    // One at a time: each started after the one before it finished.
+    const order = events
+      .filter((e) => e.type === 'child_started' || e.type === 'child_finished')
+      .map((e) => e.type);
+    expect(order).toEqual([
+      'child_started',
+      'child_finished',
+      'child_started',
+      'child_finished',
+      'child_started',
+      'child_finished',
+    ]);
+    await checkChildren(dir, events);
+  }, 120_000);
+
   it('stops and reaps every child when the parent is cancelled', async () => {
     const profile = {
       ...base,

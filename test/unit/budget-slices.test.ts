@@ -64,5 +64,6 @@ describe('budget slices', () => {
     expect(s.maxTotalCost).toBe(0.25);
     parent.settle(s, { turns: 1, calls: 0, input: 0, output: 0, cost: 'unpriced' });
     expect(parent.carve(budgets(), 4)).toMatchObject({ budget: 'max_total_cost' });
+    expect(parent.descendants().cost).toBe('unpriced');
   });
 });

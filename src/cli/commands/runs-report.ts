@@ -2,7 +2,7 @@
 // external asset, no script), with the audit's verdicts. Written to FILE, by default to
 // stdout (a terminal refused), as `runs export` is (output-target.ts): never into the
 // current directory unasked, never into the run directory.
-import { auditEvidence } from '../../evidence/audit/audit.js';
+import { auditRunEvidence } from '../../evidence/audit/audit.js';
 import { loadRunEvidence } from '../../evidence/audit/run-evidence.js';
 import { writeFileAtomic } from '../../evidence/atomic-file.js';
 import { renderRunReport } from '../../evidence/report/render-report.js';
@@ -39,7 +39,8 @@ export async function runsReportCommand(
       insideCode: 'report_inside_run',
     });
     const trustedKey = await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey);
-    const audit = auditEvidence(run, { trustedKey });
+    // With the runs it names, as `cfh audit` reads them: its children, the run it resumes.
+    const audit = await auditRunEvidence(run, { trustedKey });
     const page = await renderRunReport(run, audit);
     if (target.kind === 'stdout') {
       await writeStdout(deps.printer.stdout, page);

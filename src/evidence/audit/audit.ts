@@ -45,6 +45,14 @@ export async function auditRunDirectory(
   return auditLoaded(await loadRunEvidence(dir), options, 0);
 }
 
+/** A run already read, audited with the runs it names (the one it resumes, its children). */
+export async function auditRunEvidence(
+  run: RunEvidence,
+  options: AuditOptions = {},
+): Promise<AuditResult> {
+  return auditLoaded(run, options, 0);
+}
+
 /** How deep `cfh audit` follows children of children (each level audited as a run). */
 const MAX_CHILD_DEPTH = 16;
 
