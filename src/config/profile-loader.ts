@@ -11,6 +11,8 @@ import { parseYamlText, YamlSyntaxError, type ParsedYaml } from './yaml-file.js'
 
 const BUILTIN_NAME = /^[a-z0-9][a-z0-9._-]*$/;
 const MAX_EXTENDS_DEPTH = 8;
+/** A child entry's keys that are not profile fields (profile-schema.ts ChildEntry). */
+const DELEGATION_KEYS: ReadonlySet<string> = new Set(['returns', 'ceiling', 'maxParallel']);
 
 export interface LoadedProfile {
   readonly profile: Profile;
@@ -47,10 +49,11 @@ export function loadChildProfile(
   dir = BUILTIN_PROFILES_DIR,
 ): LoadedProfile {
   const label = `profile ${parent}, child ${child}`;
-  const fields: Record<string, unknown> = { ...entry };
   // What delegation adds is the parent's business, not the child's profile.
-  for (const key of ['returns', 'ceiling', 'maxParallel']) delete fields[key];
-  const top: ProfileFile = { ...(fields as ProfileFile), name: entry.name ?? `${parent}.${child}` };
+  const fields = Object.fromEntries(
+    Object.entries(entry).filter(([k]) => !DELEGATION_KEYS.has(k)),
+  ) as ProfileFile;
+  const top: ProfileFile = { ...fields, name: entry.name ?? `${parent}.${child}` };
   return loadLayers(
     label,
     [{ file: top, source: `${parent}#children.${child}` }],

@@ -34,10 +34,7 @@ import { RoutedRunner } from '../tools/routed-runner.js';
 import { DELEGATE } from '../tools/delegate-tool.js';
 
 /** The `host` executor: the host-tool channel, and `delegate` when there are children. */
-function hostRunner(
-  host: OpenHostTools,
-  children: ToolRunner | undefined,
-): { host?: ToolRunner } {
+function hostRunner(host: OpenHostTools, children: ToolRunner | undefined): { host?: ToolRunner } {
   if (children === undefined) return host.runner === undefined ? {} : { host: host.runner };
   return { host: new RoutedRunner(new Map([[DELEGATE, children]]), host.runner) };
 }

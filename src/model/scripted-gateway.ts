@@ -135,9 +135,17 @@ export class ScriptedGateway implements ModelGateway {
   forChild(profile: string): ModelGateway {
     const own = this.#script.children?.[profile];
     if (own !== undefined)
-      return new ScriptedGateway(own, `${this.route.source ?? 'script'}#children.${profile}`, this.#childFallback);
+      return new ScriptedGateway(
+        own,
+        `${this.route.source ?? 'script'}#children.${profile}`,
+        this.#childFallback,
+      );
     const fallback = this.#childFallback ?? this.#script;
-    return new ScriptedGateway(fallback, `${this.route.source ?? 'script'}#fallback`, this.#childFallback);
+    return new ScriptedGateway(
+      fallback,
+      `${this.route.source ?? 'script'}#fallback`,
+      this.#childFallback,
+    );
   }
 
   countInputTokens(request: ModelRequest, signal: AbortSignal): Promise<number | undefined> {

@@ -151,10 +151,7 @@ describe('child profiles', () => {
       Math.min(...finished.map((e) => e.seq)),
     );
     const byProfile = Object.fromEntries(
-      finished.map((e) => [
-        (e.data as { profile: string }).profile,
-        e.data as Record<string, unknown>,
-      ]),
+      finished.map((e) => [(e.data as { profile: string }).profile, e.data]),
     );
     expect(byProfile.reviewer).toMatchObject({ status: 'completed', outcome: 'returned' });
     expect(byProfile.tester).toMatchObject({ status: 'completed', outcome: 'returned' });
@@ -402,7 +399,7 @@ describe('child profiles', () => {
     await waitForEvent(root, 'child_started', 60_000);
     // Both children's exec containers are running before the parent is stopped.
     const deadline = Date.now() + 60_000;
-    let dir = '';
+    let dir: string;
     for (;;) {
       dir = await onlyRunDir(root).catch(() => '');
       const kids = dir === '' ? [] : await readdir(path.join(dir, 'children')).catch(() => []);
@@ -450,7 +447,7 @@ describe('child profiles', () => {
     await waitForEvent(root, 'child_started', 60_000);
     const dir = await onlyRunDir(root);
     const deadline = Date.now() + 60_000;
-    let kid = '';
+    let kid: string;
     for (;;) {
       kid = (await readdir(path.join(dir, 'children')).catch(() => []))[0] ?? '';
       const running = kid === '' ? [] : await containersOfRun(kid);
