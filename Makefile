@@ -64,7 +64,6 @@ demo-host-tools: image
 # each child in containers of its own, its evidence under the parent's run.
 demo-children: image
 	@rm -rf .cache/demo-children && mkdir -p .cache/demo-children && cp -r examples/sample-repo .cache/demo-children/repo
-	@if [ "$$(id -u)" -eq 0 ]; then chown -R 65534:65534 .cache/demo-children/repo; fi
 	bin/cfh sandbox run --profile examples/children/parent.yaml --workspace .cache/demo-children/repo \
 	  --artifact-root .cache/demo-children/runs --prompt 'Review, test and fix this repository.' \
 	  --script examples/children/script.yaml

@@ -11,6 +11,7 @@
 //     and, with a `returns.schema`, validated (invalid: a typed failure, never the value).
 // The parent's chain records child_started and child_finished (the child's final hash).
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { CfhError, HarnessInvariantError } from '../errors.js';
@@ -108,14 +109,16 @@ export class ChildRunner implements ToolRunner {
     this.#o = options;
     const profile = options.session.plan.profile;
     // cfh as root copies and reads a draft workspace another user owns with that user's
-    // identity (write-authority.ts), which Linux applies to the whole process: while one
-    // child does, a sibling's evidence would be written as that user. So as root, a profile
-    // with a draft child runs its children one at a time.
-    const asRoot = process.geteuid?.() === 0;
-    const draftChild = Object.keys(profile.children).some(
-      (name) => resolveChild(profile, name).loaded.profile.workspace.mode === 'draft',
-    );
-    this.#width = asRoot && draftChild ? 1 : profile.budgets.maxParallelChildren;
+    // identity (write-authority.ts, draft-root.ts), which Linux applies to the whole process:
+    // while one child does, a sibling's evidence would be written as that user. So as root,
+    // with a draft child and a workspace someone else owns, children run one at a time.
+    const switches =
+      process.geteuid?.() === 0 &&
+      statSync(options.session.plan.workspace).uid !== 0 &&
+      Object.keys(profile.children).some(
+        (name) => resolveChild(profile, name).loaded.profile.workspace.mode === 'draft',
+      );
+    this.#width = switches ? 1 : profile.budgets.maxParallelChildren;
     this.#all = new Gate(this.#width);
   }
 

@@ -4,11 +4,12 @@
 // back is validated and bounded; a child's slice of the budgets holds; cancelling the
 // parent leaves nothing on the engine; a child above its ceiling is refused before anything
 // exists. Every check reads the evidence (events, snapshots, reports, the children's chains).
-import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  REPO_ROOT,
   agentRunArgs,
   cfh,
   containersOfRun,
@@ -35,8 +36,13 @@ async function file(name: string, body: unknown): Promise<string> {
 }
 
 /** The parent's run and its evidence. */
-async function parentRun(profile: unknown, script: unknown, extra: string[] = []) {
-  const repo = await scratch.sampleRepo();
+async function parentRun(
+  profile: unknown,
+  script: unknown,
+  extra: string[] = [],
+  own: 'sandbox' | 'self' = 'sandbox',
+) {
+  const repo = own === 'sandbox' ? await scratch.sampleRepo() : await selfOwnedRepo();
   // A draft child (cfh as root) copies the workspace as its owner, who must reach it.
   await chmod(path.dirname(repo), 0o755);
   n += 1;
@@ -52,8 +58,17 @@ async function parentRun(profile: unknown, script: unknown, extra: string[] = []
       extra,
     ),
   );
+  if (!existsSync(root)) throw new Error(`the run did not start: ${result.stderr}`);
   const dir = await onlyRunDir(root);
   return { result, dir, repo, root, events: await readEvents(dir) };
+}
+
+/** The sample repository owned by whoever runs the test (root: no identity to switch to). */
+async function selfOwnedRepo(): Promise<string> {
+  n += 1;
+  const repo = scratch.path(`own-repo-${String(n)}`);
+  await cp(path.join(REPO_ROOT, 'examples', 'sample-repo'), repo, { recursive: true });
+  return repo;
 }
 
 const ofType = (events: Event[], type: string) => events.filter((e) => e.type === type);
@@ -79,9 +94,10 @@ const base = { extends: 'default', name: 'parent', tools: ['read_file', 'list_di
 
 describe('child profiles', () => {
   it('runs a reviewer, a tester and a fixer side by side, one failing, each in its own boundary', async () => {
+    // The parent works on a draft too: its fixer child may be no broader.
     const profile = {
       ...base,
-      workspace: { mode: 'rw' },
+      workspace: { mode: 'draft' },
       budgets: { maxModelTurns: 20, maxParallelChildren: 4 },
       children: {
         reviewer: {
@@ -103,6 +119,12 @@ describe('child profiles', () => {
           workspace: { mode: 'ro' },
           budgets: { maxModelTurns: 3 },
         },
+        fixer: {
+          description: 'edits a draft copy',
+          tools: ['write_file'],
+          workspace: { mode: 'draft' },
+          budgets: { maxModelTurns: 3 },
+        },
         broken: { description: 'fails', tools: ['list_dir'], budgets: { maxModelTurns: 3 } },
       },
     };
@@ -112,6 +134,7 @@ describe('child profiles', () => {
           tool_calls: [
             delegate('reviewer', 'review calc.py'),
             delegate('tester', 'run the tests'),
+            delegate('fixer', 'add NOTES'),
             delegate('broken', 'anything'),
           ],
         },
@@ -136,16 +159,24 @@ describe('child profiles', () => {
             { text: 'tests ran' },
           ],
         },
+        fixer: {
+          turns: [
+            { tool_calls: [call('write_file', { path: 'NOTES', content: 'fixed\n' })] },
+            { text: 'wrote NOTES' },
+          ],
+        },
         // One turn that calls a tool, then the script ends: the child fails.
         broken: { turns: [{ tool_calls: [call('list_dir', { path: '.' })] }] },
       },
     };
-    const { result, dir, repo, events } = await parentRun(profile, script);
+    // A workspace of the test's own user: cfh needs no other identity to copy it for the
+    // fixer's draft, so all four run at once (as root, another user's would serialise them).
+    const { result, dir, repo, events } = await parentRun(profile, script, [], 'self');
     expect(result.exitCode, result.stderr).toBe(0);
     const started = ofType(events, 'child_started');
     const finished = ofType(events, 'child_finished');
-    expect(started).toHaveLength(3);
-    expect(finished).toHaveLength(3);
+    expect(started).toHaveLength(4);
+    expect(finished).toHaveLength(4);
     // Side by side: every child started before the first one ended.
     expect(Math.max(...started.map((e) => e.seq))).toBeLessThan(
       Math.min(...finished.map((e) => e.seq)),
@@ -155,14 +186,15 @@ describe('child profiles', () => {
     );
     expect(byProfile.reviewer).toMatchObject({ status: 'completed', outcome: 'returned' });
     expect(byProfile.tester).toMatchObject({ status: 'completed', outcome: 'returned' });
+    expect(byProfile.fixer).toMatchObject({ status: 'completed', outcome: 'returned' });
     expect(byProfile.broken).toMatchObject({ status: 'failed', outcome: 'failed' });
     await checkChildren(dir, events);
 
     // What reached the parent: the validated return, and a typed failure without detail.
     const results = await toolResults(dir);
     expect(results[0]?.observation.items).toEqual(['{"verdict":"ok"}']);
-    expect(results[2]?.observation.status).toBe('error');
-    expect(results[2]?.observation.summary).toMatch(/^child_failed: child broken ended failed/);
+    expect(results[3]?.observation.status).toBe('error');
+    expect(results[3]?.observation.summary).toMatch(/^child_failed: child broken ended failed/);
     // The child's raw transcript stays in its boundary: not in the parent's.
     const parentTranscript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
     expect(parentTranscript).not.toContain('def add');
@@ -190,14 +222,19 @@ describe('child profiles', () => {
     // AH-USAGE-2: the parent's own usage and the tree's are told apart.
     const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
     expect(report.usageCoverage.descendants).toBe('separate');
-    expect(report.children).toHaveLength(3);
-    // reviewer 2, tester 2, broken 1 (its second request found the script's end).
-    expect(report.usageWithDescendants.descendants.modelTurns).toBe(5);
-    expect(report.usageWithDescendants.modelTurns).toBe(2 + 5);
+    expect(report.children).toHaveLength(4);
+    // reviewer 2, tester 2, fixer 2, broken 1 (its second request found the script's end).
+    expect(report.usageWithDescendants.descendants.modelTurns).toBe(7);
+    expect(report.usageWithDescendants.modelTurns).toBe(2 + 7);
+    // The fixer's write is in its draft's patch, not in the host workspace.
     expect(existsSync(path.join(repo, 'NOTES'))).toBe(false);
+    const fixerReport = await readJson<Record<string, any>>(
+      path.join(dir, 'children', ids.fixer ?? '', 'report.json'),
+    );
+    expect(fixerReport.draft?.summary?.added).toBe(1);
   }, 240_000);
 
-  it("keeps a draft child's writes in its copy: the host workspace is the parent's to change", async () => {
+  it("runs a draft child of another user's workspace alone, its writes kept in its copy", async () => {
     const profile = {
       ...base,
       workspace: { mode: 'rw' },
@@ -208,11 +245,16 @@ describe('child profiles', () => {
           workspace: { mode: 'draft' },
           budgets: { maxModelTurns: 3 },
         },
+        reader: { description: 'reads', tools: ['list_dir'], budgets: { maxModelTurns: 2 } },
       },
     };
     const script = {
-      turns: [{ tool_calls: [delegate('fixer', 'add NOTES')] }, { text: 'done' }],
+      turns: [
+        { tool_calls: [delegate('fixer', 'add NOTES'), delegate('reader', 'list')] },
+        { text: 'done' },
+      ],
       children: {
+        reader: { turns: [{ text: 'listed' }] },
         fixer: {
           turns: [
             { tool_calls: [call('write_file', { path: 'NOTES', content: 'fixed\n' })] },
@@ -224,8 +266,18 @@ describe('child profiles', () => {
     const { result, dir, repo, events } = await parentRun(profile, script);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(existsSync(path.join(repo, 'NOTES'))).toBe(false);
-    const fin = ofType(events, 'child_finished')[0]?.data as { childId: string; outcome: string };
+    const fin = ofType(events, 'child_finished').find(
+      (e) => (e.data as { profile: string }).profile === 'fixer',
+    )?.data as { childId: string; outcome: string };
     expect(fin.outcome).toBe('returned');
+    // As root, the copy of another user's workspace is made as that user, process-wide: the
+    // children ran one at a time, each started after the one before it ended.
+    if (process.geteuid?.() === 0)
+      expect(
+        events
+          .filter((e) => e.type === 'child_started' || e.type === 'child_finished')
+          .map((e) => e.type),
+      ).toEqual(['child_started', 'child_finished', 'child_started', 'child_finished']);
     const fixerReport = await readJson<Record<string, any>>(
       path.join(dir, 'children', fin.childId, 'report.json'),
     );
