@@ -46,6 +46,8 @@ export interface ObservationFacts {
   readonly influence: Label;
   /** exec in a per-run container: what entered it before this call. */
   readonly container?: Label | undefined;
+  /** A host-side result whose runner knows what it is made of (a child run's end). */
+  readonly known?: Label | undefined;
 }
 
 function mountLabel(m: MountLabel): { label: Label; unlabelled: string[] } {
@@ -74,6 +76,11 @@ export function observationLabel(
   if (tool.executor === 'host') {
     const result = tool.cfc?.result;
     const source = `host tool ${tool.name}`;
+    // A child's return is its own model's output under the child's context label at its
+    // end (AH-CFC-13), whatever the tool declares.
+    // The task it was given carried this call's influence, so that joins too.
+    if (facts.known !== undefined)
+      return { source, label: joinAll(influence, [facts.known]), unlabelled: [], joins: true };
     return result === undefined
       ? { source, label: UNLABELLED, unlabelled: [source], joins: true }
       : { source, label: result, unlabelled: [], joins: true };
@@ -227,6 +234,7 @@ export async function labelExecuted(
   args: unknown,
   observation: Observation,
   explicit: readonly Label[] = [],
+  known?: Label,
 ): Promise<{ observation: Observation; expose?: Label | undefined }> {
   const cfc = deps.cfc;
   if (cfc === undefined || cfc.mode === 'disabled') return { observation };
@@ -239,6 +247,7 @@ export async function labelExecuted(
     workspaceTarget: cfc.workspaceTarget,
     influence,
     container: tool.name === 'exec' && perRun ? cfc.containerLabel() : undefined,
+    known,
   });
   if (tool.name === 'exec' && perRun) cfc.noteContainer(labelled.label);
   const d = dispose(cfc, observation, labelled);

@@ -25,7 +25,9 @@ import {
   type ChildSlice,
   type ChildUsage,
 } from '../evidence/schema/events-children.js';
-import { showRun } from '../evidence/runs-index.js';
+import { showRun, type RunDetail } from '../evidence/runs-index.js';
+import { EVENT_SCHEMAS } from '../evidence/schema/registry.js';
+import type { Label } from '../cfc/label.js';
 import type { Budgets, BudgetTracker } from './budgets.js';
 import type { RunPlan } from './run-plan.js';
 import type { RunSession } from './run-session.js';
@@ -133,7 +135,7 @@ export class ChildRunner implements ToolRunner {
     const { plan } = this.#o.session;
     const names = Object.keys(plan.profile.children) as [string, ...string[]];
     const input = delegateInput(names).parse(call.args);
-    const done = (observation: Observation, text: string): ToolOutcome => ({
+    const done = (observation: Observation, text: string, label?: Label): ToolOutcome => ({
       observation,
       stdout: Buffer.from(text, 'utf8'),
       stderr: Buffer.alloc(0),
@@ -141,6 +143,7 @@ export class ChildRunner implements ToolRunner {
       durationMs: Math.round(performance.now() - t0),
       where: `host:${DELEGATE}`,
       timedOut: false,
+      ...(label === undefined ? {} : { label }),
     });
     const prepared = await this.#prepare(call.callId, input);
     if ('refused' in prepared) return done(prepared.refused, '');
@@ -163,7 +166,7 @@ export class ChildRunner implements ToolRunner {
     const settled = { value: false };
     try {
       const answer = await this.#start(call.callId, input, child, slice, settled, signal);
-      return done(answer.observation, answer.text);
+      return done(answer.observation, answer.text, answer.label);
     } finally {
       // A child that never started gives its slice back; a started one settled it already.
       if (!settled.value) this.#o.tracker.settle(slice, NOTHING_USED);
@@ -235,7 +238,7 @@ export class ChildRunner implements ToolRunner {
     slice: Budgets,
     settled: { value: boolean },
     signal: AbortSignal,
-  ): Promise<{ observation: Observation; text: string }> {
+  ): Promise<{ observation: Observation; text: string; label?: Label | undefined }> {
     const { session, launcher, tracker } = this.#o;
     const t0 = performance.now();
     const root = session.dir.path(CHILDREN_DIR);
@@ -355,6 +358,7 @@ export class ChildRunner implements ToolRunner {
         next_valid_actions: [],
       },
       text: verdict.text,
+      label: finalLabel(detail.events),
     };
   }
 
@@ -370,6 +374,24 @@ export class ChildRunner implements ToolRunner {
     );
     return { observation: errorObservation('error', `${error.code}: ${error.message}`), text: '' };
   }
+}
+
+/**
+ * The child's context label at its end (its last cfc_influence): what its answer, its own
+ * model's output, was made under. None when the child ran without CFC.
+ */
+function finalLabel(events: RunDetail['events']): Label | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e?.type !== 'cfc_influence') continue;
+    const parsed = EVENT_SCHEMAS.cfc_influence.safeParse(e.data);
+    if (!parsed.success) return undefined;
+    return {
+      confidentiality: [...parsed.data.label.confidentiality],
+      integrity: [...parsed.data.label.integrity],
+    };
+  }
+  return undefined;
 }
 
 const NOTHING_USED = { turns: 0, calls: 0, input: 0, output: 0, cost: 0 } as const;

@@ -286,6 +286,7 @@ async function record(
     call.args,
     { ...done.observation, evidence_refs: refs },
     runnable.explicit,
+    outcome.label,
   );
   const base = {
     callId,

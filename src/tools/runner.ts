@@ -3,6 +3,7 @@
 // A runner accepts only an AuthorizedCall: nothing undecided can reach it.
 import type { AuthorizedCall } from '../mediator/mediator.js';
 import type { Observation } from './observation.js';
+import type { Label } from '../cfc/label.js';
 
 export interface ToolOutcome {
   readonly observation: Observation;
@@ -13,6 +14,11 @@ export interface ToolOutcome {
   /** Where it ran: a container id, or `host:<tool>`. */
   readonly where: string;
   readonly timedOut: boolean;
+  /**
+   * What the result is made of, when the runner knows it better than the tool's declared
+   * label: a child run's context label at its end (AH-CFC-13). None: the tool's label.
+   */
+  readonly label?: Label | undefined;
 }
 
 export interface ToolRunner {

@@ -583,6 +583,68 @@ describe('child profiles', () => {
     expect(existsSync(path.join(dir, 'children'))).toBe(false);
   }, 120_000);
 
+  it("labels a child's return with what the child saw, and holds it from a parent not cleared for it (AH-CFC-13)", async () => {
+    const internal = scratch.path('internal-data');
+    await mkdir(internal);
+    await writeFile(path.join(internal, 'plan'), 'the internal plan\n');
+    await chmod(internal, 0o755);
+    const profile = {
+      ...base,
+      cfc: { mode: 'enforce-explicit', modelClearance: [] },
+      workspace: { mode: 'ro', label: { integrity: ['repo:untrusted'] } },
+      children: {
+        reader: {
+          description: 'reads the internal plan',
+          tools: ['read_file'],
+          workspace: { mode: 'ro', label: { integrity: ['repo:untrusted'] } },
+          mounts: [
+            { source: internal, target: '/internal', label: { confidentiality: ['internal'] } },
+          ],
+          cfc: { modelClearance: ['internal'] },
+          ceiling: { confidentiality: ['internal'] },
+          budgets: { maxModelTurns: 3 },
+        },
+        // No ceiling, and it reads nothing confidential: its answer is labelled by what it
+        // saw, not left unlabelled (which would hold it from the parent too).
+        plain: { description: 'lists', tools: ['list_dir'], budgets: { maxModelTurns: 3 } },
+      },
+    };
+    const script = {
+      turns: [
+        {
+          tool_calls: [delegate('reader', 'summarise /internal/plan'), delegate('plain', 'list')],
+        },
+        { text: 'done' },
+      ],
+      children: {
+        plain: {
+          turns: [{ tool_calls: [call('list_dir', { path: '.' })] }, { text: 'calc.py is there' }],
+        },
+        reader: {
+          turns: [
+            { tool_calls: [call('read_file', { path: '/internal/plan' })] },
+            { text: 'it says: the internal plan' },
+          ],
+        },
+      },
+    };
+    const { result, dir, events } = await parentRun(profile, script);
+    expect(result.exitCode, result.stderr).toBe(0);
+    // The child saw `internal`; its answer carries it, so the parent (cleared for nothing)
+    // gets a handle, not the text.
+    const results = await toolResults(dir);
+    expect(results[0]?.observation.items).toEqual(['cfh-val:1']);
+    expect(results[1]?.observation.items).toEqual(['calc.py is there']);
+    const transcript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
+    expect(transcript).not.toContain('the internal plan');
+    const label = ofType(events, 'cfc_label').find(
+      (e) => (e.data as { callId: string }).callId === 'call-0001',
+    )?.data as { label: { confidentiality: string[] }; disposition: string };
+    expect(label.label.confidentiality).toEqual(['internal']);
+    expect(label.disposition).toBe('opaque');
+    await checkChildren(dir, events);
+  }, 120_000);
+
   it('publishes each child profile resolved (capabilities, profiles show)', async () => {
     const parent = await file('parent.yaml', {
       ...base,
