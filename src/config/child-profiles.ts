@@ -3,6 +3,7 @@
 // labelled source it would read, its own children checked down to the depth bound. Pure
 // apart from reading profile files: a bad child fails the parent's plan before anything
 // exists (AH-INV-4).
+import { Ajv } from 'ajv';
 import { ConfigError } from '../errors.js';
 import { loadChildProfile, type LoadedProfile } from './profile-loader.js';
 import type { ChildEntry, Profile } from './profile-schema.js';
@@ -47,6 +48,7 @@ export function resolveChild(profile: Profile, name: string): ResolvedChild {
       child: name,
     });
   const loaded = loadChildProfile(profile.name, name, entry);
+  checkReturnsSchema(profile.name, name, entry.returns.schema);
   const ceiling = entry.ceiling?.confidentiality;
   const capped = ceiling === undefined ? loaded : capToCeiling(loaded, ceiling, name);
   return { name, entry, loaded: capped, ceiling };
@@ -102,4 +104,41 @@ function capToCeiling(
   }
   const modelClearance = p.cfc.modelClearance.filter((a) => within.has(a));
   return { ...loaded, profile: { ...p, cfc: { ...p.cfc, modelClearance } } };
+}
+
+/**
+ * AH-DEL-4, AH-INV-4: a `returns.schema` must compile before anything exists, and may hold
+ * no regular expression (`pattern`, `patternProperties`): one that backtracks
+ * catastrophically would hold cfh's event loop, and with it every deadline, while it checks
+ * a child's answer.
+ */
+function checkReturnsSchema(
+  parent: string,
+  child: string,
+  schema: Record<string, unknown> | undefined,
+): void {
+  if (schema === undefined) return;
+  const refuse = (why: string): never => {
+    throw new ConfigError(
+      'child_return_invalid',
+      `profile ${parent}, child ${child}: returns.schema ${why}`,
+      { profile: parent, child },
+      'use types, enums, lengths and required properties; no regular expressions',
+    );
+  };
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'object' && v !== null)
+      for (const [k, x] of Object.entries(v)) {
+        if (k === 'pattern' || k === 'patternProperties')
+          refuse(`uses '${k}': a regular expression could hold cfh while it checks a return`);
+        walk(x);
+      }
+  };
+  walk(schema);
+  try {
+    new Ajv({ allErrors: false, strict: false }).compile(schema);
+  } catch (error) {
+    refuse(`does not compile: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

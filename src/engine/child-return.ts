@@ -65,7 +65,9 @@ export class ReturnCheck {
         `its answer breaks returns.schema at ${first?.instancePath === '' || first === undefined ? 'the top' : first.instancePath}: ${first?.message ?? 'invalid'}`,
       );
     }
-    return { kind: 'returned', text: JSON.stringify(value) };
+    // Re-serialised, then stripped again: JSON.parse turns an escaped bidi or zero-width
+    // character back into itself, and JSON.stringify leaves it as it is.
+    return { kind: 'returned', text: sanitize(JSON.stringify(value)) };
   }
 
   #validatorOf(name: string, schema: Record<string, unknown>): ValidateFunction {
