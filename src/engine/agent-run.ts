@@ -52,15 +52,8 @@ import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
 import { digest, modelRecord, slotsOf } from './agent-run-records.js';
 import { compactionSetup } from './compaction.js';
 import type { BudgetTracker } from './budgets.js';
-import {
-  ChildRunner,
-  type ChildLauncher,
-  type ChildOutcome,
-  type DelegatedBy,
-} from './child-runner.js';
-import { resolveChildren } from '../config/child-profiles.js';
-import { delegateTool } from '../tools/delegate-tool.js';
-import type { ToolDefinition } from '../tools/contract.js';
+import type { ChildLauncher, ChildOutcome, ChildRunner, DelegatedBy } from './child-runner.js';
+import { delegationOf, treeUsage, usedOf } from './agent-delegation.js';
 
 export interface AgentRunDeps extends SurfaceDeps {
   /** The host-tool channel (host-tools.ts); a profile with `hostTools` needs it. */
@@ -148,7 +141,13 @@ export async function executeAgentRun(
   signal: AbortSignal,
   drive: AgentDriver = answerOnce,
 ): Promise<AgentOutcome> {
-  const delegation = delegationOf(plan, request, deps);
+  const delegation =
+    deps.childPlanner === undefined
+      ? undefined
+      : delegationOf(plan, request.delegatedBy, {
+          plan: deps.childPlanner,
+          run: childLauncher(request, deps),
+        });
   const offered = delegation === undefined ? [] : [delegation.tool];
   const registry = new ToolRegistry(
     [...BUILTIN_TOOLS, ...offered],
@@ -319,122 +318,54 @@ export async function executeAgentRun(
   };
 }
 
-/** What the tracker counted: this run and its completed descendants (budgets.ts settle). */
-function usedOf(tracker: BudgetTracker | undefined): ChildOutcome['used'] {
-  if (tracker === undefined) return { turns: 0, calls: 0, input: 0, output: 0, cost: 0 };
-  const s = tracker.snapshot();
-  return {
-    turns: s.model_turns,
-    calls: s.tool_calls,
-    input: s.input_tokens,
-    output: s.output_tokens,
-    cost: s.estimated_cost ?? 'unpriced',
-  };
-}
-
-function treeUsage(held: { tracker?: BudgetTracker; children?: ChildRunner }) {
-  const used = usedOf(held.tracker);
-  const d = held.tracker?.descendants() ?? { turns: 0, calls: 0, input: 0, output: 0, cost: 0 };
-  return {
-    usageWithDescendants: {
-      coverage: 'run-and-completed-descendants' as const,
-      modelTurns: used.turns,
-      toolCalls: used.calls,
-      inputTokens: used.input,
-      outputTokens: used.output,
-      estimatedCost: used.cost === 'unpriced' ? null : used.cost,
-      descendants: {
-        modelTurns: d.turns,
-        toolCalls: d.calls,
-        inputTokens: d.input,
-        outputTokens: d.output,
-        estimatedCost: d.cost === 'unpriced' ? null : d.cost,
-      },
-    },
-    children: [...(held.children?.finished() ?? [])],
-  };
-}
-
 /**
- * The `delegate` tool and its runner's maker, when the profile lists children and the caller
- * can plan them (AH-DEL-2). A child is itself an agent run of this module: its request has
- * the task as quoted material, nobody to ask for approvals, and the parent's mode (a
- * planning run's children plan too).
+ * How a child is run: as an agent run of this module, its request the task as quoted
+ * material, nobody to ask for approvals, and the parent's mode (a planning run's children
+ * plan too); the parent's engine, signer and host-tool channel, its own gateway.
  */
-function delegationOf(
-  plan: RunPlan,
-  request: AgentRequest,
-  deps: AgentRunDeps,
-):
-  | { tool: ToolDefinition; runner: (session: RunSession, tracker: BudgetTracker) => ChildRunner }
-  | undefined {
-  const planner = deps.childPlanner;
-  const depthLeft = request.delegatedBy?.depthLeft ?? plan.profile.budgets.maxDelegationDepth;
-  if (planner === undefined || depthLeft <= 0) return undefined;
-  const children = resolveChildren(
-    plan.profile,
-    request.delegatedBy?.depthLeft ?? plan.profile.budgets.maxDelegationDepth,
-  );
-  if (children.length === 0) return undefined;
-  const tool = delegateTool(
-    children.map((c) => ({
-      name: c.name,
-      description: c.loaded.profile.description,
-      clearance: c.ceiling ?? c.loaded.profile.cfc.modelClearance,
-      ceiling: c.ceiling !== undefined,
-      maxReturnChars: c.entry.returns.maxChars,
-    })),
-  );
-  const launcher: ChildLauncher = {
-    plan: planner,
-    run: async (childPlan, child, signal) => {
-      const outcome = await executeAgentRun(
-        childPlan,
-        {
-          slots: { prompt: child.slots.prompt, quoted: [...child.slots.quoted] },
-          mode: request.mode,
-          approvals: {
-            user: request.approvals.user,
-            interactive: false,
-            notInteractiveBecause: 'a child run: approvals are its own profile policy',
-            preApprovedRules: [],
-            file: null,
-            surfaces: [],
-          },
-          delegatedBy: child.by,
+function childLauncher(request: AgentRequest, deps: AgentRunDeps): ChildLauncher['run'] {
+  return async (childPlan, child, signal) => {
+    const outcome = await executeAgentRun(
+      childPlan,
+      {
+        slots: { prompt: child.slots.prompt, quoted: [...child.slots.quoted] },
+        mode: request.mode,
+        approvals: {
+          user: request.approvals.user,
+          interactive: false,
+          notInteractiveBecause: 'a child run: approvals are its own profile policy',
+          preApprovedRules: [],
+          file: null,
+          surfaces: [],
         },
-        {
-          runtime: deps.runtime,
-          logger: deps.logger,
-          owner: deps.owner,
-          egressResolver: deps.egressResolver,
-          signer: deps.signer,
-          hostProcessDir: deps.hostProcessDir,
-          draftRoot: deps.draftRoot,
-          gateway: deps.gateway.forChild?.(child.name) ?? deps.gateway,
-          hostTools: deps.hostTools,
-          childPlanner: deps.childPlanner,
-        },
-        signal,
-      );
-      return {
-        runId: outcome.runId,
-        status: outcome.status,
-        terminalReason: outcome.terminalReason,
-        finalAnswer: outcome.finalAnswer,
-        artifactDir: outcome.artifactDir,
-        error:
-          outcome.error === null
-            ? null
-            : { code: outcome.error.code, message: outcome.error.message },
-        used: outcome.used,
-      };
-    },
-  };
-  const depth = request.delegatedBy?.depth ?? 0;
-  return {
-    tool,
-    runner: (session, tracker) => new ChildRunner({ session, tracker, launcher, depth, depthLeft }),
+        delegatedBy: child.by,
+      },
+      {
+        runtime: deps.runtime,
+        logger: deps.logger,
+        owner: deps.owner,
+        egressResolver: deps.egressResolver,
+        signer: deps.signer,
+        hostProcessDir: deps.hostProcessDir,
+        draftRoot: deps.draftRoot,
+        gateway: deps.gateway.forChild?.(child.name) ?? deps.gateway,
+        hostTools: deps.hostTools,
+        childPlanner: deps.childPlanner,
+      },
+      signal,
+    );
+    return {
+      runId: outcome.runId,
+      status: outcome.status,
+      terminalReason: outcome.terminalReason,
+      finalAnswer: outcome.finalAnswer,
+      artifactDir: outcome.artifactDir,
+      error:
+        outcome.error === null
+          ? null
+          : { code: outcome.error.code, message: outcome.error.message },
+      used: outcome.used,
+    };
   };
 }
 
