@@ -12,6 +12,7 @@ import {
   type DelegatedBy,
 } from './child-runner.js';
 import type { RunPlan } from './run-plan.js';
+import { ReturnCheck } from './child-return.js';
 import type { RunSession } from './run-session.js';
 
 export interface Delegation {
@@ -29,6 +30,9 @@ export function delegationOf(
   if (depthLeft <= 0) return undefined;
   const children = resolveChildren(plan.profile, depthLeft);
   if (children.length === 0) return undefined;
+  // Before anything exists (AH-INV-4): a schema that does not compile refuses the run.
+  const returns = new ReturnCheck();
+  for (const c of children) returns.compile(plan.profile.name, c);
   const tool = delegateTool(
     children.map((c) => ({
       name: c.name,
@@ -41,7 +45,8 @@ export function delegationOf(
   const depth = delegatedBy?.depth ?? 0;
   return {
     tool,
-    runner: (session, tracker) => new ChildRunner({ session, tracker, launcher, depth, depthLeft }),
+    runner: (session, tracker) =>
+      new ChildRunner({ session, tracker, launcher, depth, depthLeft, returns }),
   };
 }
 

@@ -3,7 +3,7 @@
 // bidirectional characters removed, within `returns.maxChars`, and with `returns.schema`
 // JSON valid against it (ajv), passed on re-serialised. An invalid value is never exposed.
 import { Ajv, type ValidateFunction } from 'ajv';
-import { CfhError, errorMessage } from '../errors.js';
+import { CfhError, ConfigError, errorMessage } from '../errors.js';
 import type { ResolvedChild } from '../config/child-profiles.js';
 import { CHILDREN_DIR } from '../evidence/schema/events-children.js';
 
@@ -68,6 +68,24 @@ export class ReturnCheck {
     // Re-serialised, then stripped again: JSON.parse turns an escaped bidi or zero-width
     // character back into itself, and JSON.stringify leaves it as it is.
     return { kind: 'returned', text: sanitize(JSON.stringify(value)) };
+  }
+
+  /** Compiles a child's `returns.schema` now: one that does not compile refuses the run. */
+  compile(parent: string, child: ResolvedChild): void {
+    const schema = child.entry.returns.schema;
+    if (schema === undefined) return;
+    try {
+      this.#validatorOf(child.name, schema);
+    } catch (error) {
+      if (error instanceof CfhError)
+        throw new ConfigError(
+          'child_return_invalid',
+          `profile ${parent}, ${error.message}`,
+          { profile: parent, child: child.name },
+          'give a JSON Schema ajv compiles (docs/operators.md, "Child profiles")',
+        );
+      throw error;
+    }
   }
 
   #validatorOf(name: string, schema: Record<string, unknown>): ValidateFunction {

@@ -32,7 +32,8 @@ import type { Budgets, BudgetTracker } from './budgets.js';
 import type { RunPlan } from './run-plan.js';
 import type { RunSession } from './run-session.js';
 import { Gate } from './gate.js';
-import { ReturnCheck, type ChildEnd } from './child-return.js';
+import type { ReturnCheck } from './child-return.js';
+import { type ChildEnd } from './child-return.js';
 
 /** What the child is told; the task itself is quoted material, never this slot's authority. */
 export const CHILD_PROMPT =
@@ -83,6 +84,8 @@ export interface ChildRunnerOptions {
   /** This run's place in the tree: its depth (0 at the top) and how far it may delegate. */
   readonly depth: number;
   readonly depthLeft: number;
+  /** The children's return schemas, compiled when the run began. */
+  readonly returns: ReturnCheck;
 }
 
 const WORKSPACE_ORDER = { ro: 0, draft: 1, rw: 2 } as const;
@@ -105,10 +108,11 @@ export class ChildRunner implements ToolRunner {
   /** How many children may run at once: the share each slice is at least. */
   readonly #width: number;
   readonly #perChild = new Map<string, Gate>();
-  readonly #returns = new ReturnCheck();
+  readonly #returns: ReturnCheck;
 
   constructor(options: ChildRunnerOptions) {
     this.#o = options;
+    this.#returns = options.returns;
     const profile = options.session.plan.profile;
     // cfh as root copies and reads a draft workspace another user owns with that user's
     // identity (write-authority.ts, draft-root.ts), which Linux applies to the whole process:
