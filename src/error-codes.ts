@@ -131,6 +131,7 @@ export const ERROR_CODES = [
   'mount_target_nested',
   'mount_target_relative',
   'mount_target_reserved',
+  'mount_writes_workspace',
   'network_without_gateway',
   'no_patch',
   'not_a_draft_run',

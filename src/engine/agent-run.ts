@@ -49,7 +49,7 @@ import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
 import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
-import { digest, modelRecord, slotsOf } from './agent-run-records.js';
+import { digest, modelRecord, slotsOf, type AttemptLedger } from './agent-run-records.js';
 import { compactionSetup } from './compaction.js';
 import type { BudgetTracker } from './budgets.js';
 import type { ChildLauncher, ChildOutcome, ChildRunner, DelegatedBy } from './child-runner.js';
@@ -153,7 +153,7 @@ export async function executeAgentRun(
     [...BUILTIN_TOOLS, ...offered],
     [...plan.profile.tools, ...offered.map((t) => t.name)],
   );
-  const held: { tracker?: BudgetTracker; children?: ChildRunner } = {};
+  const held: { tracker?: BudgetTracker; children?: ChildRunner; attempts?: AttemptLedger } = {};
   // Programs, templates and credentials before anything exists (AH-INV-4: 125).
   // AH-TOOL-7, AH-CONT-5: nothing a sandbox of this run could reach, nothing in its evidence.
   const hostPlan = planHostTools(
@@ -271,7 +271,8 @@ export async function executeAgentRun(
       );
     },
     report: (loop) => {
-      const usage = loop?.usage ?? [];
+      // The log's attempts: a run cancelled mid-turn has no loop result, but its attempts.
+      const usage = held.attempts?.records ?? loop?.usage ?? [];
       return {
         mode: request.mode,
         plan: loop?.plan ?? null,
@@ -307,7 +308,7 @@ export async function executeAgentRun(
     terminalReason: outcome.terminal.reason,
     finalAnswer: loop?.finalAnswer ?? null,
     artifactDir: outcome.artifactDir,
-    usage: loop?.usage ?? [],
+    usage: held.attempts?.records ?? loop?.usage ?? [],
     toolCalls: loop?.toolCalls ?? null,
     error: errorRecord(outcome.error),
     patch: patchReport(outcome.patch),
@@ -395,10 +396,11 @@ async function runAgent(
   surface: AgentSurface,
   drive: AgentDriver,
   signal: AbortSignal,
-  held: { tracker?: BudgetTracker },
+  held: { tracker?: BudgetTracker; attempts?: AttemptLedger },
 ): Promise<{ end: RunEnd; result: AgentResult }> {
   const open = await openAgentSurface(session, request, deps, surface, signal);
   held.tracker = open.tracker;
+  held.attempts = open.attempts;
   return drive({ session, request, deps, surface, open }, signal);
 }
 

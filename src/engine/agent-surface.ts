@@ -20,6 +20,7 @@ import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import type { ToolRegistry } from '../tools/contract.js';
 import { toolExecutor } from '../tools/tool-executor.js';
 import type { AgentLoopDeps } from './agent-loop.js';
+import { AttemptLedger } from './agent-run-records.js';
 import { BudgetTracker } from './budgets.js';
 import { loadRateCard } from '../model/cost.js';
 import type { RunSession } from './run-session.js';
@@ -76,6 +77,8 @@ export interface OpenAgentSurface {
   readonly loopDeps: AgentLoopDeps;
   readonly tracker: BudgetTracker;
   readonly facts: RunFacts;
+  /** Every model attempt the run's log records, for its report, however the run ends. */
+  readonly attempts: AttemptLedger;
 }
 
 /**
@@ -240,5 +243,7 @@ export async function openAgentSurface(
     // AH-LIFE-6/7: the profile's context.compactAt, armed for this model (or not at all).
     compaction: compactionConfigOf(compactionSetup(plan.profile.context, deps.gateway)),
   };
-  return { loopDeps, tracker, facts };
+  const attempts = new AttemptLedger();
+  dir.events.subscribe(attempts.listener);
+  return { loopDeps, tracker, facts, attempts };
 }

@@ -83,6 +83,11 @@ export class BudgetTracker {
   readonly #startedAt: number;
   #modelTurns = 0;
   #toolCalls = 0;
+  /**
+   * Calls admitted by beforeToolCalls and not yet recorded: a turn's own calls (its delegate
+   * calls among them) count against what a child's slice may take while they run.
+   */
+  #inFlightCalls = 0;
   #inputTokens = 0;
   #outputTokens = 0;
   #cost = 0;
@@ -128,7 +133,7 @@ export class BudgetTracker {
     const h = this.#held;
     const left = {
       turns: b.maxModelTurns - this.#modelTurns - h.turns,
-      calls: b.maxToolCalls - this.#toolCalls - h.calls,
+      calls: b.maxToolCalls - this.#toolCalls - this.#inFlightCalls - h.calls,
       input: b.maxInputTokens - this.#inputTokens - h.input,
       output: b.maxOutputTokens - this.#outputTokens - h.output,
       wall: b.maxWallTimeSeconds - this.elapsedSeconds(now),
@@ -293,20 +298,27 @@ export class BudgetTracker {
     return exceeded('max_total_cost', limit, this.cost, atLimit);
   }
 
-  /** Before executing `count` tool calls proposed in one turn. */
+  /**
+   * Before executing `count` tool calls proposed in one turn. Admitted, they are in flight
+   * until recordToolCalls: a child carved meanwhile (a delegate call of this very turn) finds
+   * them taken, so the calls and the slices they carry stay within maxToolCalls together.
+   */
   beforeToolCalls(count: number, now: number = Date.now()): BudgetExceeded | undefined {
-    return (
+    const over =
       this.#wallTime(now) ??
       exceeded('max_parallel_tool_calls', this.budgets.maxParallelToolCalls, count) ??
       exceeded(
         'max_tool_calls',
         this.budgets.maxToolCalls,
-        this.#toolCalls + this.#held.calls + count,
-      )
-    );
+        this.#toolCalls + this.#inFlightCalls + this.#held.calls + count,
+      );
+    if (over === undefined) this.#inFlightCalls += count;
+    return over;
   }
 
+  /** Calls admitted by beforeToolCalls have ended (answered, refused or failed). */
   recordToolCalls(count: number): void {
+    this.#inFlightCalls = Math.max(0, this.#inFlightCalls - count);
     this.#toolCalls += count;
   }
 

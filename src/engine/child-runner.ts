@@ -14,12 +14,12 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { CfhError, HarnessInvariantError } from '../errors.js';
+import { CfhError, HarnessInvariantError, errorMessage } from '../errors.js';
 import { resolveChild, type ResolvedChild } from '../config/child-profiles.js';
 import { isAuthorized, type AuthorizedCall } from '../mediator/mediator.js';
 import { DELEGATE, delegateInput, type DelegateInput } from '../tools/delegate-tool.js';
 import { errorObservation, type Observation } from '../tools/observation.js';
-import type { ToolOutcome, ToolRunner } from '../tools/runner.js';
+import { hostOutcome, type ToolOutcome, type ToolRunner } from '../tools/runner.js';
 import {
   CHILDREN_DIR,
   type ChildSlice,
@@ -139,16 +139,8 @@ export class ChildRunner implements ToolRunner {
     const { plan } = this.#o.session;
     const names = Object.keys(plan.profile.children) as [string, ...string[]];
     const input = delegateInput(names).parse(call.args);
-    const done = (observation: Observation, text: string, label?: Label): ToolOutcome => ({
-      observation,
-      stdout: Buffer.from(text, 'utf8'),
-      stderr: Buffer.alloc(0),
-      exitCode: observation.status === 'success' ? 0 : 1,
-      durationMs: Math.round(performance.now() - t0),
-      where: `host:${DELEGATE}`,
-      timedOut: false,
-      ...(label === undefined ? {} : { label }),
-    });
+    const done = (observation: Observation, text: string, label?: Label): ToolOutcome =>
+      hostOutcome(DELEGATE, t0, observation, text, label);
     const prepared = await this.#prepare(call.callId, input);
     if ('refused' in prepared) return done(prepared.refused, '');
     const { child } = prepared;
@@ -298,9 +290,25 @@ export class ChildRunner implements ToolRunner {
       outcome = await launcher.run(childPlan, { name: child.name, by, slots }, signal);
       used = outcome.used;
     } catch (error) {
+      // Every child_started has its end in the chain (AH-DEL-5). A child the parent's signal
+      // stopped before its run existed (in its preflight, say) is recorded as refused for
+      // the cancellation, and the parent is cancelled, whatever the interrupted step threw.
+      // The signal's reason, never a typed error, is what the parent's run then ends on.
+      if (signal.aborted) {
+        await this.#refuse(
+          callId,
+          child.name,
+          'cancelled',
+          'cancelled before its run reached an end',
+        );
+        throw signal.reason;
+      }
       // Refused before its run existed (a host tool's credential missing...): typed, and the
-      // parent goes on; anything else is the parent's failure too.
-      if (!(error instanceof CfhError) || signal.aborted) throw error;
+      // parent goes on; anything else is the parent's failure too, recorded first.
+      if (!(error instanceof CfhError)) {
+        await this.#refuse(callId, child.name, 'internal_error', errorMessage(error));
+        throw error;
+      }
       return await this.#refused(callId, child.name, error);
     } finally {
       // Whatever happened, the slice goes back and what the child used is charged.
@@ -371,12 +379,8 @@ export class ChildRunner implements ToolRunner {
     profile: string,
     error: CfhError,
   ): Promise<{ observation: Observation; text: string }> {
-    await this.#o.session.dir.events.append(
-      'child_refused',
-      { callId, profile, code: error.code, message: error.message },
-      true,
-    );
-    return { observation: errorObservation('error', `${error.code}: ${error.message}`), text: '' };
+    const observation = await this.#refuse(callId, profile, error.code, error.message);
+    return { observation, text: '' };
   }
 }
 

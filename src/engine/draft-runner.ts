@@ -7,7 +7,7 @@ import { CfhError, HarnessInvariantError } from '../errors.js';
 import { isAuthorized, type AuthorizedCall } from '../mediator/mediator.js';
 import { RUNS_APPLY, RUNS_DIFF, RunsApplyInput } from '../tools/draft-tools.js';
 import { errorObservation, type Observation } from '../tools/observation.js';
-import type { ToolOutcome, ToolRunner } from '../tools/runner.js';
+import { hostOutcome, type ToolOutcome, type ToolRunner } from '../tools/runner.js';
 import type { LiveDraft, LivePreview } from './draft-live.js';
 
 const MARK: Readonly<Record<string, string>> = {
@@ -35,15 +35,8 @@ export class DraftToolRunner implements ToolRunner {
       );
     }
     const t0 = performance.now();
-    const done = (observation: Observation, stdout: string): ToolOutcome => ({
-      observation,
-      stdout: Buffer.from(stdout, 'utf8'),
-      stderr: Buffer.alloc(0),
-      exitCode: observation.status === 'success' ? 0 : 1,
-      durationMs: Math.round(performance.now() - t0),
-      where: `host:${name}`,
-      timedOut: false,
-    });
+    const done = (observation: Observation, stdout: string): ToolOutcome =>
+      hostOutcome(name, t0, observation, stdout);
     try {
       if (name === RUNS_DIFF) {
         const preview = await this.#live.preview(signal);

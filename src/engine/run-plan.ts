@@ -29,7 +29,11 @@ import {
 } from '../sandbox/mount-policy.js';
 import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
 import { CA_BUNDLE_FILE, loadCaBundle, type CaBundle } from '../sandbox/ca-bundle.js';
-import { checkNotInsideWritableMount, checkSwappable } from '../sandbox/mount-trust.js';
+import {
+  checkNotInsideWritableMount,
+  checkSwappable,
+  checkWorkspaceWrittenOnlyByMode,
+} from '../sandbox/mount-trust.js';
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { spelledWorkingDirectory } from '../sandbox/source-resolution.js';
 import { resolveArtifactRoot } from './artifact-root.js';
@@ -221,6 +225,7 @@ export function planSandboxRun(
   const workspace = workspaceMount.source;
   // Mount exactly what was checked, in every container of the run (AH-CONT-1).
   checkNotInsideWritableMount(mounts);
+  checkWorkspaceWrittenOnlyByMode(mounts, workspaceMount, profile.workspace.mode);
   // AH-CFC-14: a bad --cfc/--label, or enforce-strict with an unlabelled source, is refused
   // here, before any container exists.
   const cfc = planRunCfc(profile, mounts, WORKSPACE_TARGET, {

@@ -194,6 +194,8 @@ export class McpCalls {
           : tracker.deadline.aborted
             ? 'budget_exceeded:max_wall_time_seconds'
             : 'run_failed';
+        // Admitted, the call was made: counted, however it ended.
+        tracker.recordToolCalls(1);
         await abortUnanswered([use], first, deps, settled, decided, reason).catch(() => undefined);
         const stopped = settled.get(use.id) ?? errorObservation('aborted', `not run: ${reason}`);
         await this.#recordResult(deps, use, stopped).catch(() => undefined);

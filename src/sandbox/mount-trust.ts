@@ -36,6 +36,29 @@ export function checkNotInsideWritableMount(
 }
 
 /**
+ * A workspace the profile says is read-only or draft is written through no other mount: an
+ * rw mount of the workspace itself, or of a path inside it, would write the host workspace
+ * the mode promises to leave alone (a draft's changes reach it only through apply). A mount
+ * holding the workspace is refused by checkNotInsideWritableMount. This also holds a child
+ * run to its parent's promise: a child plans over its parent's workspace (AH-DEL-1).
+ */
+export function checkWorkspaceWrittenOnlyByMode(
+  mounts: readonly SpecMount[],
+  workspace: SpecMount,
+  mode: 'ro' | 'rw' | 'draft',
+): void {
+  if (mode === 'rw') return;
+  for (const m of mounts) {
+    if (m === workspace || m.mode !== 'rw' || !isWithin(m.source, workspace.source)) continue;
+    throw new ConfigError(
+      'mount_writes_workspace',
+      `mount '${m.source}' at ${m.target} is rw and writes the workspace '${workspace.source}', whose mode is ${mode}; mount it ro, mount a path outside the workspace, or use workspace mode rw`,
+      { field: 'mounts', value: m.source },
+    );
+  }
+}
+
+/**
  * Under runsc cfh cannot verify what the engine mounted (the sandbox sees virtual inodes),
  * so every source must lie on a path only root and cfh's user can change.
  */

@@ -342,8 +342,6 @@ export class Session {
       );
     }
     const totals = new SessionTotals();
-    // Usage from the log: a cancelled turn's attempts count too (AH-USAGE-1).
-    events.subscribe(totals.listener);
     this.#opening = false;
     this.#opened.resolve(true);
     let end: RunEnd | undefined;
@@ -382,7 +380,8 @@ export class Session {
       true,
     );
     end ??= await answeredOrBlocked(ctx.session, ctx.request.mode, ctx.surface.blocked);
-    return { end, result: totals.result(end) };
+    // Usage from the log: a cancelled turn's attempts count too (AH-USAGE-1).
+    return { end, result: totals.result(end, ctx.open.attempts.records) };
   }
 
   async #turn(

@@ -8,9 +8,7 @@ import type { AgentResult } from '../engine/agent-run.js';
 import type { AgentLoopResult, PromptSlots, UsageRecord } from '../engine/agent-loop.js';
 import { digest } from '../engine/agent-run-records.js';
 import type { RunEnd } from '../engine/terminal.js';
-import type { EventRecord } from '../evidence/event-log.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
-import { modelEvents } from '../evidence/schema/events-model.js';
 import type { sessionEvents } from '../evidence/schema/events-session.js';
 import type { z } from 'zod';
 
@@ -59,23 +57,12 @@ export async function transcriptState(file: string): Promise<{ messages: number;
   return { messages, sha256: createHash('sha256').update(body).digest('hex') };
 }
 
-/** What the session's turns add up to, for report.json. */
+/** What the session's turns add up to, for report.json (usage: the run's AttemptLedger). */
 export class SessionTotals {
-  readonly #usage: UsageRecord[] = [];
   readonly #byStatus: Record<string, number> = Object.create(null) as Record<string, number>;
   readonly #byTool: Record<string, number> = Object.create(null) as Record<string, number>;
   #total = 0;
   #last: AgentLoopResult | undefined;
-
-  readonly listener = (_line: string, record: EventRecord): void => {
-    if (record.type !== 'model_call_completed') return;
-    // The log appended it through the same schema: a record that does not parse is a broken
-    // harness, not a usage row to guess at.
-    const d = modelEvents.model_call_completed.parse(record.data);
-    const usage: Record<string, number> = {};
-    for (const [k, v] of Object.entries(d.usage)) if (v !== undefined) usage[k] = v;
-    this.#usage.push({ attemptId: d.attemptId, adapter: d.adapter, model: d.model, usage });
-  };
 
   add(loop: AgentLoopResult): void {
     this.#total += loop.toolCalls.total;
@@ -86,14 +73,14 @@ export class SessionTotals {
     this.#last = loop;
   }
 
-  result(end: RunEnd): AgentResult {
+  result(end: RunEnd, usage: readonly UsageRecord[]): AgentResult {
     const last = this.#last;
     return {
       status: end.kind === 'budget' ? 'failed' : 'completed',
       terminalReason: end.kind === 'budget' ? `budget_exceeded:${end.budget}` : 'session_closed',
       ...(last?.finalAnswer === undefined ? {} : { finalAnswer: last.finalAnswer }),
       ...(last?.budget === undefined ? {} : { budget: last.budget }),
-      usage: this.#usage,
+      usage,
       toolCalls: { total: this.#total, byStatus: this.#byStatus, byTool: this.#byTool },
     };
   }

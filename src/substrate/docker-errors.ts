@@ -58,7 +58,13 @@ const UNREACHABLE = new Set([
   'ETIMEDOUT',
 ]);
 
-export function engineError(error: unknown, operation: string): EngineError {
+/**
+ * What dockerode threw, typed. A request the caller's signal aborted is not the engine's
+ * failure: the abort passes through untyped, so the run that asked is cancelled (its
+ * terminal state, 130/143), never failed with `engine_request_failed` (AH-LIFE-3).
+ */
+export function engineError(error: unknown, operation: string): Error {
+  if (isAbort(error)) return error;
   if (error instanceof EngineError) return error;
   const e = (typeof error === 'object' && error !== null ? error : {}) as DockerodeErrorShape;
   const message = e.json?.message ?? e.reason ?? errorMessage(error);
@@ -76,6 +82,19 @@ export function engineError(error: unknown, operation: string): EngineError {
     return new ContainerNotFoundError('not_found', `${operation}: ${message}`, options);
   }
   return new EngineError('engine_request_failed', `${operation}: ${message}`, options);
+}
+
+/** The caller's signal aborted: thrown as an abort, which engineError passes through. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted === true)
+    throw new DOMException(`aborted: ${errorMessage(signal.reason)}`, 'AbortError');
+}
+
+function isAbort(error: unknown): error is Error {
+  return (
+    error instanceof Error &&
+    (error.name === 'AbortError' || (error as { code?: unknown }).code === 'ABORT_ERR')
+  );
 }
 
 export function isStatus(error: unknown, ...codes: number[]): boolean {

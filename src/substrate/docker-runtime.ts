@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { ContainerSpec } from './container-spec.js';
-import { engineError, isStatus } from './docker-errors.js';
+import { engineError, isStatus, throwIfAborted } from './docker-errors.js';
 import { DockerCreatedContainer } from './docker-container.js';
 import { DockerGuard } from './docker-guard.js';
 import { toCreateOptions } from './docker-request.js';
@@ -50,6 +50,26 @@ const { request: httpRequest } = createRequire(import.meta.url)('node:http') as 
 
 function abortable(signal: AbortSignal | undefined): { abortSignal?: AbortSignal } {
   return signal === undefined ? {} : { abortSignal: signal };
+}
+
+/**
+ * Creates a container whole: the request is never aborted mid-way, since the engine may
+ * make the container whatever the client does, and cfh would not know its id to remove it
+ * (AH-LIFE-3). A create is short; when the caller's signal aborted meanwhile, the container
+ * just made is removed and the abort thrown.
+ */
+async function createWhole(
+  docker: Docker,
+  options: Docker.ContainerCreateOptions,
+  signal: AbortSignal | undefined,
+): Promise<Docker.Container> {
+  throwIfAborted(signal);
+  const container = await docker.createContainer(options);
+  if (signal?.aborted === true) {
+    await container.remove({ force: true, v: true }).catch(() => undefined);
+    throwIfAborted(signal);
+  }
+  return container;
 }
 
 export interface DockerRuntimeOptions {
@@ -156,38 +176,41 @@ export class DockerRuntime implements ContainerRuntime {
   async createGuard(spec: GuardSpec, signal?: AbortSignal): Promise<CreatedGuard> {
     signal?.throwIfAborted();
     try {
-      const container = await this.#docker.createContainer({
-        name: spec.name,
-        Image: spec.image,
-        // Holds the namespace; its process installs the rules, then serves on its stdin,
-        // which stays open while cfh holds the attach (and after: StdinOnce false).
-        Cmd: [...spec.command],
-        OpenStdin: true,
-        StdinOnce: false,
-        AttachStdin: true,
-        AttachStdout: true,
-        AttachStderr: true,
-        Tty: false,
-        User: '0:0',
-        Labels: { ...spec.labels },
-        NetworkDisabled: false,
-        HostConfig: {
-          NetworkMode: spec.network,
-          Sysctls: { ...spec.sysctls },
-          // Only what installing netfilter rules needs; the workload never gets these.
-          CapDrop: ['ALL'],
-          CapAdd: ['NET_ADMIN', 'NET_RAW'],
-          SecurityOpt: ['no-new-privileges:true'],
-          ReadonlyRootfs: true,
-          Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=1m', '/run': 'rw,nosuid,nodev,size=1m' },
-          Init: true,
-          Memory: 64 * 1024 * 1024,
-          PidsLimit: 32,
-          LogConfig: { Type: 'none', Config: {} },
-          RestartPolicy: { Name: 'no' },
+      const container = await createWhole(
+        this.#docker,
+        {
+          name: spec.name,
+          Image: spec.image,
+          // Holds the namespace; its process installs the rules, then serves on its stdin,
+          // which stays open while cfh holds the attach (and after: StdinOnce false).
+          Cmd: [...spec.command],
+          OpenStdin: true,
+          StdinOnce: false,
+          AttachStdin: true,
+          AttachStdout: true,
+          AttachStderr: true,
+          Tty: false,
+          User: '0:0',
+          Labels: { ...spec.labels },
+          NetworkDisabled: false,
+          HostConfig: {
+            NetworkMode: spec.network,
+            Sysctls: { ...spec.sysctls },
+            // Only what installing netfilter rules needs; the workload never gets these.
+            CapDrop: ['ALL'],
+            CapAdd: ['NET_ADMIN', 'NET_RAW'],
+            SecurityOpt: ['no-new-privileges:true'],
+            ReadonlyRootfs: true,
+            Tmpfs: { '/tmp': 'rw,nosuid,nodev,size=1m', '/run': 'rw,nosuid,nodev,size=1m' },
+            Init: true,
+            Memory: 64 * 1024 * 1024,
+            PidsLimit: 32,
+            LogConfig: { Type: 'none', Config: {} },
+            RestartPolicy: { Name: 'no' },
+          },
         },
-        ...abortable(signal),
-      });
+        signal,
+      );
       return new DockerGuard(container);
     } catch (error) {
       throw engineError(error, `create guard ${spec.name}`);
@@ -277,18 +300,12 @@ export class DockerRuntime implements ContainerRuntime {
    */
   async #create(spec: ContainerSpec, signal: AbortSignal | undefined): Promise<Docker.Container> {
     try {
-      return await this.#docker.createContainer({
-        ...toCreateOptions(spec, this.#accounting),
-        ...abortable(signal),
-      });
+      return await createWhole(this.#docker, toCreateOptions(spec, this.#accounting), signal);
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       if (!this.#accounting || spec.usageGroup === undefined || !/slice/i.test(text)) throw error;
       this.#accounting = false;
-      return await this.#docker.createContainer({
-        ...toCreateOptions(spec, false),
-        ...abortable(signal),
-      });
+      return await createWhole(this.#docker, toCreateOptions(spec, false), signal);
     }
   }
 

@@ -24,3 +24,26 @@ export interface ToolOutcome {
 export interface ToolRunner {
   run(call: AuthorizedCall, limitChars: number, signal: AbortSignal): Promise<ToolOutcome>;
 }
+
+/**
+ * The outcome of a tool cfh itself answers on the host (a draft's diff, a child run): its
+ * observation, the text it gives as stdout, timed from `startedMs` (performance.now()).
+ */
+export function hostOutcome(
+  tool: string,
+  startedMs: number,
+  observation: Observation,
+  stdout: string,
+  label?: Label,
+): ToolOutcome {
+  return {
+    observation,
+    stdout: Buffer.from(stdout, 'utf8'),
+    stderr: Buffer.alloc(0),
+    exitCode: observation.status === 'success' ? 0 : 1,
+    durationMs: Math.round(performance.now() - startedMs),
+    where: `host:${tool}`,
+    timedOut: false,
+    ...(label === undefined ? {} : { label }),
+  };
+}

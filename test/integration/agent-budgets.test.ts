@@ -818,6 +818,13 @@ describe('tool container lifetimes and parallel calls', () => {
         lifetime: 'per-call',
       },
     ]);
+    // The turn's model attempt is in the report although the loop never returned: the
+    // cancelled run audits clean (usage as the log recorded it, AH-USAGE-1).
+    const report = await readJson<{ usage: unknown[] }>(path.join(dir, 'report.json'));
+    expect(report.usage).toHaveLength(ofType(events, 'model_call_completed').length);
+    expect(report.usage).toHaveLength(1);
+    const audit = await cfh(['audit', dir]);
+    expect(audit.exitCode, audit.stdout).toBe(0);
     await expectNothingLeft(dir);
   });
 });

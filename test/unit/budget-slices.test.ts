@@ -42,6 +42,25 @@ describe('budget slices', () => {
     expect(parent.descendants()).toEqual({ turns: 3, calls: 1, input: 10, output: 1, cost: 0 });
   });
 
+  it("counts the delegating turn's own calls, in flight, before lending calls to a child", () => {
+    const parent = new BudgetTracker(budgets({ maxToolCalls: 10, maxParallelToolCalls: 8 }));
+    // Six delegate calls in one turn: admitted, not yet ended.
+    expect(parent.beforeToolCalls(6)).toBeUndefined();
+    const slices = [];
+    for (let i = 0; i < 6; i += 1) {
+      const s = parent.carve(budgets({ maxToolCalls: 50 }), 4);
+      if (!('budget' in s)) slices.push(s);
+    }
+    // 4 calls left for the children: the six calls and the slices stay within ten.
+    const lent = slices.reduce((n, s) => n + s.maxToolCalls, 0);
+    expect(6 + lent).toBeLessThanOrEqual(10);
+    for (const s of slices)
+      parent.settle(s, { turns: 0, calls: s.maxToolCalls, input: 0, output: 0, cost: 0 });
+    parent.recordToolCalls(6);
+    expect(parent.snapshot()).toMatchObject({ tool_calls: 6 + lent });
+    expect(parent.beforeToolCalls(1)).toMatchObject({ budget: 'max_tool_calls', limit: 10 });
+  });
+
   it('refuses a child when a limit has nothing left, naming it', () => {
     const parent = new BudgetTracker(budgets({ maxModelTurns: 1 }));
     parent.settle(

@@ -127,6 +127,27 @@ describe('planSandboxRun: a valid plan', () => {
     ]);
   });
 
+  it('refuses an rw mount that writes a read-only or draft workspace: itself or a path inside it', async () => {
+    const sub = path.join(ws, 'out');
+    await mkdir(sub);
+    for (const mode of ['ro', 'draft'] as const) {
+      const file = await profileFile(`extends: default\nworkspace:\n  mode: ${mode}\n`);
+      for (const source of [ws, sub, `${ws}/./`]) {
+        const error = expectConfigError(
+          () => plan({ profile: file, mounts: [`${source}:/other:rw`] }),
+          'mount_writes_workspace',
+          `whose mode is ${mode}`,
+        );
+        expect(error.details).toMatchObject({ field: 'mounts' });
+      }
+      // Read-only, the same source is only another view.
+      expect(plan({ profile: file, mounts: [`${ws}:/other:ro`] }).spec.mounts).toHaveLength(3);
+    }
+    // An rw workspace may be mounted twice: the mode already lets the sandbox write it.
+    const rw = await profileFile('extends: default\nworkspace:\n  mode: rw\n');
+    expect(plan({ profile: rw, mounts: [`${ws}:/other:rw`] }).spec.mounts).toHaveLength(3);
+  });
+
   it('refuses a --mount nested in the workspace', async () => {
     const data = path.join(dir(), 'data');
     await mkdir(data);
