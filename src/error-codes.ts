@@ -118,6 +118,7 @@ export const ERROR_CODES = [
   'mount_holds_engine_socket',
   'mount_mismatch',
   'mount_not_writable',
+  'mount_overlaps_parent_run',
   'mount_scan_incomplete',
   'mount_source_changed',
   'mount_source_forbidden',

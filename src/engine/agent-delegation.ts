@@ -7,6 +7,7 @@ import type { ToolDefinition } from '../tools/contract.js';
 import type { BudgetTracker } from './budgets.js';
 import {
   ChildRunner,
+  switchesIdentity,
   type ChildLauncher,
   type ChildOutcome,
   type DelegatedBy,
@@ -41,6 +42,7 @@ export function delegationOf(
       ceiling: c.ceiling !== undefined,
       maxReturnChars: c.entry.returns.maxChars,
     })),
+    { runsAlone: switchesIdentity(plan) },
   );
   const depth = delegatedBy?.depth ?? 0;
   return {

@@ -60,9 +60,13 @@ export class ReturnCheck {
     }
     const validate = this.#validatorOf(child.name, schema);
     if (!validate(value)) {
+      // Named by the schema's rule, the operator's words only: the instance path and ajv's
+      // message can carry the child's own property names and values (AH-DEL-3).
       const first = validate.errors?.[0];
       return invalid(
-        `its answer breaks returns.schema at ${first?.instancePath === '' || first === undefined ? 'the top' : first.instancePath}: ${first?.message ?? 'invalid'}`,
+        first === undefined
+          ? 'its answer breaks returns.schema'
+          : `its answer breaks returns.schema's rule ${first.schemaPath} (${first.keyword})`,
       );
     }
     // Re-serialised, then stripped again: JSON.parse turns an escaped bidi or zero-width

@@ -101,6 +101,25 @@ export interface ChildSummary {
   readonly usage: ChildUsage;
 }
 
+/**
+ * cfh as root copies and reads a draft workspace another user owns with that user's
+ * identity (write-authority.ts, draft-root.ts), which Linux applies to the whole process:
+ * while a child does, anything else of the process (a sibling child, another call of the
+ * parent's turn, an engine request) would act as that user. So as root, with a draft child
+ * and a workspace someone else owns, a delegate call runs alone (ToolDefinition.runsAlone)
+ * and children one at a time.
+ */
+export function switchesIdentity(plan: RunPlan): boolean {
+  const profile = plan.profile;
+  return (
+    process.geteuid?.() === 0 &&
+    statSync(plan.workspace).uid !== 0 &&
+    Object.keys(profile.children).some(
+      (name) => resolveChild(profile, name).loaded.profile.workspace.mode === 'draft',
+    )
+  );
+}
+
 export class ChildRunner implements ToolRunner {
   readonly #o: ChildRunnerOptions;
   readonly #finished: ChildSummary[] = [];
@@ -114,17 +133,7 @@ export class ChildRunner implements ToolRunner {
     this.#o = options;
     this.#returns = options.returns;
     const profile = options.session.plan.profile;
-    // cfh as root copies and reads a draft workspace another user owns with that user's
-    // identity (write-authority.ts, draft-root.ts), which Linux applies to the whole process:
-    // while one child does, a sibling's evidence would be written as that user. So as root,
-    // with a draft child and a workspace someone else owns, children run one at a time.
-    const switches =
-      process.geteuid?.() === 0 &&
-      statSync(options.session.plan.workspace).uid !== 0 &&
-      Object.keys(profile.children).some(
-        (name) => resolveChild(profile, name).loaded.profile.workspace.mode === 'draft',
-      );
-    this.#width = switches ? 1 : profile.budgets.maxParallelChildren;
+    this.#width = switchesIdentity(options.session.plan) ? 1 : profile.budgets.maxParallelChildren;
     this.#all = new Gate(this.#width);
   }
 

@@ -31,6 +31,7 @@ import { egressNames, type EgressNames } from '../sandbox/egress-sandbox.js';
 import { CA_BUNDLE_FILE, loadCaBundle, type CaBundle } from '../sandbox/ca-bundle.js';
 import {
   checkNotInsideWritableMount,
+  checkClearOfAncestors,
   checkSwappable,
   checkWorkspaceWrittenOnlyByMode,
 } from '../sandbox/mount-trust.js';
@@ -76,6 +77,11 @@ export interface SandboxRunOptions {
   readonly toolTimeout?: string | undefined;
   /** `--workspace-mode ro|rw|draft`, over the profile's `workspace.mode`. */
   readonly workspaceMode?: string | undefined;
+  /**
+   * A child run: host paths of the runs that delegated it, which no mount of it may hold or
+   * lie in (their run directories, their draft copies: childGuard).
+   */
+  readonly ancestors?: readonly string[] | undefined;
   /**
    * `profiles show --resolved`: the plan is shown, never run, so an rw mount the sandbox
    * user cannot write is not refused (nothing will write it).
@@ -129,6 +135,8 @@ export interface RunPlan {
    * writes the host.
    */
   readonly workspaceMode: 'direct' | 'draft';
+  /** A child run's delegating runs' paths no mount touches (SandboxRunOptions.ancestors). */
+  readonly ancestors?: readonly string[] | undefined;
   /** Where the draft is made and who gets it; set in `draft` mode only. */
   readonly draft: DraftPlan | undefined;
   readonly artifactRoot: string;
@@ -226,6 +234,7 @@ export function planSandboxRun(
   // Mount exactly what was checked, in every container of the run (AH-CONT-1).
   checkNotInsideWritableMount(mounts);
   checkWorkspaceWrittenOnlyByMode(mounts, workspaceMount, profile.workspace.mode);
+  checkClearOfAncestors(mounts, options.ancestors ?? []);
   // AH-CFC-14: a bad --cfc/--label, or enforce-strict with an unlabelled source, is refused
   // here, before any container exists.
   const cfc = planRunCfc(profile, mounts, WORKSPACE_TARGET, {
@@ -309,6 +318,7 @@ export function planSandboxRun(
     overrides,
     workspace,
     workspaceMode: draftMode ? 'draft' : 'direct',
+    ...(options.ancestors === undefined ? {} : { ancestors: options.ancestors }),
     draft,
     artifactRoot,
     sandboxUser,
@@ -493,4 +503,22 @@ function flagNames(message: string): string {
     /(^|; )(limits\.\w+|budgets\.\w+|runtime|network\.mode|workspace\.mode|toolLifetime|toolTimeoutSeconds)(?=:)/g,
     (_m, sep: string, field: string) => `${sep}${FLAG_OF_FIELD[field] ?? field}`,
   );
+}
+
+/**
+ * What a child of `parent` may not mount, in any mode (AH-DEL-1, AH-DEL-3): the paths its
+ * parent's own ancestors hold, the parent's run directory (its evidence, and the children's
+ * under it) and, in draft mode, the parent's copy, which a child writing it would make the
+ * parent's change. `parent` is the plan the parent runs with (its draft copy mounted).
+ */
+export function childGuard(parent: RunPlan, parentDir: string): readonly string[] {
+  const copy =
+    parent.workspaceMode === 'draft'
+      ? parent.spec.mounts.find((m) => m.target === WORKSPACE_TARGET)?.source
+      : undefined;
+  return [
+    ...(parent.ancestors ?? []),
+    parentDir,
+    ...(copy === undefined || copy === parent.workspace ? [] : [path.dirname(copy)]),
+  ];
 }

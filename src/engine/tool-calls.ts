@@ -185,7 +185,8 @@ async function refusal(
 
 /**
  * Calls without side effects run side by side (at most max_parallel_tool_calls, which the
- * turn was already checked against); a call that changes anything runs alone, after
+ * turn was already checked against); a call that changes anything (or must: runsAlone)
+ * runs alone, after
  * everything proposed before it and before everything proposed after it.
  */
 async function executeAll(
@@ -207,7 +208,7 @@ async function executeAll(
     if (failure !== undefined) throw failure.reason;
   };
   for (const c of calls) {
-    if (c.call.tool.sideEffectClass !== 'none') {
+    if (c.call.tool.sideEffectClass !== 'none' || c.call.tool.runsAlone === true) {
       await flush();
       batch = [c];
       await flush();

@@ -59,6 +59,26 @@ export function checkWorkspaceWrittenOnlyByMode(
 }
 
 /**
+ * A child run mounts nothing that holds or lies in a path of the runs that delegated it
+ * (their run directories and draft copies): read, it is their evidence or work in
+ * progress; written, it would be their change or a forged record (AH-DEL-1, AH-DEL-3).
+ */
+export function checkClearOfAncestors(
+  mounts: readonly (SpecMount & { readonly origin?: string })[],
+  ancestors: readonly string[],
+): void {
+  for (const m of mounts) {
+    const hit = ancestors.find((a) => isWithin(m.source, a) || isWithin(a, m.source));
+    if (hit === undefined) continue;
+    throw new ConfigError(
+      'mount_overlaps_parent_run',
+      `mount '${m.source}' at ${m.target} overlaps '${hit}', which belongs to a run that delegated this one (its evidence or its draft copy); a child mounts none of it`,
+      { field: 'mounts', value: m.source },
+    );
+  }
+}
+
+/**
  * Under runsc cfh cannot verify what the engine mounted (the sandbox sees virtual inodes),
  * so every source must lie on a path only root and cfh's user can change.
  */

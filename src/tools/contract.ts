@@ -51,6 +51,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType> {
    * them is never resolved, and the call is invalid (AH-CFC-12a: handles do not cross).
    */
   readonly refusesHandles?: true | undefined;
+  /**
+   * Runs with no other call of its turn beside it, whatever its side-effect class (a
+   * `delegate` call that may switch the process's identity: child-runner.ts switchesIdentity).
+   */
+  readonly runsAlone?: true | undefined;
 }
 
 /** What the model is shown of a tool: name, purpose and the JSON schema of its input. */

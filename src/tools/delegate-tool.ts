@@ -49,7 +49,10 @@ export type DelegateInput = z.infer<ReturnType<typeof delegateInput>>;
  * sink is the children's clearance (what the task may carry into them); its result carries
  * the children's ceilings, or is unlabelled when one has none.
  */
-export function delegateTool(targets: readonly DelegateTarget[]): ToolDefinition {
+export function delegateTool(
+  targets: readonly DelegateTarget[],
+  options: { readonly runsAlone?: boolean } = {},
+): ToolDefinition {
   const names = targets.map((t) => t.name);
   const [first, ...rest] = names;
   if (first === undefined) throw new Error('delegate: no child profiles');
@@ -83,5 +86,6 @@ export function delegateTool(targets: readonly DelegateTarget[]): ToolDefinition
     auditPolicy: 'full_structured_event',
     cfc: { result, clearance: [...clearance].sort(), requires: [], readsBeforeWrite: false },
     refusesHandles: true,
+    ...(options.runsAlone === true ? { runsAlone: true as const } : {}),
   };
 }

@@ -342,7 +342,7 @@ describe('child profiles', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const results = await toolResults(dir);
     expect(results[0]?.observation.summary).toMatch(
-      /^child_return_invalid: child shaped: its answer breaks returns.schema at \/n/,
+      /^child_return_invalid: child shaped: its answer breaks returns.schema's rule #\/properties\/n\/type \(type\)$/,
     );
     expect(results[1]?.observation.summary).toMatch(
       /^child_return_invalid: child short: .*over returns.maxChars 10/,

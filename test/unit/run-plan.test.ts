@@ -148,6 +148,24 @@ describe('planSandboxRun: a valid plan', () => {
     expect(plan({ profile: rw, mounts: [`${ws}:/other:rw`] }).spec.mounts).toHaveLength(3);
   });
 
+  it("refuses a child's mount that holds or lies in a path of the runs that delegated it", async () => {
+    const parentRun = path.join(dir(), 'runs', 'parent');
+    const inside = path.join(parentRun, 'outputs');
+    await mkdir(inside, { recursive: true });
+    for (const source of [inside, parentRun, path.dirname(parentRun)])
+      for (const mode of ['ro', 'rw'])
+        expectConfigError(
+          () => plan({ ancestors: [parentRun], mounts: [`${source}:/x:${mode}`] }),
+          'mount_overlaps_parent_run',
+          'a run that delegated this one',
+        );
+    const beside = path.join(dir(), 'beside');
+    await mkdir(beside);
+    expect(plan({ ancestors: [parentRun], mounts: [`${beside}:/x:rw`] }).ancestors).toEqual([
+      parentRun,
+    ]);
+  });
+
   it('refuses a --mount nested in the workspace', async () => {
     const data = path.join(dir(), 'data');
     await mkdir(data);

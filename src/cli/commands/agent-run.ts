@@ -1,13 +1,14 @@
 // `cfh sandbox run --prompt TEXT [--context FILE]... [--quote FILE]... [--script FILE]`:
 // an agent run. The model gateway is chosen here, once; a failure never moves
 // the run to another gateway or credential (AH-INV-5).
+import path from 'node:path';
 import { ConfigError } from '../../errors.js';
 import { INPUT_FILE_LIMITS, readInputFile } from '../../config/input-file.js';
 import { executeAgentRun, type AgentRunDeps } from '../../engine/agent-run.js';
 import type { Approvals } from '../../mediator/approvals.js';
 import { captureOfPrompt } from '../../engine/cfc-plan.js';
 import { loadApprovedPlan } from '../../engine/from-plan.js';
-import { planSandboxRun } from '../../engine/run-plan.js';
+import { childGuard, planSandboxRun } from '../../engine/run-plan.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
 import { AnthropicGateway } from '../../model/anthropic-gateway.js';
@@ -158,6 +159,7 @@ export function agentRunDeps(
           },
           profile: child.loaded.profile.name,
           workspace: parent.workspace,
+          ancestors: childGuard(parent, path.dirname(root)),
           artifactRoot: root,
           planning: parent.mountChecks.specialFiles !== undefined,
           command: ['sleep', 'infinity'],

@@ -54,9 +54,17 @@ export const snapshotCheck: Check = {
     }
     const ws = s.containerSpec.mounts.find((m) => m.target === s.workspace.target);
     // A draft workspace is a copy the run may write: mounted rw, the host's own untouched.
-    const mounted = s.workspace.mode === 'draft' ? 'rw' : s.workspace.mode;
-    if (s.workspace.mode === 'draft' && s.workspace.draft === undefined)
-      where.push('snapshot.json workspace.draft: a draft run names no copy');
+    // A draft run that ended before its copy existed (cancelled or refused while copying)
+    // names none and keeps the plan's read-only placeholder: nothing may then have run.
+    const noCopy = s.workspace.mode === 'draft' && s.workspace.draft === undefined;
+    const mounted = s.workspace.mode === 'draft' ? (noCopy ? 'ro' : 'rw') : s.workspace.mode;
+    const ran = (['draft_prepared', 'container_created', 'tool_container_started'] as const).find(
+      (t) => eventsOf(run, t).length > 0,
+    );
+    if (noCopy && ran !== undefined)
+      where.push(
+        `snapshot.json workspace.draft: a draft run names no copy, but its log records ${ran}`,
+      );
     if (ws === undefined || ws.mode !== mounted)
       where.push(
         `snapshot.json containerSpec.mounts: the workspace (${s.workspace.mode}) is not mounted as recorded`,
