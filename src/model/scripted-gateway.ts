@@ -131,18 +131,22 @@ export class ScriptedGateway implements ModelGateway {
     this.route = { provider: 'scripted', source, credential: 'none' };
   }
 
-  /** A fresh replay for one child run: its own turns from the first (AH-DEL-1). */
+  /**
+   * A fresh replay for one child run: its own turns from the first (AH-DEL-1). The script's
+   * `children` go down with it, so a grandchild the script names replays its own turns too.
+   */
   forChild(profile: string): ModelGateway {
     const own = this.#script.children?.[profile];
+    const children = this.#script.children === undefined ? {} : { children: this.#script.children };
     if (own !== undefined)
       return new ScriptedGateway(
-        own,
+        { ...own, ...children },
         `${this.route.source ?? 'script'}#children.${profile}`,
         this.#childFallback,
       );
     const fallback = this.#childFallback ?? this.#script;
     return new ScriptedGateway(
-      fallback,
+      { ...fallback, ...children },
       `${this.route.source ?? 'script'}#fallback`,
       this.#childFallback,
     );

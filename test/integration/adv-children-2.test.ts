@@ -528,8 +528,8 @@ describe.concurrent('child profiles under attack, second battery', () => {
 
   // Lifecycle (AH-LIFE-3, AH-DEL-5): SIGINT just as a grandchild starts (its child_started
   // in the child's chain), a sibling child in its tool call. The whole tree ends cancelled,
-  // nothing is left, every run of the tree audits clean. (A script names only the top run's
-  // children: the grandchild replays the embedded script; the sibling keeps the tree busy.)
+  // nothing is left, every run of the tree audits clean. (The script does not name the
+  // grandchild: it replays the embedded script; the sibling keeps the tree busy.)
   it('cleans up and audits after SIGINT while a grandchild starts', async () => {
     const profile = {
       ...base,

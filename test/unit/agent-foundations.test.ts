@@ -257,6 +257,29 @@ describe('ScriptedGateway', () => {
     expect(gw.route).toEqual({ provider: 'scripted', source: 'inline', credential: 'none' });
   });
 
+  it('gives each child, and a grandchild the script names, its own turns; others the fallback (AH-DEL-1)', async () => {
+    const gw = new ScriptedGateway(
+      {
+        model: 'm',
+        turns: [{ text: 'top', tool_calls: [] }],
+        children: {
+          mid: { model: 'm', turns: [{ text: 'mid', tool_calls: [] }] },
+          leaf: { model: 'm', turns: [{ text: 'leaf', tool_calls: [] }] },
+        },
+      },
+      'inline',
+      { model: 'm', turns: [{ text: 'fallback', tool_calls: [] }] },
+    );
+    const signal = new AbortController().signal;
+    const textOf = async (g: { complete: typeof gw.complete }) =>
+      ((await g.complete(request, signal)).content[0] as { text: string }).text;
+    const mid = gw.forChild('mid');
+    expect(await textOf(mid)).toBe('mid');
+    expect(await textOf(mid.forChild?.('leaf') ?? gw)).toBe('leaf');
+    expect(await textOf(gw.forChild('other'))).toBe('fallback');
+    expect(await textOf(gw.forChild('other').forChild?.('leaf') ?? gw)).toBe('leaf');
+  });
+
   it('like a provider, never bills past max_tokens, and counts the input its next turn bills', async () => {
     const gw = new ScriptedGateway(
       {
