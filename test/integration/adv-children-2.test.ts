@@ -4,99 +4,39 @@
 // real run against the real engine, kept as a regression test of the property it attacks;
 // a comment `Once broken` says what an attack showed before its fix.
 import { chmod, lstat, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { copyRun } from './audit-forge.js';
 import {
+  PARENT,
+  call,
+  childRuns,
+  delegate,
+  ofType,
+  treeIds,
+  treeIsGone,
+} from './children-support.js';
+import {
   agentRunArgs,
   cfh,
-  containersOfRun,
   onlyRunDir,
   readEvents,
   readJson,
   runIdOf,
   startCfh,
   useScratch,
-  type Event,
 } from './helpers.js';
 
 const scratch = useScratch('adv-children-2');
-let n = 0;
-
-const call = (name: string, input: unknown) => ({ name, input });
-const delegate = (profile: string, task: string) => call('delegate', { profile, task });
-const ofType = (events: Event[], type: string) => events.filter((e) => e.type === type);
-
-async function file(name: string, body: unknown): Promise<string> {
-  n += 1;
-  return scratch.file(`${String(n)}-${name}`, JSON.stringify(body));
-}
-
-async function repo(): Promise<string> {
-  const r = await scratch.sampleRepo();
-  await chmod(path.dirname(r), 0o755);
-  return r;
-}
+const { file, repo, parentRun, path: scratchPath } = childRuns(scratch);
 
 /** A draft root only root may rename entries of (sticky), that the sandbox user can write. */
 async function draftRoot(): Promise<string> {
-  n += 1;
-  const dr = scratch.path(`draft-root-${String(n)}`);
+  const dr = scratchPath('draft-root');
   await mkdir(dr);
   await chmod(dr, 0o1777);
   return dr;
-}
-
-async function parentRun(
-  profile: unknown,
-  script: unknown,
-  o: { extra?: string[]; workspace?: string; env?: Record<string, string> } = {},
-) {
-  const ws = o.workspace ?? (await repo());
-  n += 1;
-  const root = scratch.path(`art-${String(n)}`);
-  const result = await cfh(
-    agentRunArgs(
-      {
-        workspace: ws,
-        artifactRoot: root,
-        profile: await file('parent.yaml', profile),
-        script: await file('script.yaml', script),
-      },
-      o.extra ?? [],
-    ),
-    { env: o.env ?? {} },
-  );
-  if (!existsSync(root)) throw new Error(`the run did not start: ${result.stderr}`);
-  const dir = await onlyRunDir(root);
-  return { result, dir, repo: ws, root, events: await readEvents(dir) };
-}
-
-/** Every run id below `dir` (the run, its children, theirs), from the directories. */
-async function treeIds(dir: string): Promise<{ id: string; dir: string }[]> {
-  const out = [{ id: runIdOf(dir), dir }];
-  const kids = await readdir(path.join(dir, 'children')).catch(() => [] as string[]);
-  for (const k of kids) out.push(...(await treeIds(path.join(dir, 'children', k))));
-  return out;
-}
-
-/** Nothing of the tree is left on the engine, and every run of it is terminal. */
-async function treeIsGone(dir: string): Promise<void> {
-  const ids = await treeIds(dir);
-  const named = new Set(ids.map((x) => x.id));
-  for (const { dir: d } of ids)
-    for (const e of ofType(await readEvents(d), 'child_started'))
-      named.add((e.data as { childId: string }).childId);
-  for (const id of named) {
-    const left = await containersOfRun(id);
-    expect(left, `${id}: ${JSON.stringify(left)}`).toEqual([]);
-  }
-  for (const { id, dir: d } of ids) {
-    const state = await readJson<{ state: string }>(path.join(d, 'state.json'));
-    expect(['completed', 'failed', 'cancelled'], `${id} ${state.state}`).toContain(state.state);
-  }
 }
 
 interface AuditJson {
@@ -150,7 +90,7 @@ async function bulkRepo(): Promise<string> {
   return ws;
 }
 
-const base = { extends: 'default', name: 'parent', tools: ['read_file', 'list_dir'] };
+const base = PARENT;
 
 describe.concurrent('child profiles under attack, second battery', () => {
   // Label laundering (AH-DEL-4, AH-CFC-13): a child cleared for `internal` reads an internal
@@ -438,8 +378,7 @@ describe.concurrent('child profiles under attack, second battery', () => {
         turns: [{ tool_calls: [delegate('drafter', 'x')] }, { text: 'done' }],
         children: { drafter: { turns: [{ text: 'ok' }] } },
       };
-      n += 1;
-      const root = scratch.path(`art-term-copy-${String(n)}`);
+      const root = scratchPath('art-term-copy');
       const proc = startCfh(
         agentRunArgs({
           workspace: ws,
@@ -564,8 +503,7 @@ describe.concurrent('child profiles under attack, second battery', () => {
         },
       },
     };
-    n += 1;
-    const root = scratch.path(`art-int-gc-${String(n)}`);
+    const root = scratchPath('art-int-gc');
     const proc = startCfh(
       agentRunArgs({
         workspace: await repo(),
@@ -612,8 +550,7 @@ describe.concurrent('child profiles under attack, second battery', () => {
     const { result, dir } = await parentRun(profile, script);
     expect(result.exitCode, result.stderr).toBe(0);
     expect((await audit(dir)).ok).toBe(true);
-    n += 1;
-    const forgedRoot = scratch.path(`forged-${String(n)}`);
+    const forgedRoot = scratchPath('forged');
     const copy = await copyRun(dir, forgedRoot);
     const kids = path.join(copy, 'children');
     const [cid = ''] = await readdir(kids);

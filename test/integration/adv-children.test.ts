@@ -2,94 +2,34 @@
 // output (the scripted turns, the children's too), the repository and the profile are the
 // attacker's. Each attack is a real run against the real engine, kept as a regression test
 // of the property it attacks.
-import { chmod, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { copyRun } from './audit-forge.js';
 import {
+  PARENT,
+  call,
+  childRuns,
+  delegate,
+  ofType,
+  treeIds,
+  treeIsGone,
+} from './children-support.js';
+import {
   agentRunArgs,
   cfh,
-  containersOfRun,
   onlyRunDir,
   readEvents,
   readJson,
-  runIdOf,
   startCfh,
   toolResults,
   useScratch,
   waitForEvent,
-  type Event,
 } from './helpers.js';
 
 const scratch = useScratch('adv-children');
-let n = 0;
-
-const call = (name: string, input: unknown) => ({ name, input });
-const delegate = (profile: string, task: string) => call('delegate', { profile, task });
-const ofType = (events: Event[], type: string) => events.filter((e) => e.type === type);
-
-async function file(name: string, body: unknown): Promise<string> {
-  n += 1;
-  return scratch.file(`${String(n)}-${name}`, JSON.stringify(body));
-}
-
-async function repo(): Promise<string> {
-  const r = await scratch.sampleRepo();
-  await chmod(path.dirname(r), 0o755);
-  return r;
-}
-
-async function parentRun(
-  profile: unknown,
-  script: unknown,
-  extra: string[] = [],
-  workspace?: string,
-) {
-  const ws = workspace ?? (await repo());
-  n += 1;
-  const root = scratch.path(`art-${String(n)}`);
-  const result = await cfh(
-    agentRunArgs(
-      {
-        workspace: ws,
-        artifactRoot: root,
-        profile: await file('parent.yaml', profile),
-        script: await file('script.yaml', script),
-      },
-      extra,
-    ),
-  );
-  if (!existsSync(root)) throw new Error(`the run did not start: ${result.stderr}`);
-  const dir = await onlyRunDir(root);
-  return { result, dir, repo: ws, root, events: await readEvents(dir) };
-}
-
-/** Every run id below `dir` (the run, its children, theirs), from the directories. */
-async function treeIds(dir: string): Promise<{ id: string; dir: string }[]> {
-  const out = [{ id: runIdOf(dir), dir }];
-  const kids = await readdir(path.join(dir, 'children')).catch(() => [] as string[]);
-  for (const k of kids) out.push(...(await treeIds(path.join(dir, 'children', k))));
-  return out;
-}
-
-/** Nothing of the tree is left on the engine, and every run of it is terminal. */
-async function treeIsGone(dir: string): Promise<void> {
-  const ids = await treeIds(dir);
-  // Also every child id the chains name (a child whose directory is missing included).
-  const named = new Set(ids.map((x) => x.id));
-  for (const { dir: d } of ids)
-    for (const e of ofType(await readEvents(d), 'child_started'))
-      named.add((e.data as { childId: string }).childId);
-  for (const id of named) {
-    const left = await containersOfRun(id);
-    expect(left, `${id}: ${JSON.stringify(left)}`).toEqual([]);
-  }
-  for (const { id, dir: d } of ids) {
-    const state = await readJson<{ state: string }>(path.join(d, 'state.json'));
-    expect(['completed', 'failed', 'cancelled'], `${id} ${state.state}`).toContain(state.state);
-  }
-}
+const { file, repo, parentRun, path: scratchPath } = childRuns(scratch);
 
 /** Resolves true when `p` settles within `ms`, false otherwise. */
 async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
@@ -108,7 +48,7 @@ async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
   return out;
 }
 
-const base = { extends: 'default', name: 'parent', tools: ['read_file', 'list_dir'] };
+const base = PARENT;
 
 describe.concurrent('child profiles under attack', () => {
   it('gives a child nothing of the parent: env, mounts, tools, network, approvals, --env (AH-DEL-1)', async () => {
@@ -149,12 +89,9 @@ describe.concurrent('child profiles under attack', () => {
         },
       },
     };
-    const { result, dir, events } = await parentRun(profile, script, [
-      '--env',
-      'CLI_ENV_SECRET=cli-env-value-7c1',
-      '--approve',
-      'ask-exec',
-    ]);
+    const { result, dir, events } = await parentRun(profile, script, {
+      extra: ['--env', 'CLI_ENV_SECRET=cli-env-value-7c1', '--approve', 'ask-exec'],
+    });
     expect(result.exitCode, result.stderr).toBe(0);
     const fin = ofType(events, 'child_finished')[0]?.data as { childId: string; outcome: string };
     expect(fin.outcome).toBe('returned');
@@ -387,8 +324,7 @@ describe.concurrent('child profiles under attack', () => {
       turns: [{ tool_calls: [delegate('bogus', 'a')] }, { text: 'done' }],
       children: { bogus: { turns: [{ text: '{"v": 1}' }] } },
     };
-    n += 1;
-    const root = scratch.path(`art-${String(n)}`);
+    const root = scratchPath('art');
     const result = await cfh(
       agentRunArgs({
         workspace: await repo(),
@@ -677,7 +613,7 @@ describe.concurrent('child profiles under attack', () => {
         },
       },
     };
-    const { result, dir, events } = await parentRun(profile, script, [], ws);
+    const { result, dir, events } = await parentRun(profile, script, { workspace: ws });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(ofType(events, 'child_started')).toHaveLength(0);
     const codes = ofType(events, 'child_refused')
@@ -722,7 +658,7 @@ describe.concurrent('child profiles under attack', () => {
           },
         },
       };
-      const { dir, events } = await parentRun(profile, script, [], ws);
+      const { dir, events } = await parentRun(profile, script, { workspace: ws });
       const wrote = existsSync(path.join(ws, 'PWNED_BY_CHILD'));
       await treeIsGone(dir);
       await rm(path.join(ws, 'PWNED_BY_CHILD'), { force: true });

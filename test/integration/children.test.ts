@@ -23,55 +23,17 @@ import {
   waitForEvent,
   type Event,
 } from './helpers.js';
+import { PARENT, call, childRuns, delegate, ofType } from './children-support.js';
 
 const scratch = useScratch('children');
-let n = 0;
-
-const call = (name: string, input: unknown) => ({ name, input });
-const delegate = (profile: string, task: string) => call('delegate', { profile, task });
-
-async function file(name: string, body: unknown): Promise<string> {
-  n += 1;
-  return scratch.file(`${String(n)}-${name}`, JSON.stringify(body));
-}
-
-/** The parent's run and its evidence. */
-async function parentRun(
-  profile: unknown,
-  script: unknown,
-  extra: string[] = [],
-  own: 'sandbox' | 'self' = 'sandbox',
-) {
-  const repo = own === 'sandbox' ? await scratch.sampleRepo() : await selfOwnedRepo();
-  // A draft child (cfh as root) copies the workspace as its owner, who must reach it.
-  await chmod(path.dirname(repo), 0o755);
-  n += 1;
-  const root = scratch.path(`art-${String(n)}`);
-  const result = await cfh(
-    agentRunArgs(
-      {
-        workspace: repo,
-        artifactRoot: root,
-        profile: await file('parent.yaml', profile),
-        script: await file('script.yaml', script),
-      },
-      extra,
-    ),
-  );
-  if (!existsSync(root)) throw new Error(`the run did not start: ${result.stderr}`);
-  const dir = await onlyRunDir(root);
-  return { result, dir, repo, root, events: await readEvents(dir) };
-}
+const { file, parentRun, path: scratchPath } = childRuns(scratch);
 
 /** The sample repository owned by whoever runs the test (root: no identity to switch to). */
 async function selfOwnedRepo(): Promise<string> {
-  n += 1;
-  const repo = scratch.path(`own-repo-${String(n)}`);
+  const repo = scratchPath('own-repo');
   await cp(path.join(REPO_ROOT, 'examples', 'sample-repo'), repo, { recursive: true });
   return repo;
 }
-
-const ofType = (events: Event[], type: string) => events.filter((e) => e.type === type);
 
 /** Every child's chain ends on the hash its parent recorded, and names its parent. */
 async function checkChildren(dir: string, events: Event[]): Promise<void> {
@@ -90,7 +52,7 @@ async function checkChildren(dir: string, events: Event[]): Promise<void> {
   expect(await containersOfRun(runIdOf(dir))).toEqual([]);
 }
 
-const base = { extends: 'default', name: 'parent', tools: ['read_file', 'list_dir'] };
+const base = PARENT;
 
 describe('child profiles', () => {
   it('runs a reviewer, a tester and a fixer side by side, one failing, each in its own boundary', async () => {
@@ -171,7 +133,9 @@ describe('child profiles', () => {
     };
     // A workspace of the test's own user: cfh needs no other identity to copy it for the
     // fixer's draft, so all four run at once (as root, another user's would serialise them).
-    const { result, dir, repo, events } = await parentRun(profile, script, [], 'self');
+    const { result, dir, repo, events } = await parentRun(profile, script, {
+      workspace: await selfOwnedRepo(),
+    });
     expect(result.exitCode, result.stderr).toBe(0);
     const started = ofType(events, 'child_started');
     const finished = ofType(events, 'child_finished');
@@ -695,8 +659,7 @@ describe('child profiles', () => {
         },
       },
     };
-    n += 1;
-    const root = scratch.path(`art-${String(n)}`);
+    const root = scratchPath('art');
     const result = await cfh(
       agentRunArgs({
         workspace: await scratch.sampleRepo(),
