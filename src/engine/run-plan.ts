@@ -3,13 +3,10 @@
 // Pure apart from reading profiles and resolving host paths (sandbox/source-resolution.ts).
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { BUDGET_FLAGS, parseBudgetFlag } from '../config/budget-flags.js';
 import { isBuiltinReference, loadProfile, type LoadedProfile } from '../config/profile-loader.js';
 import { resolveChildren } from '../config/child-profiles.js';
-import { Profile } from '../config/profile-schema.js';
-import { parsePositiveNumber, parseSize } from '../config/size.js';
-import { describeIssues } from '../config/zod-issues.js';
-import { checkEngineLimits } from '../config/engine-limits.js';
+import type { Profile } from '../config/profile-schema.js';
+import { parseSize } from '../config/size.js';
 import type { CfhEnvironment } from '../config/env.js';
 import { resolveCommandEnv, type CommandEnvSource } from '../config/command-env.js';
 import { ConfigError, errorMessage } from '../errors.js';
@@ -38,6 +35,7 @@ import {
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
 import { spelledWorkingDirectory } from '../sandbox/source-resolution.js';
 import { resolveArtifactRoot } from './artifact-root.js';
+import { applyOverrides, type ProfileFlags } from './profile-overrides.js';
 import { checkEngineSockets, engineSockets, type SocketCheck } from '../sandbox/engine-sockets.js';
 import { checkWritableMounts } from '../sandbox/writable.js';
 import { findFifos, type SpecialFileCheck } from '../sandbox/special-files.js';
@@ -56,27 +54,14 @@ import { policyFor, runFactsOf } from './policy-explain.js';
 import type { CfcPlan } from '../cfc/label-map.js';
 import { planRunCfc } from './cfc-plan.js';
 
-export interface SandboxRunOptions {
+/** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
+export interface SandboxRunOptions extends ProfileFlags {
   readonly profile?: string | undefined;
   /** A child run's profile, resolved by its parent (child-profiles.ts): not loaded again. */
   readonly loaded?: LoadedProfile | undefined;
   readonly workspace?: string | undefined;
   readonly mounts?: readonly string[] | undefined;
-  readonly timeout?: string | undefined;
-  readonly memory?: string | undefined;
-  readonly cpus?: string | undefined;
-  readonly pids?: string | undefined;
-  readonly runtime?: string | undefined;
-  readonly network?: string | undefined;
-  readonly allow?: readonly string[] | undefined;
-  readonly deny?: readonly string[] | undefined;
   readonly artifactRoot?: string | undefined;
-  /** Agent runs: budget field → the flag's text (`--max-model-turns 3`). */
-  readonly budgets?: Readonly<Partial<Record<string, string>>> | undefined;
-  readonly toolLifetime?: string | undefined;
-  readonly toolTimeout?: string | undefined;
-  /** `--workspace-mode ro|rw|draft`, over the profile's `workspace.mode`. */
-  readonly workspaceMode?: string | undefined;
   /**
    * A child run: host paths of the runs that delegated it, which no mount of it may hold or
    * lie in (their run directories, their draft copies: childGuard).
@@ -89,10 +74,6 @@ export interface SandboxRunOptions {
   readonly describing?: boolean | undefined;
   /** `--user UID[:GID]`, over the profile's `user`; uid 0 only as a literal `0`. */
   readonly user?: string | undefined;
-  /** `--image REF`, over the profile's `image` (any local image; cfh never pulls). */
-  readonly image?: string | undefined;
-  /** `--fail-on-blocked`: over the profile's `failOnBlocked` (agent runs). */
-  readonly failOnBlocked?: boolean | undefined;
   /** `--plan`: no unix sockets in the sandbox, and the mounts searched for FIFOs. */
   readonly planning?: boolean | undefined;
   /** `-i`: cfh's stdin is streamed into the command's; without it the command's is empty. */
@@ -103,8 +84,6 @@ export interface SandboxRunOptions {
   readonly env?: readonly string[] | undefined;
   /** `--env-file FILE`, in order (before every --env). */
   readonly envFiles?: readonly string[] | undefined;
-  /** `--ca-bundle FILE`, over the profile's `network.caBundle`. */
-  readonly caBundle?: string | undefined;
   /** `--cfc MODE`, over the profile's `cfc.mode`. */
   readonly cfc?: string | undefined;
   /** `--label TARGET=ATOM,...`, over the label of the mount at TARGET (repeatable). */
@@ -375,134 +354,6 @@ export function checkProfileTools(ref: string, profile: Profile): void {
       value: unknown,
     });
   }
-}
-
-function applyOverrides(
-  base: Profile,
-  options: SandboxRunOptions,
-  spelled: (p: string) => string,
-): { profile: Profile; overrides: Record<string, string> } {
-  const overrides: Record<string, string> = {};
-  const limits = { ...base.limits };
-  if (options.timeout !== undefined) {
-    limits.wallTimeSeconds = parsePositiveNumber('--timeout', options.timeout, false);
-    overrides.timeout = options.timeout;
-  }
-  if (options.memory !== undefined) {
-    parseSize('--memory', options.memory);
-    limits.memory = options.memory;
-    overrides.memory = options.memory;
-  }
-  if (options.cpus !== undefined) {
-    limits.cpus = parsePositiveNumber('--cpus', options.cpus, false);
-    overrides.cpus = options.cpus;
-  }
-  if (options.pids !== undefined) {
-    limits.pids = parsePositiveNumber('--pids', options.pids, true);
-    overrides.pids = options.pids;
-  }
-  let runtime: string = base.runtime;
-  if (options.runtime !== undefined) {
-    runtime = options.runtime;
-    overrides.runtime = options.runtime;
-  }
-  const network = { ...base.network };
-  if (options.network !== undefined) {
-    network.mode = options.network as Profile['network']['mode'];
-    overrides.network = options.network;
-  }
-  if (options.allow !== undefined && options.allow.length > 0) {
-    network.allow = [...network.allow, ...options.allow];
-    overrides.allow = options.allow.join(' ');
-  }
-  if (options.deny !== undefined && options.deny.length > 0) {
-    network.deny = [...network.deny, ...options.deny];
-    overrides.deny = options.deny.join(' ');
-  }
-  if (options.caBundle !== undefined) {
-    // Relative to where cfh was started, as the shell spelled it (like --mount).
-    network.caBundle = path.resolve(spelled(options.caBundle));
-    overrides['ca-bundle'] = options.caBundle;
-  }
-  const budgets = { ...base.budgets };
-  for (const flag of BUDGET_FLAGS) {
-    const text = options.budgets?.[flag.field];
-    if (text === undefined) continue;
-    budgets[flag.field] = parseBudgetFlag(flag, text);
-    overrides[flag.flag] = text;
-  }
-  let toolLifetime: string = base.toolLifetime;
-  if (options.toolLifetime !== undefined) {
-    toolLifetime = options.toolLifetime;
-    overrides['tool-lifetime'] = options.toolLifetime;
-  }
-  let toolTimeoutSeconds = base.toolTimeoutSeconds;
-  if (options.toolTimeout !== undefined) {
-    toolTimeoutSeconds = parsePositiveNumber('--tool-timeout', options.toolTimeout, false);
-    overrides['tool-timeout'] = options.toolTimeout;
-  }
-  let workspace = base.workspace;
-  if (options.workspaceMode !== undefined) {
-    workspace = { ...base.workspace, mode: options.workspaceMode as Profile['workspace']['mode'] };
-    overrides['workspace-mode'] = options.workspaceMode;
-  }
-  let image = base.image;
-  if (options.image !== undefined) {
-    image = options.image;
-    overrides.image = options.image;
-  }
-  let failOnBlocked = base.failOnBlocked;
-  if (options.failOnBlocked === true) {
-    failOnBlocked = true;
-    overrides['fail-on-blocked'] = 'true';
-  }
-  const candidate = {
-    ...base,
-    image,
-    failOnBlocked,
-    workspace,
-    runtime,
-    limits,
-    network,
-    budgets,
-    toolLifetime,
-    toolTimeoutSeconds,
-  };
-  const parsed = Profile.safeParse(candidate);
-  if (!parsed.success) {
-    throw new ConfigError(
-      'invalid_override',
-      flagNames(describeIssues(parsed.error, { schema: Profile, commandLine: candidate })),
-      {},
-    );
-  }
-  // What the engine would refuse at create or start (memory, CPUs, tmpfs) fails now.
-  checkEngineLimits(parsed.data.limits, {
-    memory: options.memory === undefined ? undefined : '--memory',
-    cpus: options.cpus === undefined ? undefined : '--cpus',
-  });
-  return { profile: parsed.data, overrides };
-}
-
-const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
-  'limits.wallTimeSeconds': '--timeout',
-  'limits.memory': '--memory',
-  'limits.cpus': '--cpus',
-  'limits.pids': '--pids',
-  runtime: '--runtime',
-  'network.mode': '--network',
-  'workspace.mode': '--workspace-mode',
-  toolLifetime: '--tool-lifetime',
-  toolTimeoutSeconds: '--tool-timeout',
-  ...Object.fromEntries(BUDGET_FLAGS.map((f) => [`budgets.${f.field}`, `--${f.flag}`])),
-};
-
-/** Override errors name the flag the user typed, not the profile field behind it. */
-function flagNames(message: string): string {
-  return message.replace(
-    /(^|; )(limits\.\w+|budgets\.\w+|runtime|network\.mode|workspace\.mode|toolLifetime|toolTimeoutSeconds)(?=:)/g,
-    (_m, sep: string, field: string) => `${sep}${FLAG_OF_FIELD[field] ?? field}`,
-  );
 }
 
 /**
