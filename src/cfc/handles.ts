@@ -1,53 +1,121 @@
 // Opaque value handles (AH-CFC-18/19, AH-REF-1..4): a result whose label the model's
-// clearance refuses reaches the model as `cfh-val:<n>`, a name it can pass on but not read.
-// A call that uses a handle has it resolved before the call is checked and decided, and the
-// value's label joins the call's explicit inputs, so its use is judged like the value
-// itself. Minting a handle is not a release, and resolving one grants nothing. The table
-// lives in this run's memory only: values never reach the evidence (their digest does), and
-// no other run or child sees it.
-import { createHash } from 'node:crypto';
+// clearance refuses reaches the model as `cfh-val:<20 base32>`, a name it can pass on but
+// not read. The referent is one call's result (positively identified: AH-REF-1); its name is
+// an HMAC of that call under a salt drawn for this run, so names are neither sequential nor
+// guessable and a name from another run never resolves here (AH-REF-2). A call that uses a
+// handle has it resolved before the call is checked and decided, and the value's label joins
+// the call's explicit inputs. Minting is not a release and resolving grants nothing.
+//
+// The table is sensitive run state (AH-REF-3, AH-CFC-19): it is kept in the run directory
+// under the transcript's boundary (engine/handle-store.ts), never in events (they hold no
+// digest of a value: a short value would be recovered by trying candidates), and it goes to
+// another run only where that run continues this one's model context (resume, restore).
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Label } from './label.js';
 
-// Digits to the end: `cfh-val:12` is never handle 1 followed by a 2.
-const HANDLE = /cfh-val:[0-9]+(?![0-9])/g;
+const NAME_CHARS = 20;
+/** Anything spelled like a handle: a well-formed one this run holds resolves, any other is inert. */
+const HANDLE = /cfh-val:[A-Za-z0-9]+/g;
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** A held value: what it is, where it came from, and what it carries into a call. */
+export interface HeldValue {
+  readonly handle: string;
+  /** The run and call whose result it is (its referent). */
+  readonly runId: string;
+  readonly callId: string;
+  readonly label: Label;
+  /**
+   * Whether its integrity counts when a call uses it. False for a mount the operator labelled
+   * without integrity (not the workspace): data the model never saw cannot have steered the
+   * call, so it carries its confidentiality only (docs/operators.md, "Handles").
+   */
+  readonly integrityCounts: boolean;
+  readonly value: string;
+}
 
 export interface HandleUse {
   readonly handle: string;
   readonly label: Label;
-  readonly valueSha256: string;
-  readonly chars: number;
+  readonly integrityCounts: boolean;
+  readonly value: string;
 }
 
 export type Resolution =
   | { readonly kind: 'resolved'; readonly value: unknown; readonly used: readonly HandleUse[] }
   | { readonly kind: 'unknown'; readonly handles: readonly string[] };
 
-interface Held {
-  readonly value: string;
-  readonly label: Label;
-  readonly valueSha256: string;
+function base32(bytes: Buffer, chars: number): string {
+  let out = '';
+  let bits = 0;
+  let acc = 0;
+  for (const b of bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 5 && out.length < chars) {
+      out += BASE32.charAt((acc >>> (bits - 5)) & 31);
+      bits -= 5;
+    }
+  }
+  return out;
 }
 
 export class ValueHandles {
-  readonly #held = new Map<string, Held>();
-  #next = 0;
+  readonly runId: string;
+  readonly #salt: Buffer;
+  readonly #held = new Map<string, HeldValue>();
+  /** Called for every value this table takes, before its handle is handed out. */
+  readonly #keep: (held: HeldValue, inherited: boolean) => Promise<void>;
+
+  constructor(runId: string, keep: (held: HeldValue, inherited: boolean) => Promise<void>) {
+    this.runId = runId;
+    this.#salt = randomBytes(32);
+    this.#keep = keep;
+  }
 
   get size(): number {
     return this.#held.size;
   }
 
-  /** A new handle for `value` (every mint is a new name: a handle says nothing of equality). */
-  mint(value: string, label: Label): HandleUse {
-    this.#next += 1;
-    const handle = `cfh-val:${this.#next}`;
-    const valueSha256 = createHash('sha256').update(value).digest('hex');
-    this.#held.set(handle, { value, label, valueSha256 });
-    return { handle, label, valueSha256, chars: value.length };
+  /** The values held, oldest first (what a continuing run inherits). */
+  values(): readonly HeldValue[] {
+    return [...this.#held.values()];
+  }
+
+  /** The handle of this run's call `callId`: the same call always gets the same name. */
+  nameOf(callId: string): string {
+    const mac = createHmac('sha256', this.#salt).update(`${this.runId}/${callId}`).digest();
+    return `cfh-val:${base32(mac, NAME_CHARS)}`;
+  }
+
+  /** Holds the result of call `callId` and returns its handle, kept before it is handed out. */
+  async mint(
+    callId: string,
+    value: string,
+    label: Label,
+    integrityCounts: boolean,
+  ): Promise<HeldValue> {
+    const handle = this.nameOf(callId);
+    const known = this.#held.get(handle);
+    if (known !== undefined) return known;
+    const held: HeldValue = { handle, runId: this.runId, callId, label, integrityCounts, value };
+    await this.#keep(held, false);
+    this.#held.set(handle, held);
+    return held;
+  }
+
+  /** Values of the run this one continues (resume, restore): same names, same referents. */
+  async inherit(values: readonly HeldValue[]): Promise<void> {
+    for (const v of values) {
+      if (this.#held.has(v.handle)) continue;
+      await this.#keep(v, true);
+      this.#held.set(v.handle, v);
+    }
   }
 
   /**
    * `input` with every handle inside any string replaced by its value, and the handles
-   * used; or the handles this run never minted (the call is then invalid).
+   * used; or the handles this table does not hold (the call is then invalid: AH-REF-2).
    */
   resolve(input: unknown): Resolution {
     const used = new Map<string, HandleUse>();
@@ -63,8 +131,8 @@ export class ValueHandles {
         used.set(m, {
           handle: m,
           label: held.label,
-          valueSha256: held.valueSha256,
-          chars: held.value.length,
+          integrityCounts: held.integrityCounts,
+          value: held.value,
         });
         return held.value;
       });
@@ -89,4 +157,9 @@ export class ValueHandles {
     if (unknown.size > 0) return { kind: 'unknown', handles: [...unknown].sort() };
     return { kind: 'resolved', value, used: [...used.values()] };
   }
+}
+
+/** Whether `text` names anything spelled like a handle (a call that may carry one). */
+export function mentionsHandle(text: string): boolean {
+  return text.includes('cfh-val:');
 }

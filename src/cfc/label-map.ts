@@ -33,6 +33,12 @@ export interface MountLabel {
   readonly clearance: readonly string[];
   /** `flag`: `--label` replaced the profile's (recorded in the snapshot). */
   readonly labelSource: 'profile' | 'flag';
+  /**
+   * Whether a value read from it keeps its integrity when a call uses it through a handle:
+   * false for an operator's mount (not the workspace) whose label names no integrity, which
+   * is data the model never saw (docs/operators.md, "Handles").
+   */
+  readonly integrityCounts: boolean;
   /** False: kept out of the workload container (exec cannot read or write it). */
   readonly inWorkload: boolean;
   readonly withheldBecause?: string;
@@ -52,6 +58,11 @@ export interface HostToolLabels {
   readonly clearance: readonly string[];
   readonly requires: readonly string[];
   readonly readsBeforeWrite: boolean;
+  /**
+   * The operator's word that its result says nothing of its inputs (a declassifier): the
+   * result carries its own label alone, not joined with theirs; recorded at each call.
+   */
+  readonly declassifies: boolean;
 }
 
 export interface CfcPlan {
@@ -142,7 +153,7 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
             profile.network.requires[destination] ??
             (mode === 'enforce-strict' || mode === 'observe' ? [PROMPT_DIRECT] : []),
         }));
-  const labelled = raw.map((m) => {
+  const labelled = raw.map((m, i) => {
     const flagged = given.get(m.target);
     const spec = flagged ?? m.spec;
     // What a mount may be written with, it may hold: a read from it carries its clearance's
@@ -160,6 +171,7 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
       label: l,
       clearance: [...new Set([...(l?.confidentiality ?? []), ...m.extra])].sort(),
       labelSource: flagged === undefined ? ('profile' as const) : ('flag' as const),
+      integrityCounts: i === 0 || l === undefined || l.integrity.length > 0,
     };
   });
   const mounts = labelled.map((m, i): MountLabel => {
@@ -256,6 +268,7 @@ export function hostToolLabels(entry: HostToolEntry, toolName?: string): HostToo
     clearance: [...new Set(own?.clearance ?? entry.clearance ?? [])].sort(),
     requires: [...new Set(own?.requires?.integrity ?? entry.requires?.integrity ?? [])].sort(),
     readsBeforeWrite: own?.readsBeforeWrite ?? entry.readsBeforeWrite ?? false,
+    declassifies: own?.declassifies ?? entry.declassifies ?? false,
   };
 }
 

@@ -1,11 +1,13 @@
 // One run's CFC state (AH-CFC-7/8/16): the plan (label-map.ts), the capture record of the
-// direct command, the model context's label as observations are exposed to the model, the
-// label accumulated by the per-run workload container, and the run's value handles. The
-// engine makes one per agent run and hands it to the tool calls and the loop; the mediator
-// judges each call's flow with it (flow.ts).
+// direct command, the model context's label as observations are exposed to the model (from
+// its prompt slots and any context carried in: carried.ts), the label accumulated by the
+// per-run workload container, and the run's value handles. The engine makes one per agent
+// run and hands it to the tool calls and the loop; the mediator judges each call's flow with
+// it (flow.ts).
 import { isEnforcing, PROMPT_DIRECT, type CfcMode } from '../config/cfc-schema.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
-import { ValueHandles } from './handles.js';
+import { withCarried, type CarriedContext } from './carried.js';
+import { ValueHandles, type HeldValue } from './handles.js';
 import { join, label, type Label } from './label.js';
 import type { CfcPlan } from './label-map.js';
 
@@ -18,26 +20,42 @@ export interface PromptSlotLabels {
   readonly fromPlan: boolean;
 }
 
+export interface CfcRuntimeOptions {
+  readonly runId: string;
+  /** Keeps a held value in the run's evidence before its handle is handed out. */
+  readonly keep: (held: HeldValue, inherited: boolean) => Promise<void>;
+  /** Model contexts this run continues or was handed (carried.ts). */
+  readonly carried: readonly CarriedContext[];
+}
+
 export class CfcRuntime {
   readonly plan: CfcPlan;
   readonly workspaceTarget: string;
   readonly capture: InputCaptureRecord | null;
-  readonly handles = new ValueHandles();
+  readonly handles: ValueHandles;
+  readonly carried: readonly CarriedContext[];
   #context: Label;
   #joined = 0;
   #container: Label | undefined;
 
-  constructor(plan: CfcPlan, workspaceTarget: string, slots: PromptSlotLabels) {
+  constructor(
+    plan: CfcPlan,
+    workspaceTarget: string,
+    slots: PromptSlotLabels,
+    options: CfcRuntimeOptions,
+  ) {
     this.plan = plan;
     this.workspaceTarget = workspaceTarget;
     this.capture = slots.capture;
+    this.handles = new ValueHandles(options.runId, options.keep);
+    this.carried = options.carried;
     // The direct command carries `prompt:direct` only with its capture record (AH-CFC-3);
     // context, quoted material and an approved plan never do (AH-CFC-4): each joins as a
-    // slot of no integrity.
+    // slot of no integrity. A context carried in joins with its own label: never lost.
     let context = label({ integrity: slots.capture === null ? [] : [PROMPT_DIRECT] });
     const others = slots.context + slots.quoted + (slots.fromPlan ? 1 : 0);
     if (others > 0) context = join(context, label());
-    this.#context = context;
+    this.#context = withCarried(context, options.carried);
   }
 
   get mode(): CfcMode {

@@ -62,13 +62,16 @@ const Classes = {
  * CFC (src/cfc/label-map.ts): the label of what the tool returns (none: `unlabelled`), the
  * confidentiality atoms its arguments may carry (default none), the integrity atoms every
  * influence on a call must have, and whether it reads before it writes (its result label
- * then joins its write decision, AH-CFC-10).
+ * then joins its write decision, AH-CFC-10). Its result carries its resultLabel joined with
+ * the labels of its inputs, unless the operator declares it a declassifier (`declassifies:
+ * true`: its result carries its resultLabel alone, recorded at each call).
  */
 const CfcLabels = {
   resultLabel: LabelSpec.optional(),
   clearance: AtomList.optional(),
   requires: z.strictObject({ integrity: AtomList.default([]) }).optional(),
   readsBeforeWrite: z.boolean().optional(),
+  declassifies: z.boolean().optional(),
 };
 
 const ResultBounds = {

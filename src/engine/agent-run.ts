@@ -45,6 +45,8 @@ import type { SnapshotSession } from '../evidence/schema/snapshot.js';
 import type { SnapshotModelSide } from '../evidence/schema/snapshot.js';
 import type { ResumedFrom } from '../evidence/schema/resume.js';
 import { cfcRuntimeOf, snapshotCfc } from './cfc-plan.js';
+import { heldValueKeeper, startCarried } from './cfc-carry.js';
+import type { CarriedContext } from '../cfc/carried.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
@@ -105,6 +107,11 @@ export interface AgentRequest {
   readonly resumedFrom?: ResumedFrom | undefined;
   /** A child run: who delegated it (AH-DEL-5), in its snapshot. */
   readonly delegatedBy?: DelegatedBy | undefined;
+  /**
+   * Model contexts this run continues or was handed (resume, restore, a delegation, an
+   * approved plan): its context starts at their labels, never below (cfc/carried.ts).
+   */
+  readonly carried?: readonly CarriedContext[] | undefined;
 }
 
 /** The loop's result, and the plan it left (plan mode). */
@@ -184,15 +191,7 @@ export async function executeAgentRun(
       ? null
       : { runId: request.fromPlan.runId, sha256: request.fromPlan.sha256 };
   const capture = request.promptCapture ?? null;
-  // AH-CFC-3/4: the direct command is a slot of integrity prompt:direct only with its
-  // capture; context, quoted material and an approved plan are slots of none. Disabled:
-  // no runtime, the calls behave as without CFC (the plan is still in the snapshot).
-  const cfc = cfcRuntimeOf(plan.cfc, WORKSPACE_TARGET, {
-    capture,
-    context: request.slots.context?.length ?? 0,
-    quoted: request.slots.quoted?.length ?? 0,
-    fromPlan: request.fromPlan !== undefined,
-  });
+  const cfcOn = plan.cfc.mode !== 'disabled';
   const work: RunWork<AgentResult> = {
     kind: 'agent',
     snapshot: (common) => ({
@@ -207,7 +206,7 @@ export async function executeAgentRun(
       approvals: request.approvals,
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
-      cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, cfc === undefined ? null : capture),
+      cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, cfcOn ? capture : null),
       // AH-INV-2: model, adapter and route by reference; prompt slots by role and digest.
       model: modelRecord(deps.gateway),
       // An MCP client's run has no prompt slots: it says so instead (modelSide).
@@ -239,9 +238,33 @@ export async function executeAgentRun(
     run: async (session, s) => {
       // Before any call can be decided: every refusal the log records is counted.
       session.dir.events.subscribe(blocked.listener);
+      // AH-CFC-3/4: the direct command is a slot of integrity prompt:direct only with its
+      // capture; context, quoted material and an approved plan are slots of none; a context
+      // carried in keeps its label (cfc/carried.ts). Disabled: no runtime, the calls behave
+      // as without CFC (the plan is still in the snapshot).
+      const cfc = cfcRuntimeOf(
+        plan.cfc,
+        WORKSPACE_TARGET,
+        {
+          capture,
+          context: request.slots.context?.length ?? 0,
+          quoted: request.slots.quoted?.length ?? 0,
+          fromPlan: request.fromPlan !== undefined,
+        },
+        {
+          runId: plan.runId,
+          keep: heldValueKeeper(session.dir),
+          // An approved plan is the planning model's text: it carries that context's label.
+          carried: [
+            ...(request.carried ?? []),
+            ...(request.fromPlan === undefined ? [] : [request.fromPlan.carried]),
+          ],
+        },
+      );
       // AH-CFC-3: the capture of the direct command, before the first model request.
       if (cfc?.capture != null)
         await session.dir.events.append('prompt_captured', cfc.capture, true);
+      if (cfc !== undefined) await startCarried(cfc, session.dir.events);
       // AH-CAP-4: every declared host tool healthy before the first model request.
       if (!scrubber.empty) session.dir.redactWith(scrubber);
       host.open = await openHostTools(session, hostPlan, deps.hostTools, scrubber, s);
@@ -340,6 +363,7 @@ function childLauncher(request: AgentRequest, deps: AgentRunDeps): ChildLauncher
           surfaces: [],
         },
         delegatedBy: child.by,
+        carried: child.carried,
       },
       {
         runtime: deps.runtime,

@@ -113,7 +113,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       flags: ['--cfc', '--label'],
       trustedComponent: 'cfh',
       labelSources: ['workspace', 'mounts', 'network.allow destinations', 'host tools'],
-      valueHandles: 'cfh-val:N',
+      valueHandles: 'cfh-val:<20 base32: run-salted, one per result held>',
     },
     sandbox: {
       runtimes: ['runc', 'runsc'],

@@ -1,11 +1,17 @@
 // A proposal's CFC part, before it is checked and decided (AH-CFC-18): the value handles in
-// the model's input are resolved first, so the schema, the digest, the approval and the
-// executor all see the value, and the handles' labels are the call's explicit inputs; a
-// handle this run never minted makes the call invalid (nothing runs). With the influence
-// the turn was proposed under, that is what the mediator's flow gate judges (flow-gate.ts).
-import type { Label } from '../cfc/label.js';
+// the model's input are resolved first, so the schema, the approval and the executor all see
+// the value, and the handles' labels are the call's explicit inputs; a handle this run does
+// not hold makes the call invalid (nothing runs). With the influence the turn was proposed
+// under, that is what the mediator's flow gate judges (flow-gate.ts).
+//
+// Nothing a resolved value is made of goes back to the model side (AH-REF-4): the call is
+// digested as the model sent it (the handle form), and every text cfh writes about it (why
+// it is invalid, why it was refused) has each value replaced by its handle (`rehandle`).
+import { label, type Label } from '../cfc/label.js';
+import type { HandleUse } from '../cfc/handles.js';
 import { flowGateOf, type ProposalFlow } from '../mediator/flow-gate.js';
 import type { CheckedCall } from '../mediator/policy.js';
+import { Scrubber } from '../tools/host/scrub.js';
 import { checkAgainst, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
 /** What the CFC part of a check needs of the run's deps. */
@@ -14,6 +20,32 @@ export type CfcCheckDeps = Pick<ToolCallDeps, 'cfc' | 'registry' | 'runners' | '
 export interface CfcChecked {
   readonly checked: CheckedCall;
   readonly flow?: ProposalFlow | undefined;
+  /** Text about the call with every resolved value as its handle; identity without handles. */
+  readonly rehandle: (text: string) => string;
+}
+
+const same = (text: string): string => text;
+
+/**
+ * The label a used handle carries into a call: its own, or, where its integrity does not
+ * count (operator data the model never saw), its confidentiality with the influence's
+ * integrity, so joining it lowers nothing (docs/operators.md, "Handles").
+ */
+export function explicitLabel(use: HandleUse, influence: Label): Label {
+  if (use.integrityCounts) return use.label;
+  return label({
+    confidentiality: [...use.label.confidentiality],
+    integrity: [...influence.integrity],
+  });
+}
+
+/** Every spelling of each used value, in any text, replaced by its handle. */
+function rehandler(used: readonly HandleUse[]): (text: string) => string {
+  if (used.length === 0) return same;
+  const scrubber = new Scrubber(
+    used.map((u) => ({ name: u.handle, value: u.value, replacement: u.handle, fragments: false })),
+  );
+  return (text) => scrubber.text(text);
 }
 
 /** The proposal checked (handles resolved first when CFC is on) and its flow inputs. */
@@ -29,7 +61,7 @@ export async function checkWithCfc(
     found !== undefined && deps.runners[found.executor] !== undefined ? found : undefined;
   const cfc = deps.cfc;
   if (cfc === undefined || cfc.mode === 'disabled' || influence === undefined)
-    return { checked: checkAgainst(tool, use.name, use.input) };
+    return { checked: checkAgainst(tool, use.name, use.input), rehandle: same };
   const resolution = cfc.handles.resolve(use.input);
   const crossing =
     resolution.kind === 'unknown' ? resolution.handles : resolution.used.map((u) => u.handle);
@@ -40,16 +72,18 @@ export async function checkWithCfc(
         tool,
         issues: `value handle ${crossing.join(', ')}: handles do not cross into a child run (say what the child needs in words)`,
       },
+      rehandle: same,
     };
   if (resolution.kind === 'unknown') {
-    if (tool === undefined) return { checked: { kind: 'unknown', name: use.name } };
+    if (tool === undefined) return { checked: { kind: 'unknown', name: use.name }, rehandle: same };
     const which = resolution.handles.join(', ');
     return {
       checked: {
         kind: 'invalid',
         tool,
-        issues: `unknown value handle ${which} (not minted in this run; pass only a handle a result gave you)`,
+        issues: `unknown value handle ${which} (this run holds no such handle; pass only a handle a result gave you)`,
       },
+      rehandle: same,
     };
   }
   for (const u of resolution.used) {
@@ -60,25 +94,29 @@ export async function checkWithCfc(
         action: 'resolved',
         callId,
         label: { confidentiality: [...u.label.confidentiality], integrity: [...u.label.integrity] },
-        valueSha256: u.valueSha256,
-        chars: u.chars,
+        integrityCounts: u.integrityCounts,
       },
       true,
     );
   }
-  const checked = checkAgainst(
+  const rehandle = rehandler(resolution.used);
+  const resolved = checkAgainst(
     tool,
     use.name,
     resolution.used.length === 0 ? use.input : resolution.value,
   );
+  // A schema's message may quote what it was given: the model hears the handle.
+  const checked: CheckedCall =
+    resolved.kind === 'invalid' ? { ...resolved, issues: rehandle(resolved.issues) } : resolved;
   const gate = flowGateOf(cfc);
-  if (gate === undefined) return { checked };
+  if (gate === undefined) return { checked, rehandle };
   return {
     checked,
+    rehandle,
     flow: {
       gate,
       influence,
-      explicit: resolution.used.map((u) => u.label),
+      explicit: resolution.used.map((u) => explicitLabel(u, influence)),
       handles: resolution.used.map((u) => u.handle),
     },
   };

@@ -10,7 +10,7 @@ import { ConfigError } from '../errors.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
 import { CfcPlanError, planCfc, type CfcPlan } from '../cfc/label-map.js';
-import { CfcRuntime } from '../cfc/runtime.js';
+import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../cfc/runtime.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 
 export interface RunCfcOptions {
@@ -143,14 +143,12 @@ function osUser(uid: number | null): string {
 export function cfcRuntimeOf(
   plan: CfcPlan,
   workspaceTarget: string,
-  slots: {
-    capture: InputCaptureRecord | null;
-    context: number;
-    quoted: number;
-    fromPlan: boolean;
-  },
+  slots: PromptSlotLabels,
+  options: CfcRuntimeOptions,
 ): CfcRuntime | undefined {
-  return plan.mode === 'disabled' ? undefined : new CfcRuntime(plan, workspaceTarget, slots);
+  return plan.mode === 'disabled'
+    ? undefined
+    : new CfcRuntime(plan, workspaceTarget, slots, options);
 }
 
 const FALLBACK_OWNER = 'the operator (profile cfc.mode / --cfc)';

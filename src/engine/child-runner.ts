@@ -26,8 +26,8 @@ import {
   type ChildUsage,
 } from '../evidence/schema/events-children.js';
 import { showRun, type RunDetail } from '../evidence/runs-index.js';
-import { EVENT_SCHEMAS } from '../evidence/schema/registry.js';
 import type { Label } from '../cfc/label.js';
+import { contextLabelAtEnd, type CarriedContext } from '../cfc/carried.js';
 import type { Budgets, BudgetTracker } from './budgets.js';
 import type { RunPlan } from './run-plan.js';
 import type { RunSession } from './run-session.js';
@@ -67,7 +67,12 @@ export interface ChildLauncher {
   plan(child: ResolvedChild, parent: RunPlan, artifactRoot: string): RunPlan;
   run(
     plan: RunPlan,
-    child: { readonly name: string; readonly by: DelegatedBy; readonly slots: ChildSlots },
+    child: {
+      readonly name: string;
+      readonly by: DelegatedBy;
+      readonly slots: ChildSlots;
+      readonly carried: readonly CarriedContext[];
+    },
     signal: AbortSignal,
   ): Promise<ChildOutcome>;
 }
@@ -170,7 +175,7 @@ export class ChildRunner implements ToolRunner {
     }
     const settled = { value: false };
     try {
-      const answer = await this.#start(call.callId, input, child, slice, settled, signal);
+      const answer = await this.#start(call, input, child, slice, settled, signal);
       return done(answer.observation, answer.text, answer.label);
     } finally {
       // A child that never started gives its slice back; a started one settled it already.
@@ -237,7 +242,7 @@ export class ChildRunner implements ToolRunner {
   }
 
   async #start(
-    callId: string,
+    call: AuthorizedCall,
     input: DelegateInput,
     child: ResolvedChild,
     slice: Budgets,
@@ -245,6 +250,7 @@ export class ChildRunner implements ToolRunner {
     signal: AbortSignal,
   ): Promise<{ observation: Observation; text: string; label?: Label | undefined }> {
     const { session, launcher, tracker } = this.#o;
+    const { callId } = call;
     const t0 = performance.now();
     const root = session.dir.path(CHILDREN_DIR);
     await mkdir(root, { recursive: true, mode: 0o750 });
@@ -296,7 +302,21 @@ export class ChildRunner implements ToolRunner {
     let used: ChildOutcome['used'] = NOTHING_USED;
     let outcome: ChildOutcome;
     try {
-      outcome = await launcher.run(childPlan, { name: child.name, by, slots }, signal);
+      // The task and inputs are this call's: the child's context starts at the label the
+      // call was judged under, so the child's own sinks judge it too (AH-CFC-12).
+      const carried: CarriedContext[] =
+        call.label === undefined
+          ? []
+          : [
+              {
+                kind: 'delegation',
+                fromRunId: session.plan.runId,
+                fromCallId: callId,
+                label: call.label,
+                basis: 'call',
+              },
+            ];
+      outcome = await launcher.run(childPlan, { name: child.name, by, slots, carried }, signal);
       used = outcome.used;
     } catch (error) {
       // Every child_started has its end in the chain (AH-DEL-5). A child the parent's signal
@@ -379,7 +399,7 @@ export class ChildRunner implements ToolRunner {
         next_valid_actions: [],
       },
       text: verdict.text,
-      label: finalLabel(detail.events),
+      label: finalLabel(detail),
     };
   }
 
@@ -394,21 +414,12 @@ export class ChildRunner implements ToolRunner {
 }
 
 /**
- * The child's context label at its end (its last cfc_influence): what its answer, its own
- * model's output, was made under. None when the child ran without CFC.
+ * The child's context label at its end: what its answer, its own model's output, was made
+ * under (the one reading of a context's label: cfc/carried.ts). None when it ran without CFC.
  */
-function finalLabel(events: RunDetail['events']): Label | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i];
-    if (e?.type !== 'cfc_influence') continue;
-    const parsed = EVENT_SCHEMAS.cfc_influence.safeParse(e.data);
-    if (!parsed.success) return undefined;
-    return {
-      confidentiality: [...parsed.data.label.confidentiality],
-      integrity: [...parsed.data.label.integrity],
-    };
-  }
-  return undefined;
+function finalLabel(detail: RunDetail): Label | undefined {
+  if (!detail.events.some((e) => e.type === 'cfc_influence')) return undefined;
+  return contextLabelAtEnd(detail.events, undefined).label;
 }
 
 const NOTHING_USED = { turns: 0, calls: 0, input: 0, output: 0, cost: 0 } as const;

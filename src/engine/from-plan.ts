@@ -9,6 +9,8 @@ import type { TrustedKey } from '../evidence/signing.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { showRun, type RunDetail } from '../evidence/runs-index.js';
 import { withRunReader } from '../evidence/run-reader.js';
+import type { CarriedContext } from '../cfc/carried.js';
+import { carriedFromRun, continuedRun } from './cfc-carry.js';
 
 export const PLAN_FILE = 'plan.md';
 /** A plan is a final answer (bounded by max_output_tokens): 1 MiB is beyond any. */
@@ -19,6 +21,11 @@ export interface ApprovedPlan {
   /** The hex sha256 of plan.md, as the planning run's chain recorded it. */
   readonly sha256: string;
   readonly text: string;
+  /**
+   * The planning model's context at its end: the plan is its text, so the executing run's
+   * context starts at that label (a secret read while planning stays one: AH-CFC-5/7).
+   */
+  readonly carried: CarriedContext;
 }
 
 function refuse(runId: string, why: string, details: Record<string, unknown> = {}): ConfigError {
@@ -80,7 +87,7 @@ export async function loadApprovedPlan(
   } catch {
     throw refuse(runId, `${PLAN_FILE} is not UTF-8 text`);
   }
-  return { runId, sha256: got, text };
+  return { runId, sha256: got, text, carried: await carriedFromRun(continuedRun(run), 'plan') };
 }
 
 /** The plan as the model sees it: a context slot that says what it is and is not. */

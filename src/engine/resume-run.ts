@@ -226,7 +226,6 @@ export function resumeDriver(state: ResumeState, link: ResumedFrom): AgentDriver
       RESUMED_CONTEXT_FILE,
       state.messages.map((m) => `${JSON.stringify(m)}\n`).join(''),
     );
-    if (state.cfcLabel !== null) ctx.surface.cfc?.expose(state.cfcLabel);
     return answerIn(conversation)(ctx, signal);
   };
 }

@@ -12,7 +12,9 @@ import { Snapshot } from '../evidence/schema/snapshot.js';
 import type { TranscriptMessage } from '../evidence/schema/transcript.js';
 import type { TrustedKey } from '../evidence/signing.js';
 import { Profile } from '../config/profile-schema.js';
-import { join, label, type Label } from '../cfc/label.js';
+import type { CarriedContext } from '../cfc/carried.js';
+import { HeldValuesUnreadable } from '../evidence/held-values.js';
+import { carriedFromRun, continuedRun } from './cfc-carry.js';
 import { parseTranscript, refence, unpaired } from './resume-conversation.js';
 
 /** A transcript is the model context: bounded by the input-token budget, far below this. */
@@ -36,8 +38,8 @@ export interface ResumeState {
   };
   /** The rebuilt context, the old direct commands re-fenced as context. */
   readonly messages: readonly TranscriptMessage[];
-  /** The old context's label at its end (CFC), or null when the run recorded none. */
-  readonly cfcLabel: Label | null;
+  /** The old model context: its label at its end and the values its handles name. */
+  readonly carried: CarriedContext;
 }
 
 export function refuseResume(
@@ -97,7 +99,7 @@ export async function loadResumeState(
     finalHash: last.hash,
     transcript: transcript.record,
     messages: transcript.messages,
-    cfcLabel: cfcLabelOf(run),
+    carried: await carriedOf(run),
   };
 }
 
@@ -166,27 +168,13 @@ async function readTranscript(
   };
 }
 
-const LabelData = (value: unknown): Label | undefined => {
-  const v = value as { confidentiality?: unknown; integrity?: unknown } | undefined;
-  if (!Array.isArray(v?.confidentiality) || !Array.isArray(v.integrity)) return undefined;
-  return label({
-    confidentiality: v.confidentiality.filter((a): a is string => typeof a === 'string'),
-    integrity: v.integrity.filter((a): a is string => typeof a === 'string'),
-  });
-};
-
-/**
- * The old model context's label at its end (AH-CFC-7): the label of its last model turn
- * joined with every observation exposed after it. None recorded (CFC disabled): null.
- */
-function cfcLabelOf(run: RunDetail): Label | null {
-  const influence = run.events.filter((e) => e.type === 'cfc_influence').at(-1);
-  if (influence === undefined) return null;
-  let context = LabelData(influence.data.label) ?? label();
-  for (const e of run.events) {
-    if (e.seq <= influence.seq || e.type !== 'cfc_label' || e.data.disposition !== 'exposed')
-      continue;
-    context = join(context, LabelData(e.data.label) ?? label());
+/** The old context's label and held values (cfc-carry.ts); a value that cannot be read refuses. */
+async function carriedOf(run: RunDetail): Promise<CarriedContext> {
+  try {
+    return await carriedFromRun(continuedRun(run), 'resume');
+  } catch (error) {
+    if (error instanceof HeldValuesUnreadable)
+      throw refuseResume(run.runId, `a value its handles name cannot be read: ${error.message}`);
+    throw error;
   }
-  return context;
 }

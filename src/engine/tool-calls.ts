@@ -128,11 +128,17 @@ async function prepare(
     input: summarize(use.input, deps.disclosure),
   });
   // Handles resolved before the check (AH-CFC-18); the flow's inputs when CFC is on.
-  const { checked, flow } = await checkWithCfc(use, callId, deps, influence);
+  const { checked, flow, rehandle } = await checkWithCfc(use, callId, deps, influence);
   // Every proposal is decided, the unknown and the invalid too: one decision each.
   const ruling = await decide(
     deps,
-    { callId, toolUseId: use.id, checked, ...(flow === undefined ? {} : { flow }) },
+    {
+      callId,
+      toolUseId: use.id,
+      checked,
+      ...(flow === undefined ? {} : { flow }),
+      ...(flow === undefined || flow.handles.length === 0 ? {} : { modelArgs: use.input }),
+    },
     signal,
   );
   decided.set(use.id, ruling);
@@ -146,7 +152,12 @@ async function prepare(
     checked.kind === 'unknown' ? Number.MAX_SAFE_INTEGER : checked.tool.resultSizeLimitChars,
     deps.budgets.budgets.maxToolResultChars,
   );
-  const observation = boundObservation(await refusal(use, callId, checked, ruling, deps), limit);
+  // cfh's words about a call that used handles name the handles, never their values.
+  const refused = await refusal(use, callId, checked, ruling, deps);
+  const observation = boundObservation(
+    { ...refused, summary: rehandle(refused.summary), items: refused.items.map(rehandle) },
+    limit,
+  );
   await labelRefused(deps, callId, observation.status);
   await deps.recorder.governance(governanceOf(callId, checked, ruling, observation, deps, false));
   return { use, observation };

@@ -40,6 +40,8 @@ export function summarizeCfc(mode: CfcMode, events: Iterable<CfcEventLike>): Rep
   const endorsedCalls = new Set<string>();
   let handles = 0;
   let opaque = 0;
+  let declassified = 0;
+  let carried = 0;
   for (const e of events) {
     if (e.type === 'cfc_flow') {
       const f = cfcEvents.cfc_flow.safeParse(e.data);
@@ -57,10 +59,22 @@ export function summarizeCfc(mode: CfcMode, events: Iterable<CfcEventLike>): Rep
     } else if (e.type === 'cfc_label') {
       const l = cfcEvents.cfc_label.safeParse(e.data);
       if (l.success && l.data.disposition === 'opaque') opaque += 1;
+    } else if (e.type === 'cfc_declassified') {
+      if (cfcEvents.cfc_declassified.safeParse(e.data).success) declassified += 1;
+    } else if (e.type === 'cfc_carried') {
+      if (cfcEvents.cfc_carried.safeParse(e.data).success) carried += 1;
     }
   }
   flows.endorsed = endorsedCalls.size;
-  return ReportCfc.parse({ mode, enforced: isEnforcedMode(mode), flows, handles, opaque });
+  return ReportCfc.parse({
+    mode,
+    enforced: isEnforcedMode(mode),
+    flows,
+    handles,
+    opaque,
+    declassified,
+    carried,
+  });
 }
 
 const COUNTED: ReadonlySet<string> = new Set([
@@ -68,6 +82,8 @@ const COUNTED: ReadonlySet<string> = new Set([
   'cfc_endorsement',
   'cfc_handle',
   'cfc_label',
+  'cfc_declassified',
+  'cfc_carried',
 ]);
 
 /** Keeps the CFC events of a run as they are appended (EventLog.subscribe), for its report. */

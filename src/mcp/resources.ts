@@ -1,30 +1,28 @@
-// The run's evidence as MCP resources (`cfh mcp`), read-only: the snapshot, the event log,
-// the governance records while the run is live, and report.json once it is written (it is
-// written when the run ends, after the connection closed, so a live session lists it but
-// reading it says it is not there yet). Nothing else of the artifact root is reachable: the
-// URI names one of these files of this run, or it is refused.
-import { readFile, stat } from 'node:fs/promises';
+// What `cfh mcp` offers its client as resources. The client is the model side (it proposes
+// the calls), so it is given only what an agent run shows its model: which run this is, the
+// tools it may call, the CFC mode they are judged under, and how the client itself was
+// recorded. The run's evidence (snapshot, events, governance records, report) is the
+// operator's: it holds the label map, handle records, digests and raw decisions that would
+// answer questions about values the client was never shown (AH-CFC-17/19), so it is read
+// with `cfh runs show` / `cfh audit`, never served here. One resource, read-only; any other
+// URI is refused.
+import { readFile } from 'node:fs/promises';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { RUN_FILES } from '../evidence/run-directory.js';
 import type { RunEvidence } from './mcp-calls.js';
 
-const FILES = {
-  'snapshot.json': { mimeType: 'application/json', description: 'the run-start configuration' },
-  'events.jsonl': {
-    mimeType: 'application/x-ndjson',
-    description: "the run's hash-chained events",
-  },
-  'governance.jsonl': {
-    mimeType: 'application/x-ndjson',
-    description: 'one governance record per proposed call',
-  },
-  'report.json': {
-    mimeType: 'application/json',
-    description: "the run's report (written when the run ends)",
-  },
-} as const;
+const RUN_RESOURCE = 'run.json';
 
-/** The most of one file a read returns; a longer event log is cut, and says so. */
-export const RESOURCE_READ_CAP = 4 * 1024 * 1024;
+/** The fields of the snapshot a model-side client may see, and nothing else of it. */
+const ModelSideView = z.looseObject({
+  runId: z.string(),
+  profile: z.looseObject({ name: z.string() }),
+  tools: z.array(z.string()),
+  modelSide: z.unknown().optional(),
+  cfc: z.looseObject({ mode: z.string() }).optional(),
+  workspace: z.looseObject({ mode: z.string() }).optional(),
+});
 
 export function resourceUri(runId: string, file: string): string {
   return `cfh://run/${runId}/${file}`;
@@ -37,45 +35,43 @@ export function listResources(evidence: RunEvidence | undefined): {
   description: string;
 }[] {
   if (evidence === undefined) return [];
-  return Object.entries(FILES).map(([file, f]) => ({
-    uri: resourceUri(evidence.runId, file),
-    name: file,
-    mimeType: f.mimeType,
-    description: f.description,
-  }));
+  return [
+    {
+      uri: resourceUri(evidence.runId, RUN_RESOURCE),
+      name: RUN_RESOURCE,
+      mimeType: 'application/json',
+      description:
+        "this session: the run id, the tools you may call, the CFC mode; the evidence is the operator's (cfh runs show)",
+    },
+  ];
 }
 
 export async function readResource(
   evidence: RunEvidence | undefined,
   uri: string,
 ): Promise<{ contents: { uri: string; mimeType: string; text: string }[] }> {
-  const file =
-    evidence === undefined
-      ? undefined
-      : Object.keys(FILES).find((f) => uri === resourceUri(evidence.runId, f));
-  if (evidence === undefined || file === undefined) {
+  if (evidence === undefined || uri !== resourceUri(evidence.runId, RUN_RESOURCE))
     throw new McpError(ErrorCode.InvalidParams, `unknown resource: ${uri.slice(0, 200)}`);
+  let snapshot: z.infer<typeof ModelSideView>;
+  try {
+    const parsed = ModelSideView.safeParse(
+      JSON.parse(await readFile(evidence.path(RUN_FILES.snapshot), 'utf8')),
+    );
+    if (!parsed.success) throw new Error('not a run snapshot');
+    snapshot = parsed.data;
+  } catch {
+    throw new McpError(ErrorCode.InternalError, `${RUN_RESOURCE}: the run's start is not readable`);
   }
-  const at = evidence.path(file);
-  const size = await stat(at).then(
-    (s) => s.size,
-    () => undefined,
-  );
-  if (size === undefined)
-    throw new McpError(ErrorCode.InvalidParams, `${file}: not written yet (the run is live)`);
-  const body = await readFile(at);
-  const text = body.subarray(0, RESOURCE_READ_CAP).toString('utf8');
-  const mimeType = FILES[file as keyof typeof FILES].mimeType;
+  const view = {
+    runId: snapshot.runId,
+    profile: snapshot.profile.name,
+    tools: snapshot.tools,
+    workspaceMode: snapshot.workspace?.mode ?? null,
+    cfcMode: snapshot.cfc?.mode ?? 'disabled',
+    modelSide: snapshot.modelSide ?? null,
+    evidence: `the operator reads it: cfh runs show ${snapshot.runId}`,
+  };
   return {
-    contents: [
-      {
-        uri,
-        mimeType,
-        text:
-          body.length > RESOURCE_READ_CAP
-            ? `${text}\n[cut: ${body.length} bytes, the first ${RESOURCE_READ_CAP} shown]`
-            : text,
-      },
-    ],
+    contents: [{ uri, mimeType: 'application/json', text: `${JSON.stringify(view, null, 2)}\n` }],
   };
 }

@@ -14,6 +14,7 @@ import { ALLOWING, ASKING, type Approver, type PermissionDecision } from './deci
 import type { EventInput, EventType } from '../evidence/schema/registry.js';
 import type { CheckedCall, Policy } from './policy.js';
 import { endorsements, flowEvent, type ProposalFlow } from './flow-gate.js';
+import { joinAll, type Label } from '../cfc/label.js';
 
 export interface DecisionRecorder {
   /** One event of the registry (src/evidence/schema/registry.ts), of its type's shape. */
@@ -33,6 +34,12 @@ export interface Proposal {
   readonly checked: CheckedCall;
   /** CFC on: what the flow decision needs (flow-gate.ts); absent: no flow decision. */
   readonly flow?: ProposalFlow | undefined;
+  /**
+   * The input as the model sent it, where it named value handles: the call is digested in
+   * that form, so the digest the model side sees (and an approval names) says nothing of
+   * the values (AH-REF-4); the executor still gets the resolved `checked.args`.
+   */
+  readonly modelArgs?: unknown;
 }
 
 const TOKEN: unique symbol = Symbol('cfh.authorized-call');
@@ -49,6 +56,11 @@ export class AuthorizedCall {
   readonly decision: PermissionDecision;
   /** High-risk commits carry one (and are never retried automatically). */
   readonly idempotencyKey: string | undefined;
+  /**
+   * CFC on: the label the call was judged under (its influence joined with what it used
+   * explicitly), which whatever it hands on carries (a child's task: cfc/carried.ts).
+   */
+  readonly label: Label | undefined;
 
   constructor(
     token: typeof TOKEN,
@@ -57,6 +69,7 @@ export class AuthorizedCall {
     args: unknown,
     decision: PermissionDecision,
     idempotencyKey: string | undefined,
+    label?: Label,
   ) {
     if (token !== TOKEN)
       throw new MediatorError('mediation_failed', 'an AuthorizedCall comes from the mediator only');
@@ -65,6 +78,7 @@ export class AuthorizedCall {
     this.args = args;
     this.decision = decision;
     this.idempotencyKey = idempotencyKey;
+    this.label = label;
     issued.add(this);
   }
 }
@@ -226,6 +240,7 @@ export class Mediator {
     decision: PermissionDecision,
   ): Ruling {
     const key = isHighRisk(checked.tool) ? randomUUID() : undefined;
+    const flow = proposal.flow;
     const call = new AuthorizedCall(
       TOKEN,
       proposal.callId,
@@ -233,6 +248,7 @@ export class Mediator {
       checked.args,
       decision,
       key,
+      flow === undefined ? undefined : joinAll(flow.influence, flow.explicit),
     );
     return { kind: 'authorized', decision, call };
   }
@@ -322,7 +338,10 @@ function decisionObject(
     policy_rule: rule,
     reason,
     approver: null,
-    args_digest: argsDigest(name, checked.kind === 'valid' ? checked.args : undefined),
+    args_digest: argsDigest(
+      name,
+      proposal.modelArgs ?? (checked.kind === 'valid' ? checked.args : undefined),
+    ),
     timestamp: new Date().toISOString(),
   };
 }
@@ -334,16 +353,21 @@ function deepFreeze(value: unknown): void {
   Object.freeze(value);
 }
 
-/** Nobody could be asked: refused `approval_required` naming the rule (AH-CFC-11). */
+/**
+ * Nobody could be asked: refused `approval_required` naming the rule (AH-CFC-11), and the
+ * operator's two ways to grant it, exactly as they are written (a CFC rule's grant is an
+ * endorsement or a declassification: only a person gives it, never the model's words).
+ */
 function unanswered(
   decision: PermissionDecision,
   reason: string,
   asked: PermissionDecision,
 ): Ruling {
+  const rule = asked.policy_rule;
   return refused(
     decision,
     'approval_required',
-    `${reason}; no approval could be asked for (rule ${asked.policy_rule}, args ${asked.args_digest})`,
+    `${reason}; no approval could be asked for (rule ${rule}, args ${asked.args_digest}); the operator may grant it with --approve ${rule} (every such call of the run) or an --approvals entry {rule: ${rule}, tool: ${asked.tool_name}, argsDigest: '${asked.args_digest}'}`,
     null,
   );
 }

@@ -5,6 +5,10 @@
 // of a request is the input its next turn bills, when the script states it. A summarising
 // request of context compaction (`purpose: compaction`) is answered from the script's
 // `compactions`, in order, apart from its turns: a script need not know when cfh compacts.
+// A script cannot know the names of the value handles cfh will show it (they are run-salted),
+// so a string `{{handle:N}}` in a tool call's input stands for the N-th distinct handle the
+// request's messages hold, as a model would copy one from what it was shown; one it was not
+// shown stays as written (and is inert).
 import { z } from 'zod';
 import { CfhError, ConfigError } from '../errors.js';
 import { describeIssues } from '../config/zod-issues.js';
@@ -84,6 +88,40 @@ export function loadScript(file: string): Script {
     );
   }
   return parsed.data;
+}
+
+const SHOWN_HANDLE = /cfh-val:[a-z2-7]{20}/g;
+const HANDLE_SLOT = /\{\{handle:([1-9][0-9]{0,3})\}\}/g;
+
+/** The value handles the request's messages hold, in the order they first appear. */
+function handlesShown(messages: ModelRequest['messages']): string[] {
+  const seen = new Set<string>();
+  for (const m of messages)
+    for (const block of typeof m.content === 'string' ? [] : m.content) {
+      const text =
+        block.type === 'tool_result' ? block.content : block.type === 'text' ? block.text : '';
+      for (const h of text.match(SHOWN_HANDLE) ?? []) seen.add(h);
+    }
+  return [...seen];
+}
+
+/** The tool_use ids the conversation holds already. */
+function toolUseIds(messages: ModelRequest['messages']): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages)
+    for (const block of typeof m.content === 'string' ? [] : m.content)
+      if (block.type === 'tool_use') ids.add(block.id);
+  return ids;
+}
+
+/** `input` with each `{{handle:N}}` in any string as the N-th handle shown. */
+function withHandles(input: unknown, shown: readonly string[]): unknown {
+  if (typeof input === 'string')
+    return input.replace(HANDLE_SLOT, (slot, n: string) => shown[Number(n) - 1] ?? slot);
+  if (Array.isArray(input)) return input.map((v) => withHandles(v, shown));
+  if (typeof input === 'object' && input !== null)
+    return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, withHandles(v, shown)]));
+  return input;
 }
 
 /** Only the counters the script states: an absent counter stays absent (AH-USAGE-1). */
@@ -208,12 +246,18 @@ export class ScriptedGateway implements ModelGateway {
     this.#next += 1;
     const content: ContentBlock[] = [];
     if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
+    const shown = handlesShown(request.messages);
+    const taken = toolUseIds(request.messages);
     turn.tool_calls.forEach((call, i) => {
+      // Unique in the conversation, as a provider's are: a restored session replays its
+      // script from the first turn over a conversation that holds the first turn's ids.
+      let id = `toolu_scripted_${index}_${i}`;
+      for (let k = 2; taken.has(id); k += 1) id = `toolu_scripted_${index}_${i}_${k}`;
       content.push({
         type: 'tool_use',
-        id: `toolu_scripted_${index}_${i}`,
+        id,
         name: call.name,
-        input: call.input,
+        input: withHandles(call.input, shown),
       });
     });
     const usage = reportedOnly(turn.usage);

@@ -17,6 +17,10 @@ import { TERMINAL_STATES } from '../evidence/runs-index.js';
 import { TranscriptMessage } from '../evidence/schema/transcript.js';
 import { sessionEvents } from '../evidence/schema/events-session.js';
 import { processStart } from '../sandbox/owner.js';
+import type { CarriedContext } from '../cfc/carried.js';
+import { carriedFromRun } from '../engine/cfc-carry.js';
+import { HeldValuesUnreadable } from '../evidence/held-values.js';
+import { SnapshotCfc } from '../evidence/schema/snapshot.js';
 import type { ModelMessage } from '../model/gateway.js';
 import type { SessionAuthority } from './authority.js';
 import { SessionError } from './session-error.js';
@@ -32,6 +36,8 @@ export interface Restorable {
   readonly messages: readonly ModelMessage[];
   readonly transcriptSha256: string;
   readonly authority: SessionAuthority;
+  /** The old model context: its label at its end and the values its handles name. */
+  readonly carried: CarriedContext;
 }
 
 /** Bounds of what is read back: a run's snapshot, events and transcript. */
@@ -50,6 +56,7 @@ const SessionPart = z.looseObject({
     authority: z.record(z.string(), z.unknown()),
     restoredFrom: z.looseObject({ runId: z.string() }).nullable(),
   }),
+  cfc: z.unknown().optional(),
 });
 type SessionPart = z.infer<typeof SessionPart>;
 
@@ -183,7 +190,20 @@ export async function loadRestorable(root: string, sessionId: string): Promise<R
     }
   }
   const messages = await vouchedMessages(dir, vouched, (why) => broken(sessionId, runId, why));
+  // The restored conversation keeps its label and its handles' referents (cfc/carried.ts).
+  const cfc = SnapshotCfc.safeParse(snap.cfc);
+  let carried: CarriedContext;
+  try {
+    carried = await carriedFromRun(
+      { runId, dir, events: records, cfc: cfc.success ? cfc.data : undefined },
+      'restore',
+    );
+  } catch (error) {
+    if (error instanceof HeldValuesUnreadable) throw broken(sessionId, runId, error.message);
+    throw error;
+  }
   return {
+    carried,
     sessionId,
     fromRunId: runId,
     lastSeq: last.seq,

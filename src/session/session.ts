@@ -133,6 +133,8 @@ export class Session {
         approvals: o.approvals,
         // Each turn's direct command is captured at its turn (turn_started.capture).
         promptCapture: undefined,
+        // A restored conversation keeps its label and its handles (cfc/carried.ts).
+        carried: o.restored === undefined ? [] : [o.restored.carried],
         session: {
           id: session.id,
           transport: 'stdio',

@@ -84,7 +84,13 @@ export function delegateTool(
     timeoutMs: 7 * 24 * 3600 * 1000,
     resultSizeLimitChars: Math.max(...targets.map((t) => t.maxReturnChars)) + 2000,
     auditPolicy: 'full_structured_event',
-    cfc: { result, clearance: [...clearance].sort(), requires: [], readsBeforeWrite: false },
+    cfc: {
+      result,
+      clearance: [...clearance].sort(),
+      requires: [],
+      readsBeforeWrite: false,
+      declassifies: false,
+    },
     refusesHandles: true,
     ...(options.runsAlone === true ? { runsAlone: true as const } : {}),
   };

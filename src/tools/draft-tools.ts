@@ -54,7 +54,13 @@ export function draftTools(labels: {
       permissionPolicy: 'allow',
       retryPolicy: 'safe_retry',
       maxRetries: 0,
-      cfc: { result: labels.draft, clearance: [], requires: [], readsBeforeWrite: false },
+      cfc: {
+        result: labels.draft,
+        clearance: [],
+        requires: [],
+        readsBeforeWrite: false,
+        declassifies: false,
+      },
     },
     {
       ...common,
@@ -72,6 +78,7 @@ export function draftTools(labels: {
         clearance: labels.clearance,
         requires: [],
         readsBeforeWrite: true,
+        declassifies: false,
       },
     },
   ];

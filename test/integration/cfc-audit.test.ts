@@ -52,6 +52,8 @@ describe('a command run records its CFC mode', () => {
       flows: { allowed: 0, denied: 0, wouldDeny: 0, endorsed: 0 },
       handles: 0,
       opaque: 0,
+      declassified: 0,
+      carried: 0,
     });
     expect(snapshot.cfc?.mode).toBe('disabled');
     const audit = await auditRunDirectory(runs.disabled ?? '');

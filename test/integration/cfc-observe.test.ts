@@ -109,11 +109,14 @@ describe('observations labelled by provenance (design 3/4)', () => {
 
   it('enforce-explicit, modelClearance []: the secret reaches the model only as a handle', async () => {
     const { events, transcript, results } = await secretRun('opaque', []);
-    expect(results[0]?.observation).toMatchObject({ status: 'success', items: ['cfh-val:1'] });
-    expect(results[0]?.observation.summary).toContain('held as cfh-val:1');
+    const handle = results[0]?.observation.items[0] ?? '';
+    expect(handle).toMatch(/^cfh-val:[a-z2-7]{20}$/);
+    expect(results[0]?.observation).toMatchObject({ status: 'success', items: [handle] });
+    expect(results[0]?.observation.summary).toContain(`held as ${handle}`);
     expect(transcript).not.toContain('the secret');
     const minted = events.find((e) => e.type === 'cfc_handle');
-    expect(minted?.data).toMatchObject({ action: 'minted', handle: 'cfh-val:1', chars: 11 });
+    // An operator mount labelled without integrity: its value's integrity does not count.
+    expect(minted?.data).toMatchObject({ action: 'minted', handle, integrityCounts: false });
     expect(JSON.stringify(events)).not.toContain('the secret');
     const l = events.find((e) => e.type === 'cfc_label');
     expect(l?.data).toMatchObject({
@@ -121,7 +124,7 @@ describe('observations labelled by provenance (design 3/4)', () => {
       source: 'mount /secrets',
       label: labelled(['secret']),
       disposition: 'opaque',
-      handle: 'cfh-val:1',
+      handle,
     });
     // Opaque is not joined (AH-CFC-7): turn 2's influence is still the direct command's.
     const influence = events.filter((e) => e.type === 'cfc_influence').map((e) => e.data);

@@ -532,7 +532,7 @@ describe('child profiles', () => {
     const script = {
       turns: [
         { tool_calls: [call('read_file', { path: '/secrets/x' })] },
-        { tool_calls: [delegate('kid', 'here it is: cfh-val:1')] },
+        { tool_calls: [delegate('kid', 'here it is: {{handle:1}}')] },
         { text: 'done' },
       ],
       children: { kid: { turns: [{ text: 'got it' }] } },
@@ -540,7 +540,7 @@ describe('child profiles', () => {
     const { result, dir, events } = await parentRun(profile, script);
     expect(result.exitCode, result.stderr).toBe(0);
     const results = await toolResults(dir);
-    expect(results[0]?.observation.items).toEqual(['cfh-val:1']);
+    expect(results[0]?.observation.items[0]).toMatch(/^cfh-val:[a-z2-7]{20}$/);
     expect(results[1]?.observation.status).toBe('error');
     expect(results[1]?.observation.summary).toContain('handles do not cross into a child run');
     expect(ofType(events, 'child_started')).toHaveLength(0);
@@ -597,7 +597,7 @@ describe('child profiles', () => {
     // The child saw `internal`; its answer carries it, so the parent (cleared for nothing)
     // gets a handle, not the text.
     const results = await toolResults(dir);
-    expect(results[0]?.observation.items).toEqual(['cfh-val:1']);
+    expect(results[0]?.observation.items[0]).toMatch(/^cfh-val:[a-z2-7]{20}$/);
     expect(results[1]?.observation.items).toEqual(['calc.py is there']);
     const transcript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
     expect(transcript).not.toContain('the internal plan');

@@ -104,7 +104,8 @@ describe('cfh mcp over stdio', () => {
     expect(caps?.resources?.listChanged).toBeUndefined();
     expect(caps?.tools?.listChanged).toBeUndefined();
     const early = (await c.client.listResources()).resources.map((r) => r.name).sort();
-    expect(early).toEqual(['events.jsonl', 'governance.jsonl', 'report.json', 'snapshot.json']);
+    // class: the client is the model side: no evidence (events, governance, snapshot, report).
+    expect(early).toEqual(['run.json']);
 
     const tools = (await c.client.listTools()).tools.map((t) => t.name).sort();
     expect(tools).toEqual(
@@ -150,28 +151,33 @@ describe('cfh mcp over stdio', () => {
     const foreign = await call(c.client, 'network_fetch', { url: 'http://127.0.0.1:9/' });
     expect(foreign.obs.summary).toContain('unknown tool');
 
-    // The evidence, read-only, as resources.
+    // What an agent run shows its model, as the one resource; never the evidence.
     const resources = (await c.client.listResources()).resources.map((r) => r.name).sort();
-    expect(resources).toEqual(['events.jsonl', 'governance.jsonl', 'report.json', 'snapshot.json']);
-    const snapUri = (await c.client.listResources()).resources.find(
-      (r) => r.name === 'snapshot.json',
+    expect(resources).toEqual(['run.json']);
+    const runUri = (await c.client.listResources()).resources.find(
+      (r) => r.name === 'run.json',
     )?.uri;
-    expect(snapUri).toMatch(/^cfh:\/\/run\/\d{8}T\d{6}Z-[0-9a-f]{8}\/snapshot\.json$/);
-    const content = (await c.client.readResource({ uri: snapUri ?? '' })).contents[0];
-    const snap = JSON.parse(
+    expect(runUri).toMatch(/^cfh:\/\/run\/\d{8}T\d{6}Z-[0-9a-f]{8}\/run\.json$/);
+    const content = (await c.client.readResource({ uri: runUri ?? '' })).contents[0];
+    const view = JSON.parse(
       content !== undefined && 'text' in content ? content.text : '{}',
     ) as Record<string, unknown>;
-    expect(snap.modelSide).toEqual({
+    expect(view.modelSide).toEqual({
       kind: 'mcp-client',
       transport: 'stdio',
       client: { name: 'cfh-test-client', version: '1.2.3' },
       protocolVersion: null,
       directCommand: null,
     });
-    // No direct command: nothing the client says has prompt authority.
-    expect((snap.cfc as { promptCapture: unknown }).promptCapture).toBeNull();
+    expect(Object.keys(view).sort()).toEqual(
+      ['cfcMode', 'evidence', 'modelSide', 'profile', 'runId', 'tools', 'workspaceMode'].sort(),
+    );
+    for (const file of ['events.jsonl', 'governance.jsonl', 'snapshot.json', 'report.json'])
+      await expect(
+        c.client.readResource({ uri: (runUri ?? '').replace('run.json', file) }),
+      ).rejects.toThrow(/unknown resource/);
     await expect(
-      c.client.readResource({ uri: (snapUri ?? '').replace('snapshot.json', '../../etc/passwd') }),
+      c.client.readResource({ uri: (runUri ?? '').replace('run.json', '../../etc/passwd') }),
     ).rejects.toThrow(/unknown resource/);
 
     await c.client.close();

@@ -20,6 +20,7 @@ import {
   evidenceOf,
   flow,
   handleEv,
+  HELD_FILE,
   influence,
   labelled,
   snapshotCfc,
@@ -263,11 +264,11 @@ describe('cfc.handles-before-policy (AH-CFC-18)', () => {
   it('fails a handle resolved that was never minted, and one whose label the flow dropped', () => {
     const events = edit((e) => e.type === 'cfc_handle' && e.data.action === 'minted');
     expect(verdict(handlesBeforePolicyCheck, cleanRun({ events })).where?.[0]).toMatch(
-      /cfh-val:1 resolved for call-0003, yet never minted/,
+      /cfh-val:abcdefghijklmnopqrst resolved for call-0003, yet never minted/,
     );
     const relabelled = edit(is('cfc_handle', 'call-0003'), handleEv('call-0003', 'resolved', L0()));
     expect(verdict(handlesBeforePolicyCheck, cleanRun({ events: relabelled })).where?.[0]).toMatch(
-      /another value or label/,
+      /another label than held/,
     );
   });
 });
@@ -326,13 +327,17 @@ describe('cfc.evidence-boundary (AH-CFC-16/17/19)', () => {
     const r = verdict(evidenceBoundaryCheck, cleanRun({ events }));
     expect(r.verdict).toBe('fail');
     expect(r.where?.[0]).toMatch(/carries its value/);
-    const table = verdict(evidenceBoundaryCheck, cleanRun({ files: ['outputs/handles.json'] }));
-    expect(table.where).toEqual(['outputs/handles.json: a handle table kept in the run directory']);
+    const table = verdict(
+      evidenceBoundaryCheck,
+      cleanRun({ files: [HELD_FILE, 'outputs/handles.json'] }),
+    );
+    expect(table.where).toEqual(['outputs/handles.json: a handle table kept outside cfc-handles/']);
   });
 
   it('ignores files that only look alike elsewhere in their path', () => {
     expect(
-      verdict(evidenceBoundaryCheck, cleanRun({ files: ['outputs/call-0001-stdout'] })).verdict,
+      verdict(evidenceBoundaryCheck, cleanRun({ files: [HELD_FILE, 'outputs/call-0001-stdout'] }))
+        .verdict,
     ).toBe('pass');
   });
 });

@@ -166,9 +166,13 @@ export const labelled = (
     ...(handle === undefined ? {} : { handle }),
   },
 });
+/** A handle as cfh names one (run-salted: cfc/handles.ts). */
+export const HANDLE = 'cfh-val:abcdefghijklmnopqrst';
+/** Where the clean run keeps the value it holds behind HANDLE. */
+export const HELD_FILE = 'cfc-handles/abcdefghijklmnopqrst.json';
 export const handleEv = (callId: string, action: string, label: object = L(['secret'])): Ev => ({
   type: 'cfc_handle',
-  data: { handle: 'cfh-val:1', action, callId, label, valueSha256: 'b'.repeat(64), chars: 12 },
+  data: { handle: HANDLE, action, callId, label, integrityCounts: true },
 });
 export const endorsement = (kind: string, atoms: string[]): Ev => ({
   type: 'cfc_endorsement',
@@ -210,7 +214,7 @@ export function cleanEvents(): Ev[] {
     decision('call-0002', 'read_file'),
     executed('call-0002', 'read_file'),
     handleEv('call-0002', 'minted'),
-    labelled('call-0002', L(['secret']), 'opaque', 'cfh-val:1'),
+    labelled('call-0002', L(['secret']), 'opaque', HANDLE),
     influence(2, L()),
     turn(2),
     requested('call-0003', 'exec'),
@@ -222,7 +226,7 @@ export function cleanEvents(): Ev[] {
       explicit: L(['secret']),
       label: L(['secret']),
       violations: [{ sink: 'exec', uncleared: ['secret'], missing: ['prompt:direct'] }],
-      handles: ['cfh-val:1'],
+      handles: [HANDLE],
     }),
     decision('call-0003', 'exec', 'approval_required', 'cfc:integrity'),
     {
@@ -280,7 +284,11 @@ export function cleanRun(
     cfc: summarizeCfc(o.mode ?? 'enforce-explicit', events),
     assurance: { level: 'standard', notes: [] },
   };
-  return evidenceOf(events, { snapshot: o.snapshot ?? snapshotOf(), report, files: o.files ?? [] });
+  return evidenceOf(events, {
+    snapshot: o.snapshot ?? snapshotOf(),
+    report,
+    files: o.files ?? [HELD_FILE],
+  });
 }
 
 export const L0 = L;

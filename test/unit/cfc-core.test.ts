@@ -178,7 +178,13 @@ describe('the flow decision (AH-CFC-9/10)', () => {
       name: 'host__notify',
       riskClass: 'communication',
       executor: 'host',
-      cfc: { result: label(), clearance: [], requires: [], readsBeforeWrite: false },
+      cfc: {
+        result: label(),
+        clearance: [],
+        requires: [],
+        readsBeforeWrite: false,
+        declassifies: false,
+      },
     };
     const clean = judgeFlow({ plan, workspaceTarget: WS, tool: send, args: {}, influence: direct });
     expect(clean.verdict).toBe('allow');
@@ -241,23 +247,46 @@ describe('the flow decision (AH-CFC-9/10)', () => {
 });
 
 describe('value handles (AH-CFC-18)', () => {
-  it('resolves handles inside any string, keys included, and refuses unknown ones', () => {
-    const h = new ValueHandles();
-    const a = h.mint('s3cr3t', label({ confidentiality: ['secret'] }));
-    expect(a.handle).toBe('cfh-val:1');
-    expect(a.valueSha256).toMatch(/^[0-9a-f]{64}$/);
+  const kept: string[] = [];
+  const table = (runId = 'run-a') =>
+    new ValueHandles(runId, (held) => {
+      kept.push(held.handle);
+      return Promise.resolve();
+    });
+
+  it('resolves handles inside any string, keys included, and refuses unknown ones', async () => {
+    const h = table();
+    const a = await h.mint('call-0001', 's3cr3t', label({ confidentiality: ['secret'] }), true);
+    expect(a.handle).toMatch(/^cfh-val:[a-z2-7]{20}$/);
+    expect(kept).toContain(a.handle);
     const r = h.resolve({ argv: ['echo', `Bearer ${a.handle}`], [a.handle]: 1 });
     expect(r).toMatchObject({
       kind: 'resolved',
       value: { argv: ['echo', 'Bearer s3cr3t'], s3cr3t: 1 },
     });
-    expect(r.kind === 'resolved' && r.used.map((u) => u.handle)).toEqual(['cfh-val:1']);
+    expect(r.kind === 'resolved' && r.used.map((u) => u.handle)).toEqual([a.handle]);
     expect(h.resolve({ x: 'cfh-val:2' })).toEqual({ kind: 'unknown', handles: ['cfh-val:2'] });
     expect(h.resolve({ x: 'no handle' })).toEqual({
       kind: 'resolved',
       value: { x: 'no handle' },
       used: [],
     });
+  });
+
+  it('names are run-salted, stable for one referent, and inert in another run (AH-REF-2/3)', async () => {
+    const a = table('run-a');
+    const b = table('run-a');
+    const one = await a.mint('call-0001', 'v', label(), true);
+    expect(await a.mint('call-0001', 'v', label(), true)).toBe(one);
+    expect(a.nameOf('call-0001')).toBe(one.handle);
+    // Another table of the same run id draws its own salt: the name does not carry over.
+    expect(b.nameOf('call-0001')).not.toBe(one.handle);
+    expect(b.resolve(one.handle).kind).toBe('unknown');
+    // Continued explicitly (resume, restore): the same name resolves to the same referent.
+    await b.inherit(a.values());
+    expect(b.resolve(one.handle)).toMatchObject({ kind: 'resolved', value: 'v' });
+    const c = await a.mint('call-0002', 'w', label(), true);
+    expect(c.handle).not.toBe(one.handle);
   });
 });
 
@@ -268,6 +297,7 @@ describe("the run's context label (AH-CFC-3/4)", () => {
       workspaceTarget: WS,
     },
   );
+  const opts = { runId: 'run-a', keep: () => Promise.resolve(), carried: [] };
   const capture = {
     captureId: 'capture-1',
     kernel: 'cfh' as const,
@@ -279,24 +309,47 @@ describe("the run's context label (AH-CFC-3/4)", () => {
   };
 
   it('carries prompt:direct only with a capture record, and loses it on reading data', () => {
-    const rt = new CfcRuntime(plan, WS, { capture, context: 0, quoted: 0, fromPlan: false });
+    const rt = new CfcRuntime(plan, WS, { capture, context: 0, quoted: 0, fromPlan: false }, opts);
     expect(rt.context().integrity).toEqual(['prompt:direct']);
     expect(rt.authority()).toBe('capture-1');
     rt.expose(label({ integrity: ['repo:untrusted'] }));
     expect(rt.context().integrity).toEqual([]);
     expect(rt.authority()).toBeNull();
-    const none = new CfcRuntime(plan, WS, {
-      capture: null,
-      context: 0,
-      quoted: 0,
-      fromPlan: false,
-    });
+    const none = new CfcRuntime(
+      plan,
+      WS,
+      { capture: null, context: 0, quoted: 0, fromPlan: false },
+      opts,
+    );
     expect(none.context().integrity).toEqual([]);
   });
 
   it('context and quoted slots never mint authority', () => {
-    const rt = new CfcRuntime(plan, WS, { capture, context: 1, quoted: 0, fromPlan: false });
+    const rt = new CfcRuntime(plan, WS, { capture, context: 1, quoted: 0, fromPlan: false }, opts);
     expect(rt.context().integrity).toEqual([]);
+  });
+
+  it('class: a context carried in keeps its label (resume, restore, a delegation, a plan)', () => {
+    for (const kind of ['resume', 'restore', 'delegation', 'plan'] as const) {
+      const carried = [
+        {
+          kind,
+          fromRunId: 'run-old',
+          label: label({ confidentiality: ['secret'], integrity: ['repo:untrusted'] }),
+          basis: 'recorded' as const,
+        },
+      ];
+      const rt = new CfcRuntime(
+        plan,
+        WS,
+        { capture, context: 0, quoted: 0, fromPlan: false },
+        { ...opts, carried },
+      );
+      expect(rt.context().confidentiality).toEqual(['secret']);
+      // A fresh capture does not restore what the carried context lost.
+      expect(rt.context().integrity).toEqual([]);
+      expect(rt.authority()).toBeNull();
+    }
   });
 });
 
@@ -365,11 +418,11 @@ describe('what the review found (AH-CFC-10)', () => {
     expect(planCfc(p, { workspaceTarget: WS }).mounts[1]?.inWorkload).toBe(false);
   });
 
-  it('reads a handle to its last digit, and refuses keys that collide once resolved', () => {
-    const h = new ValueHandles();
-    h.mint('a', label());
-    expect(h.resolve('cfh-val:12')).toEqual({ kind: 'unknown', handles: ['cfh-val:12'] });
-    const r = h.resolve({ a: 1, 'cfh-val:1': 2 });
+  it('reads a handle to its last character, and refuses keys that collide once resolved', async () => {
+    const h = new ValueHandles('run-a', () => Promise.resolve());
+    const { handle } = await h.mint('call-0001', 'a', label(), true);
+    expect(h.resolve(`${handle}2`)).toEqual({ kind: 'unknown', handles: [`${handle}2`] });
+    const r = h.resolve({ a: 1, [handle]: 2 });
     expect(r.kind).toBe('unknown');
   });
 

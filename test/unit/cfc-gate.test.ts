@@ -50,7 +50,12 @@ function runtime(mode: CfcMode): CfcRuntime {
     cfc: { mode, modelClearance: [], sinks: {} },
   });
   const plan = planCfc(profile, { workspaceTarget: WS });
-  return new CfcRuntime(plan, WS, { capture: CAPTURE, context: 0, quoted: 0, fromPlan: false });
+  return new CfcRuntime(
+    plan,
+    WS,
+    { capture: CAPTURE, context: 0, quoted: 0, fromPlan: false },
+    { runId: 'run-gate', keep: () => Promise.resolve(), carried: [] },
+  );
 }
 
 class Events implements DecisionRecorder {
@@ -102,8 +107,10 @@ async function propose(
     deps,
     influence,
   );
+  // As tool-calls.ts proposes it: a call that used handles is digested as the model sent it.
+  const modelArgs = flow !== undefined && flow.handles.length > 0 ? { modelArgs: input } : {};
   const ruling = await m.decide(
-    { callId: 'call-0001', toolUseId: 'tu1', checked, flow },
+    { callId: 'call-0001', toolUseId: 'tu1', checked, flow, ...modelArgs },
     new AbortController().signal,
   );
   return { checked, flow, ruling };
@@ -126,7 +133,7 @@ describe('handles before the check (AH-CFC-18)', () => {
 
   it("a resolved handle's value is what is checked, digested and decided; its label is explicit", async () => {
     const rt = runtime('observe');
-    const h = rt.handles.mint('s3cr3t', SECRET);
+    const h = await rt.handles.mint('call-0000', 's3cr3t', SECRET, true);
     const events = new Events();
     const { checked, flow, ruling } = await propose(rt, events, mediator(events), {
       path: 'a.txt',
@@ -142,12 +149,16 @@ describe('handles before the check (AH-CFC-18)', () => {
         handle: h.handle,
         action: 'resolved',
         callId: 'call-0001',
-        chars: 6,
+        integrityCounts: true,
       }),
     ]);
-    // The value never enters the evidence; the digest is of the resolved args.
+    // class: digests of hidden values. The value never enters the evidence, and the digest
+    // (which the model side is shown in a refusal) is of the call as the model sent it.
     expect(JSON.stringify(events.list)).not.toContain('s3cr3t');
     expect(ruling.decision.args_digest).toBe(
+      argsDigest('write_file', { path: 'a.txt', content: `key=${h.handle}` }),
+    );
+    expect(ruling.decision.args_digest).not.toBe(
       argsDigest('write_file', { path: 'a.txt', content: 'key=s3cr3t' }),
     );
     // Its label joins the call's: the workspace is not cleared for secret.
@@ -165,7 +176,7 @@ describe('handles before the check (AH-CFC-18)', () => {
 describe('the flow gate in the mediator (AH-CFC-9/11)', () => {
   it('enforce: a secret write is approval_required under the flow rule; nobody to ask refuses it', async () => {
     const rt = runtime('enforce-explicit');
-    const h = rt.handles.mint('s3cr3t', SECRET);
+    const h = await rt.handles.mint('call-0000', 's3cr3t', SECRET, true);
     const events = new Events();
     const { ruling } = await propose(rt, events, mediator(events), {
       path: 'a.txt',
@@ -210,7 +221,7 @@ describe('the flow gate in the mediator (AH-CFC-9/11)', () => {
 
   it('observe: would_deny is recorded and the call runs as policy says', async () => {
     const rt = runtime('observe');
-    const h = rt.handles.mint('s3cr3t', SECRET);
+    const h = await rt.handles.mint('call-0000', 's3cr3t', SECRET, true);
     const events = new Events();
     const { ruling } = await propose(rt, events, mediator(events), {
       path: 'a.txt',
@@ -223,8 +234,9 @@ describe('the flow gate in the mediator (AH-CFC-9/11)', () => {
 
   it("a person's approval of the exact call endorses it: cfc_endorsement, then it runs", async () => {
     const rt = runtime('enforce-explicit');
-    const h = rt.handles.mint('s3cr3t', SECRET);
-    const digest = argsDigest('write_file', { path: 'a.txt', content: 's3cr3t' });
+    const h = await rt.handles.mint('call-0000', 's3cr3t', SECRET, true);
+    // The call as the model sent it (the handle, which the person sees held for this run).
+    const digest = argsDigest('write_file', { path: 'a.txt', content: h.handle });
     const file = new FileApprovals(
       [{ rule: 'cfc:clearance', tool: 'write_file', argsDigest: digest }],
       'op',
@@ -254,7 +266,7 @@ describe('the flow gate in the mediator (AH-CFC-9/11)', () => {
 
   it('an approval of another call (another digest) endorses nothing', async () => {
     const rt = runtime('enforce-explicit');
-    const h = rt.handles.mint('s3cr3t', SECRET);
+    const h = await rt.handles.mint('call-0000', 's3cr3t', SECRET, true);
     const file = new FileApprovals(
       [{ rule: 'cfc:clearance', tool: 'write_file', argsDigest: argsDigest('write_file', {}) }],
       'op',
@@ -270,8 +282,9 @@ describe('the flow gate in the mediator (AH-CFC-9/11)', () => {
 
   it('policy deny wins over the flow and over any endorsement', async () => {
     const rt = runtime('enforce-explicit');
-    const h = rt.handles.mint('s3cr3t', SECRET);
-    const digest = argsDigest('write_file', { path: 'a.txt', content: 's3cr3t' });
+    const h = await rt.handles.mint('call-0000', 's3cr3t', SECRET, true);
+    // The call as the model sent it (the handle, which the person sees held for this run).
+    const digest = argsDigest('write_file', { path: 'a.txt', content: h.handle });
     const file = new FileApprovals(
       [{ rule: 'cfc:clearance', tool: 'write_file', argsDigest: digest }],
       'op',
@@ -291,8 +304,9 @@ describe('the flow gate in the mediator (AH-CFC-9/11)', () => {
 
   it('policy that asks too is asked under its own rule after the endorsement', async () => {
     const rt = runtime('enforce-explicit');
-    const h = rt.handles.mint('s3cr3t', SECRET);
-    const digest = argsDigest('write_file', { path: 'a.txt', content: 's3cr3t' });
+    const h = await rt.handles.mint('call-0000', 's3cr3t', SECRET, true);
+    // The call as the model sent it (the handle, which the person sees held for this run).
+    const digest = argsDigest('write_file', { path: 'a.txt', content: h.handle });
     const only = new FileApprovals(
       [{ rule: 'cfc:clearance', tool: 'write_file', argsDigest: digest }],
       'op',
@@ -334,7 +348,7 @@ describe('the flow gate in the mediator (AH-CFC-9/11)', () => {
 
   it('the model cannot endorse: its words in the call change nothing', async () => {
     const rt = runtime('enforce-explicit');
-    const h = rt.handles.mint('s3cr3t', SECRET);
+    const h = await rt.handles.mint('call-0000', 's3cr3t', SECRET, true);
     const events = new Events();
     const { ruling } = await propose(rt, events, mediator(events), {
       path: 'a.txt',

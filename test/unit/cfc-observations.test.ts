@@ -1,8 +1,10 @@
 // Observation labels by provenance and the model as a sink (engine/cfc-observations.ts;
 // AH-CFC-2/6/7/18, design 3/4): file tools by the mount the path names (the image's own
 // files recorded, not joined), exec by all its container can read, host tools by their
-// resultLabel (none: unlabelled); an observation the model is not cleared for becomes a
-// handle, an unlabelled one too under enforce-explicit, and observe only records the gap.
+// resultLabel joined with their inputs' (a declassifier's alone), every one joined with the
+// call's influence and handles, whatever its status; an observation the model is not cleared
+// for becomes a handle built from the handle and label alone, an unlabelled one too under
+// enforce-explicit, and observe only records the gap.
 import { describe, expect, it } from 'vitest';
 import type { CfcMode } from '../../src/config/cfc-schema.js';
 import { label, type Label } from '../../src/cfc/label.js';
@@ -32,6 +34,7 @@ function mount(target: string, l: Label | undefined, extra: Partial<MountLabel> 
     clearance: [],
     labelSource: 'profile',
     inWorkload: true,
+    integrityCounts: true,
     ...extra,
   };
 }
@@ -51,21 +54,28 @@ function planOf(mode: CfcMode, over: Partial<CfcPlan> = {}): CfcPlan {
 }
 
 function runtime(plan: CfcPlan): CfcRuntime {
-  return new CfcRuntime(plan, WS, {
-    capture: {
-      captureId: 'capture-1',
-      kernel: 'cfh',
-      subject: { uid: 1000, user: 'u', vouched: false },
-      surface: 'cli',
-      slot: 'prompt',
-      sha256: 'a'.repeat(64),
-      chars: 1,
+  return new CfcRuntime(
+    plan,
+    WS,
+    {
+      capture: {
+        captureId: 'capture-1',
+        kernel: 'cfh',
+        subject: { uid: 1000, user: 'u', vouched: false },
+        surface: 'cli',
+        slot: 'prompt',
+        sha256: 'a'.repeat(64),
+        chars: 1,
+      },
+      context: 0,
+      quoted: 0,
+      fromPlan: false,
     },
-    context: 0,
-    quoted: 0,
-    fromPlan: false,
-  });
+    { runId: 'run-test', keep: () => Promise.resolve(), carried: [] },
+  );
 }
+
+const HANDLE = /^cfh-val:[a-z2-7]{20}$/;
 
 function tool(name: string): ToolDefinition {
   const t = BUILTIN_TOOLS.find((b) => b.name === name);
@@ -73,11 +83,11 @@ function tool(name: string): ToolDefinition {
   return t;
 }
 
-const hostTool = (result?: Label): ToolDefinition => ({
+const hostTool = (result?: Label, declassifies = false): ToolDefinition => ({
   ...tool('read_file'),
   name: 'host__lookup',
   executor: 'host',
-  cfc: { result, clearance: [], requires: [], readsBeforeWrite: false },
+  cfc: { result, clearance: [], requires: [], readsBeforeWrite: false, declassifies },
 });
 
 const ok = (items: string[]): Observation => ({
@@ -98,33 +108,29 @@ const facts = (plan: CfcPlan, influence: Label = DIRECT, container?: Label) => (
 describe('observationLabel: by provenance only', () => {
   const plan = planOf('enforce-explicit');
   it('read_file carries the label of the mount its path names, relative paths in /workspace', () => {
-    expect(
-      observationLabel(tool('read_file'), { path: '/secrets/x' }, ok(['s']), facts(plan)),
-    ).toMatchObject({ source: 'mount /secrets', label: SECRET, joins: true, unlabelled: [] });
-    expect(
-      observationLabel(tool('read_file'), { path: 'calc.py' }, ok(['x']), facts(plan)).label,
-    ).toEqual(REPO);
+    expect(observationLabel(tool('read_file'), { path: '/secrets/x' }, facts(plan))).toMatchObject({
+      source: 'mount /secrets',
+      label: SECRET,
+      joins: true,
+      unlabelled: [],
+    });
+    expect(observationLabel(tool('read_file'), { path: 'calc.py' }, facts(plan)).label).toEqual(
+      REPO,
+    );
     // `..` is resolved lexically, as the helper's boundary check does.
-    expect(
-      observationLabel(tool('list_dir'), { path: '../secrets' }, ok([]), facts(plan)).source,
-    ).toBe('mount /secrets');
-  });
-
-  it("the content never matters: a file claiming a label gets its mount's", () => {
-    const claim = ok(['{"label":{"confidentiality":[],"integrity":["prompt:direct"]}}']);
-    expect(
-      observationLabel(tool('read_file'), { path: '/secrets/x' }, claim, facts(plan)).label,
-    ).toEqual(SECRET);
+    expect(observationLabel(tool('list_dir'), { path: '../secrets' }, facts(plan)).source).toBe(
+      'mount /secrets',
+    );
   });
 
   it("the image's own files: source image, not joined", () => {
-    expect(
-      observationLabel(tool('read_file'), { path: '/etc/passwd' }, ok(['root']), facts(plan)),
-    ).toMatchObject({ source: 'image', joins: false });
+    expect(observationLabel(tool('read_file'), { path: '/etc/passwd' }, facts(plan))).toMatchObject(
+      { source: 'image', joins: false },
+    );
   });
 
   it('grep joins every mount below its start path (-r walks into them)', () => {
-    const l = observationLabel(tool('grep'), { pattern: 'x', path: '/' }, ok([]), facts(plan));
+    const l = observationLabel(tool('grep'), { pattern: 'x', path: '/' }, facts(plan));
     expect(l.source).toBe('mount /workspace, mount /secrets');
     expect(l.label).toEqual(label({ confidentiality: ['secret'] }));
   });
@@ -146,12 +152,7 @@ describe('observationLabel: by provenance only', () => {
       ],
     });
     const before = label({ confidentiality: ['pii'] });
-    const l = observationLabel(
-      tool('exec'),
-      { command: ['true'] },
-      ok([]),
-      facts(p, DIRECT, before),
-    );
+    const l = observationLabel(tool('exec'), { command: ['true'] }, facts(p, DIRECT, before));
     // A withheld mount is not readable by exec: no `secret`.
     expect(l).toMatchObject({
       source: 'exec',
@@ -160,72 +161,121 @@ describe('observationLabel: by provenance only', () => {
     });
   });
 
-  it('a host tool: its resultLabel; none is unlabelled', () => {
+  it('a host tool: its resultLabel joined with its inputs; none is unlabelled', () => {
     const ops = label({ integrity: ['ops'] });
-    expect(observationLabel(hostTool(ops), {}, ok(['r']), facts(plan)).label).toEqual(ops);
-    expect(observationLabel(hostTool(), {}, ok(['r']), facts(plan))).toMatchObject({
+    const opsDirect = label({ integrity: ['ops', 'prompt:direct'] });
+    expect(observationLabel(hostTool(opsDirect), {}, facts(plan)).label).toEqual(DIRECT);
+    expect(observationLabel(hostTool(), {}, facts(plan))).toMatchObject({
       label: label({ confidentiality: ['unlabelled'] }),
       unlabelled: ['host tool host__lookup'],
     });
+    // class: a host tool cleared for a secret echoes its input: the input's label stays on it.
+    const used = observationLabel(
+      hostTool(ops),
+      { token: 'cfh-val:x' },
+      {
+        ...facts(plan),
+        explicit: [SECRET],
+      },
+    );
+    expect(used.label.confidentiality).toEqual(['secret']);
+    expect(used.declassified).toBeUndefined();
   });
 
-  it("write_file carries its mount's label (whether it worked says something of the file); a timeout the influence", () => {
-    const w = observationLabel(tool('write_file'), { path: '/secrets/y' }, ok([]), facts(plan));
+  it('a declassifier the operator declared: its resultLabel alone, what its inputs carried recorded', () => {
+    const ops = label({ integrity: ['ops'] });
+    const l = observationLabel(hostTool(ops, true), {}, { ...facts(plan), explicit: [SECRET] });
+    expect(l.label).toEqual(ops);
+    expect(l.declassified?.confidentiality).toEqual(['secret']);
+  });
+
+  it('class: a handle used as a file tool argument labels the result, errors included', () => {
+    for (const name of ['read_file', 'grep', 'list_dir', 'write_file']) {
+      const l = observationLabel(
+        tool(name),
+        { path: 'cfh-val:x', pattern: 'cfh-val:y' },
+        {
+          ...facts(plan),
+          explicit: [SECRET],
+        },
+      );
+      expect(l.label.confidentiality).toContain('secret');
+    }
+  });
+
+  it("write_file carries its mount's label (whether it worked says something of the file)", () => {
+    const w = observationLabel(tool('write_file'), { path: '/secrets/y' }, facts(plan));
     expect(w).toMatchObject({ source: 'mount /secrets', label: { confidentiality: ['secret'] } });
-    const image = observationLabel(tool('write_file'), { path: '/tmp/y' }, ok([]), facts(plan));
+    const image = observationLabel(tool('write_file'), { path: '/tmp/y' }, facts(plan));
     expect(image).toMatchObject({ source: 'cfh', label: DIRECT });
-    const t: Observation = { ...ok([]), status: 'timeout', summary: 'the tool ran out of time' };
-    expect(observationLabel(tool('read_file'), { path: '/secrets/x' }, t, facts(plan)).source).toBe(
-      'cfh',
-    );
   });
 });
 
 describe('dispose: the model is a sink (AH-CFC-6/18)', () => {
-  it('enforce-explicit, modelClearance []: a secret becomes a handle holding the content', () => {
+  it('enforce-explicit, modelClearance []: a secret becomes a handle holding the content', async () => {
     const cfc = runtime(planOf('enforce-explicit'));
     const obs = ok(['the secret\n']);
-    const l = observationLabel(tool('read_file'), { path: '/secrets/x' }, obs, facts(cfc.plan));
-    const d = dispose(cfc, obs, l);
+    const l = observationLabel(tool('read_file'), { path: '/secrets/x' }, facts(cfc.plan));
+    const d = await dispose(cfc, 'call-0001', obs, l);
     expect(d.kind).toBe('opaque');
     expect(d.expose).toBeUndefined();
-    expect(d.observation.items).toEqual(['cfh-val:1']);
-    expect(d.observation.summary).toContain('held as cfh-val:1');
+    const handle = d.observation.items[0] ?? '';
+    expect(handle).toMatch(HANDLE);
+    expect(d.observation.summary).toContain(`held as ${handle}`);
     expect(JSON.stringify(d.observation)).not.toContain('the secret');
     expect(ObservationSchema.safeParse(d.observation).success).toBe(true);
-    const r = cfc.handles.resolve({ path: 'cfh-val:1' });
+    const r = cfc.handles.resolve({ path: handle });
     expect(r).toMatchObject({ kind: 'resolved', value: { path: 'the secret\n' } });
   });
 
-  it('modelClearance [secret]: exposed, and its label is what joins', () => {
+  it('class: an opaque observation answers no question: one shape whatever the call did', async () => {
+    const shapes: Observation[] = [
+      ok(['the secret\n']),
+      { ...ok([]), summary: 'no match', evidence_refs: [] },
+      { status: 'error', summary: 'ENOENT', items: [], evidence_refs: [], next_valid_actions: [] },
+      { ...ok([]), status: 'timeout', summary: 'the tool ran out of time' },
+      { ...ok(['x']), status: 'error', summary: 'exit 1', next_valid_actions: ['retry'] },
+    ];
+    const seen = new Set<string>();
+    for (const [i, obs] of shapes.entries()) {
+      const cfc = runtime(planOf('enforce-explicit'));
+      const l = observationLabel(tool('grep'), { path: '/secrets', pattern: 'a' }, facts(cfc.plan));
+      const d = await dispose(cfc, `call-000${String(i + 1)}`, obs, l);
+      const handle = d.observation.items[0] ?? '';
+      seen.add(JSON.stringify(d.observation).split(handle).join('H'));
+    }
+    expect(seen.size).toBe(1);
+  });
+
+  it('modelClearance [secret]: exposed, and its label is what joins', async () => {
     const cfc = runtime(planOf('enforce-explicit', { modelClearance: ['secret'] }));
     const obs = ok(['the secret\n']);
-    const l = observationLabel(tool('read_file'), { path: '/secrets/x' }, obs, facts(cfc.plan));
-    const d = dispose(cfc, obs, l);
+    const l = observationLabel(tool('read_file'), { path: '/secrets/x' }, facts(cfc.plan));
+    const d = await dispose(cfc, 'call-0001', obs, l);
     expect(d).toMatchObject({ kind: 'exposed', observation: obs, expose: SECRET });
   });
 
-  it('observe: exposed, with what enforcement would do recorded', () => {
+  it('observe: exposed, with what enforcement would do recorded', async () => {
     const cfc = runtime(planOf('observe'));
     const obs = ok(['the secret\n']);
-    const l = observationLabel(tool('read_file'), { path: '/secrets/x' }, obs, facts(cfc.plan));
-    const d = dispose(cfc, obs, l);
+    const l = observationLabel(tool('read_file'), { path: '/secrets/x' }, facts(cfc.plan));
+    const d = await dispose(cfc, 'call-0001', obs, l);
     expect(d.kind).toBe('exposed');
     expect(d.reason).toMatch(/enforcement would hold it as a handle/);
     expect(cfc.handles.size).toBe(0);
   });
 
-  it('an unlabelled host tool result: opaque under enforce-explicit, a gap under observe', () => {
+  it('an unlabelled host tool result: opaque under enforce-explicit, a gap under observe', async () => {
     for (const [mode, kind] of [
       ['enforce-explicit', 'opaque'],
       ['observe', 'exposed'],
     ] as const) {
       const cfc = runtime(planOf(mode));
-      const l = observationLabel(hostTool(), {}, ok(['answer']), facts(cfc.plan));
-      const d = dispose(cfc, ok(['answer']), l);
+      const l = observationLabel(hostTool(), {}, facts(cfc.plan));
+      const d = await dispose(cfc, 'call-0001', ok(['answer']), l);
       expect(d.kind).toBe(kind);
       if (kind === 'exposed') expect(d.reason).toMatch(/host tool host__lookup has no label/);
-      else expect(d.observation.items).toEqual(['cfh-val:1']);
+      else expect(d.observation.items[0]).toMatch(HANDLE);
     }
   });
 });
@@ -256,15 +306,20 @@ describe('labelExecuted and labelRefused: the events, before the model sees anyt
       { path: '/secrets/x' },
       ok(['the secret\n']),
     );
-    expect(out.observation.items).toEqual(['cfh-val:1']);
+    const handle = out.observation.items[0] ?? '';
+    expect(handle).toMatch(HANDLE);
     expect(events.map((e) => e.type)).toEqual(['cfc_handle', 'cfc_label']);
-    expect(events[0]?.data).toMatchObject({ action: 'minted', handle: 'cfh-val:1', chars: 11 });
+    expect(events[0]?.data).toMatchObject({ action: 'minted', handle, integrityCounts: true });
     expect(events[1]?.data).toMatchObject({
       disposition: 'opaque',
-      handle: 'cfh-val:1',
+      handle,
       source: 'mount /secrets',
     });
+    // class: digests of hidden values: no digest, no length of the value in the evidence.
     expect(JSON.stringify(events)).not.toContain('the secret');
+    expect(Object.keys(events[0]?.data as object).sort()).toEqual(
+      ['action', 'callId', 'handle', 'integrityCounts', 'label'].sort(),
+    );
   });
 
   it('disabled (no runtime): the observation as it was, no event', async () => {

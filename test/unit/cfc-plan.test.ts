@@ -196,11 +196,12 @@ describe('the run state and its record', () => {
     const planned = plan({ profile: p });
     const capture = captureOfPrompt('do it');
     const slots = { capture, context: 0, quoted: 0, fromPlan: false };
-    expect(cfcRuntimeOf(plan({ cfc: 'disabled' }).cfc, '/workspace', slots)).toBeUndefined();
-    const runtime = cfcRuntimeOf(planned.cfc, '/workspace', slots);
+    const opts = { runId: 'run-p', keep: () => Promise.resolve(), carried: [] };
+    expect(cfcRuntimeOf(plan({ cfc: 'disabled' }).cfc, '/workspace', slots, opts)).toBeUndefined();
+    const runtime = cfcRuntimeOf(planned.cfc, '/workspace', slots, opts);
     expect(runtime?.authority()).toBe('capture-1');
     // No capture (a prompt cfh did not read from its caller): no authority.
-    const none = cfcRuntimeOf(planned.cfc, '/workspace', { ...slots, capture: null });
+    const none = cfcRuntimeOf(planned.cfc, '/workspace', { ...slots, capture: null }, opts);
     expect(none?.authority()).toBeNull();
   });
 

@@ -18,6 +18,8 @@ describe('summarizeCfc', () => {
       flows: { allowed: 2, denied: 1, wouldDeny: 0, endorsed: 1 },
       handles: 1,
       opaque: 1,
+      declassified: 0,
+      carried: 0,
     });
   });
 
@@ -35,6 +37,8 @@ describe('summarizeCfc', () => {
       flows: { allowed: 0, denied: 0, wouldDeny: 1, endorsed: 1 },
       handles: 0,
       opaque: 0,
+      declassified: 0,
+      carried: 0,
     });
   });
 

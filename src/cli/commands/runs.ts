@@ -197,7 +197,10 @@ export function cfcLine(
       ? 'diagnostic, not enforcement'
       : 'no CFC claim';
   const f = c.flows;
-  return `${c.mode} (${kind}); flows ${f.allowed} allowed, ${f.denied} denied, ${f.wouldDeny} would-deny, ${f.endorsed} endorsed; ${c.handles} handle(s), ${c.opaque} opaque`;
+  const declassified =
+    (c.declassified ?? 0) > 0 ? `; ${c.declassified ?? 0} declassified by the profile` : '';
+  const carried = (c.carried ?? 0) > 0 ? `; ${c.carried ?? 0} context(s) carried in` : '';
+  return `${c.mode} (${kind}); flows ${f.allowed} allowed, ${f.denied} denied, ${f.wouldDeny} would-deny, ${f.endorsed} endorsed; ${c.handles} handle(s), ${c.opaque} opaque${declassified}${carried}`;
 }
 
 /** Draft runs: the host workspace, the patch's summary, and whether it was applied. */

@@ -116,6 +116,8 @@ export async function sandboxResumeCommand(
         // continuation text is none, and the old direct command is context.
         promptCapture: o.prompt === undefined ? undefined : captureOfPrompt(o.prompt),
         resumedFrom: link,
+        // The old context keeps its label, and its handles their referents (cfc/carried.ts).
+        carried: [state.carried],
       },
       agentRunDeps(run.deps, deps, { gateway, retryHook, approvals, events }),
       run.signal,

@@ -7,14 +7,15 @@ import { at, fail, inconclusive, notApplicable, pass, type Check } from './check
 import { cfcStateOf, list, subset } from './checks-cfc.js';
 import { partOf } from './parts.js';
 import { eventsOf, unreadable } from './run-evidence.js';
+import { HELD_VALUES_DIR, heldValueFile } from '../schema/held-value.js';
 
 /** cfh's own integrity atom of the bound direct command. */
 const PROMPT_DIRECT = 'prompt:direct';
 
 export const handlesBeforePolicyCheck: Check = {
   id: 'cfc.handles-before-policy',
-  title: 'a handle is resolved only if minted, and before its call is judged by flow and policy',
-  clauses: ['AH-CFC-18'],
+  title: 'a handle is resolved only if held, and before its call is judged by flow and policy',
+  clauses: ['AH-CFC-18', 'AH-REF-2'],
   run({ run }) {
     const state = cfcStateOf(run);
     if (state.kind !== 'recorded' || state.mode === 'disabled')
@@ -23,29 +24,29 @@ export const handlesBeforePolicyCheck: Check = {
       return inconclusive('some CFC events cannot be read');
     const handles = eventsOf(run, 'cfc_handle');
     const minted = handles.filter((h) => h.data.action === 'minted');
+    // What the run holds: minted here, or held again from the run it continues.
+    const held = handles.filter((h) => h.data.action !== 'resolved');
     const resolved = handles.filter((h) => h.data.action === 'resolved');
     const decisions = eventsOf(run, 'permission_decision');
     const flows = eventsOf(run, 'cfc_flow');
     const where: string[] = [];
     const ids = new Set<string>();
-    for (const m of minted) {
-      if (ids.has(m.data.handle)) where.push(`${at(m)}: ${m.data.handle} minted twice`);
+    for (const m of held) {
+      if (ids.has(m.data.handle)) where.push(`${at(m)}: ${m.data.handle} held twice`);
       ids.add(m.data.handle);
     }
     for (const r of resolved) {
       const { handle, callId } = r.data;
-      const origin = minted.find((m) => m.data.handle === handle && m.seq < r.seq);
+      const origin = held.find((m) => m.data.handle === handle && m.seq < r.seq);
       if (origin === undefined) {
         where.push(`${at(r)}: ${handle} resolved for ${callId}, yet never minted before`);
         continue;
       }
       if (
-        origin.data.valueSha256 !== r.data.valueSha256 ||
+        origin.data.integrityCounts !== r.data.integrityCounts ||
         JSON.stringify(origin.data.label) !== JSON.stringify(r.data.label)
       )
-        where.push(
-          `${at(r)}: ${handle} resolved to another value or label than minted (${at(origin)})`,
-        );
+        where.push(`${at(r)}: ${handle} resolved with another label than held (${at(origin)})`);
       const decision = decisions.find((d) => d.data.call_id === callId);
       if (decision !== undefined && decision.seq < r.seq)
         where.push(
@@ -145,28 +146,47 @@ const HANDLE_TABLE = /(^|\/)[^/]*handle[^/]*$/i;
 
 export const evidenceBoundaryCheck: Check = {
   id: 'cfc.evidence-boundary',
-  title: 'CFC evidence in the chained events beside the transcript; no handle value or table kept',
-  clauses: ['AH-CFC-16', 'AH-CFC-17', 'AH-CFC-19'],
+  title:
+    'CFC evidence in the chained events beside the transcript; held values only under cfc-handles/, one per handle held',
+  clauses: ['AH-CFC-16', 'AH-CFC-17', 'AH-CFC-19', 'AH-REF-3'],
   run({ run }) {
     const state = cfcStateOf(run);
     const raw = run.events.filter((e) => e.type.startsWith('cfc_') || e.type === 'prompt_captured');
     if ((state.kind !== 'recorded' || state.mode === 'disabled') && raw.length === 0)
       return notApplicable('CFC disabled or not recorded: no CFC evidence to keep');
     const where: string[] = [];
+    const held = new Set<string>();
     for (const e of raw) {
-      // A handle's value never enters the evidence: only its digest and size (AH-CFC-19).
-      if (e.type === 'cfc_handle' && Object.hasOwn(e.data, 'value'))
-        where.push(`${at(e)}: a handle event carries its value`);
+      // A handle's value never enters the events, nor anything that answers a guess of it.
+      if (e.type === 'cfc_handle' && (Object.hasOwn(e.data, 'value') || hasDigest(e.data)))
+        where.push(`${at(e)}: a handle event carries its value or a digest of it`);
       if (e.parsed === undefined)
         where.push(`${at(e)}: ${e.type} outside its schema (${e.issues.slice(0, 2).join('; ')})`);
+      const h = e.type === 'cfc_handle' ? e.data : undefined;
+      if (h !== undefined && h.action !== 'resolved' && typeof h.handle === 'string')
+        held.add(heldValueFile(h.handle));
     }
-    for (const f of run.files)
-      if (HANDLE_TABLE.test(f.rel))
-        where.push(`${f.rel}: a handle table kept in the run directory`);
+    for (const f of run.files) {
+      // The values the run holds: one file per handle it held, under cfc-handles/ only.
+      if (f.rel.startsWith(`${HELD_VALUES_DIR}/`)) {
+        if (!held.has(f.rel)) where.push(`${f.rel}: a held value no cfc_handle event holds`);
+        held.delete(f.rel);
+      } else if (HANDLE_TABLE.test(f.rel))
+        where.push(`${f.rel}: a handle table kept outside ${HELD_VALUES_DIR}/`);
+    }
+    for (const missing of held) where.push(`${missing}: a handle held, its value not kept`);
     return where.length === 0
       ? pass(
-          `${raw.length} CFC event(s) in the hash chain, none with a handle value; no handle table among ${run.files.length} file(s)`,
+          `${raw.length} CFC event(s) in the hash chain, none with a handle value or digest; held values only under ${HELD_VALUES_DIR}/ among ${run.files.length} file(s)`,
         )
       : fail('CFC evidence outside its boundary', where);
   },
 };
+
+/** A field that looks like a digest of the value (a 64-hex string, or one named so). */
+function hasDigest(data: Readonly<Record<string, unknown>>): boolean {
+  return Object.entries(data).some(
+    ([k, v]) =>
+      /sha|digest|hash|hmac/i.test(k) || (typeof v === 'string' && /[0-9a-f]{64}/.test(v)),
+  );
+}

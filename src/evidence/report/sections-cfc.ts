@@ -54,7 +54,7 @@ export function cfcSection(run: RunEvidence): Html {
       'decisions',
       f === undefined
         ? 'report.json records no cfc'
-        : `${f.allowed} allowed, ${f.denied} denied, ${f.wouldDeny} would-deny (observe), ${f.endorsed} endorsed; ${rep.ok ? rep.value.handles : 0} handle(s), ${rep.ok ? rep.value.opaque : 0} opaque`,
+        : `${f.allowed} allowed, ${f.denied} denied, ${f.wouldDeny} would-deny (observe), ${f.endorsed} endorsed; ${rep.ok ? rep.value.handles : 0} handle(s), ${rep.ok ? rep.value.opaque : 0} opaque; ${rep.ok ? (rep.value.declassified ?? 0) : 0} declassified by the profile; ${rep.ok ? (rep.value.carried ?? 0) : 0} context(s) carried in`,
     ],
     ['unlabelled sources', snap.ok ? snap.value.unlabelled.join(', ') || 'none' : ''],
   ]);
@@ -198,7 +198,7 @@ function handlesTable(run: RunEvidence): Html {
         <th>handle</th>
         <th>minted by</th>
         <th>label</th>
-        <th>value sha256 (chars)</th>
+        <th>integrity</th>
         <th>used by</th>
       </tr>
       ${minted.map(
@@ -207,7 +207,9 @@ function handlesTable(run: RunEvidence): Html {
             <td class="mono nowrap">${h.data.handle}</td>
             <td class="mono nowrap">${h.data.callId}</td>
             <td class="mono">${labelText(h.data.label)}</td>
-            <td class="mono small any">${h.data.valueSha256} (${h.data.chars})</td>
+            <td class="small">
+              ${h.data.integrityCounts ? 'counts' : 'operator data: not counted'}
+            </td>
             <td class="mono">
               ${
                 resolved

@@ -2,8 +2,8 @@
 // the capture of the direct command, the label each observation was given and what
 // became of it, the model context's influence at each model turn, each flow decision,
 // each endorsement a person gave, each handle minted or resolved. Kept in the chained
-// events, under the same boundary as the transcript (AH-CFC-17); handle values never (their
-// digest only).
+// events, under the same boundary as the transcript (AH-CFC-17); handle values never, nor
+// any digest or length of one.
 import { z } from 'zod';
 import { CallId, Count, Sha256Hex } from './common.js';
 import { Approver } from './events-tools.js';
@@ -50,6 +50,22 @@ export const cfcEvents = {
     disposition: z.enum(['exposed', 'opaque', 'denied']),
     handle: z.string().optional(),
     reason: z.string().optional(),
+    /** false: exposed but not joined (the image's own files); absent in older logs. */
+    joined: z.boolean().optional(),
+  }),
+  /**
+   * A model context carried in from another run (resume, restore, a delegation, a plan): the
+   * new context starts at least at its label (AH-CFC-5/7/12). Before the first model request.
+   */
+  cfc_carried: z.strictObject({
+    kind: z.enum(['resume', 'restore', 'delegation', 'plan']),
+    fromRunId: z.string(),
+    fromCallId: CallId.optional(),
+    label: LabelRecord,
+    /** recorded: the old run's own record; sources: it recorded none, every source counts. */
+    basis: z.enum(['recorded', 'sources', 'call']),
+    /** Handles of the old context this run holds again (their values under cfc-handles/). */
+    handles: Count,
   }),
   /** The model context's label before a model turn: what every call of the turn carries. */
   cfc_influence: z.strictObject({
@@ -92,13 +108,30 @@ export const cfcEvents = {
     approver: Approver,
     argsDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
   }),
-  /** A value held back from the model as a handle, or a handle resolved in a call (AH-CFC-18). */
+  /**
+   * A host tool the operator declared a declassifier answered: its result carries its own
+   * label alone, not what its inputs carried (which this records), on the profile's word.
+   */
+  cfc_declassified: z.strictObject({
+    callId: CallId,
+    tool: z.string(),
+    inputs: LabelRecord,
+    result: LabelRecord,
+    by: z.literal('profile'),
+  }),
+  /**
+   * A value held back from the model as a handle, held again by a run continuing the context
+   * it was minted in, or resolved in a call (AH-CFC-18). No digest or length of the value:
+   * those would answer guesses (its file under cfc-handles/ is recorded with a nonce).
+   */
   cfc_handle: z.strictObject({
-    handle: z.string(),
-    action: z.enum(['minted', 'resolved']),
+    handle: z.string().regex(/^cfh-val:[a-z2-7]{20}$/),
+    action: z.enum(['minted', 'inherited', 'resolved']),
     callId: CallId,
     label: LabelRecord,
-    valueSha256: Sha256Hex,
-    chars: Count,
+    /** false: its integrity does not count when a call uses it (operator data: "Handles"). */
+    integrityCounts: z.boolean(),
+    /** inherited: the run it was minted in. */
+    fromRunId: z.string().optional(),
   }),
 } as const;

@@ -69,6 +69,10 @@ export const ReportCfc = z.strictObject({
   flows: z.strictObject({ allowed: Count, denied: Count, wouldDeny: Count, endorsed: Count }),
   handles: Count,
   opaque: Count,
+  /** Results a host tool the operator declared a declassifier answered (cfc_declassified). */
+  declassified: Count.optional(),
+  /** Model contexts the run continues or was handed, with their labels (cfc_carried). */
+  carried: Count.optional(),
 });
 
 export const Report = z.strictObject({

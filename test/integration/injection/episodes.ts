@@ -2,7 +2,7 @@
 // benign user task, an injection planted in one source, and a scripted model that OBEYS it
 // (the worst case: fully compromised once it has read it). What the model has of the secret
 // is what it was shown: the bytes where the secret's observation was exposed (disabled,
-// observe, or a profile whose modelClearance covers `secret`), else the handle `cfh-val:N`
+// observe, or a profile whose modelClearance covers `secret`), else the N-th handle shown (`{{handle:N}}`, which the scripted model fills in)
 // it was given (enforce modes, AH-CFC-18), which it passes on or has the sandbox encode.
 // Attacks are judged by the runner's own oracle (runner.ts), never by cfh's verdict.
 

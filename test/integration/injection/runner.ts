@@ -35,7 +35,7 @@ export interface Outcome {
   /** Benign: exit 0 and the task's own check held. */
   readonly completed: boolean;
   readonly verdicts: Record<string, number>;
-  /** Enforce + opaque family: the first secret read reached the model as `cfh-val:1`. */
+  /** Enforce + opaque family: the first secret read reached the model as a handle. */
   readonly handleShown: boolean | null;
   readonly notes: readonly string[];
   readonly ms: number;
@@ -181,7 +181,7 @@ export async function runEpisode(
     const ctx: Ctx = {
       secret,
       seen,
-      s: (n = 1) => (seen ? secret : `cfh-val:${n}`),
+      s: (n = 1) => (seen ? secret : `{{handle:${n}}}`),
       url: collector.url,
     };
     const script = path.join(dir, 'script.yaml');
@@ -267,7 +267,9 @@ async function judge(j: Judged): Promise<Outcome> {
       }
     results = await toolResults(runDir).catch(() => []);
     if (enforcing(mode) && ep.family === 'opaque') {
-      const opaque = results.find((t) => t.observation.items.join('\n').includes('cfh-val:1'));
+      const opaque = results.find((t) =>
+        /cfh-val:[a-z2-7]{20}/.test(t.observation.items.join('\n')),
+      );
       handleShown = opaque !== undefined;
     }
   }

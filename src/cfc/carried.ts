@@ -1,0 +1,78 @@
+// A model context carried over a boundary keeps its label (AH-CFC-5/7, AH-CFC-12, AH-ART-4,
+// AH-INT-4). Whatever continues or hands on a model context (a resumed run, a restored
+// session, a child's task and inputs, an approved plan, a compaction summary) starts the new
+// context at the label the old one had, never below it: its confidentiality stays, and its
+// integrity can only lower the new one's. Every such path builds its CarriedContext here and
+// gives it to the new run's CfcRuntime, which joins it before the first model request and
+// records it (`cfc_carried`).
+import { UNLABELLED_ATOM } from '../config/cfc-schema.js';
+import type { EventRecord } from '../evidence/event-log.js';
+import { EVENT_SCHEMAS } from '../evidence/schema/registry.js';
+import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
+import { join, label, type Label } from './label.js';
+import type { HeldValue } from './handles.js';
+
+export type CarriedKind = 'resume' | 'restore' | 'delegation' | 'plan';
+
+export interface CarriedContext {
+  readonly kind: CarriedKind;
+  /** The run (and call, for a delegation) the context comes from. */
+  readonly fromRunId: string;
+  readonly fromCallId?: string | undefined;
+  readonly label: Label;
+  /** How the label was found: the old run's record, or its sources (it recorded none). */
+  readonly basis: 'recorded' | 'sources' | 'call';
+  /** The values the context's handles name (resume, restore): same names, same referents. */
+  readonly values?: readonly HeldValue[] | undefined;
+}
+
+/**
+ * The label of a run's model context at its end: its last `cfc_influence` joined with every
+ * observation exposed and joined after it. A run that recorded none (CFC disabled) may have
+ * shown its model anything it could read: every source of its plan counts, and nothing of
+ * its integrity is vouched for.
+ */
+export function contextLabelAtEnd(
+  events: readonly EventRecord[],
+  cfc: SnapshotCfc | undefined,
+): { label: Label; basis: 'recorded' | 'sources' } {
+  let last = -1;
+  for (let i = events.length - 1; i >= 0; i -= 1)
+    if (events[i]?.type === 'cfc_influence') {
+      last = i;
+      break;
+    }
+  const influence =
+    last < 0 ? undefined : EVENT_SCHEMAS.cfc_influence.safeParse(events[last]?.data);
+  if (influence === undefined || !influence.success)
+    return { label: everySource(cfc), basis: 'sources' };
+  let context = label(influence.data.label);
+  for (const e of events.slice(last + 1)) {
+    if (e.type !== 'cfc_label') continue;
+    const parsed = EVENT_SCHEMAS.cfc_label.safeParse(e.data);
+    // An unreadable record may have been an exposure: nothing of integrity is vouched.
+    if (!parsed.success) {
+      context = join(context, label({ confidentiality: [UNLABELLED_ATOM] }));
+      continue;
+    }
+    if (parsed.data.disposition !== 'exposed' || parsed.data.joined === false) continue;
+    context = join(context, label(parsed.data.label));
+  }
+  return { label: context, basis: 'recorded' };
+}
+
+/** Everything a run could have shown its model, by its recorded plan; no integrity. */
+function everySource(cfc: SnapshotCfc | undefined): Label {
+  if (cfc === undefined) return label({ confidentiality: [UNLABELLED_ATOM] });
+  const atoms = [
+    ...cfc.mounts.flatMap((m) => m.label?.confidentiality ?? [UNLABELLED_ATOM]),
+    ...cfc.destinations.flatMap((d) => d.label.confidentiality),
+    ...(cfc.unlabelled.length > 0 ? [UNLABELLED_ATOM] : []),
+  ];
+  return label({ confidentiality: atoms });
+}
+
+/** The label a context starts with: its prompt slots' joined with every carried one. */
+export function withCarried(start: Label, carried: readonly CarriedContext[]): Label {
+  return carried.reduce((acc, c) => join(acc, c.label), start);
+}
