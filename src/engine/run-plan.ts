@@ -205,7 +205,7 @@ export function planSandboxRun(
     ...profile.mounts.map((m, i) => ({ ...m, origin: `profile mounts[${i}]` })),
     ...(options.mounts ?? []).map((m, i) => parseMountFlag(m, i, cwd)),
   ];
-  const mounts = resolveMounts(requests);
+  const { mounts } = resolveMounts(requests);
   // The workspace is the object its mount resolved to: one resolution, one answer.
   const workspaceMount = mounts.find((m) => m.target === WORKSPACE_TARGET);
   if (workspaceMount === undefined) throw new Error('the workspace mount was not resolved');
