@@ -4,10 +4,11 @@
 // it: an alias of a labelled directory bind-mounted inside the workspace (which draft mode's
 // copy reads through, so the secret would be read under the workspace's label), a second
 // path bound to the same directory, a source inside the rw workspace named through a bind
-// of the workspace, an rw mount that writes a read-only workspace through one. Each is
-// refused at planning: exit 125, one line, no engine object, no run directory. The bind
-// mounts are this file's own, in its scratch directory, unmounted in a finally.
-import { mkdir, writeFile } from 'node:fs/promises';
+// of the workspace, an rw mount that writes a read-only workspace through one, a labelled
+// file with a second name (a hard link) in the workspace. Each is refused at planning: exit
+// 125, one line, no engine object, no run directory. The bind mounts are this file's own,
+// in its scratch directory, unmounted in a finally.
+import { link, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -116,6 +117,44 @@ describe.each(['enforce-explicit', 'enforce-strict'])(
       expectOneLineRefusal(
         r,
         /^cfh: mount \/\w+: one host tree under two labels: .*the same directory/,
+      );
+    });
+
+    it('a labelled file with another name (a hard link) inside the workspace is refused', async () => {
+      const repo = await scratch.sampleRepo();
+      const secrets = await secretsDir();
+      await link(path.join(secrets, 'key'), path.join(repo, 'key-link'));
+      const profile = await scratch.file(
+        `profile-${n++}.yaml`,
+        [
+          'extends: default',
+          `name: mount-identity-${n}`,
+          'workspace: { mode: ro, label: { integrity: [repo] } }',
+          `mounts:\n  - { source: ${path.join(secrets, 'key')}, target: /key, label: { confidentiality: [secret] } }`,
+          '',
+        ].join('\n'),
+      );
+      const art = scratch.path(`art-${n++}`);
+      const r = await refusal(
+        [
+          'sandbox',
+          'run',
+          '--profile',
+          profile,
+          '--cfc',
+          mode,
+          '--workspace',
+          repo,
+          '--artifact-root',
+          art,
+          '--',
+          'true',
+        ],
+        art,
+      );
+      expectOneLineRefusal(
+        r,
+        /^cfh: mount \/key: one host tree under two labels: '.*\/key' is a file with 2 names on file system \d+:\d+, which '.*\/repo-\d+' reaches/,
       );
     });
   },
