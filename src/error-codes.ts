@@ -127,6 +127,7 @@ export const ERROR_CODES = [
   'mount_source_link',
   'mount_source_missing',
   'mount_source_swappable',
+  'mount_table_unreadable',
   'mount_target_duplicate',
   'mount_target_invalid',
   'mount_target_nested',

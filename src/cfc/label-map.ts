@@ -22,6 +22,7 @@ import {
 import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
 import { label, sameLabel, type Label } from './label.js';
+import { sharedTree, type SourceTrees } from '../host-trees.js';
 
 export interface MountLabel {
   /** The path inside the containers (`/workspace` for the workspace). */
@@ -88,14 +89,25 @@ export interface CfcPlanOptions {
   /** `--label TARGET=...`: replaces the label of the mount at TARGET. */
   readonly labels?: readonly { readonly target: string; readonly label: LabelSpec }[];
   /**
-   * Each mount's host source, resolved (realpath): a source inside another's is readable
-   * through both targets, so under enforcement the two must carry the same label.
+   * Each mount's host source by identity (host-trees.ts): two sources sharing a tree, under
+   * any names, make its files readable through both targets, so under enforcement the two
+   * must carry the same label.
    */
-  readonly hostSources?: readonly { readonly target: string; readonly hostPath: string }[];
+  readonly hostSources?: readonly SourceTrees[];
 }
 
-/** Thrown for a `--label` or `network.labels` key that names nothing the run has. */
-export class CfcPlanError extends Error {}
+/**
+ * Thrown for a `--label` or `network.labels` key that names nothing the run has
+ * (`unknown-name`), or for two mounts of one host tree under two labels (`shared-tree`).
+ */
+export class CfcPlanError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'unknown-name' | 'shared-tree' = 'unknown-name',
+  ) {
+    super(message);
+  }
+}
 
 /** A container path as a mount target is compared: normalised, no trailing slash. */
 function targetOf(p: string): string {
@@ -230,22 +242,24 @@ function withholdReason(
     : `its confidentiality [${secret.join(', ')}] is not cleared for ${blockers.join(', ')}, which exec can reach`;
 }
 
-/** Refuses two mounts of one host tree under different labels (one is a way round the other). */
-function overlapping(
-  mounts: readonly MountLabel[],
-  sources: readonly { readonly target: string; readonly hostPath: string }[],
-): void {
+/**
+ * Refuses two mounts of one host tree under different labels (one is a way round the
+ * other): compared by identity, so a bind mount of a labelled directory inside another
+ * source, or a second path bound to it, is the same tree as under its first name.
+ */
+function overlapping(mounts: readonly MountLabel[], sources: readonly SourceTrees[]): void {
   const byTarget = new Map(mounts.map((m) => [m.target, m]));
-  const inside = (a: string, b: string): boolean =>
-    a === b || a.startsWith(b.endsWith('/') ? b : `${b}/`);
-  for (const a of sources)
-    for (const b of sources) {
-      if (a === b || !inside(a.hostPath, b.hostPath)) continue;
-      const la = byTarget.get(targetOf(a.target))?.label;
-      const lb = byTarget.get(targetOf(b.target))?.label;
-      if (la !== undefined && lb !== undefined && sameLabel(la, lb)) continue;
+  for (const [i, a] of sources.entries())
+    for (const b of sources.slice(i + 1)) {
+      const shared = sharedTree(a, b);
+      if (shared === undefined) continue;
+      const { inner, outer, how } = shared;
+      const li = byTarget.get(targetOf(inner.target))?.label;
+      const lo = byTarget.get(targetOf(outer.target))?.label;
+      if (li !== undefined && lo !== undefined && sameLabel(li, lo)) continue;
       throw new CfcPlanError(
-        `mount ${a.target}: its source ${a.hostPath} is inside ${b.target}'s source ${b.hostPath}, so its files are readable as ${b.target} under another label; mount it from outside, or give both the same label`,
+        `mount ${inner.target}: one host tree under two labels: ${how}, so its files are readable as ${outer.target} under its label`,
+        'shared-tree',
       );
     }
 }

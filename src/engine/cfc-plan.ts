@@ -12,6 +12,7 @@ import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
 import { CfcPlanError, planCfc, type CfcPlan } from '../cfc/label-map.js';
 import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../cfc/runtime.js';
 import type { SpecMount } from '../substrate/container-spec.js';
+import type { SourceTrees } from '../host-trees.js';
 
 export interface RunCfcOptions {
   /** `--cfc MODE`, as typed. */
@@ -55,11 +56,13 @@ export function parseLabelFlags(
 /**
  * The plan of a run whose mounts are `mounts` (the workspace and the profile's, then the
  * `--mount` flags', which the profile does not list: they are sources like any other, so
- * they are in the plan, unlabelled unless `--label` names them).
+ * they are in the plan, unlabelled unless `--label` names them). `trees`: the host trees
+ * each reaches (resolveMounts), so two of one tree under two labels are refused.
  */
 export function planRunCfc(
   profile: Profile,
   mounts: readonly SpecMount[],
+  trees: readonly SourceTrees[],
   workspaceTarget: string,
   options: RunCfcOptions,
 ): CfcPlan {
@@ -77,19 +80,19 @@ export function planRunCfc(
         workspaceTarget,
         mode,
         labels,
-        // Host paths, realpath-resolved: a mount inside another's source is refused.
-        hostSources: mounts.map((m) => ({ target: m.target, hostPath: m.source })),
+        // By identity: a mount sharing another's tree under another label is refused.
+        hostSources: trees,
       },
     );
   } catch (error) {
     if (!(error instanceof CfcPlanError)) throw error;
-    const nested = error.message.includes(' is inside ');
+    const nested = error.reason === 'shared-tree';
     throw new ConfigError(
       'cfc_label_invalid',
       error.message,
       { field: nested ? 'mounts' : '--label' },
       nested
-        ? 'mount each labelled tree from a host directory outside the others'
+        ? 'mount each labelled tree from a host directory outside the others (bind mounts included), or give both the same label'
         : 'name a mount target exactly as the run mounts it, or a destination as network.allow spells it',
     );
   }

@@ -215,7 +215,10 @@ export function explainFlow(
   policyDecision: string,
   options: { mode?: string | undefined; influence?: Label | undefined },
 ): FlowExplanation | undefined {
-  const plan = planRunCfc(profile, [], WORKSPACE_TARGET, { mode: options.mode, describing: true });
+  const plan = planRunCfc(profile, [], [], WORKSPACE_TARGET, {
+    mode: options.mode,
+    describing: true,
+  });
   if (plan.mode === 'disabled') return undefined;
   const tool = surfaceOf(profile, toolName).get(toolName);
   const checked = checkAgainst(tool, toolName, args);

@@ -205,18 +205,19 @@ export function planSandboxRun(
     ...profile.mounts.map((m, i) => ({ ...m, origin: `profile mounts[${i}]` })),
     ...(options.mounts ?? []).map((m, i) => parseMountFlag(m, i, cwd)),
   ];
-  const mounts = resolveMounts(requests);
+  const { mounts, trees } = resolveMounts(requests);
   // The workspace is the object its mount resolved to: one resolution, one answer.
   const workspaceMount = mounts.find((m) => m.target === WORKSPACE_TARGET);
   if (workspaceMount === undefined) throw new Error('the workspace mount was not resolved');
   const workspace = workspaceMount.source;
   // Mount exactly what was checked, in every container of the run (AH-CONT-1).
-  checkNotInsideWritableMount(mounts);
-  checkWorkspaceWrittenOnlyByMode(mounts, workspaceMount, profile.workspace.mode);
+  // Compared by identity, not spelling: a bind mount is another name of one tree.
+  checkNotInsideWritableMount(mounts, trees);
+  checkWorkspaceWrittenOnlyByMode(mounts, trees, workspaceMount, profile.workspace.mode);
   checkClearOfAncestors(mounts, options.ancestors ?? []);
   // AH-CFC-14: a bad --cfc/--label, or enforce-strict with an unlabelled source, is refused
   // here, before any container exists.
-  const cfc = planRunCfc(profile, mounts, WORKSPACE_TARGET, {
+  const cfc = planRunCfc(profile, mounts, trees, WORKSPACE_TARGET, {
     mode: options.cfc,
     labels: options.labels,
     describing: options.describing,

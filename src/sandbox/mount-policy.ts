@@ -12,6 +12,8 @@ import type { MountMode } from '../config/profile-schema.js';
 import type { MountIdentity, SpecMount } from '../substrate/container-spec.js';
 import { ResolutionError, resolveObject, type ResolvedObject } from './source-resolution.js';
 import { firstPlantableLink, plantedLinkText } from '../path-trust.js';
+import type { SourceTrees } from '../host-trees.js';
+import { sourceTreesOf, type MountEntry } from './mount-table.js';
 
 /** Host trees that never enter a sandbox, directly or through a symlink. */
 export const FORBIDDEN_HOST_TREES: readonly string[] = [
@@ -246,17 +248,27 @@ function checkTarget(request: MountRequest): string {
   return normal;
 }
 
+/** The checked mounts of a run and, for each, the host trees it reaches (host-trees.ts). */
+export interface ResolvedMounts {
+  readonly mounts: SpecMount[];
+  readonly trees: SourceTrees[];
+}
+
 /**
  * Resolves and checks a mount table. The workspace comes first; a duplicate target, or a
  * target nested inside another, is refused (nesting would let one mount's mode override
- * another's silently).
+ * another's silently). Each source is then placed in the host's mount table, read once after
+ * every source is resolved, from what its resolution read (mount-table.ts).
  */
-export function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
-  const resolved: (SpecMount & { origin: string })[] = [];
+export function resolveMounts(
+  requests: readonly MountRequest[],
+  table?: readonly MountEntry[],
+): ResolvedMounts {
+  const resolved: { mount: SpecMount; object: ResolvedObject; origin: string }[] = [];
   for (const request of requests) {
-    const { real: source, identity, kind } = resolveSource(request);
+    const object = resolveSource(request);
     const target = checkTarget(request);
-    if (target === WORKSPACE_TARGET && kind !== 'directory') {
+    if (target === WORKSPACE_TARGET && object.kind !== 'directory') {
       // Judged on the object resolved here, the one mounted: not on an earlier look.
       throw new ConfigError(
         'workspace_not_directory',
@@ -265,7 +277,7 @@ export function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
       );
     }
     for (const prior of resolved) {
-      if (prior.target === target) {
+      if (prior.mount.target === target) {
         throw new ConfigError(
           'mount_target_duplicate',
           `${request.origin}: target '${target}' is already mounted by ${prior.origin}`,
@@ -275,23 +287,21 @@ export function resolveMounts(requests: readonly MountRequest[]): SpecMount[] {
           },
         );
       }
-      if (isWithin(target, prior.target) || isWithin(prior.target, target)) {
+      if (isWithin(target, prior.mount.target) || isWithin(prior.mount.target, target)) {
         throw new ConfigError(
           'mount_target_nested',
-          `${request.origin}: target '${target}' nests with '${prior.target}' from ${prior.origin}`,
+          `${request.origin}: target '${target}' nests with '${prior.mount.target}' from ${prior.origin}`,
           { field: request.origin, value: target },
         );
       }
     }
-    resolved.push({
-      source,
-      target,
-      mode: request.mode,
-      identity,
-      origin: request.origin,
-    });
+    const mount = { source: object.real, target, mode: request.mode, identity: object.identity };
+    resolved.push({ mount, object, origin: request.origin });
   }
-  return resolved.map(({ source, target, mode, identity }) => ({ source, target, mode, identity }));
+  return {
+    mounts: resolved.map((r) => r.mount),
+    trees: sourceTreesOf(resolved, table),
+  };
 }
 
 /**

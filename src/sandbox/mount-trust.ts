@@ -12,47 +12,66 @@
 import { ConfigError } from '../errors.js';
 import { isWithin } from './mount-policy.js';
 import { swapperOf, type Swapper } from '../path-trust.js';
+import { liesIn, sharedTree, type SourceTrees } from '../host-trees.js';
 import type { SpecMount } from '../substrate/container-spec.js';
+
+/** The trees of the mount at `mount.target` (resolveMounts placed every one). */
+function treesAt(trees: readonly SourceTrees[], mount: SpecMount): SourceTrees {
+  const found = trees.find((t) => t.target === mount.target);
+  if (found === undefined) throw new Error(`mount ${mount.target} was not placed`);
+  return found;
+}
 
 /**
  * A mount source inside the source of an rw mount of the same run: the sandbox could
  * replace it (or a directory on its path) with a symlink before a later container mounts it.
+ * Inside by identity, not by spelling (host-trees.ts): named through a bind mount of the rw
+ * source, it is inside all the same. Lying in a tree mounted beneath it counts too: the host
+ * sees one tree there, and the refusal does not rest on the engine's binds staying
+ * non-recursive. The rw source itself under another name is only a second view, as under
+ * its own.
  */
 export function checkNotInsideWritableMount(
-  mounts: readonly (SpecMount & { readonly origin?: string })[],
+  mounts: readonly SpecMount[],
+  trees: readonly SourceTrees[],
 ): void {
   for (const m of mounts) {
     for (const rw of mounts) {
       if (rw === m || rw.mode !== 'rw') continue;
-      if (m.source !== rw.source && isWithin(m.source, rw.source)) {
-        throw new ConfigError(
-          'mount_source_in_writable_mount',
-          `mount '${m.source}' at ${m.target} lies inside '${rw.source}', which is mounted rw at ${rw.target}: the sandbox could replace it before a later container mounts it; mount a path outside the writable mount`,
-          { field: 'mounts', value: m.source },
-        );
-      }
+      const how = liesIn(treesAt(trees, m), treesAt(trees, rw), { same: false });
+      if (how === undefined) continue;
+      throw new ConfigError(
+        'mount_source_in_writable_mount',
+        `mount '${m.source}' at ${m.target} lies inside '${rw.source}', which is mounted rw at ${rw.target} (one host tree: ${how}): the sandbox could replace it before a later container mounts it; mount a path outside the writable mount`,
+        { field: 'mounts', value: m.source },
+      );
     }
   }
 }
 
 /**
  * A workspace the profile says is read-only or draft is written through no other mount: an
- * rw mount of the workspace itself, or of a path inside it, would write the host workspace
- * the mode promises to leave alone (a draft's changes reach it only through apply). A mount
- * holding the workspace is refused by checkNotInsideWritableMount. This also holds a child
- * run to its parent's promise: a child plans over its parent's workspace (AH-DEL-1).
+ * rw mount of the workspace itself, of a path inside it or of a tree mounted beneath it,
+ * under any name, would write the host workspace the mode promises to leave alone (a
+ * draft's changes reach it only through apply). A mount holding the workspace is refused by
+ * checkNotInsideWritableMount. This also holds a child run to its parent's promise: a child
+ * plans over its parent's workspace (AH-DEL-1).
  */
 export function checkWorkspaceWrittenOnlyByMode(
   mounts: readonly SpecMount[],
+  trees: readonly SourceTrees[],
   workspace: SpecMount,
   mode: 'ro' | 'rw' | 'draft',
 ): void {
   if (mode === 'rw') return;
+  const ws = treesAt(trees, workspace);
   for (const m of mounts) {
-    if (m === workspace || m.mode !== 'rw' || !isWithin(m.source, workspace.source)) continue;
+    if (m === workspace || m.mode !== 'rw') continue;
+    const shared = sharedTree(treesAt(trees, m), ws);
+    if (shared === undefined) continue;
     throw new ConfigError(
       'mount_writes_workspace',
-      `mount '${m.source}' at ${m.target} is rw and writes the workspace '${workspace.source}', whose mode is ${mode}; mount it ro, mount a path outside the workspace, or use workspace mode rw`,
+      `mount '${m.source}' at ${m.target} is rw and writes the workspace '${workspace.source}', whose mode is ${mode} (one host tree: ${shared.how}); mount it ro, mount a path outside the workspace, or use workspace mode rw`,
       { field: 'mounts', value: m.source },
     );
   }

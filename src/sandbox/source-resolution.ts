@@ -14,6 +14,7 @@ import {
   fstatSync,
   lstatSync,
   openSync,
+  readFileSync,
   readlinkSync,
   statSync,
   type BigIntStats,
@@ -37,6 +38,13 @@ export interface ResolvedObject {
   /** Device and inode of that same descriptor. */
   readonly identity: MountIdentity;
   readonly kind: ObjectKind;
+  /**
+   * The mount the descriptor lay on, as the kernel numbers it (/proc/self/fdinfo `mnt_id`):
+   * where in which file system the object lies is read from that mount (mount-table.ts).
+   */
+  readonly mountId: number;
+  /** How many names (hard links) the object has. */
+  readonly names: number;
   /**
    * Every symlink the spelled path went through, each named by its resolved directory and
    * its own name (`/home/u/link`): whoever may replace one of them chooses the object.
@@ -80,13 +88,16 @@ export function resolveObject(spelled: string): ResolvedObject {
   let name: Buffer;
   let st: BigIntStats;
   let pseudoFileSystem: string | undefined;
+  let mountId: number;
   try {
     st = fstatSync(fd, { bigint: true });
     const self = `/proc/self/fd/${fd}`;
     // statfs follows the descriptor's magic link: the file system of the object opened.
     pseudoFileSystem = pseudoFileSystemAt(self);
     name = readlinkSync(self, { encoding: 'buffer' });
+    mountId = mountIdOf(fd, spelled);
   } catch (error) {
+    if (error instanceof ResolutionError) throw error;
     throw new ResolutionError(
       codeOf(error) === 'ENAMETOOLONG' ? 'unnamable' : 'missing',
       `'${spelled}' cannot be named (${codeOf(error)})`,
@@ -121,6 +132,8 @@ export function resolveObject(spelled: string): ResolvedObject {
     real,
     identity,
     kind: kindOf(st),
+    mountId,
+    names: Number(st.nlink),
     links: walked.links,
     targets: walked.targets,
     entries: walked.entries,
@@ -197,6 +210,17 @@ export function spelledWorkingDirectory(pwd: string | undefined, cwd = process.c
   } catch {
     return cwd;
   }
+}
+
+/** The id of the mount descriptor `fd` lies on (Linux 3.15 and later list it). */
+function mountIdOf(fd: number, spelled: string): number {
+  const found = /^mnt_id:\s*(\d+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
+  if (found?.[1] === undefined)
+    throw new ResolutionError(
+      'unnamable',
+      `'${spelled}': the kernel does not say which mount it lies on (/proc/self/fdinfo has no mnt_id)`,
+    );
+  return Number(found[1]);
 }
 
 function kindOf(st: BigIntStats): ObjectKind {

@@ -10,6 +10,8 @@ import { join, label, missingIntegrity, uncleared } from '../../src/cfc/label.js
 import { CfcPlanError, mountOf, mountsUnder, planCfc } from '../../src/cfc/label-map.js';
 import { judgeFlow, type FlowTool } from '../../src/cfc/flow.js';
 import { CfcRuntime } from '../../src/cfc/runtime.js';
+import type { SourceTrees } from '../../src/host-trees.js';
+import { thrownBy } from './helpers.js';
 
 const WS = '/workspace';
 
@@ -446,20 +448,63 @@ describe('what the review found (AH-CFC-10)', () => {
   });
 });
 
+/** A directory source by identity: `place` on the root disk, trees mounted beneath it. */
+function tree(
+  target: string,
+  place: string,
+  beneath: readonly { at: string; place: string }[] = [],
+): SourceTrees {
+  return {
+    target,
+    source: place,
+    identity: { dev: '65024', ino: String(place.length) },
+    kind: 'directory',
+    names: 2,
+    place: { device: '254:0', path: place },
+    beneath: beneath.map((b) => ({ at: b.at, place: { device: '254:0', path: b.place } })),
+  };
+}
+
 describe('mounts of one host tree (AH-CFC-2)', () => {
+  const p = profileWith({
+    workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] } },
+    mounts: [secretsMount],
+    cfc: { mode: 'enforce-explicit', modelClearance: [], sinks: {} },
+  });
+
   it('refuses a secret mount whose source is inside the workspace source', () => {
-    const p = profileWith({
-      workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] } },
+    const hostSources = [
+      tree('/workspace', '/home/dev/repo'),
+      tree('/secrets', '/home/dev/repo/secrets'),
+    ];
+    expect(() => planCfc(p, { workspaceTarget: WS, hostSources })).toThrow(
+      /one host tree under two labels: .*readable as \/workspace under its label/,
+    );
+    expect(() => planCfc(p, { workspaceTarget: WS, hostSources, mode: 'disabled' })).not.toThrow();
+  });
+
+  it('refuses an alias of the secrets bound beneath the workspace: by identity, not by path', () => {
+    const hostSources = [
+      tree('/workspace', '/home/dev/repo', [{ at: '/home/dev/repo/alias', place: '/srv/secrets' }]),
+      tree('/secrets', '/srv/secrets'),
+    ];
+    const error = thrownBy(() => planCfc(p, { workspaceTarget: WS, hostSources }));
+    expect(error).toBeInstanceOf(CfcPlanError);
+    expect((error as CfcPlanError).reason).toBe('shared-tree');
+    expect((error as CfcPlanError).message).toMatch(
+      /^mount \/secrets: one host tree under two labels: '\/srv\/secrets' is reachable through '\/home\/dev\/repo': the tree mounted at '\/home\/dev\/repo\/alias'/,
+    );
+    // Under one label the alias reads nothing under a weaker one; an unrelated bind is no alias.
+    const same = profileWith({
+      workspace: { mode: 'rw', label: { confidentiality: ['secret'] } },
       mounts: [secretsMount],
       cfc: { mode: 'enforce-explicit', modelClearance: [], sinks: {} },
     });
-    const hostSources = [
-      { target: '/workspace', hostPath: '/home/dev/repo' },
-      { target: '/secrets', hostPath: '/home/dev/repo/secrets' },
+    expect(() => planCfc(same, { workspaceTarget: WS, hostSources })).not.toThrow();
+    const unrelated = [
+      tree('/workspace', '/home/dev/repo', [{ at: '/home/dev/repo/alias', place: '/srv/other' }]),
+      tree('/secrets', '/srv/secrets'),
     ];
-    expect(() => planCfc(p, { workspaceTarget: WS, hostSources })).toThrow(
-      /readable as \/workspace under another label/,
-    );
-    expect(() => planCfc(p, { workspaceTarget: WS, hostSources, mode: 'disabled' })).not.toThrow();
+    expect(() => planCfc(p, { workspaceTarget: WS, hostSources: unrelated })).not.toThrow();
   });
 });

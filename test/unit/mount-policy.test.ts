@@ -151,7 +151,7 @@ describe('resolveMounts: sources', () => {
   it('accepts ordinary directories, returning realpath sources and dropping the origin', async () => {
     const ws = await subdir('ws');
     const data = await subdir('data');
-    const mounts = resolveMounts([
+    const { mounts } = resolveMounts([
       req(ws, '/workspace', 'ro', '--workspace'),
       req(data, '/data', 'rw', '--mount[0]'),
     ]);
@@ -248,7 +248,7 @@ describe('resolveMounts: symlinks another host user could replace (AH-CONT-1)', 
       '--workspace',
     );
     // Elsewhere a regular file is a fine source.
-    expect(resolveMounts([req(file, '/data')])[0]?.source).toBe(file);
+    expect(resolveMounts([req(file, '/data')]).mounts[0]?.source).toBe(file);
   });
 
   it('a FIFO is neither a directory nor a file: refused', () => {
@@ -365,7 +365,7 @@ describe('resolveMounts: no link a sandbox could have made is followed (AH-CONT-
   it.runIf(existsSync('/bin/sh') && lstatSync('/bin').isSymbolicLink())(
     'system links only root could have made are followed: /bin -> usr/bin, sh -> dash',
     () => {
-      const [m] = resolveMounts([req('/bin/sh', '/opt/sh')]);
+      const [m] = resolveMounts([req('/bin/sh', '/opt/sh')]).mounts;
       expect(m?.source).toBe(realpathSync('/bin/sh'));
     },
   );
@@ -441,10 +441,9 @@ describe('resolveMounts: targets', () => {
   it('accepts targets that only share a name prefix', async () => {
     const a = await subdir('a');
     const b = await subdir('b');
-    expect(resolveMounts([req(a, '/data'), req(b, '/database')]).map((m) => m.target)).toEqual([
-      '/data',
-      '/database',
-    ]);
+    expect(
+      resolveMounts([req(a, '/data'), req(b, '/database')]).mounts.map((m) => m.target),
+    ).toEqual(['/data', '/database']);
   });
 
   it('refuses the container root as a target', async () => {
