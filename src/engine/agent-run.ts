@@ -40,6 +40,7 @@ import {
   type RunWork,
 } from './run-session.js';
 import type { Assurance } from './snapshot.js';
+import { mediationRecord, runFactsFor } from './mediation-record.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { SnapshotSession } from '../evidence/schema/snapshot.js';
 import type { SnapshotModelSide } from '../evidence/schema/snapshot.js';
@@ -205,6 +206,8 @@ export async function executeAgentRun(
       ...(request.resumedFrom === undefined ? {} : { resumedFrom: request.resumedFrom }),
       ...(request.delegatedBy === undefined ? {} : { delegatedBy: request.delegatedBy }),
       approvals: request.approvals,
+      // What every decision is made with, so the audit re-derives each one (AH-CFC-9).
+      mediation: mediationRecord(runFactsFor(plan, request), registry.all(), plan.profile),
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
       cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, cfc === undefined ? null : capture),
