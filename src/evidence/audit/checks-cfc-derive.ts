@@ -67,9 +67,7 @@ function containerBefore(
 
 /** The path a write decides its sink by, as the model sent it; undefined when a handle hid it. */
 function pathOf(call: CallRecord): { path: unknown } | undefined {
-  const sent = call.input?.value;
-  const p =
-    typeof sent === 'object' && sent !== null ? (sent as { path?: unknown }).path : undefined;
+  const p = recordOf(call.input?.value)?.path;
   const handles = call.resolved.map((r) => r.data.handle);
   if (typeof p === 'string' && handles.some((h) => p.includes(h))) return undefined;
   return { path: p };
