@@ -12,7 +12,7 @@ import {
   type OpenHostTools,
 } from './host-tools.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
-import { ToolRegistry } from '../tools/contract.js';
+import { ToolRegistry, type ToolDefinition } from '../tools/contract.js';
 import { toolContainerName } from '../tools/tool-container.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import {
@@ -102,6 +102,11 @@ export interface AgentRequest {
    * snapshot says so, and there is no direct command (no capture, no `prompt:direct`).
    */
   readonly modelSide?: SnapshotModelSide | undefined;
+  /**
+   * Tools a driver decides calls with besides the profile's (`cfh mcp`'s draft tools): in
+   * snapshot.json `mediation` too, so each of their decisions can be made again.
+   */
+  readonly surface?: readonly ToolDefinition[] | undefined;
   /** `cfh sandbox resume`: the run this one continues, recorded in the snapshot (AH-ART-4). */
   readonly resumedFrom?: ResumedFrom | undefined;
   /** A child run: who delegated it (AH-DEL-5), in its snapshot. */
@@ -207,7 +212,11 @@ export async function executeAgentRun(
       ...(request.delegatedBy === undefined ? {} : { delegatedBy: request.delegatedBy }),
       approvals: request.approvals,
       // What every decision is made with, so the audit re-derives each one (AH-CFC-9).
-      mediation: mediationRecord(runFactsFor(plan, request), registry.all(), plan.profile),
+      mediation: mediationRecord(
+        runFactsFor(plan, request),
+        [...registry.all(), ...(request.surface ?? [])],
+        plan.profile,
+      ),
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
       cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, cfc === undefined ? null : capture),

@@ -43,15 +43,19 @@ function labelsRecord(l: HostToolLabels): HostToolLabelsRecord {
 
 /**
  * snapshot.json `mediation`: `surface` is what the run's registry holds before any host tool
- * opens (the built-ins on the allowlist, `delegate`); the host tools a profile declares are
- * added as a run defines them (exec tools, named MCP tools).
+ * opens (the built-ins on the allowlist, `delegate`, a driver's own: `cfh mcp`'s draft tools);
+ * the host tools a profile declares are added as a run defines them (exec tools, named MCP
+ * tools). A name is recorded once, as the surface has it.
  */
 export function mediationRecord(
   facts: RunFacts,
   surface: readonly ToolDefinition[],
   profile: Profile,
 ): SnapshotMediation {
-  const tools = [...surface, ...declaredHostTools(profile)];
+  const byName = new Map<string, ToolDefinition>();
+  for (const t of [...surface, ...declaredHostTools(profile)])
+    if (!byName.has(t.name)) byName.set(t.name, t);
+  const tools = [...byName.values()];
   return {
     facts: {
       mode: facts.mode,
