@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { appendFile } from 'node:fs/promises';
 import { RunDirectory, RUN_FILES } from '../src/evidence/run-directory.js';
+import { argsDigest } from '../src/mediator/mediator.js';
 import { newRunId } from '../src/evidence/run-id.js';
 
 export interface SyntheticRun {
@@ -34,7 +35,8 @@ function snapshot(runId: string, workspace: string, seccompSha: string): Record<
       sources: ['builtin:default'],
       digest: '0'.repeat(64),
       overrides: {},
-      resolved: { name: 'bench', tools },
+      // The profile rule every call is allowed by (policy.rederived decides each again).
+      resolved: { name: 'bench', tools, policy: [BENCH_RULE] },
     },
     image: { ref: 'cfh-sandbox:bench', id: 'sha256:bench' },
     engine: { serverVersion: 'bench', apiVersion: '1.41' },
@@ -95,8 +97,38 @@ function snapshot(runId: string, workspace: string, seccompSha: string): Record<
       fileToolName: `cfh-files-${runId}`,
       timeoutCapSeconds: null,
     },
+    mediation: {
+      facts: {
+        mode: 'run',
+        workspaceMode: 'direct',
+        network: 'allowlist',
+        rwMounts: true,
+        mountChannel: null,
+        fromPlan: false,
+      },
+      tools: [
+        {
+          name: 'exec',
+          executor: 'sandbox',
+          riskClass: 'process_execution',
+          sideEffectClass: 'process_or_network_execution',
+          resourceScope: 'session',
+          permissionPolicy: 'sandbox',
+          cfc: null,
+        },
+      ],
+      unnamedMcpLabels: {},
+    },
   };
 }
+
+const BENCH_RULE = {
+  id: 'profile:bench',
+  match: { tool: 'exec' },
+  decision: 'allow',
+  reason: 'bench',
+};
+const EXEC_ARGS = { command: ['true'] };
 
 export async function writeSyntheticRun(
   root: string,
@@ -180,7 +212,7 @@ export async function writeSyntheticRun(
         type: 'tool_use',
         id: u2.id,
         name: 'exec',
-        input: { command: ['true'] },
+        input: EXEC_ARGS,
       })),
     });
     const results = [];
@@ -199,7 +231,7 @@ export async function writeSyntheticRun(
           policy_rule: 'profile:bench',
           reason: 'bench',
           approver: null,
-          args_digest: digest('{"command":["true"]}'),
+          args_digest: argsDigest('exec', EXEC_ARGS),
           timestamp: new Date().toISOString(),
         },
         true,

@@ -97,6 +97,15 @@ export interface CfcPlanOptions {
 }
 
 /**
+ * Whether a value read from the mount at `index` (0: the workspace) keeps its integrity in
+ * a handle (MountLabel.integrityCounts): always for the workspace and an unlabelled mount,
+ * and for a mount whose label names an integrity atom.
+ */
+export function integrityCounts(index: number, l: Label | undefined): boolean {
+  return index === 0 || l === undefined || l.integrity.length > 0;
+}
+
+/**
  * Thrown for a `--label` or `network.labels` key that names nothing the run has
  * (`unknown-name`), or for two mounts of one host tree under two labels (`shared-tree`).
  */
@@ -183,7 +192,7 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
       label: l,
       clearance: [...new Set([...(l?.confidentiality ?? []), ...m.extra])].sort(),
       labelSource: flagged === undefined ? ('profile' as const) : ('flag' as const),
-      integrityCounts: i === 0 || l === undefined || l.integrity.length > 0,
+      integrityCounts: integrityCounts(i, l),
     };
   });
   const mounts = labelled.map((m, i): MountLabel => {

@@ -61,6 +61,19 @@ export function isEnforcing(mode: CfcMode): boolean {
   return mode === 'enforce-explicit' || mode === 'enforce-strict';
 }
 
+/** The modes from weakest to strongest: a child's is at least its parent's (AH-CFC-12). */
+const CFC_STRENGTH: readonly CfcMode[] = [
+  'disabled',
+  'observe',
+  'enforce-explicit',
+  'enforce-strict',
+];
+
+/** The stronger of two modes (the child planner's, checked again by the audit). */
+export function strongerCfcMode(a: CfcMode, b: CfcMode): CfcMode {
+  return CFC_STRENGTH.indexOf(a) >= CFC_STRENGTH.indexOf(b) ? a : b;
+}
+
 /**
  * What a sink asks of a call (AH-CFC-9): `requires.integrity`, atoms every influence on the
  * call must have; `clearance`, the confidentiality atoms its inputs may carry (default none).

@@ -12,7 +12,7 @@ import {
   type OpenHostTools,
 } from './host-tools.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
-import { ToolRegistry } from '../tools/contract.js';
+import { ToolRegistry, type ToolDefinition } from '../tools/contract.js';
 import { toolContainerName } from '../tools/tool-container.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import {
@@ -40,6 +40,7 @@ import {
   type RunWork,
 } from './run-session.js';
 import type { Assurance } from './snapshot.js';
+import { mediationRecord, runFactsFor } from './mediation-record.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { SnapshotSession } from '../evidence/schema/snapshot.js';
 import type { SnapshotModelSide } from '../evidence/schema/snapshot.js';
@@ -103,6 +104,11 @@ export interface AgentRequest {
    * snapshot says so, and there is no direct command (no capture, no `prompt:direct`).
    */
   readonly modelSide?: SnapshotModelSide | undefined;
+  /**
+   * Tools a driver decides calls with besides the profile's (`cfh mcp`'s draft tools): in
+   * snapshot.json `mediation` too, so each of their decisions can be made again.
+   */
+  readonly surface?: readonly ToolDefinition[] | undefined;
   /** `cfh sandbox resume`: the run this one continues, recorded in the snapshot (AH-ART-4). */
   readonly resumedFrom?: ResumedFrom | undefined;
   /** A child run: who delegated it (AH-DEL-5), in its snapshot. */
@@ -204,6 +210,12 @@ export async function executeAgentRun(
       ...(request.resumedFrom === undefined ? {} : { resumedFrom: request.resumedFrom }),
       ...(request.delegatedBy === undefined ? {} : { delegatedBy: request.delegatedBy }),
       approvals: request.approvals,
+      // What every decision is made with, so the audit re-derives each one (AH-CFC-9).
+      mediation: mediationRecord(
+        runFactsFor(plan, request),
+        [...registry.all(), ...(request.surface ?? [])],
+        plan.profile,
+      ),
       // No command: the tools run commands, each recorded as a tool event.
       command: null,
       cfc: snapshotCfc(plan.cfc, plan.profile.cfc.mode, cfcOn ? capture : null),

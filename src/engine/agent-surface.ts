@@ -26,7 +26,8 @@ import { loadRateCard } from '../model/cost.js';
 import type { RunSession } from './run-session.js';
 import type { CfcRuntime } from '../cfc/runtime.js';
 import type { BlockedCalls } from './blocked-calls.js';
-import { mountChannelOf, poolSettingOf, toolSpecs } from './agent-tool-setup.js';
+import { poolSettingOf, toolSpecs } from './agent-tool-setup.js';
+import { runFactsFor } from './mediation-record.js';
 import type { ModelGateway } from '../model/gateway.js';
 import type { RunDeps } from './run-session.js';
 import { compactionConfigOf, compactionSetup } from './compaction.js';
@@ -130,17 +131,8 @@ export async function openAgentSurface(
   session.stack.defer(() => {
     tracker.close();
   });
-  const facts: RunFacts = {
-    // Planning mode: policy denies every mutation (rule planning_mode, policy.ts).
-    mode: request.mode,
-    // Writes in a draft workspace are draft-only (the copy; the host is written by `runs apply`).
-    workspaceMode: plan.workspaceMode,
-    network: plan.profile.network.mode,
-    rwMounts: plan.spec.mounts.some((m) => m.mode === 'rw'),
-    ...mountChannelOf(plan.mountChecks.specialFiles),
-    // Executing an approved plan: calls with risk ask for approval (rule from_plan).
-    fromPlan: request.fromPlan !== undefined,
-  };
+  // The facts snapshot.json `mediation` recorded (mediation-record.ts): the same function.
+  const facts: RunFacts = runFactsFor(plan, request);
   const mediator = new Mediator({
     policy: policyFor(plan.profile, facts),
     approvals: deps.approvals ?? new Approvals([]),

@@ -47,7 +47,7 @@ export function runFactsOf(
  * their schema; MCP tools the profile names, and (`*`) `wanted` if it is one of that server's
  * names, unclassified, as a run treats a tool `*` exposes.
  */
-function declaredHostTools(profile: Profile, wanted?: string): HostTool[] {
+export function declaredHostTools(profile: Profile, wanted?: string): HostTool[] {
   const refs = new OpaqueReferences();
   const out: HostTool[] = [];
   for (const entry of profile.hostTools) {

@@ -126,6 +126,8 @@ export async function serveMcp(
         slots: { prompt: '' },
         mode: 'run',
         approvals: request.approvals,
+        // runs_diff/runs_apply of a draft session: decided like the built-ins, recorded too.
+        surface: registry.all(),
         modelSide: {
           kind: 'mcp-client',
           transport: 'stdio',

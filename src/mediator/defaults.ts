@@ -6,7 +6,7 @@ import { RiskClass } from '../config/vocabulary.js';
 import type { ToolDefinition } from '../tools/contract.js';
 import type { DecisionValue } from './decision.js';
 import { compileRule, type CompiledRule } from './policy-rule.js';
-import type { RunFacts } from './facts.js';
+import type { PolicyTool, RunFacts } from './facts.js';
 
 interface DefaultRule {
   readonly decision: DecisionValue;
@@ -56,7 +56,7 @@ function table(
 }
 
 /** The default rule for the tool's risk class, as a compiled rule of tier 3. */
-export function builtinDefaults(tool: ToolDefinition, facts: RunFacts): CompiledRule[] {
+export function builtinDefaults(tool: PolicyTool, facts: RunFacts): CompiledRule[] {
   const d = table(tool.executor, facts)[tool.riskClass];
   return [
     compileRule({

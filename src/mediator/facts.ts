@@ -17,8 +17,17 @@ export interface RunFacts {
   readonly fromPlan: boolean;
 }
 
+/**
+ * What policy reads of a tool: its name, classes, contract and where it runs. The audit
+ * re-derives a decision from these as the snapshot records them (snapshot `mediation`).
+ */
+export type PolicyTool = Pick<
+  ToolDefinition,
+  'name' | 'riskClass' | 'sideEffectClass' | 'executor' | 'permissionPolicy'
+>;
+
 /** A proposed call as the mediator sees it. */
-export type CheckedCall =
+export type CheckedCall<T extends PolicyTool = ToolDefinition> =
   | { readonly kind: 'unknown'; readonly name: string }
-  | { readonly kind: 'invalid'; readonly tool: ToolDefinition; readonly issues: string }
-  | { readonly kind: 'valid'; readonly tool: ToolDefinition; readonly args: unknown };
+  | { readonly kind: 'invalid'; readonly tool: T; readonly issues: string }
+  | { readonly kind: 'valid'; readonly tool: T; readonly args: unknown };

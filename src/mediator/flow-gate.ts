@@ -9,7 +9,7 @@ import type { Label } from '../cfc/label.js';
 import type { CfcRuntime } from '../cfc/runtime.js';
 import type { EventInput } from '../evidence/schema/registry.js';
 import type { ToolDefinition } from '../tools/contract.js';
-import type { Approver } from './decision.js';
+import { ASKING, type Approver, type DecisionValue } from './decision.js';
 
 /** Judges one call's flow; `mode` is never `disabled` (a disabled run has no gate). */
 export interface FlowGate {
@@ -141,4 +141,34 @@ export function endorsements(
 
 function labelRecord(l: Label): { confidentiality: string[]; integrity: string[] } {
   return { confidentiality: [...l.confidentiality], integrity: [...l.integrity] };
+}
+
+/** What a decision records: the value, the rule it is under, and why. */
+export interface RecordedDecision {
+  readonly decision: DecisionValue;
+  readonly rule: string;
+  readonly reason: string;
+}
+
+/**
+ * The decision a valid call gets from policy's verdict and its flow (AH-CFC-9/11): policy's,
+ * unless the flow was denied and policy did not deny, when it asks a person under the flow's
+ * rule (`approval_required`, or `require_stronger_auth` where policy asked for that), saying
+ * policy's own question too. `gated`: the flow's question. The mediator records this; the
+ * audit re-derives it from the recorded verdicts (checks-policy.ts).
+ */
+export function gatedDecision(
+  policy: RecordedDecision,
+  flow: { readonly verdict: string; readonly rule: string; readonly reason: string } | undefined,
+): RecordedDecision & { readonly gated: boolean } {
+  if (flow?.verdict !== 'deny' || policy.decision === 'deny') return { ...policy, gated: false };
+  return {
+    // Stronger authentication policy demands is not weakened by the flow's question.
+    decision: policy.decision === 'require_stronger_auth' ? policy.decision : 'approval_required',
+    rule: flow.rule,
+    reason: ASKING.has(policy.decision)
+      ? `${flow.reason}; policy also asks (rule ${policy.rule}: ${policy.reason})`
+      : flow.reason,
+    gated: true,
+  };
 }

@@ -13,7 +13,7 @@ import type { Approvals, ApprovalAnswer } from './approvals.js';
 import { ALLOWING, ASKING, type Approver, type PermissionDecision } from './decision.js';
 import type { EventInput, EventType } from '../evidence/schema/registry.js';
 import type { CheckedCall, Policy } from './policy.js';
-import { endorsements, flowEvent, type ProposalFlow } from './flow-gate.js';
+import { endorsements, flowEvent, gatedDecision, type ProposalFlow } from './flow-gate.js';
 import { joinAll, type Label } from '../cfc/label.js';
 
 export interface DecisionRecorder {
@@ -168,20 +168,10 @@ export class Mediator {
         ),
         true,
       );
-    const gated = flow?.verdict === 'deny' && verdict.decision !== 'deny' ? flow : undefined;
+    const ruled = gatedDecision(verdict, flow);
+    const gated = ruled.gated ? flow : undefined;
     const policyAsks = ASKING.has(verdict.decision);
-    const decision =
-      gated === undefined
-        ? decisionObject(proposal, verdict.decision, verdict.rule, verdict.reason)
-        : decisionObject(
-            proposal,
-            // Stronger authentication policy demands is not weakened by the flow's question.
-            verdict.decision === 'require_stronger_auth' ? verdict.decision : 'approval_required',
-            gated.rule,
-            policyAsks
-              ? `${gated.reason}; policy also asks (rule ${verdict.rule}: ${verdict.reason})`
-              : gated.reason,
-          );
+    const decision = decisionObject(proposal, ruled.decision, ruled.rule, ruled.reason);
     // Durable before any side effect: the executor can only run what comes after this.
     await this.#recorder.event('permission_decision', { ...decision }, true);
     this.#decided.set(proposal.callId, decision);

@@ -15,13 +15,13 @@
 // `require_stronger_auth` into something weaker. Pure: facts in, a decision and its trace out.
 import type { RiskClass, SideEffectClass } from '../config/vocabulary.js';
 import type { ToolDefinition } from '../tools/contract.js';
-import type { CheckedCall, RunFacts } from './facts.js';
+import type { CheckedCall, PolicyTool, RunFacts } from './facts.js';
 import { ALLOWING, classOf, type DecisionClass, type DecisionValue } from './decision.js';
 import { builtinDefaults } from './defaults.js';
 import type { CompiledRule, MatchFacts } from './policy-rule.js';
 import { isHighRisk } from './risk.js';
 
-export type { CheckedCall, RunFacts } from './facts.js';
+export type { CheckedCall, PolicyTool, RunFacts } from './facts.js';
 
 export interface Verdict {
   readonly decision: DecisionValue;
@@ -56,11 +56,11 @@ export class Policy {
     return this.#facts;
   }
 
-  decide(call: CheckedCall): Verdict {
+  decide(call: CheckedCall<PolicyTool>): Verdict {
     return this.explain(call).verdict;
   }
 
-  explain(call: CheckedCall): Explanation {
+  explain(call: CheckedCall<PolicyTool>): Explanation {
     const matched: (Verdict & { class: DecisionClass })[] = [];
     const tiers = [
       this.#own(call),
@@ -83,7 +83,7 @@ export class Policy {
   }
 
   /** What a verdict means for this tool in this run; only ever stricter (see the header). */
-  #effective(verdict: Verdict, call: CheckedCall): Verdict {
+  #effective(verdict: Verdict, call: CheckedCall<PolicyTool>): Verdict {
     if (call.kind !== 'valid') return verdict;
     const { tool } = call;
     if (verdict.decision === 'run_as_draft_only' && this.#facts.workspaceMode !== 'draft')
@@ -117,7 +117,7 @@ export class Policy {
     return verdict;
   }
 
-  #own(call: CheckedCall): Verdict[] {
+  #own(call: CheckedCall<PolicyTool>): Verdict[] {
     if (call.kind === 'unknown')
       return [deny('unknown_tool', `'${call.name}' is not a tool of this run`)];
     if (call.kind === 'invalid')
@@ -136,7 +136,7 @@ export class Policy {
     return [];
   }
 
-  #rules(tier: 1 | 3, rules: readonly CompiledRule[], call: CheckedCall): Verdict[] {
+  #rules(tier: 1 | 3, rules: readonly CompiledRule[], call: CheckedCall<PolicyTool>): Verdict[] {
     if (call.kind !== 'valid') return [];
     const facts: MatchFacts = {
       tool: call.tool.name,
@@ -174,7 +174,7 @@ const CONTRACT: Readonly<Record<ToolDefinition['permissionPolicy'], DecisionValu
   draft_only: 'run_as_draft_only',
 };
 
-function contractTier(tool: ToolDefinition): Verdict[] {
+function contractTier(tool: PolicyTool): Verdict[] {
   const decision = CONTRACT[tool.permissionPolicy];
   if (decision === undefined) return [];
   return [
@@ -201,7 +201,10 @@ const MUTATING: ReadonlySet<SideEffectClass> = new Set([
  * change nothing lasting when no mount is writable and there is no network (its /tmp goes
  * with its container); anything else that has a side effect is a mutation.
  */
-export function mutates(tool: ToolDefinition, f: RunFacts): boolean {
+export function mutates(
+  tool: Pick<PolicyTool, 'sideEffectClass' | 'executor'>,
+  f: RunFacts,
+): boolean {
   if (tool.sideEffectClass === 'none') return false;
   if (MUTATING.has(tool.sideEffectClass)) return true;
   // A sandbox command writes nothing through ro mounts and no network, but a FIFO on a

@@ -104,6 +104,11 @@ const DORMANT = [
   'session.turns',
   // No fixture here delegates: its mutations are in audit-children.test.ts.
   'children.tree',
+  // The re-derivations of CFC decisions and the children's CFC read evidence only an
+  // enforcing run and a delegating one write: their rewrites are in audit-derive.test.ts.
+  'cfc.flow-rederived',
+  'cfc.influence-derived',
+  'children.cfc',
 ];
 
 const MUTATIONS: Mutation[] = [
@@ -287,6 +292,15 @@ const MUTATIONS: Mutation[] = [
         target: '/evidence',
         mode: 'ro',
       });
+    }),
+  ],
+  [
+    'policy.rederived',
+    'agent',
+    // The reason of a decision rewritten: not what the profile's rule says.
+    forged((f) => {
+      eventOf(f, 'permission_decision', (d) => d.call_id === 'call-0001').data.reason =
+        'the operator allowed it';
     }),
   ],
   [

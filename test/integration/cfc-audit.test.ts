@@ -60,6 +60,8 @@ describe('a command run records its CFC mode', () => {
     expect(cfcVerdicts(audit)).toEqual({
       'cfc.mode-recorded': 'pass',
       'cfc.flow-gated': 'not-applicable',
+      'cfc.flow-rederived': 'not-applicable',
+      'cfc.influence-derived': 'not-applicable',
       'cfc.observations-labelled': 'not-applicable',
       'cfc.handles-before-policy': 'not-applicable',
       'cfc.prompt-authority': 'not-applicable',
@@ -142,7 +144,7 @@ describe('an enforce-explicit agent run passes the CFC checks', () => {
     const audit = await auditRunDirectory(dir);
     const bad = audit.checks.filter((c) => c.verdict === 'fail' || c.verdict === 'inconclusive');
     expect(bad, JSON.stringify(bad, null, 2)).toEqual([]);
-    expect(Object.values(cfcVerdicts(audit))).toEqual(Array(6).fill('pass'));
+    expect(Object.values(cfcVerdicts(audit))).toEqual(Array(8).fill('pass'));
     const report = await readJson<{ cfc: { enforced: boolean; flows: { allowed: number } } }>(
       path.join(dir, 'report.json'),
     );

@@ -1,12 +1,15 @@
 // A signing key signs the runs that start after it was made (CFH-EVID-2): `cfh keys init`
 // records the key's creation; an unsigned run that started before it audits as a warn that
 // names the key, one that started after it fails, and `cfh audit --require-signature`
-// fails every unsigned run whenever it ran. Real runs through the built CLI, keys in a
-// temporary CFH_KEY_DIR.
+// fails every unsigned run whenever it ran. A run counts as older than the key only when
+// every record of its start is (its id, snapshot.createdAt, run_created): a signature
+// removed and one of them rewritten, re-sealed, still fails. Real runs through the built
+// CLI, keys in a temporary CFH_KEY_DIR.
 import { describe, expect, it } from 'vitest';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { copyRun, eventOf, forge } from './audit-forge.js';
 import { cfh, onlyRunDir, useScratch } from './helpers.js';
 
 const scratch = useScratch('key-time');
@@ -27,6 +30,9 @@ async function signatureOf(
   return { exitCode: r.exitCode, verdict: check?.verdict ?? '', detail: check?.detail ?? '' };
 }
 
+/** A run id holds whole seconds: a key made in the second a run started is after it. */
+const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1000));
+
 async function commandRun(root: string, env: Record<string, string>): Promise<string> {
   const ws = await scratch.sampleRepo();
   const r = await cfh(
@@ -44,6 +50,7 @@ describe('unsigned runs and the time a key was made (CFH-EVID-2)', () => {
     const keyDir = scratch.path('keys');
     const env = { CFH_KEY_DIR: keyDir };
     const before = await commandRun(scratch.path('art-before'), env);
+    await nextSecond();
     const init = await cfh(['keys', 'init', '--json'], { env });
     expect(init.exitCode, init.stderr).toBe(0);
     const key = z
@@ -92,6 +99,7 @@ describe('unsigned runs and the time a key was made (CFH-EVID-2)', () => {
     const keyDir = scratch.path('keys-forged');
     const env = { CFH_KEY_DIR: keyDir };
     const before = await commandRun(scratch.path('art-forged'), env);
+    await nextSecond();
     expect((await cfh(['keys', 'init'], { env })).exitCode).toBe(0);
     expect((await signatureOf(before, env)).verdict).toBe('warn');
     // The public key copied alone elsewhere: no creation known, every unsigned run fails.
@@ -109,5 +117,31 @@ describe('unsigned runs and the time a key was made (CFH-EVID-2)', () => {
       text.replace(/"fingerprint": "[0-9a-f]{8}/, '"fingerprint": "00000000'),
     );
     expect((await signatureOf(before, env)).verdict).toBe('fail');
+  });
+
+  it('a run after the key, its signature removed and its start rewritten to before the key, still fails', async () => {
+    const keyDir = scratch.path('keys-rewritten');
+    const env = { CFH_KEY_DIR: keyDir };
+    expect((await cfh(['keys', 'init'], { env })).exitCode).toBe(0);
+    const signed = await commandRun(scratch.path('art-rewritten'), env);
+    const early = '2001-01-01T00:00:00.000Z';
+    // run_created and snapshot.json createdAt moved to 2001, the chain re-sealed: the run's
+    // id (its directory, every event's runId) still says when it started.
+    const both = await copyRun(signed, scratch.path('rewritten'));
+    await rm(path.join(both, 'signature.json'));
+    await forge(both, (f) => {
+      eventOf(f, 'run_created').ts = early;
+      f.snapshot.createdAt = early;
+    });
+    const caught = await signatureOf(both, env);
+    expect(caught.verdict).toBe('fail');
+    expect(caught.detail).toMatch(/the run's run id \d{8}T\d{6}Z-[0-9a-f]{8} is not before it$/);
+    // run_created alone moved: its id and snapshot say after the key.
+    const one = await copyRun(signed, scratch.path('rewritten'));
+    await rm(path.join(one, 'signature.json'));
+    await forge(one, (f) => void (eventOf(f, 'run_created').ts = early));
+    expect((await signatureOf(one, env)).detail).toMatch(
+      /the run's run id .*, snapshot\.json createdAt .* is not before it$/,
+    );
   });
 });

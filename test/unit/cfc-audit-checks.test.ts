@@ -12,6 +12,10 @@ import {
   handlesBeforePolicyCheck,
   promptAuthorityCheck,
 } from '../../src/evidence/audit/checks-cfc-values.js';
+import {
+  flowDerivedCheck,
+  influenceDerivedCheck,
+} from '../../src/evidence/audit/checks-cfc-derive.js';
 import type { RunEvidence } from '../../src/evidence/audit/run-evidence.js';
 import {
   L0,
@@ -161,15 +165,17 @@ describe('cfc.flow-gated (AH-CFC-9/11)', () => {
 
   it('fails a call that ran without a flow decision, or with one after policy', () => {
     const missing = edit(is('cfc_flow', 'call-0001'));
-    expect(verdict(flowGatedCheck, cleanRun({ events: missing })).where?.[0]).toMatch(
-      /call-0001 ran without a flow decision/,
-    );
+    // Dropped: its decision has no flow before it, and it ran without one.
+    expect(verdict(flowGatedCheck, cleanRun({ events: missing })).where).toEqual([
+      'events.jsonl:5 (seq 5 permission_decision): call-0001 (read_file) was decided with no flow decision before it',
+      'events.jsonl:9 (seq 9 tool_executed): call-0001 ran without a flow decision',
+    ]);
     const events = cleanEvents();
     const i = events.findIndex(is('cfc_flow', 'call-0001'));
     const [moved] = events.splice(i, 1);
     if (moved === undefined) throw new Error('fixture');
     events.splice(i + 1, 0, moved); // after its permission_decision
-    expect(verdict(flowGatedCheck, cleanRun({ events })).where?.[0]).toMatch(
+    expect(verdict(flowGatedCheck, cleanRun({ events })).where?.join('\n')).toMatch(
       /after its permission_decision/,
     );
   });
@@ -187,11 +193,16 @@ describe('cfc.flow-gated (AH-CFC-9/11)', () => {
     );
     const weaker = edit(
       is('cfc_flow', 'call-0001'),
-      flow('call-0001', 'read_file', { influence: L0([], ['prompt:direct', 'ops']) }),
+      flow('call-0001', 'read_file', {
+        influence: L0([], ['prompt:direct', 'ops']),
+        authority: 'capture-1',
+      }),
     );
-    expect(verdict(flowGatedCheck, cleanRun({ events: weaker })).where?.[0]).toMatch(
-      /weaker than the context/,
-    );
+    // The influence a flow was judged with is the context the log implies (cfc.influence-derived).
+    expect(verdict(influenceDerivedCheck, cleanRun()).verdict).toBe('pass');
+    expect(verdict(influenceDerivedCheck, cleanRun({ events: weaker })).where).toEqual([
+      'events.jsonl:5 (seq 5 cfc_flow): influence {"confidentiality":[],"integrity":["prompt:direct","ops"]}, the log implies {"confidentiality":[],"integrity":["prompt:direct"]}',
+    ]);
   });
 
   it('fails an endorsement no granted approval precedes (the model never endorses)', () => {
@@ -345,8 +356,10 @@ describe('cfc.evidence-boundary (AH-CFC-16/17/19)', () => {
 describe('the checks are registered', () => {
   it('with the others, in the order cfh audit prints them', async () => {
     const { CHECKS: all } = await import('../../src/evidence/audit/checks.js');
-    expect(all.map((c) => c.id).filter((id) => id.startsWith('cfc.'))).toEqual(
-      CHECKS.map((c) => c.id),
-    );
+    // The re-derivations (checks-cfc-derive.ts) follow the flow gate; their seeded
+    // violations are on real runs (integration/audit-derive.test.ts).
+    const ids = CHECKS.map((c) => c.id);
+    ids.splice(2, 0, flowDerivedCheck.id, influenceDerivedCheck.id);
+    expect(all.map((c) => c.id).filter((id) => id.startsWith('cfc.'))).toEqual(ids);
   });
 });

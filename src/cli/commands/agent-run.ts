@@ -19,7 +19,7 @@ import type { HostToolDeps } from '../../engine/host-tools.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';
-import type { CfcMode } from '../../config/cfc-schema.js';
+import { strongerCfcMode } from '../../config/cfc-schema.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { buildRunDeps } from '../run-deps.js';
 import type { RunDeps } from '../../engine/run-session.js';
@@ -119,12 +119,6 @@ export function hostToolDeps(
     heldCredentials: held ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [],
     keyDir: env.keyDir,
   };
-}
-
-const CFC_STRENGTH = ['disabled', 'observe', 'enforce-explicit', 'enforce-strict'] as const;
-
-function strongerCfcMode(a: CfcMode, b: CfcMode): CfcMode {
-  return CFC_STRENGTH.indexOf(a) >= CFC_STRENGTH.indexOf(b) ? a : b;
 }
 
 /** An agent run's dependencies: the run's, the gateway, approvals and the event stream. */

@@ -115,22 +115,37 @@ function firstDecision(
   return eventsOf(run, 'permission_decision').find((d) => d.data.call_id === callId);
 }
 
+/**
+ * The decisions of every valid proposal, by call: neither rejected (off the surface, invalid)
+ * nor stopped undecided (a `stop:` decision, mediator.ts refuseForStop).
+ */
+function validDecisions(run: RunEvidence): Map<string, TypedEvent<'permission_decision'>[]> {
+  const rejected = new Set(eventsOf(run, 'tool_rejected').map((r) => r.data.callId));
+  const out = new Map<string, TypedEvent<'permission_decision'>[]>();
+  for (const d of eventsOf(run, 'permission_decision')) {
+    const id = d.data.call_id;
+    if (rejected.has(id) || d.data.policy_rule.startsWith('stop:')) continue;
+    out.set(id, [...(out.get(id) ?? []), d]);
+  }
+  return out;
+}
+
 export const flowGatedCheck: Check = {
   id: 'cfc.flow-gated',
-  title: 'every call that ran had its flow decided before policy; a denied flow ran only endorsed',
+  title: 'every valid call had its flow decided before policy; a denied flow ran only endorsed',
   clauses: ['AH-CFC-9', 'AH-CFC-11'],
   run({ run }) {
     const state = cfcStateOf(run);
     if (state.kind !== 'recorded') return notApplicable('no CFC mode recorded (cfc.mode-recorded)');
     if (state.mode === 'disabled') return notApplicable('CFC disabled: no flow is decided');
-    if (unreadable(run, 'cfc_flow', 'cfc_endorsement', 'prompt_captured') > 0)
+    if (
+      unreadable(run, 'cfc_flow', 'cfc_endorsement', 'prompt_captured', 'permission_decision') > 0
+    )
       return inconclusive('some CFC events cannot be read');
     const enforced = isEnforcedMode(state.mode);
     const flows = eventsOf(run, 'cfc_flow');
     const endorsements = eventsOf(run, 'cfc_endorsement');
     const captures = eventsOf(run, 'prompt_captured');
-    const influences = eventsOf(run, 'cfc_influence');
-    const turns = eventsOf(run, 'model_call_started');
     const granted = eventsOf(run, 'approval_received').filter((a) => a.data.outcome === 'granted');
     const where: string[] = [];
     for (const f of flows) {
@@ -146,17 +161,16 @@ export const flowGatedCheck: Check = {
         !captures.some((c) => c.data.captureId === d.authority && c.seq < f.seq)
       )
         where.push(`${at(f)}: authority ${d.authority} names no prompt_captured record before it`);
-      // The influence judged is no weaker than the context recorded before the model turn
-      // that proposed the call (every call of a turn carries that turn's influence).
-      const turn = turns.filter((t) => t.seq < f.seq).at(-1)?.seq ?? f.seq;
-      const context = influences.filter((i) => i.seq < turn).at(-1);
-      if (
-        context !== undefined &&
-        (!subset(context.data.label.confidentiality, d.influence.confidentiality) ||
-          !subset(d.influence.integrity, context.data.label.integrity))
-      )
+      // The influence it was judged with is the context's: cfc.influence-derived.
+    }
+    // Every valid proposal is judged before policy (AH-CFC-9), whether it ran or not: a
+    // refused flow leaves its record too. Not a proposal the run's stop left undecided.
+    for (const [callId, decisions] of validDecisions(run)) {
+      const first = decisions[0];
+      if (first === undefined) continue;
+      if (!flows.some((f) => f.data.callId === callId && f.seq < first.seq))
         where.push(
-          `${at(f)}: judged with influence ${JSON.stringify(d.influence)}, weaker than the context ${JSON.stringify(context.data.label)} (${at(context)})`,
+          `${at(first)}: ${callId} (${first.data.tool_name}) was decided with no flow decision before it`,
         );
     }
     let ran = 0;

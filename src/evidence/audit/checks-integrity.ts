@@ -268,27 +268,57 @@ export const signatureCheck: Check = {
 };
 
 /**
+ * When a run started, by each record of it: its id's stamp (the directory name, and every
+ * event's runId), snapshot.json's createdAt, run_created's time. NaN: missing or unreadable.
+ * The id holds whole seconds: it is read as the last moment of its second, the latest the
+ * run could have started.
+ */
+function startRecords(run: RunEvidence): { readonly what: string; readonly ms: number }[] {
+  const stamp = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-/.exec(run.runId);
+  const created = recordOf(run.snapshot.value)?.createdAt;
+  const event = eventsOf(run, 'run_created')[0];
+  return [
+    {
+      what: `run id ${run.runId}`,
+      ms:
+        stamp === null
+          ? Number.NaN
+          : Date.parse(
+              `${stamp[1]}-${stamp[2]}-${stamp[3]}T${stamp[4]}:${stamp[5]}:${stamp[6]}.999Z`,
+            ),
+    },
+    {
+      what: `snapshot.json createdAt ${String(created)}`,
+      ms: typeof created === 'string' ? Date.parse(created) : Number.NaN,
+    },
+    { what: `run_created ${event?.ts ?? '(none)'}`, ms: Date.parse(event?.ts ?? '') },
+  ];
+}
+
+/**
  * A run without a signature while a key is trusted (CFH-EVID-2). A key signs the runs that
- * start after it was made: one that started before it (by its run_created record) could
- * not carry its signature and is a warn that names the key; any later one is a fail. The
- * start is in the evidence a signature would protect, so a writer who can move it earlier
- * can as well delete a signature: `--require-signature` is the check that holds against
- * that writer (docs/conformance.md).
+ * start after it was made (its creation time is recorded beside it, operator.ed25519.json,
+ * where the run's writer cannot change it): a run counts as older only when every record of
+ * its start (startRecords) is before that time, and is then a warn that names the key; any
+ * other unsigned run fails. Those records are the evidence a signature would protect: a
+ * writer who rewrites all of them, and the directory's name, can make a run look older, as a
+ * writer who deletes a signature of a run it rewrote consistently cannot be caught without
+ * one; `--require-signature` fails every unsigned run (docs/operators.md).
  */
 function unsignedWithKey(run: RunEvidence, key: TrustedKey): Outcome {
   const missing = 'signature.json: missing';
-  const created = eventsOf(run, 'run_created')[0];
-  const startMs = created === undefined ? Number.NaN : Date.parse(created.ts);
   const keyMs = key.createdAt === undefined ? Number.NaN : Date.parse(key.createdAt);
-  if (Number.isFinite(startMs) && Number.isFinite(keyMs) && startMs < keyMs)
+  const starts = startRecords(run);
+  const later = starts.filter((s) => !(s.ms < keyMs));
+  if (Number.isFinite(keyMs) && later.length === 0)
     return warn(
-      `unsigned (before key ${shownFingerprint(key.fingerprint)}, created ${key.createdAt ?? ''}): the run started ${created?.ts ?? ''}, before the key existed; cfh audit --require-signature fails it`,
+      `unsigned (before key ${shownFingerprint(key.fingerprint)}, created ${key.createdAt ?? ''}): every record of the run's start (${starts.map((s) => s.what).join(', ')}) is before the key existed; cfh audit --require-signature fails it`,
       [missing],
     );
   const why =
     key.createdAt === undefined
       ? 'the trusted key has no creation record beside it, so every unsigned run fails'
-      : `the run started ${created?.ts ?? '(no run_created record)'}, after key ${shownFingerprint(key.fingerprint)} was created ${key.createdAt}`;
+      : `key ${shownFingerprint(key.fingerprint)} was created ${key.createdAt}, and the run's ${later.map((s) => s.what).join(', ')} is not before it`;
   return fail(`signing is configured (a trusted key is set) but the run has no signature: ${why}`, [
     missing,
   ]);

@@ -11,7 +11,7 @@ import { toolCalls, transcriptResults, transcriptUses } from './tool-calls.js';
 import { ALLOWING_DECISIONS } from '../schema/events-tools.js';
 
 /** The tool a profile with children has (tools/delegate-tool.ts). */
-const DELEGATE_TOOL = 'delegate';
+export const DELEGATE_TOOL = 'delegate';
 
 const TOOL_TYPES = [
   'tool_requested',

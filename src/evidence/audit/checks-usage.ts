@@ -1,12 +1,15 @@
 // Usage and cost evidence (AH-USAGE-1..6): counters kept exactly as reported per attempt,
-// the report carrying the same, the estimate kept apart from any charge with its rate card,
-// and the aggregate omitted, with a typed reason, when any attempt lacks a price.
+// the report carrying the same, the estimate kept apart from any charge with its rate card
+// and priced again from the counters, and the aggregate omitted, with a typed reason, when
+// any attempt lacks a price.
 import { z } from 'zod';
+import { estimateAttempt, loadRateCard, RATE_CARD_FILE, type RateCard } from '../../model/cost.js';
+import { reportedCounters } from '../../model/usage.js';
 import { CostEstimate, UsageRecord } from '../schema/report.js';
-import { at, fail, inconclusive, notApplicable, pass, type Check } from './check.js';
+import { at, fail, inconclusive, notApplicable, pass, warn, type Check } from './check.js';
 import { canonicalJson } from '../canonical-json.js';
 import { hasKey, partOf } from './parts.js';
-import { eventsOf, unreadable } from './run-evidence.js';
+import { eventsOf, unreadable, type TypedEvent } from './run-evidence.js';
 
 export const usageReportedCheck: Check = {
   id: 'usage.as-reported',
@@ -60,10 +63,41 @@ export const usageReportedCheck: Check = {
 
 const Coverage = z.looseObject({ scope: z.string(), attempts: z.number() });
 
+let card: RateCard | undefined;
+/** The rate card cfh prices with (model/cost.ts), read once. */
+function rateCard(): RateCard {
+  card ??= loadRateCard();
+  return card;
+}
+
+/**
+ * Each attempt's estimate priced again from its recorded counters with the card the report
+ * names (model/cost.ts estimateAttempt, the function that priced it): a counter dropped from
+ * the log and the report alike leaves an estimate that no longer adds up. Undefined: the card
+ * is another version than the run's, so nothing can be priced again.
+ */
+function repriced(
+  completed: readonly TypedEvent<'model_call_completed'>[],
+  named: { readonly file: string; readonly version: string },
+): string[] | undefined {
+  const now = rateCard();
+  if (named.file !== RATE_CARD_FILE || named.version !== now.version) return undefined;
+  const out: string[] = [];
+  for (const e of completed) {
+    const { attemptId, model, usage, costEstimate } = e.data;
+    const again = estimateAttempt(now, attemptId, model, reportedCounters(usage));
+    if (costEstimate !== undefined && canonicalJson(costEstimate) !== canonicalJson(again))
+      out.push(
+        `${at(e)}: estimate ${JSON.stringify(costEstimate)}, its counters price at ${JSON.stringify(again)}`,
+      );
+  }
+  return out;
+}
+
 export const costProvenanceCheck: Check = {
   id: 'usage.cost',
   title:
-    'cost estimate apart from any charge, with its rate card; no total over incomplete coverage',
+    'cost estimate apart from any charge, each attempt priced again from its counters; no total over incomplete coverage',
   clauses: ['AH-USAGE-2', 'AH-USAGE-4', 'AH-USAGE-5'],
   run({ run }) {
     const completed = eventsOf(run, 'model_call_completed');
@@ -105,6 +139,12 @@ export const costProvenanceCheck: Check = {
           `report.json costEstimate.total: ${String(c.total)}, the attempts add up to ${sum}`,
         );
     }
+    const again = repriced(completed, c.rateCard);
+    where.push(...(again ?? []));
+    if (where.length === 0 && again === undefined)
+      return warn(
+        `estimate from rate card ${c.rateCard.version} (${c.rateCard.file}), which cfh no longer has (it has ${rateCard().version}): its attempts cannot be priced again`,
+      );
     return where.length === 0
       ? pass(
           c.total === undefined

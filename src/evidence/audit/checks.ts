@@ -36,6 +36,9 @@ import { compactionOrderedCheck } from './checks-context.js';
 import { sessionTurnsCheck } from './checks-session.js';
 import { resumeLinkCheck } from './checks-resume.js';
 import { childrenTreeCheck } from './checks-children.js';
+import { childrenCfcCheck } from './checks-children-cfc.js';
+import { flowDerivedCheck, influenceDerivedCheck } from './checks-cfc-derive.js';
+import { policyDerivedCheck } from './checks-policy.js';
 
 export const CHECKS: readonly Check[] = [
   ...INTEGRITY_CHECKS,
@@ -61,12 +64,16 @@ export const CHECKS: readonly Check[] = [
   confinedCheck,
   egressCheck,
   approvalsCheck,
+  policyDerivedCheck,
   cfcModeCheck,
   flowGatedCheck,
+  flowDerivedCheck,
+  influenceDerivedCheck,
   observationsLabelledCheck,
   handlesBeforePolicyCheck,
   promptAuthorityCheck,
   evidenceBoundaryCheck,
   resumeLinkCheck,
   childrenTreeCheck,
+  childrenCfcCheck,
 ];

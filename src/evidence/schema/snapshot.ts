@@ -6,7 +6,14 @@
 // Parts owned by other layers (the resolved profile, labels) are kept open (looseObject):
 // the schema names what the audit relies on, not every field those layers add.
 import { z } from 'zod';
+import {
+  PermissionPolicy,
+  ResourceScope,
+  RiskClass,
+  SideEffectClass,
+} from '../../config/vocabulary.js';
 import { Count, IsoTime, PrefixedSha256, RunIdString, Sha256Hex } from './common.js';
+import { LabelRecord } from './events-cfc.js';
 import { ResumedFrom } from './resume.js';
 
 export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
@@ -219,6 +226,54 @@ export const SnapshotCfc = z.strictObject({
 });
 export type SnapshotCfc = z.infer<typeof SnapshotCfc>;
 
+/** A host tool's CFC labels as the flow decision judges it (cfc/label-map.ts HostToolLabels). */
+export const HostToolLabelsRecord = z.strictObject({
+  /** null: the operator gave its result no label (`unlabelled`). */
+  result: LabelRecord.nullable(),
+  clearance: z.array(z.string()),
+  requires: z.array(z.string()),
+  readsBeforeWrite: z.boolean(),
+  /** The operator declared it a declassifier (its result carries resultLabel alone). */
+  declassifies: z.boolean().default(false),
+});
+export type HostToolLabelsRecord = z.infer<typeof HostToolLabelsRecord>;
+
+/** One tool as the mediator decides it: what policy and the flow decision read of it. */
+export const MediationTool = z.strictObject({
+  name: z.string(),
+  executor: z.enum(['sandbox', 'host']),
+  riskClass: RiskClass,
+  sideEffectClass: SideEffectClass,
+  resourceScope: ResourceScope,
+  permissionPolicy: PermissionPolicy,
+  /** A host tool's labels (and `delegate`'s); null for a sandbox tool. */
+  cfc: HostToolLabelsRecord.nullable(),
+});
+export type MediationTool = z.infer<typeof MediationTool>;
+
+/**
+ * What the mediator decides with (agent runs), fixed before the first call, so the audit
+ * re-derives each permission decision and flow decision with the same functions
+ * (audit/checks-policy.ts, checks-cfc-derive.ts): the run's facts as policy reads them, the
+ * contract of every tool known at the start (the built-ins on the surface, `delegate`, exec
+ * host tools, the MCP tools a profile names), and, per MCP entry exposing `*`, the labels of
+ * a tool it does not name (such a tool's contract is its `host_tools_listed` record).
+ */
+export const SnapshotMediation = z.strictObject({
+  facts: z.strictObject({
+    mode: z.enum(['run', 'plan']),
+    workspaceMode: z.enum(['direct', 'draft']),
+    network: z.enum(['disabled', 'allowlist', 'open']),
+    rwMounts: z.boolean(),
+    /** Planning mode: a FIFO a mount holds, through which a command could reach the host. */
+    mountChannel: z.string().nullable(),
+    fromPlan: z.boolean(),
+  }),
+  tools: z.array(MediationTool),
+  unnamedMcpLabels: z.record(z.string(), HostToolLabelsRecord),
+});
+export type SnapshotMediation = z.infer<typeof SnapshotMediation>;
+
 /** Context compaction of an agent run (AH-LIFE-7): threshold, state, provider support. */
 export const SnapshotContext = z.strictObject({
   compactAt: z.union([z.literal('disabled'), z.number().positive()]),
@@ -341,6 +396,8 @@ export const Snapshot = z.strictObject({
     })
     .optional(),
   approvals: ApprovalSetupRecord.optional(),
+  /** Agent runs: what every decision is made with (absent in runs recorded before it). */
+  mediation: SnapshotMediation.optional(),
   toolContainer: z
     .strictObject({
       lifetime: z.enum(['per-run', 'per-call']),
