@@ -27,6 +27,8 @@ if [ "$(id -u)" -eq 0 ]; then
   command -v dockerd >/dev/null 2>&1 || apt_install docker.io
   command -v runsc >/dev/null 2>&1 || apt_install runsc || echo "engine-up: runsc unavailable; gVisor profiles will be refused" >&2
   command -v mmdebstrap >/dev/null 2>&1 || apt_install mmdebstrap
+  # The tests watch cfh's system calls (AH-LIFE-2: the order of its fsyncs).
+  command -v strace >/dev/null 2>&1 || apt_install strace
   getent group docker >/dev/null || groupadd -r docker
 fi
 

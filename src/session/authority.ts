@@ -1,7 +1,9 @@
 // What a session's authority is made of, recorded at open (snapshot `session.authority`) and
 // compared field by field when a session is restored (AH-INT-4): the workspace (path, mode
 // and the directory's identity), the profile (name and digest), the policy, the model
-// route, the mounts, the network posture and the CFC configuration. Any difference fails
+// route and its credential (a keyed digest: another key on the same route is another
+// owner), the mounts (each source's identity too: another directory at the same path is
+// another mount), the network posture and the CFC configuration. Any difference fails
 // closed, naming the fields: no change of metadata attaches a session to another authority.
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
@@ -46,6 +48,8 @@ export function authorityOf(
   gateway: ModelGateway,
   mode: 'run' | 'plan',
   preApprovedRules: readonly string[],
+  /** The model credential's keyed digest (tools/host/credentials.ts), null when there is none. */
+  credential: string | null,
 ): SessionAuthority {
   const runDir = path.join(plan.artifactRoot, plan.runId);
   return {
@@ -56,15 +60,18 @@ export function authorityOf(
     },
     profile: { name: plan.profile.name, digest: plan.profileDigest, overrides: plan.overrides },
     policy: digestOf(plan.profile.policy),
-    model: { adapter: gateway.adapter, route: gateway.route },
-    // Files of the run directory (hosts, CA bundle) are the run's own, named apart from its id.
-    mounts: plan.spec.mounts.map((m) => ({
-      source: m.source.startsWith(`${runDir}/`)
-        ? `<run-dir>/${m.source.slice(runDir.length + 1)}`
-        : m.source,
-      target: m.target,
-      mode: m.mode,
-    })),
+    model: { adapter: gateway.adapter, route: gateway.route, credential },
+    // Files of the run directory (hosts, CA bundle) are the run's own, named apart from its id
+    // and made anew by each run; every other source by the object planning checked.
+    mounts: plan.spec.mounts.map((m) => {
+      const own = m.source.startsWith(`${runDir}/`);
+      return {
+        source: own ? `<run-dir>/${m.source.slice(runDir.length + 1)}` : m.source,
+        target: m.target,
+        mode: m.mode,
+        identity: own || m.identity === undefined ? null : `${m.identity.dev}:${m.identity.ino}`,
+      };
+    }),
     network: digestOf({ posture: plan.profile.network, egress: plan.egress ?? null }),
     cfc: digestOf(snapshotCfc(plan.cfc, plan.profile.cfc.mode, null)),
     mode,
@@ -91,6 +98,6 @@ export function checkAuthority(
     'session_restore_mismatch',
     `session ${sessionId} was opened with another ${fields.join(', ')}; not restored`,
     { sessionId, fields },
-    'restore it with the profile, workspace, mounts, model and CFC mode it was opened with',
+    'restore it with the profile, workspace, mounts, model and credential, network, CFC mode and approvals it was opened with',
   );
 }

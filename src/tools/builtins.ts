@@ -138,8 +138,9 @@ function helperObservation(
 const path = z.string().min(1).max(4096);
 
 /**
- * grep runs from /, so a relative path is given to it under /workspace, spelled as given
- * (`/workspace/.` for `.`): every line it prints then starts with that operand.
+ * grep never resolves a path through its working directory: a relative path is given to it
+ * under /workspace, spelled as given (`/workspace/.` for `.`): every line it prints then
+ * starts with that operand.
  */
 function grepOperand(given: string): string {
   return given.startsWith('/') ? given : `${WORKSPACE_TARGET}/${given}`;

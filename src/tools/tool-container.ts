@@ -87,7 +87,9 @@ export function toolContainerSpec(
   return {
     ...idle,
     env: FILE_TOOL_ENV,
-    workingDir: '/',
+    // The run's working directory, the workspace, as for every executor (AH-CONT-6): the
+    // helpers never resolve through it (python3 -I keeps it off the import path, grep is
+    // given absolute operands), so nothing there can change what they run.
     networkMode: 'none',
     // With no network runsc is its `runsc` registration (`--network=none`), never
     // runsc-host, whatever the workload's posture needs.
@@ -98,7 +100,7 @@ export function toolContainerSpec(
 export class ToolContainer implements AsyncDisposable {
   readonly kind: ToolContainerKind;
   readonly #container: StartedContainer;
-  /** Where every exec starts: /workspace for the workload, / for the file helpers. */
+  /** Where every exec starts: the run's working directory, /workspace, for both kinds. */
   readonly #workingDir: string;
 
   private constructor(kind: ToolContainerKind, container: StartedContainer, workingDir: string) {

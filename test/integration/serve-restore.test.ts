@@ -97,12 +97,13 @@ describe('session/restore', () => {
       code: 'session_restore_mismatch',
       details: { fields: expect.arrayContaining(['profile']) },
     });
-    // Another directory at the same path: the workspace's identity differs.
+    // Another directory at the same path: the workspace's identity differs, and so does the
+    // object its mount binds.
     await rename(repo, `${repo}-moved`);
     await copySampleRepo(repo);
     expect(await refusal(next, { sessionId })).toMatchObject({
       code: 'session_restore_mismatch',
-      details: { fields: ['workspace'] },
+      details: { fields: ['workspace', 'mounts'] },
     });
     await rename(repo, `${repo}-copy`);
     await rename(`${repo}-moved`, repo);

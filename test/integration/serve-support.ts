@@ -27,8 +27,8 @@ export class ServeClient {
   readonly #listeners = new Set<() => void>();
   #id = 0;
 
-  constructor(args: readonly string[]) {
-    this.child = startCfh(['serve', '--stdio', ...args]);
+  constructor(args: readonly string[], env: Record<string, string> = {}) {
+    this.child = startCfh(['serve', '--stdio', ...args], { env });
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       const m = JSON.parse(line) as RpcMessage;
       if (m.method === undefined) {

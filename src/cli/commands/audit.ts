@@ -5,7 +5,8 @@
 import { auditRunDirectory, type AuditResult } from '../../evidence/audit/audit.js';
 import { CHECKS } from '../../evidence/audit/checks.js';
 import { loadLedger } from '../../evidence/audit/ledger.js';
-import { loadManifest, manifestMarkdown, reconcile } from '../../evidence/audit/manifest.js';
+import { loadManifest, reconcile } from '../../evidence/audit/manifest.js';
+import { manifestBlocks } from '../../evidence/audit/manifest-doc.js';
 import { resolveRunDir } from '../../evidence/runs-index.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { ConfigError } from '../../errors.js';
@@ -80,9 +81,15 @@ function printAudit(result: AuditResult, deps: CliDeps): void {
 }
 
 function manifestCommand(args: AuditArgs, deps: CliDeps): number {
-  const obligations = loadManifest();
-  const rec = reconcile(obligations, CHECKS);
-  if (args.markdown) deps.printer.text(manifestMarkdown(obligations, CHECKS));
+  const manifest = loadManifest();
+  const { obligations } = manifest;
+  const rec = reconcile(manifest, CHECKS);
+  if (args.markdown)
+    deps.printer.text(
+      manifestBlocks(manifest, CHECKS)
+        .map((b) => b.text)
+        .join('\n\n'),
+    );
   else if (args.json) deps.printer.json(rec);
   else {
     for (const row of rec.rows)

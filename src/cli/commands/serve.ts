@@ -10,6 +10,9 @@ import { Approvals, RuleApprovals } from '../../mediator/approvals.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import { authorityOf } from '../../session/authority.js';
+import type { CfhEnvironment } from '../../config/env.js';
+import type { ModelGateway } from '../../model/gateway.js';
+import { credentialDigest, digestKey } from '../../tools/host/credentials.js';
 import type { OpenParams } from '../../serve/protocol.js';
 import { LinePeer } from '../../serve/rpc.js';
 import { SessionServer, type ServeHost } from '../../serve/server.js';
@@ -21,6 +24,13 @@ import { buildRunDeps } from '../run-deps.js';
 import { reportFailure } from '../report-failure.js';
 import { approvingUser, setUpApprovals } from './agent-approvals.js';
 import { chooseGateway, hostToolDeps } from './agent-run.js';
+
+/** The model's credential by a keyed digest: the same route under another key is another owner. */
+function modelCredential(gateway: ModelGateway, env: CfhEnvironment): string | null {
+  const key = env.anthropicApiKey;
+  if (gateway.adapter !== 'anthropic' || key === undefined) return null;
+  return credentialDigest(digestKey(env.credentialSource), key);
+}
 
 export type ServeOptions = FlagValues<typeof SERVE_FLAGS>;
 
@@ -92,7 +102,13 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
             approvals,
             hostTools: hostToolDeps(run.deps, deps.env, gateway),
           },
-          authority: authorityOf(plan, gateway, mode, setup.preApprovedRules),
+          authority: authorityOf(
+            plan,
+            gateway,
+            mode,
+            setup.preApprovedRules,
+            modelCredential(gateway, deps.env),
+          ),
         };
       },
     };

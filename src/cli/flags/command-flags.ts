@@ -160,7 +160,10 @@ export const AUDIT_FLAGS = {
     "the operator's public key (default: the key directory's)",
   ),
   manifest: switchFlag('--manifest', 'print the conformance manifest reconciled with the checks'),
-  markdown: switchFlag('--markdown', 'with --manifest: the table docs/conformance.md holds'),
+  markdown: switchFlag(
+    '--markdown',
+    'with --manifest: the generated blocks docs/conformance.md holds',
+  ),
 } as const satisfies Table;
 
 /**
