@@ -14,6 +14,7 @@ import type { Label } from '../cfc/label.js';
 import { labelExecuted, labelRefused } from './cfc-observations.js';
 import { replayForbidden } from '../mediator/risk.js';
 import { checkWithCfc } from './cfc-calls.js';
+import { mentionsReference } from '../tools/host/opaque-refs.js';
 import { callIdOf, type TextScrubber, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
 export {
@@ -113,6 +114,19 @@ async function recordSettled(
   }
 }
 
+/**
+ * A host-tool call that named opaque references is digested as the model sent it: a digest
+ * of the resolved arguments would be one of the operator-only values, and a short value is
+ * found by trying candidates against it (AH-REF-4). The executor still gets `checked.args`.
+ */
+function digestedAsSent(checked: CheckedCall, input: unknown): { modelArgs?: unknown } {
+  const named =
+    checked.kind === 'valid' &&
+    checked.tool.executor === 'host' &&
+    mentionsReference(JSON.stringify(input));
+  return named ? { modelArgs: input } : {};
+}
+
 async function prepare(
   use: ToolUse,
   callId: string,
@@ -132,7 +146,13 @@ async function prepare(
   // Every proposal is decided, the unknown and the invalid too: one decision each.
   const ruling = await decide(
     deps,
-    { callId, toolUseId: use.id, checked, ...(flow === undefined ? {} : { flow }) },
+    {
+      callId,
+      toolUseId: use.id,
+      checked,
+      ...(flow === undefined ? {} : { flow }),
+      ...digestedAsSent(checked, use.input),
+    },
     signal,
   );
   decided.set(use.id, ruling);

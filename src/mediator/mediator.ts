@@ -33,6 +33,12 @@ export interface Proposal {
   readonly checked: CheckedCall;
   /** CFC on: what the flow decision needs (flow-gate.ts); absent: no flow decision. */
   readonly flow?: ProposalFlow | undefined;
+  /**
+   * The input as the model sent it, where it named value handles or host-tool references:
+   * the call is digested in that form, so the digest the model side sees (and an approval
+   * names) says nothing of the values (AH-REF-4); the executor still gets `checked.args`.
+   */
+  readonly modelArgs?: unknown;
 }
 
 const TOKEN: unique symbol = Symbol('cfh.authorized-call');
@@ -322,7 +328,10 @@ function decisionObject(
     policy_rule: rule,
     reason,
     approver: null,
-    args_digest: argsDigest(name, checked.kind === 'valid' ? checked.args : undefined),
+    args_digest: argsDigest(
+      name,
+      proposal.modelArgs ?? (checked.kind === 'valid' ? checked.args : undefined),
+    ),
     timestamp: new Date().toISOString(),
   };
 }
