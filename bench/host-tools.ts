@@ -98,9 +98,10 @@ async function main(): Promise<void> {
   );
   const echo = tools[0];
   if (echo === undefined) throw new Error('echo not exposed');
-  const sanitizer = new Sanitizer(scrubber, refs, 'everything', [
-    concealPattern('n', 'acct_[0-9]+'),
-  ]);
+  const sanitizer = new Sanitizer(scrubber, refs, 'everything', {
+    fields: [],
+    patterns: [concealPattern('n', 'acct_[0-9]+')],
+  });
   const samples = {
     rawCall: [] as number[],
     cfhCall: [] as number[],

@@ -6,6 +6,7 @@
 // Credentials are references (`fromEnv`, `fromFile`), never values.
 import { z } from 'zod';
 import { AtomList, LabelSpec } from './cfc-schema.js';
+import { FieldPointer } from './field-pointer.js';
 import {
   NEVER_REPLAYED,
   PermissionPolicy,
@@ -28,21 +29,45 @@ export const HostEnvValue = z.union([
 ]);
 export type HostEnvValue = z.infer<typeof HostEnvValue>;
 
-/** Identifiers the model must not see: replaced by opaque references (AH-TOOL-10). */
-export const OperatorOnly = z.strictObject({
-  kind: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'lower-case letters, digits, _'),
-  pattern: z.string().min(1).max(500),
-});
+const Kind = z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'lower-case letters, digits, _');
+
+/**
+ * Identifiers the model must not see (AH-TOOL-10, AH-REF-1). `field`: a field of the tool's
+ * structured result (an MCP tool's structuredContent, an exec tool's JSON output), positively
+ * identified: its value reaches the model as an opaque reference it may hand back to the same
+ * tool. `pattern`: matches in free text, concealed as `[operator-only:<kind>]`, which is no
+ * reference and resolves to nothing (a match in free text is not a positively identified
+ * referent).
+ */
+export const OperatorOnly = z
+  .strictObject({
+    kind: Kind,
+    field: FieldPointer.optional(),
+    pattern: z.string().min(1).max(500).optional(),
+  })
+  .superRefine((o, ctx) => {
+    if ((o.field === undefined) === (o.pattern === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'give either field (a JSON Pointer into the structured result: a reference) or pattern (free text: concealed, not resolvable)',
+      });
+  });
 export type OperatorOnly = z.infer<typeof OperatorOnly>;
+
+/** Resources' `idPattern` read ids out of free text; it minted references from any match. */
+const RETIRED_ID_PATTERN =
+  "idPattern is retired: a match in free text mints no reference (AH-REF-1); name the id with idField, a JSON Pointer into the tool's structured result (e.g. idField: /entities/*/name; an exec tool declares output: json)";
 
 /**
  * A tool that creates durable external resources publishes how they are found and ended
- * (AH-TOOL-9); the ids its results carry (`idPattern`, group 1 if it has one) are kept in
- * the terminal evidence, and reach the model only as opaque references.
+ * (AH-TOOL-9); the ids its structured results hold at `idField` are kept in the terminal
+ * evidence, and reach the model only as opaque references.
  */
 export const DurableResources = z.strictObject({
-  kind: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, 'lower-case letters, digits, _'),
-  idPattern: z.string().min(1).max(500),
+  kind: Kind,
+  idPattern: z.never({ error: RETIRED_ID_PATTERN }).optional(),
+  idField: FieldPointer,
   enumerate: z.string().min(1).max(1000),
   cancel: z.string().min(1).max(1000),
   cleanup: z.string().min(1).max(1000),
@@ -118,6 +143,21 @@ function classified(
     ctx.addIssue({
       code: 'custom',
       message: 'resourceScope without riskClass and sideEffectClass',
+    });
+}
+
+/** Field pointers read a structured result: an exec tool has one only when it prints JSON. */
+function structured(
+  t: { output: 'text' | 'json'; operatorOnly: readonly OperatorOnly[]; resources?: unknown },
+  ctx: z.RefinementCtx,
+): void {
+  if (t.output === 'json') return;
+  if (t.operatorOnly.some((o) => o.field !== undefined) || t.resources !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['output'],
+      message:
+        'operatorOnly field and resources.idField name fields of a structured result: declare output: json (the tool prints one JSON value)',
     });
 }
 
@@ -198,6 +238,11 @@ export const ExecHostTool = z.strictObject({
   description: z.string().max(2000).optional(),
   argv: z.array(z.string()).min(1).max(200),
   input: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/), ExecField).default({}),
+  /**
+   * `json`: its stdout is one JSON value, its structured result (where `field` pointers
+   * look); one that does not parse is not shown to the model. `text`: free text.
+   */
+  output: z.enum(['text', 'json']).default('text'),
   ...Classes,
   ...ResultBounds,
 });
@@ -209,6 +254,7 @@ export const HostToolEntry = z
     if (t.kind === 'exec') {
       classified(t, ctx);
       replayable(t, ctx);
+      structured(t, ctx);
     }
   });
 export type HostToolEntry = z.infer<typeof HostToolEntry>;

@@ -72,7 +72,13 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       // What reaches the model of a result (AH-TOOL-10).
       sanitization: {
         credentials: ['raw', 'json-escape', 'percent-encoding', 'hex', 'base64', 'base64url'],
-        operatorOnlyIdentifiers: 'opaque-references',
+        // AH-REF-1..4: references only for fields of a structured result, run-salted names;
+        // free-text patterns conceal with a marker that resolves to nothing.
+        operatorOnlyIdentifiers: {
+          structuredFields: 'cfh-ref:<authority>:<16 base32>',
+          freeTextPatterns: '[operator-only:<kind>]',
+          referenceLifetime: 'run',
+        },
       },
       lifecycle: ['first-use', 'run-start'],
       unclassifiedDecision: 'approval_required',

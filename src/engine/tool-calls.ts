@@ -7,6 +7,7 @@
 import { CfhError, HarnessInvariantError, MediatorError, errorMessage } from '../errors.js';
 import type { AuthorizedCall, Ruling } from '../mediator/mediator.js';
 import type { CheckedCall } from '../mediator/policy.js';
+import type { ProposalFlow } from '../mediator/flow-gate.js';
 import { boundObservation, errorObservation, type Observation } from '../tools/observation.js';
 import type { ToolOutcome } from '../tools/runner.js';
 import { governanceOf } from './governance-of.js';
@@ -14,6 +15,7 @@ import type { Label } from '../cfc/label.js';
 import { labelExecuted, labelRefused } from './cfc-observations.js';
 import { replayForbidden } from '../mediator/risk.js';
 import { checkWithCfc } from './cfc-calls.js';
+import { mentionsReference } from '../tools/host/opaque-refs.js';
 import { callIdOf, type TextScrubber, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
 export {
@@ -113,6 +115,25 @@ async function recordSettled(
   }
 }
 
+/**
+ * A call that used value handles, or a host-tool call that named opaque references, is
+ * digested as the model sent it: a digest of the resolved arguments would be one of values
+ * the model was not shown, and a short value is found by trying candidates against it
+ * (AH-REF-4). The executor still gets `checked.args`.
+ */
+function digestedAsSent(
+  checked: CheckedCall,
+  input: unknown,
+  flow: ProposalFlow | undefined,
+): { modelArgs?: unknown } {
+  const handles = flow !== undefined && flow.handles.length > 0;
+  const references =
+    checked.kind === 'valid' &&
+    checked.tool.executor === 'host' &&
+    mentionsReference(JSON.stringify(input));
+  return handles || references ? { modelArgs: input } : {};
+}
+
 async function prepare(
   use: ToolUse,
   callId: string,
@@ -137,7 +158,7 @@ async function prepare(
       toolUseId: use.id,
       checked,
       ...(flow === undefined ? {} : { flow }),
-      ...(flow === undefined || flow.handles.length === 0 ? {} : { modelArgs: use.input }),
+      ...digestedAsSent(checked, use.input, flow),
     },
     signal,
   );

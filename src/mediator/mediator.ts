@@ -35,9 +35,9 @@ export interface Proposal {
   /** CFC on: what the flow decision needs (flow-gate.ts); absent: no flow decision. */
   readonly flow?: ProposalFlow | undefined;
   /**
-   * The input as the model sent it, where it named value handles: the call is digested in
-   * that form, so the digest the model side sees (and an approval names) says nothing of
-   * the values (AH-REF-4); the executor still gets the resolved `checked.args`.
+   * The input as the model sent it, where it named value handles or host-tool references:
+   * the call is digested in that form, so the digest the model side sees (and an approval
+   * names) says nothing of the values (AH-REF-4); the executor still gets `checked.args`.
    */
   readonly modelArgs?: unknown;
 }

@@ -4,13 +4,23 @@
 // the server answers with, a credential split across two fields), a stream bounded at a cap
 // is scrubbed before it is cut (no prefix of a credential survives a cut or a chunk boundary),
 // the snapshot holds no digest computable from the evidence and a guess, and a resolved
-// opaque reference never comes back to the model in clear through a tool that echoes it.
+// opaque reference never comes back to the model in clear through a tool that echoes it
+// (the turn that hands it back reads the name this run minted from the request).
 import { describe, expect, it } from 'vitest';
 import { createHash, createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { agentRunArgs, cfh, onlyRunDir, readJson, runIdOf, useScratch } from './helpers.js';
-import { NODE, filesUnder, leaksIn, profileFile, spellings } from './host-tools-support.js';
+import { agentRunArgs, cfh, readJson, runIdOf, useScratch } from './helpers.js';
+import {
+  NODE,
+  apiRun as apiRunIn,
+  filesUnder,
+  leaksIn,
+  profileFile,
+  spellings,
+  type ApiRun,
+  type Turn,
+} from './host-tools-support.js';
 
 const scratch = useScratch('host-disclosure');
 
@@ -55,7 +65,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       result: { content: [{ type: 'text', text: t }], ...extra } });
     if (name === 'fail')
       send({ jsonrpc: '2.0', id: msg.id, error: { code: -32000, message: 'upstream refused ' + T } });
-    else if (name === 'lookup') text('found customer CRM-12345.');
+    else if (name === 'lookup')
+      text('found customer CRM-12345.', { structuredContent: { customer: { id: 'CRM-12345' } } });
     else if (name === 'echo') {
       const v = String(a.id);
       const echoed = [ '_' + v + '_', v.toLowerCase(), JSON.stringify(v),
@@ -71,6 +82,15 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 `;
 
 const CRM = { kind: 'crm', pattern: '\\bCRM-[0-9]{5}\\b' };
+/** The customer id of `lookup`'s structured result: a reference the model may hand back. */
+const CRM_FIELD = { kind: 'crm', field: '/customer/id' };
+
+/** The one reference of `authority` the model was shown in `request` (a turn's request). */
+function shownRef(request: string, authority: string): string {
+  const refs = new Set(request.match(new RegExp(`cfh-ref:${authority}:[a-z2-7]{16}`, 'g')) ?? []);
+  expect([...refs]).toHaveLength(1);
+  return [...refs][0] ?? '';
+}
 
 async function leakProfile(name: string, mode = ''): Promise<string> {
   const server = await scratch.file('leak-server.mjs', LEAK_SERVER);
@@ -83,7 +103,7 @@ async function leakProfile(name: string, mode = ''): Promise<string> {
         command: NODE,
         args: [server, mode],
         env: { LEAK_TOKEN: { fromEnv: 'TEST_LEAK_TOKEN' } },
-        operatorOnly: [CRM],
+        operatorOnly: [CRM_FIELD, CRM],
         timeoutSeconds: 20,
         tools: ['pick', 'fail', 'lookup', 'echo'].map((t) => ({ name: t, ...readOnly })),
       },
@@ -91,51 +111,14 @@ async function leakProfile(name: string, mode = ''): Promise<string> {
   });
 }
 
-interface ApiRun {
-  readonly exitCode: number;
-  readonly stderr: string;
-  readonly dir: string;
-  readonly bodies: string;
-}
-
-/** One run with a fake Messages API: `turns` of tool calls, then a final text. */
-async function apiRun(
+/** One run with a stand-in Messages API (host-tools-support.ts). */
+function apiRun(
   name: string,
   profile: string,
-  turns: readonly { name: string; input: unknown }[][],
+  turns: readonly Turn[],
   env: Record<string, string>,
 ): Promise<ApiRun> {
-  const { startMessagesApiServer, okText, okToolUse } =
-    await import('../fixtures/messages-api-server.js');
-  const api = await startMessagesApiServer();
-  try {
-    for (const [i, calls] of turns.entries())
-      api.enqueue(okToolUse(calls.map((c, j) => ({ id: `toolu_${i}_${j}`, ...c }))));
-    api.enqueue(okText('done'));
-    const root = scratch.path(`art-${name}`);
-    const r = await cfh(
-      agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile }, [
-        '--provider',
-        'anthropic',
-      ]),
-      {
-        env: {
-          ANTHROPIC_API_KEY: 'sk-test-disclosure',
-          ANTHROPIC_BASE_URL: api.baseURL,
-          CFH_KEY_DIR: scratch.path('keys'),
-          ...env,
-        },
-      },
-    );
-    return {
-      exitCode: r.exitCode,
-      stderr: r.stderr,
-      dir: await onlyRunDir(root),
-      bodies: api.requests.map((q) => JSON.stringify(q.body)).join('\n'),
-    };
-  } finally {
-    await api.close();
-  }
+  return apiRunIn(scratch, name, profile, turns, env);
 }
 
 const TOKEN = `Tq7Zw${process.pid}kVm3RxPd9LuY`;
@@ -254,56 +237,67 @@ describe('class: an opaque reference is laundered through a tool that echoes its
 
   it('an echoing MCP tool: result, structured content and error give the model the handle only', async () => {
     const profile = await leakProfile('launder');
+    let ref = '';
     const r = await apiRun(
       'launder',
       profile,
       [
         [{ name: 'mcp__leak__lookup', input: {} }],
-        [
-          { name: 'mcp__leak__echo', input: { id: 'cfh-ref:leak:1' } },
-          { name: 'mcp__leak__echo', input: { id: 'cfh-ref:leak:1', fail: true } },
-        ],
+        (request) => {
+          ref = shownRef(request, 'leak');
+          return [
+            { name: 'mcp__leak__echo', input: { id: ref } },
+            { name: 'mcp__leak__echo', input: { id: ref, fail: true } },
+          ];
+        },
       ],
       { TEST_LEAK_TOKEN: TOKEN },
     );
     expect(r.exitCode, r.stderr).toBe(0);
-    // The reference was issued, resolved and echoed (the launder was attempted).
-    expect(r.bodies).toContain('found customer cfh-ref:leak:1.');
-    expect(r.bodies).toContain('_cfh-ref:leak:1_');
-    expect(r.bodies).toContain('no such id _cfh-ref:leak:1_');
+    // The reference was minted, resolved and echoed (the launder was attempted).
+    expect(r.bodies).toContain(`found customer ${ref}.`);
+    expect(r.bodies).toContain(`_${ref}_`);
+    expect(r.bodies).toContain(`no such id _${ref}_`);
     for (const s of echoedSpellings(VALUE)) expect(r.bodies.includes(s), s).toBe(false);
   });
 
   it('an echoing exec tool (variant): its stdout gives the model the handle only', async () => {
     const script = [
-      'if [ "$1" = new ]; then echo "created CRM-54321."; exit 0; fi',
-      'printf "_%s_\\n" "$1"; printf %s "$1" | tr A-Z a-z; echo; printf %s "$1" | base64',
+      'if [ "$1" = new ]; then echo \'{"created": {"id": "CRM-54321"}}\'; exit 0; fi',
+      'printf \'{"echo": "_%s_ %s %s"}\\n\' "$1" "$(printf %s "$1" | tr A-Z a-z)" "$(printf %s "$1" | base64)"',
     ].join('\n');
+    // A file beside the profile: an argv literal may hold no braces.
+    const file = await scratch.file('crm.sh', `${script}\n`);
     const profile = await profileFile(scratch, 'launder-exec', {
       hostTools: [
         {
           name: 'crm',
           kind: 'exec',
-          argv: ['/bin/sh', '-c', script, 'sh', '{id}'],
+          argv: ['/bin/sh', file, '{id}'],
           input: { id: { type: 'string', pattern: 'new|CRM-[0-9]{5}' } },
-          operatorOnly: [CRM],
+          output: 'json',
+          operatorOnly: [{ kind: 'crm', field: '/created/id' }, CRM],
           riskClass: 'read_only',
           sideEffectClass: 'none',
         },
       ],
     });
+    let ref = '';
     const r = await apiRun(
       'launder-exec',
       profile,
       [
         [{ name: 'host__crm', input: { id: 'new' } }],
-        [{ name: 'host__crm', input: { id: 'cfh-ref:crm:1' } }],
+        (request) => {
+          ref = shownRef(request, 'crm');
+          return [{ name: 'host__crm', input: { id: ref } }];
+        },
       ],
       {},
     );
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.bodies).toContain('created cfh-ref:crm:1.');
-    expect(r.bodies).toContain('_cfh-ref:crm:1_');
+    expect(ref).toMatch(/^cfh-ref:crm:[a-z2-7]{16}$/);
+    expect(r.bodies).toContain(`_${ref}_`);
     for (const s of echoedSpellings('CRM-54321')) expect(r.bodies.includes(s), s).toBe(false);
   });
 });

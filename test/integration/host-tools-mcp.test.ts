@@ -2,7 +2,7 @@
 // `server-memory` and `server-everything` from the npm registry, run on the host by a real
 // cfh. Reads are allowed, writes ask and are denied without an approval (nothing written);
 // a profile rule that allows the write gets it, with the created ids kept for the operator
-// and shown to the model as opaque references it can hand back; the environment-printing
+// and shown to the model as opaque references (handed back: host-tools-refs.test.ts); the environment-printing
 // tool never leaks the canary credential into any file of the run; progress is recorded,
 // errors and binary results are typed and bounded, a timeout kills the call.
 import { describe, expect, it } from 'vitest';
@@ -48,7 +48,7 @@ function memoryTool(graph: string, tag: string): Record<string, unknown> {
         resourceScope: 'project',
         resources: {
           kind: 'entity',
-          idPattern: '"name":\\s*"([^"]+)"',
+          idField: '/entities/*/name',
           enumerate: 'read_graph lists every entity',
           cancel: 'not cancellable once created',
           cleanup: 'delete_entities with the names',
@@ -109,17 +109,7 @@ describe('host MCP server: server-memory', () => {
   it('a write the profile allows lands in the graph; ids are kept for the operator, references for the model', async () => {
     const graph = scratch.path('allowed-graph.jsonl');
     const profile = await profileFile(scratch, 'mem-allowed', {
-      hostTools: [
-        memoryTool(graph, 'memory-allowed'),
-        {
-          name: 'echo',
-          kind: 'exec',
-          argv: ['/bin/echo', '{text}'],
-          input: { text: { type: 'string', pattern: '[A-Za-z0-9:_ -]+' } },
-          riskClass: 'read_only',
-          sideEffectClass: 'none',
-        },
-      ],
+      hostTools: [memoryTool(graph, 'memory-allowed')],
       policy: [
         {
           id: 'test-memory-writes',
@@ -129,12 +119,9 @@ describe('host MCP server: server-memory', () => {
         },
       ],
     });
+    // Handing the reference back, to this tool and to others: host-tools-refs.test.ts.
     const script = await scriptFile(scratch, 'mem-allowed', [
       [{ name: 'mcp__memory__create_entities', input: entities('bob-the-operator-only-name') }],
-      // The reference the model was given, handed back to the same authority: resolved.
-      [{ name: 'mcp__memory__open_nodes', input: { names: ['cfh-ref:memory:1'] } }],
-      // ... and to another authority: refused before anything runs (AH-TOOL-8).
-      [{ name: 'host__echo', input: { text: 'cfh-ref:memory:1' } }],
     ]);
     const root = scratch.path('art-allowed');
     const r = await cfh(
@@ -143,13 +130,10 @@ describe('host MCP server: server-memory', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(await readFile(graph, 'utf8')).toContain('bob-the-operator-only-name');
     const dir = await onlyRunDir(root);
-    const results = await toolResults(dir);
-    expect(results[0]?.observation.status).toBe('success');
-    expect(JSON.stringify(results[0]?.observation)).toContain('cfh-ref:memory:1');
-    expect(results[1]?.observation.status).toBe('success');
-    expect(JSON.stringify(results[1]?.observation)).toContain('met at the test');
-    expect(results[2]?.observation).toMatchObject({ status: 'error' });
-    expect(results[2]?.observation.summary).toMatch(/belongs to host tool 'memory', not to 'echo'/);
+    const [created] = await toolResults(dir);
+    expect(created?.observation.status).toBe('success');
+    const refs = JSON.stringify(created?.observation).match(/cfh-ref:memory:[a-z2-7]{16}/g) ?? [];
+    expect(new Set(refs).size).toBe(1);
     // The model never saw the identifier; the operator's evidence has it.
     const transcript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
     expect(transcript.split('bob-the-operator-only-name').length - 1).toBe(1); // the model's own call
@@ -160,17 +144,9 @@ describe('host MCP server: server-memory', () => {
         tool: 'mcp__memory__create_entities',
         kind: 'entity',
         ids: ['bob-the-operator-only-name'],
+        references: [refs[0]],
         cleanup: 'delete_entities with the names',
       }),
-    ]);
-    const events = await readEvents(dir);
-    expect(events.filter((e) => e.type === 'tool_rejected').map((e) => e.data.reason)).toEqual([
-      'invalid_arguments',
-    ]);
-    // No process for the echo: the refusal came before anything ran.
-    expect(events.filter((e) => e.type === 'host_tool_started').map((e) => e.data.tool)).toEqual([
-      'memory',
-      'memory',
     ]);
   });
 });

@@ -1,11 +1,12 @@
 // What the host-tool tests share: the reference MCP servers installed from the npm registry
 // (run offline from node_modules with the repository's Node), profile files written into a
-// test's scratch directory, the process table as the kernel shows it, and a search of every
-// file a run wrote for a credential in the spellings a program could print it in.
+// test's scratch directory, a run against a stand-in Messages API whose turns may read what
+// the model was shown, the process table as the kernel shows it, and a search of every file
+// a run wrote for a credential in the spellings a program could print it in.
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { REPO_ROOT, type Scratch } from './helpers.js';
+import { REPO_ROOT, agentRunArgs, cfh, onlyRunDir, type Scratch } from './helpers.js';
 
 export const NODE = path.join(REPO_ROOT, '.tools', 'node', 'bin', 'node');
 export const MEMORY_SERVER = path.join(
@@ -95,4 +96,72 @@ export function leaksIn(texts: ReadonlyMap<string, string>, secret: string): str
   for (const [where, text] of texts)
     for (const s of spellings(secret)) if (text.includes(s)) found.push(`${where}: ${s}`);
   return found;
+}
+
+export interface ToolCall {
+  readonly name: string;
+  readonly input: unknown;
+}
+
+/** One model turn: its calls, or its calls made from the request asking for it (as JSON). */
+export type Turn = readonly ToolCall[] | ((request: string) => readonly ToolCall[]);
+
+export interface ApiRun {
+  readonly exitCode: number;
+  readonly stderr: string;
+  readonly dir: string;
+  /** Every request the model received, as JSON, one a line. */
+  readonly bodies: string;
+}
+
+/** One run with a stand-in Messages API: `turns` of tool calls, then a final text. */
+export async function apiRun(
+  scratch: Scratch,
+  name: string,
+  profile: string,
+  turns: readonly Turn[],
+  env: Record<string, string>,
+): Promise<ApiRun> {
+  const { startMessagesApiServer, okText, okToolUse } =
+    await import('../fixtures/messages-api-server.js');
+  const api = await startMessagesApiServer();
+  try {
+    for (const [i, turn] of turns.entries()) {
+      const reply = (calls: readonly ToolCall[]) =>
+        okToolUse(calls.map((c, j) => ({ id: `toolu_${i}_${j}`, ...c })));
+      api.enqueue(
+        typeof turn === 'function'
+          ? (request) => reply(turn(JSON.stringify(request.body)))
+          : reply(turn),
+      );
+    }
+    api.enqueue(okText('done'));
+    const root = scratch.path(`art-${name}`);
+    const r = await cfh(
+      agentRunArgs({ workspace: await scratch.sampleRepo(), artifactRoot: root, profile }, [
+        '--provider',
+        'anthropic',
+      ]),
+      {
+        env: {
+          ANTHROPIC_API_KEY: 'sk-test-host-tools',
+          ANTHROPIC_BASE_URL: api.baseURL,
+          CFH_KEY_DIR: scratch.path('keys'),
+          ...env,
+        },
+      },
+    );
+    // A run refused before it existed has no directory: its stderr says why.
+    const dir = await onlyRunDir(root).catch((error: unknown) => {
+      throw new Error(`${String(error)}; cfh exited ${r.exitCode}: ${r.stderr}`);
+    });
+    return {
+      exitCode: r.exitCode,
+      stderr: r.stderr,
+      dir,
+      bodies: api.requests.map((q) => JSON.stringify(q.body)).join('\n'),
+    };
+  } finally {
+    await api.close();
+  }
 }

@@ -1,10 +1,10 @@
 // The host-tool channel's boundaries that are pure logic (AH-TOOL-7/8/10): credentials
-// scrubbed in every spelling a program commonly prints them in, operator-only identifiers
-// concealed as opaque references that resolve only for the authority that issued them.
+// scrubbed in every spelling a program commonly prints them in, and a value an opaque
+// reference stands for never shown in clear (references themselves: host-refs.test.ts).
 import { describe, expect, it } from 'vitest';
 import { Scrubber, spellingsOf } from '../../src/tools/host/scrub.js';
 import { Sanitizer } from '../../src/tools/host/host-results.js';
-import { OpaqueReferences, concealPattern } from '../../src/tools/host/opaque-refs.js';
+import { OpaqueReferences } from '../../src/tools/host/opaque-refs.js';
 
 const SECRET = 'tok_Q7v/+z9Kp2mW!x';
 
@@ -102,7 +102,7 @@ describe('credential scrubbing', () => {
   }
 
   it('a cut never leaves part of a credential: scrubbed whole before the cap cuts it', () => {
-    const s = new Sanitizer(scrubber, new OpaqueReferences(), 'gh', []);
+    const s = new Sanitizer(scrubber, new OpaqueReferences(), 'gh', { fields: [], patterns: [] });
     const cap = 100;
     // Whatever the padding before it (the model can choose it), the credential is never
     // cut before it is scrubbed: read as exec-channel reads, up to cap + margin bytes.
@@ -133,66 +133,6 @@ describe('credential scrubbing', () => {
 
   it('never yields a spelling shorter than the minimum (no scrubbing of ordinary words)', () => {
     for (const s of spellingsOf('abcdefgh')) expect(s.length).toBeGreaterThanOrEqual(8);
-  });
-});
-
-describe('opaque references', () => {
-  const account = concealPattern('account', 'acct_[0-9]{4,}');
-  const quoted = concealPattern('entity', '"name":\\s*"([^"]+)"');
-
-  it('conceals operator-only identifiers, the same value always the same reference', () => {
-    const refs = new OpaqueReferences();
-    const text = refs.conceal('billing', [account], 'acct_1234 paid acct_5678; acct_1234 again');
-    expect(text).toBe('cfh-ref:billing:1 paid cfh-ref:billing:2; cfh-ref:billing:1 again');
-    expect(text).not.toMatch(/acct_/);
-  });
-
-  it('replaces a capture group only, keeping its context', () => {
-    const refs = new OpaqueReferences();
-    expect(refs.conceal('memory', [quoted], '{"name": "alice", "x": 1}')).toBe(
-      '{"name": "cfh-ref:memory:1", "x": 1}',
-    );
-  });
-
-  it('replaces the group where it matched, not an equal text earlier in the match', () => {
-    const refs = new OpaqueReferences();
-    const user = concealPattern('user', 'accounts/\\d+/users/(\\d+)');
-    expect(refs.conceal('crm', [user], 'see accounts/4512/users/45 now')).toBe(
-      'see accounts/4512/users/cfh-ref:crm:1 now',
-    );
-  });
-
-  it('never rewrites a reference already issued (a pattern for digits)', () => {
-    const refs = new OpaqueReferences();
-    const digits = concealPattern('n', '[0-9]+');
-    const text = refs.conceal('t', [account, digits], 'acct_1234 and 99');
-    expect(text).toBe('cfh-ref:t:1 and cfh-ref:t:2');
-  });
-
-  it('resolves a reference for its own authority, anywhere in the arguments', () => {
-    const refs = new OpaqueReferences();
-    refs.conceal('billing', [account], 'acct_1234');
-    expect(
-      refs.resolve('billing', { to: 'cfh-ref:billing:1', note: ['pay cfh-ref:billing:1'] }),
-    ).toEqual({
-      to: 'acct_1234',
-      note: ['pay acct_1234'],
-    });
-  });
-
-  it('refuses a reference of another authority, and one never issued, naming where', () => {
-    const refs = new OpaqueReferences();
-    refs.conceal('billing', [account], 'acct_1234');
-    expect(() => refs.resolve('notify', { message: 'cfh-ref:billing:1' })).toThrow(
-      /cfh-ref:billing:1 belongs to host tool 'billing', not to 'notify'/,
-    );
-    expect(() => refs.resolve('billing', { a: ['cfh-ref:billing:9'] })).toThrow(
-      /cfh-ref:billing:9 is not a reference this run issued/,
-    );
-  });
-
-  it('refuses a pattern that matches the empty string (it would conceal nothing, everywhere)', () => {
-    expect(() => concealPattern('x', 'a*')).toThrow(/empty string/);
   });
 });
 

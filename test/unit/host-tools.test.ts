@@ -22,7 +22,7 @@ import { checkArgvTemplate, planHostTools } from '../../src/tools/host/host-plan
 import type { EnvRecord } from '../../src/tools/host/credentials.js';
 import { execToolDefinition, mcpToolDefinitions } from '../../src/tools/host/host-tool.js';
 import { fillArgv } from '../../src/tools/host/exec-channel.js';
-import { OpaqueReferences, concealPattern } from '../../src/tools/host/opaque-refs.js';
+import { OpaqueReferences } from '../../src/tools/host/opaque-refs.js';
 import { Policy, type RunFacts } from '../../src/mediator/policy.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
 
@@ -264,8 +264,8 @@ describe('exec host tool input', () => {
 
   it('resolves references of its own authority and refuses others (AH-TOOL-8)', () => {
     const refs = new OpaqueReferences();
-    const own = refs.conceal('notify', [concealPattern('n', 'abc[0-9]+')], 'abc123');
-    const foreign = refs.conceal('billing', [concealPattern('a', 'acct[0-9]+')], 'acct99');
+    const own = refs.referenceFor('notify', 'n', 'abc123');
+    const foreign = refs.referenceFor('billing', 'a', 'acct99');
     const t = execToolDefinition(execEntry(), refs);
     expect(t.input.parse({ message: own })).toEqual({ message: 'abc123' });
     const crossed = t.input.safeParse({ message: foreign });

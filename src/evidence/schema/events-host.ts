@@ -39,6 +39,15 @@ export const hostEvents = {
   }),
   /** A durable external resource a host tool created (AH-TOOL-9). */
   host_resources_created: z.looseObject({}),
-  /** A model-bound opaque handle cfh minted; the canonical value stays in cfh's memory. */
-  opaque_reference_issued: z.looseObject({}),
+  /**
+   * An opaque reference cfh minted for a field of a host tool's structured result (AH-REF-1):
+   * its name, its authority (the host tool entry) and the kind the profile gave the field.
+   * Nothing else: the value stays in cfh's memory and in outputs/, and no digest or length
+   * of it is kept (a short value would be found by trying candidates against one).
+   */
+  opaque_reference_issued: z.strictObject({
+    ref: z.string().regex(/^cfh-ref:[A-Za-z0-9_-]{1,32}:[a-z2-7]{16}$/),
+    authority: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/),
+    kind: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/),
+  }),
 } as const;

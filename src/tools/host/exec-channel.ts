@@ -132,7 +132,7 @@ export class ExecChannel implements HostChannel {
     const err = sanitizer.scrubThenCut(Buffer.from(result.stderr), cap, result.isMaxBuffer);
     const stdout = out.bytes;
     const stderr = err.bytes;
-    const observation = execObservation(
+    const shown = execObservation(
       {
         exitCode: result.exitCode,
         signal: result.signal,
@@ -142,12 +142,14 @@ export class ExecChannel implements HostChannel {
         timeoutMs,
       },
       sanitizer,
+      this.#entry.output,
+      tool.resources,
     );
     return {
-      observation,
+      observation: shown.observation,
       raw: sanitizer.forEvidence(stdout),
       rawStderr: sanitizer.forEvidence(stderr),
-      resultText: sanitizer.evidenceText(stdout.toString('utf8')),
+      created: shown.created,
       exitCode: result.exitCode ?? null,
       durationMs,
       timedOut: timer.signal.aborted,

@@ -1,16 +1,16 @@
 // What runs one kind of host tool's calls (an MCP server's connection, an exec program).
 import type { Observation } from '../observation.js';
-import type { Sanitizer } from './host-results.js';
+import type { CreatedIds, Sanitizer } from './host-results.js';
 import type { HostTool } from './host-tool.js';
 
 export interface ChannelOutcome {
-  /** Sanitized for the model (credentials scrubbed, operator-only identifiers concealed). */
+  /** Sanitized for the model (credentials scrubbed, operator-only identifiers referenced or concealed). */
   readonly observation: Observation;
   /** The raw result for outputs/, credentials scrubbed. */
   readonly raw: Buffer;
   readonly rawStderr: Buffer;
-  /** The result's text with credentials scrubbed, where durable-resource ids are looked for. */
-  readonly resultText: string;
+  /** The ids at the tool's `resources.idField`, and the references the model got for them. */
+  readonly created: CreatedIds;
   readonly exitCode: number | null;
   readonly durationMs: number;
   readonly timedOut: boolean;

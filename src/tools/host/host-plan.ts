@@ -8,6 +8,8 @@ import { ConfigError, errorMessage } from '../../errors.js';
 import type { ExecHostTool, HostToolEntry, McpHostTool } from '../../config/host-tools-schema.js';
 import { resolveHostEnv, type EnvRecord, type ResolvedEnv } from './credentials.js';
 import { concealPattern, type ConcealPattern } from './opaque-refs.js';
+import type { Concealment } from './host-results.js';
+import { fieldRule, type FieldRule } from './referents.js';
 import { checkHostToolReach, noRunReach, type HostToolReach } from './host-reach.js';
 import type { HostToolPins } from './host-pin.js';
 import type { HeldCredential } from './scrub.js';
@@ -24,7 +26,7 @@ export interface PlannedHostTool {
   readonly pins: HostToolPins;
   readonly env: ResolvedEnv;
   /** Operator-only identifiers of this authority's results. */
-  readonly conceal: readonly ConcealPattern[];
+  readonly conceal: Concealment;
 }
 
 export interface HostToolPlan {
@@ -97,23 +99,23 @@ export function checkArgvTemplate(entry: ExecHostTool): void {
   }
 }
 
-function compileConceal(entry: HostToolEntry): ConcealPattern[] {
+/**
+ * What an entry's results hide from the model: its operatorOnly fields (references, minted
+ * from the structured result only: AH-REF-1) and patterns (markers over free text). A
+ * resource's idField is the called tool's own (host-results.ts reads it from the tool).
+ */
+function compileConceal(entry: HostToolEntry): Concealment {
   const patterns: ConcealPattern[] = [];
-  const add = (kind: string, pattern: string, where: string): void => {
+  const fields: FieldRule[] = [];
+  for (const o of entry.operatorOnly) {
     try {
-      patterns.push(concealPattern(kind, pattern));
+      if (o.field !== undefined) fields.push(fieldRule(o.kind, o.field));
+      if (o.pattern !== undefined) patterns.push(concealPattern(o.kind, o.pattern));
     } catch (error) {
-      throw configError(entry, `${where}: ${errorMessage(error)}`);
+      throw configError(entry, `operatorOnly ${o.kind}: ${errorMessage(error)}`);
     }
-  };
-  for (const o of entry.operatorOnly) add(o.kind, o.pattern, `operatorOnly ${o.kind}`);
-  // The ids of durable resources are operator-only too: the model gets references.
-  const declared = entry.kind === 'mcp' ? entry.tools : [entry];
-  for (const t of declared) {
-    if (t.resources !== undefined)
-      add(t.resources.kind, t.resources.idPattern, `resources of ${t.name}`);
   }
-  return patterns;
+  return { fields, patterns };
 }
 
 /**
@@ -200,7 +202,11 @@ export function describeAuthority(
     env: envRefs,
     timeoutSeconds: entry.timeoutSeconds,
     outputBytes: entry.outputBytes,
-    operatorOnly: entry.operatorOnly.map((o) => ({ kind: o.kind, pattern: o.pattern })),
+    operatorOnly: entry.operatorOnly.map((o) =>
+      o.field === undefined
+        ? { kind: o.kind, pattern: o.pattern, shown: 'concealed' }
+        : { kind: o.kind, field: o.field, shown: 'reference' },
+    ),
     // What a run checked and pins: re-checked before every start of this tool.
     ...(pins === undefined ? {} : { pinned: { cwd: pins.cwd, files: pins.files } }),
   };
@@ -210,6 +216,7 @@ export function describeAuthority(
       tool: execToolName(entry),
       argv: entry.argv,
       input: entry.input,
+      output: entry.output,
       riskClass: entry.riskClass ?? null,
       sideEffectClass: entry.sideEffectClass ?? null,
       resourceScope: entry.resourceScope ?? null,

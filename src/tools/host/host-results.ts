@@ -1,25 +1,41 @@
-// What a host tool's result becomes (AH-TOOL-5, AH-TOOL-10). The raw result goes to the
-// evidence with every credential scrubbed (operator channel: operator-only identifiers stay);
-// the model gets a structured observation: credentials scrubbed first (before anything is
-// cut, so no part of one survives a cut), then operator-only identifiers replaced by opaque
-// references; binary content is described, never inlined; errors are typed.
+// What a host tool's result becomes (AH-TOOL-5, AH-TOOL-10, AH-REF-1/4). The raw result goes to
+// the evidence with every credential scrubbed (operator channel: operator-only identifiers
+// stay); the model gets a structured observation: credentials scrubbed first (before anything
+// is cut, so no part of one survives a cut), then the fields of a structured result the
+// profile names replaced by opaque references (minted from those fields and nothing else),
+// then every value a held reference stands for replaced by it, then free-text matches of the
+// profile's patterns concealed by markers; binary content is described, never inlined;
+// errors are typed.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { DurableResources } from '../../config/host-tools-schema.js';
 import { errorObservation, type Observation } from '../observation.js';
 import type { ConcealPattern, OpaqueReferences } from './opaque-refs.js';
+import { fieldRule, mintFields, type FieldRule } from './referents.js';
 import type { Scrubber } from './scrub.js';
+
+/** What a host tool entry's results hide from the model (host-plan.ts compiles it). */
+export interface Concealment {
+  /** `operatorOnly` fields of a structured result: opaque references. */
+  readonly fields: readonly FieldRule[];
+  /** `operatorOnly` patterns over free text: markers, resolvable to nothing. */
+  readonly patterns: readonly ConcealPattern[];
+}
+
+/** The ids a result's `resources.idField` held, each with the reference the model got. */
+export interface CreatedIds {
+  readonly ids: readonly string[];
+  readonly references: readonly string[];
+}
+
+export const NONE_CREATED: CreatedIds = { ids: [], references: [] };
 
 export class Sanitizer {
   readonly #scrubber: Scrubber;
   readonly #refs: OpaqueReferences;
   readonly #authority: string;
-  readonly #conceal: readonly ConcealPattern[];
+  readonly #conceal: Concealment;
 
-  constructor(
-    scrubber: Scrubber,
-    refs: OpaqueReferences,
-    authority: string,
-    conceal: readonly ConcealPattern[],
-  ) {
+  constructor(scrubber: Scrubber, refs: OpaqueReferences, authority: string, conceal: Concealment) {
     this.#scrubber = scrubber;
     this.#refs = refs;
     this.#authority = authority;
@@ -27,12 +43,42 @@ export class Sanitizer {
   }
 
   /**
-   * For the model: no credential, no value an issued reference stands for (a tool that
-   * echoes what it was given), no operator-only identifier.
+   * Free text for the model: no credential, no value a held reference stands for (a tool
+   * that echoes what it was given), no match of an operator-only pattern.
    */
   forModel(text: string): string {
     const scrubbed = this.#refs.handlesFor(this.#scrubber.text(text));
-    return this.#refs.conceal(this.#authority, this.#conceal, scrubbed);
+    return this.#refs.conceal(this.#conceal.patterns, scrubbed);
+  }
+
+  /**
+   * A structured result for the model, as JSON text: credentials scrubbed, each field the
+   * profile names (the entry's operatorOnly fields, the tool's resources.idField) minted
+   * as a reference, then as free text (forModel). Mint before any other part of the same
+   * result is shown, so the values it holds are replaced there too.
+   */
+  structured(
+    value: unknown,
+    resources: DurableResources | undefined,
+  ): {
+    text: string;
+    created: CreatedIds;
+  } {
+    const ids = resources === undefined ? undefined : fieldRule(resources.kind, resources.idField);
+    const minted = mintFields(
+      this.#refs,
+      this.#authority,
+      this.#scrubber.value(value),
+      this.#conceal.fields,
+      ids,
+    );
+    return {
+      text: this.forModel(JSON.stringify(minted.shown)),
+      created: {
+        ids: minted.ids.map((m) => String(m.id)),
+        references: minted.ids.map((m) => m.ref),
+      },
+    };
   }
 
   /** For the evidence: no credential. */
@@ -86,20 +132,39 @@ function describeBlock(block: Block, s: Sanitizer): string {
   }
 }
 
-/** A tools/call result as the model sees it. */
-export function mcpObservation(result: CallToolResult, s: Sanitizer): Observation {
+/** What the model is shown of a result, and the resource ids it created (AH-TOOL-9). */
+export interface Shown {
+  readonly observation: Observation;
+  readonly created: CreatedIds;
+}
+
+/**
+ * A tools/call result as the model sees it: its structured content minted first, so a value
+ * a named field holds is a reference in the text blocks (which usually repeat it) too.
+ */
+export function mcpObservation(
+  result: CallToolResult,
+  s: Sanitizer,
+  resources: DurableResources | undefined,
+): Shown {
+  const structured =
+    result.structuredContent === undefined
+      ? undefined
+      : s.structured(result.structuredContent, resources);
   const items = result.content.map((b) => describeBlock(b, s));
-  if (result.structuredContent !== undefined)
-    items.push(`structured content: ${s.forModel(JSON.stringify(result.structuredContent))}`);
+  if (structured !== undefined) items.push(`structured content: ${structured.text}`);
   const failed = result.isError === true;
   return {
-    status: failed ? 'error' : 'success',
-    summary: failed
-      ? 'the tool reported an error'
-      : `${result.content.length} content block(s)${result.structuredContent === undefined ? '' : ' and structured content'}`,
-    items,
-    evidence_refs: [],
-    next_valid_actions: [],
+    observation: {
+      status: failed ? 'error' : 'success',
+      summary: failed
+        ? 'the tool reported an error'
+        : `${result.content.length} content block(s)${structured === undefined ? '' : ' and structured content'}`,
+      items,
+      evidence_refs: [],
+      next_valid_actions: [],
+    },
+    created: structured?.created ?? NONE_CREATED,
   };
 }
 
@@ -120,36 +185,58 @@ export interface ExecResult {
   readonly timeoutMs: number;
 }
 
-/** An exec host tool's run as the model sees it: its stdout, and how it ended. */
-export function execObservation(r: ExecResult, s: Sanitizer): Observation {
-  if (r.timedOut) return errorObservation('timeout', `timed out after ${r.timeoutMs} ms: killed`);
-  const out = s.forModel(r.stdout.toString('utf8'));
-  const items = out === '' ? [] : [out];
-  const cut = r.stdoutCut ? " (its output exceeded the tool's cap and was cut)" : '';
-  if (r.exitCode === 0)
+/** What an exec tool printed, as the model may see it (`output: json`: its structured result). */
+function execOutput(
+  stdout: string,
+  s: Sanitizer,
+  output: 'text' | 'json',
+  resources: DurableResources | undefined,
+): { items: string[]; created: CreatedIds; note: string } {
+  if (output === 'text') {
+    const out = s.forModel(stdout);
+    return { items: out === '' ? [] : [out], created: NONE_CREATED, note: '' };
+  }
+  if (stdout.trim() === '') return { items: [], created: NONE_CREATED, note: '' };
+  let value: unknown;
+  try {
+    value = JSON.parse(stdout);
+  } catch {
+    // Its fields cannot be found in it: nothing of it is shown (the evidence keeps it).
     return {
-      status: 'success',
-      summary: `exited with status 0${cut}`,
+      items: [],
+      created: NONE_CREATED,
+      note: '; its output is not the JSON its profile declares: kept in the evidence, not shown',
+    };
+  }
+  const structured = s.structured(value, resources);
+  return { items: [structured.text], created: structured.created, note: '' };
+}
+
+/** An exec host tool's run as the model sees it: its stdout, and how it ended. */
+export function execObservation(
+  r: ExecResult,
+  s: Sanitizer,
+  output: 'text' | 'json',
+  resources: DurableResources | undefined,
+): Shown {
+  if (r.timedOut)
+    return {
+      observation: errorObservation('timeout', `timed out after ${r.timeoutMs} ms: killed`),
+      created: NONE_CREATED,
+    };
+  const { items, created, note } = execOutput(r.stdout.toString('utf8'), s, output, resources);
+  const cut = r.stdoutCut ? " (its output exceeded the tool's cap and was cut)" : '';
+  const ok = r.exitCode === 0 && note === '';
+  const ended =
+    r.signal === undefined ? `exited with status ${String(r.exitCode)}` : `killed by ${r.signal}`;
+  return {
+    observation: {
+      status: ok ? 'success' : 'error',
+      summary: `${ended}${cut}${note}`,
       items,
       evidence_refs: [],
       next_valid_actions: [],
-    };
-  return {
-    status: 'error',
-    summary: `${r.signal === undefined ? `exited with status ${String(r.exitCode)}` : `killed by ${r.signal}`}${cut}`,
-    items,
-    evidence_refs: [],
-    next_valid_actions: [],
+    },
+    created,
   };
-}
-
-/** The ids a durable-resource pattern finds in a raw result (group 1 when it has one). */
-export function resourceIds(pattern: RegExp, raw: string, max = 100): string[] {
-  const ids = new Set<string>();
-  for (const m of raw.matchAll(new RegExp(pattern.source, 'gu'))) {
-    const id = m[1] ?? m[0];
-    if (id !== '') ids.add(id);
-    if (ids.size >= max) break;
-  }
-  return [...ids];
 }

@@ -1,13 +1,14 @@
 // Runs an authorized host-tool call (executor `host`): the sibling of the sandbox runner.
 // Only an AuthorizedCall for one of the run's own host tools is accepted; its channel runs
 // it; what the model gets back is already sanitized (host-results.ts), and the ids of any
-// durable resources it created are recorded for the operator (AH-TOOL-9).
+// durable resources it created (its result's `resources.idField`) are recorded for the
+// operator with the references the model got for them (AH-TOOL-9).
 import { HarnessInvariantError } from '../../errors.js';
 import { isAuthorized, type AuthorizedCall } from '../../mediator/mediator.js';
 import type { ToolOutcome, ToolRunner } from '../runner.js';
 import type { HostChannel } from './host-channel.js';
 import type { HostToolSink } from './host-launch.js';
-import { resourceIds, type Sanitizer } from './host-results.js';
+import type { Sanitizer } from './host-results.js';
 import type { HostTool } from './host-tool.js';
 
 export interface HostBinding {
@@ -22,11 +23,16 @@ export interface CreatedResources {
   readonly tool: string;
   readonly kind: string;
   readonly ids: readonly string[];
+  /** The reference the model was shown for each id, in the same order. */
+  readonly references: readonly string[];
   readonly enumerate: string;
   readonly cancel: string;
   readonly cleanup: string;
   readonly retention: string;
 }
+
+/** The ids one call's record keeps at most. */
+const MAX_IDS = 100;
 
 export class HostToolRunner implements ToolRunner {
   readonly #bindings: ReadonlyMap<string, HostBinding>;
@@ -56,13 +62,14 @@ export class HostToolRunner implements ToolRunner {
     const out = await channel.run(tool, call.args, call.callId, sanitizer, timeoutMs, signal);
     if (tool.resources !== undefined && out.observation.status === 'success') {
       const r = tool.resources;
-      const ids = resourceIds(new RegExp(r.idPattern, 'u'), out.resultText);
-      if (ids.length > 0) {
+      if (out.created.ids.length > 0) {
         const created: CreatedResources = {
           callId: call.callId,
           tool: tool.name,
           kind: r.kind,
-          ids,
+          // For the operator (AH-TOOL-9); the model got the references.
+          ids: out.created.ids.slice(0, MAX_IDS),
+          references: out.created.references.slice(0, MAX_IDS),
           enumerate: r.enumerate,
           cancel: r.cancel,
           cleanup: r.cleanup,

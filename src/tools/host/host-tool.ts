@@ -47,21 +47,36 @@ export function schemaDigest(schema: unknown): string {
   return `sha256:${createHash('sha256').update(canonicalJson(schema)).digest('hex')}`;
 }
 
-/** Resolves references for `authority`, then validates with `inner`. */
-function withReferences(authority: string, refs: OpaqueReferences, inner: z.ZodType): z.ZodType {
-  return z
-    .unknown()
-    .transform((value, ctx) => {
-      try {
-        return refs.resolve(authority, value);
-      } catch (error) {
-        if (!(error instanceof ReferenceRefused)) throw error;
-        for (const issue of error.issues)
-          ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
-        return z.NEVER;
-      }
-    })
-    .pipe(inner);
+/**
+ * Resolves references for `authority` (AH-REF-2: before the call is checked and decided),
+ * then validates with `inner`. A schema's message may quote what it was given: the model
+ * hears the reference, never the value it resolved to (AH-REF-4).
+ */
+export function withReferences(
+  authority: string,
+  refs: OpaqueReferences,
+  inner: z.ZodType,
+): z.ZodType {
+  return z.unknown().transform((value, ctx) => {
+    let resolved: unknown;
+    try {
+      resolved = refs.resolve(authority, value);
+    } catch (error) {
+      if (!(error instanceof ReferenceRefused)) throw error;
+      for (const issue of error.issues)
+        ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
+      return z.NEVER;
+    }
+    const checked = inner.safeParse(resolved);
+    if (checked.success) return checked.data;
+    for (const issue of checked.error.issues)
+      ctx.addIssue({
+        code: 'custom',
+        path: [...issue.path],
+        message: refs.handlesFor(issue.message),
+      });
+    return z.NEVER;
+  });
 }
 
 function classes(

@@ -9,7 +9,12 @@ import { HostToolError } from '../../errors.js';
 import type { HostChannel, ChannelOutcome } from './host-channel.js';
 import type { HostLaunch } from './host-launch.js';
 import { McpConnection, type McpServerSpec } from './mcp-connection.js';
-import { mcpErrorObservation, mcpObservation, type Sanitizer } from './host-results.js';
+import {
+  NONE_CREATED,
+  mcpErrorObservation,
+  mcpObservation,
+  type Sanitizer,
+} from './host-results.js';
 import { schemaDigest, type HostTool } from './host-tool.js';
 import { errorObservation } from '../observation.js';
 
@@ -121,21 +126,16 @@ export class McpChannel implements HostChannel {
         kept: progressKept,
         dropped: progressDropped,
       });
-    const base = { exitCode: null, durationMs, rawStderr: Buffer.alloc(0) };
+    const base = { exitCode: null, durationMs, rawStderr: Buffer.alloc(0), created: NONE_CREATED };
     switch (outcome.kind) {
       case 'result': {
         const raw = Buffer.from(JSON.stringify(outcome.result));
-        const text = [
-          ...outcome.result.content.map((b) => (b.type === 'text' ? b.text : '')),
-          outcome.result.structuredContent === undefined
-            ? ''
-            : JSON.stringify(outcome.result.structuredContent),
-        ].join('\n');
+        const shown = mcpObservation(outcome.result, sanitizer, tool.resources);
         return {
           ...base,
-          observation: mcpObservation(outcome.result, sanitizer),
+          observation: shown.observation,
           raw: sanitizer.forEvidence(raw),
-          resultText: sanitizer.evidenceText(text),
+          created: shown.created,
           timedOut: false,
         };
       }
@@ -148,7 +148,6 @@ export class McpChannel implements HostChannel {
               JSON.stringify({ error: { code: outcome.code, message: outcome.message } }),
             ),
           ),
-          resultText: '',
           timedOut: false,
         };
       case 'timeout':
@@ -159,7 +158,6 @@ export class McpChannel implements HostChannel {
             `timed out after ${timeoutMs} ms: the call was cancelled and the server restarted`,
           ),
           raw: Buffer.alloc(0),
-          resultText: '',
           timedOut: true,
         };
       case 'oversize':
@@ -170,7 +168,6 @@ export class McpChannel implements HostChannel {
             `the result was larger than ${outcome.limitBytes} bytes: not read (the server was restarted)`,
           ),
           raw: Buffer.alloc(0),
-          resultText: '',
           timedOut: false,
         };
     }

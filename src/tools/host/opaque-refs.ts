@@ -1,16 +1,39 @@
-// Opaque references (AH-TOOL-8, AH-TOOL-10): identifiers a profile marks operator-only
-// (`operatorOnly:` patterns, and the ids of durable resources a tool creates) reach the model
-// as `cfh-ref:<authority>:<n>`, never as themselves. The model may hand a reference back to
-// a tool: it is resolved before the call is decided, and only for the authority (the host
-// tool entry) that issued it. A reference from another authority, or one never issued, is
-// an invalid argument: the call is denied and nothing is sent. A value a reference stands for
-// never comes back to the model in clear (AH-REF-4): every host result the model is shown has
-// each issued value replaced by its handle, in every spelling the credential scrubber knows
-// (exact, any case, JSON-escaped, percent-encoded, hex, base64), so a tool that echoes what a
-// resolved reference gave it, in a context no pattern matches, launders nothing.
-import { Scrubber } from './scrub.js';
+// Opaque references of host tools (AH-REF-1..4, AH-TOOL-8, AH-TOOL-10). A reference is minted
+// only for a structured referent the operator named (a field of a tool's structured result:
+// referents.ts), never for a match in free text: a pattern conceals what it matches as
+// `[operator-only:<kind>]`, a marker that resolves to nothing. A reference is
+// `cfh-ref:<authority>:<16 base32>`, the characters an HMAC of the authority and the value
+// under a salt drawn for this run and never written anywhere: the same value gets the same
+// name for the run's lifetime, the names are neither sequential nor guessable, and a name
+// from another run (a resumed one included: its salt is another) is unheld here.
+//
+// The model may hand a reference back: it is resolved before the call is decided, and only
+// for the authority (the host tool entry) that minted it; anything spelled like a reference
+// that this table does not hold for that authority is an invalid argument, and nothing is
+// sent (AH-REF-2). A value a reference stands for never comes back to the model in clear
+// (AH-REF-4): every host result the model is shown has each held value replaced by its
+// reference, in every spelling the credential scrubber knows, so a tool that echoes what a
+// resolved reference gave it launders nothing. The values stay in cfh's memory; the evidence
+// records a reference's name, authority and kind only (the raw results in outputs/ keep the
+// values: the operator's channel).
+import { createHmac, randomBytes } from 'node:crypto';
+import { HeldScrubber } from './held-scrubber.js';
 
-const REF = /cfh-ref:([A-Za-z0-9_-]{1,32}):([0-9]{1,9})/g;
+/** A reference as minted: its authority (HOST_TOOL_NAME), then 16 base32 characters. */
+const REF = /cfh-ref:[A-Za-z0-9_-]{1,32}:[a-z2-7]{16}/g;
+/** Anything spelled like a reference, in any case: resolved only when held (AH-REF-2). */
+const SPELLED = /cfh-ref:[A-Za-z0-9_-]*(?::[A-Za-z0-9]*)?/gi;
+const NAME_CHARS = 16;
+/**
+ * References one run holds at most. Every held value is looked for in every host result
+ * (AH-REF-4), at a cost that grows with each; past the bound a field is concealed by a
+ * marker instead: never shown, no longer resolvable.
+ */
+export const MAX_REFERENCES = 256;
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** What a reference stands for: a string or a number, as the structured result held it. */
+export type Referent = string | number;
 
 export interface IssuedReference {
   readonly ref: string;
@@ -32,58 +55,89 @@ export class ReferenceRefused extends Error {
   }
 }
 
+/** What a pattern puts where it matched: names the kind, stands for nothing. */
+export function concealedMarker(kind: string): string {
+  return `[operator-only:${kind}]`;
+}
+
+/** Whether `text` holds anything spelled like a reference (a call that may name one). */
+export function mentionsReference(text: string): boolean {
+  return /cfh-ref:/i.test(text);
+}
+
+function base32(bytes: Buffer, chars: number): string {
+  let out = '';
+  let bits = 0;
+  let acc = 0;
+  for (const b of bytes) {
+    acc = ((acc << 8) | b) & 0xffff;
+    bits += 8;
+    while (bits >= 5 && out.length < chars) {
+      out += BASE32.charAt((acc >>> (bits - 5)) & 31);
+      bits -= 5;
+    }
+  }
+  return out;
+}
+
+interface Held {
+  readonly value: Referent;
+  readonly authority: string;
+  readonly kind: string;
+}
+
 export class OpaqueReferences {
-  readonly #byValue = new Map<string, string>();
-  readonly #byRef = new Map<string, { value: string; authority: string; kind: string }>();
-  #next = 0;
-  /** The issued values as a scrubber, rebuilt when a reference is issued. */
-  #handles: { readonly at: number; readonly scrubber: Scrubber } | undefined;
-  /** Each new reference, for the evidence (the value never: it is operator-only). */
+  /** This run's: in memory only, so no evidence and no other run can name a reference. */
+  readonly #salt = randomBytes(32);
+  readonly #byKey = new Map<string, string>();
+  readonly #byRef = new Map<string, Held>();
+  /** The held values' spellings, each replaced by its reference. */
+  readonly #spellings = new HeldScrubber();
+  /** Each new reference, for the evidence (never its value, nor anything computed from it). */
   onIssued: ((issued: IssuedReference) => void) | undefined;
 
-  /** The reference for `value` under `authority`; the same value gets the same reference. */
-  referenceFor(authority: string, kind: string, value: string): string {
-    const key = `${authority}\0${value}`;
-    const known = this.#byValue.get(key);
+  /**
+   * The reference for `value` under `authority`; the same value gets the same reference.
+   * Undefined once the run holds MAX_REFERENCES others: the caller conceals the value.
+   */
+  referenceFor(authority: string, kind: string, value: Referent): string | undefined {
+    // The type is part of the referent: 42 and "42" are two values of a structured result.
+    const key = JSON.stringify([authority, value]);
+    const known = this.#byKey.get(key);
     if (known !== undefined) return known;
-    this.#next += 1;
-    const ref = `cfh-ref:${authority}:${this.#next}`;
-    this.#byValue.set(key, ref);
+    if (this.#byRef.size >= MAX_REFERENCES) return undefined;
+    const mac = createHmac('sha256', this.#salt).update(key).digest();
+    const ref = `cfh-ref:${authority}:${base32(mac, NAME_CHARS)}`;
+    // 80 bits: a collision would make one name stand for two values; refuse rather than mix.
+    if (this.#byRef.has(ref)) throw new Error(`reference name collision under ${authority}`);
+    this.#byKey.set(key, ref);
     this.#byRef.set(ref, { value, authority, kind });
+    this.#spellings.add({ kind, value: String(value), ref });
     this.onIssued?.({ ref, authority, kind });
     return ref;
   }
 
-  /** `text` with every value any reference stands for replaced by that reference. */
+  /** `text` with every value a held reference stands for replaced by that reference. */
   handlesFor(text: string): string {
     if (this.#byRef.size === 0) return text;
-    if (this.#handles?.at !== this.#next) {
-      const values = [...this.#byRef].map(([ref, r]) => ({
-        name: r.kind,
-        value: r.value,
-        replacement: ref,
-        fragments: false,
-      }));
-      this.#handles = { at: this.#next, scrubber: new Scrubber(values) };
-    }
-    return this.#handles.scrubber.text(text);
+    return this.#outsideHeld(text, (segment) => this.#spellings.text(segment));
   }
 
-  /** `text` with every match of the authority's patterns replaced by its reference. */
-  conceal(authority: string, patterns: readonly ConcealPattern[], text: string): string {
+  /** `text` with every match of `patterns` replaced by its kind's marker (no reference). */
+  conceal(patterns: readonly ConcealPattern[], text: string): string {
     let out = text;
     for (const p of patterns) {
-      // Never inside a reference already issued: a pattern for digits must not rewrite one.
-      out = outsideReferences(out, (segment) =>
+      // Never inside a reference this table holds: a pattern for letters must not break one.
+      out = this.#outsideHeld(out, (segment) =>
         replaceMatches(segment, p.regex, (m) => {
           const match = m[0];
           const span = p.group ? m.indices?.[1] : undefined;
           const captured = m[1];
           if (span === undefined || captured === undefined || captured === '')
-            return match === '' ? match : this.referenceFor(authority, p.kind, match);
+            return match === '' ? match : concealedMarker(p.kind);
           // The group where it matched, not the first equal text in the match.
           const [from, to] = [span[0] - m.index, span[1] - m.index];
-          return `${match.slice(0, from)}${this.referenceFor(authority, p.kind, captured)}${match.slice(to)}`;
+          return `${match.slice(0, from)}${concealedMarker(p.kind)}${match.slice(to)}`;
         }),
       );
     }
@@ -91,52 +145,65 @@ export class OpaqueReferences {
   }
 
   /**
-   * The model's arguments with every reference replaced by its value, if each was issued by
-   * `authority`; otherwise ReferenceRefused naming where and why (never the value).
+   * The model's arguments with every reference replaced by its value, if each is held for
+   * `authority`; otherwise ReferenceRefused naming where and why (never a value). A string
+   * that is one reference whole becomes the referent as it was (a number stays a number).
    */
   resolve(authority: string, input: unknown): unknown {
     const issues: RefIssue[] = [];
-    const walk = (value: unknown, path: (string | number)[]): unknown => {
-      if (typeof value === 'string') {
-        return value.replace(REF, (ref: string) => {
-          const found = this.#byRef.get(ref);
-          if (found === undefined) {
-            issues.push({ path, message: `${ref} is not a reference this run issued` });
-            return ref;
-          }
-          if (found.authority !== authority) {
-            issues.push({
-              path,
-              message: `${ref} belongs to host tool '${found.authority}', not to '${authority}'`,
-            });
-            return ref;
-          }
-          return found.value;
-        });
+    const one = (token: string, path: (string | number)[]): Referent | undefined => {
+      const found = this.#byRef.get(token);
+      if (found === undefined) {
+        issues.push({ path, message: `${token} is not a reference this run holds` });
+        return undefined;
       }
+      if (found.authority !== authority) {
+        issues.push({
+          path,
+          message: `${token} belongs to host tool '${found.authority}', not to '${authority}'`,
+        });
+        return undefined;
+      }
+      return found.value;
+    };
+    const text = (value: string, path: (string | number)[]): Referent => {
+      if (!mentionsReference(value)) return value;
+      const whole = value.match(SPELLED);
+      if (whole?.length === 1 && whole[0] === value) return one(value, path) ?? value;
+      return value.replace(SPELLED, (token) => String(one(token, path) ?? token));
+    };
+    const walk = (value: unknown, path: (string | number)[]): unknown => {
+      if (typeof value === 'string') return text(value, path);
       if (Array.isArray(value)) return value.map((v, i) => walk(v, [...path, i]));
-      if (typeof value === 'object' && value !== null)
-        return Object.fromEntries(
-          Object.entries(value).map(([k, v]) => [k, walk(v, [...path, k])]),
-        );
+      if (typeof value === 'object' && value !== null) {
+        // A key is the model's too: resolved like a value; two keys alike would drop one.
+        const out: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(value)) {
+          const key = String(text(k, [...path, k]));
+          if (Object.hasOwn(out, key))
+            issues.push({ path: [...path, k], message: 'resolves to a key given twice' });
+          out[key] = walk(v, [...path, k]);
+        }
+        return out;
+      }
       return value;
     };
     const resolved = walk(input, []);
     if (issues.length > 0) throw new ReferenceRefused(issues);
     return resolved;
   }
-}
 
-/** `fn` applied to the text between references, the references kept as they are. */
-function outsideReferences(text: string, fn: (segment: string) => string): string {
-  const parts = text.split(new RegExp(`(${REF.source})`, 'g'));
-  // split with a capturing group: [text, ref, authority, n, text, ref, authority, n, ...].
-  let out = '';
-  for (let i = 0; i < parts.length; i += 4) {
-    out += fn(parts[i] ?? '');
-    if (i + 1 < parts.length) out += parts[i + 1] ?? '';
+  /** `fn` applied to the text between held references, the references kept as they are. */
+  #outsideHeld(text: string, fn: (segment: string) => string): string {
+    let out = '';
+    let last = 0;
+    for (const m of text.matchAll(REF)) {
+      if (!this.#byRef.has(m[0])) continue;
+      out += fn(text.slice(last, m.index)) + m[0];
+      last = m.index + m[0].length;
+    }
+    return out + fn(text.slice(last));
   }
-  return out;
 }
 
 export interface ConcealPattern {
@@ -146,10 +213,6 @@ export interface ConcealPattern {
   readonly group: boolean;
 }
 
-/**
- * A profile pattern as a global regex; `group` when it has a capture group. Throws (a
- * configuration error at planning) for a pattern that does not compile or matches nothing.
- */
 /** `text` with each match of a global regex replaced; the match carries its group indices. */
 function replaceMatches(
   text: string,
@@ -165,6 +228,10 @@ function replaceMatches(
   return out + text.slice(last);
 }
 
+/**
+ * A profile pattern as a global regex; `group` when it has a capture group. Throws (a
+ * configuration error at planning) for a pattern that does not compile or matches nothing.
+ */
 export function concealPattern(kind: string, pattern: string): ConcealPattern {
   // `d`: group indices, so a captured identifier is replaced where it was captured.
   const regex = new RegExp(pattern, 'gud');
