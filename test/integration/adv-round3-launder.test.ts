@@ -14,7 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useScratch } from './helpers.js';
 import { MEMORY_SERVER, leaksIn } from './host-tools-support.js';
 import { dockerBridgeAddress } from './local-servers.js';
-import { NODE, printer, profile, script, scriptedRun, transcriptText } from './adv-round3-support.js';
+import {
+  NODE,
+  printer,
+  profile,
+  script,
+  scriptedRun,
+  transcriptText,
+} from './adv-round3-support.js';
 
 const scratch = useScratch('adv3-launder');
 const SECRET = 'VAULT-TOKEN-93xq7Lp';
@@ -39,7 +46,11 @@ beforeAll(async () => {
   port = typeof a === 'object' && a !== null ? a.port : 0;
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => store.close(() => resolve()));
+  await new Promise<void>((resolve) =>
+    store.close(() => {
+      resolve();
+    }),
+  );
 });
 
 /** A read-only host tool whose answer is the secret, labelled `secret`. */
@@ -87,7 +98,6 @@ describe.each(['enforce-explicit', 'enforce-strict'])('%s: a cleared sink read b
     const seen = new Map([['transcript.jsonl', await transcriptText(dir)]]);
     expect(leaksIn(seen, SECRET)).toEqual([]);
   });
-
 });
 
 describe('enforce-explicit: a cleared host tool read back', () => {

@@ -15,35 +15,36 @@ import { profile, script, scriptedRun, secretDir, transcriptText } from './adv-r
 const scratch = useScratch('adv3-alias');
 const SECRET = 'alias-secret-7Qm2xVw9';
 
-describe.each(['enforce-explicit', 'enforce-strict'])('%s: a mount target through an image link', (mode) => {
-  it.each([
-    ['/var/run/secrets', '/run/secrets'],
-    ['/var/lock/secrets', '/run/lock/secrets'],
-  ])(
-    'a secret mounted at %s is not shown to the model when read as %s',
-    async (target, alias) => {
-      const secrets = await secretDir(scratch, { token: SECRET });
-      const p = await profile(scratch, {
-        tools: ['read_file', 'list_dir', 'grep'],
-        workspace: { mode: 'ro', label: { integrity: ['repo'] } },
-        cfc: { mode, modelClearance: [] },
-        mounts: [
-          { source: secrets, target, mode: 'ro', label: { confidentiality: ['secret'] } },
-        ],
-      });
-      const s = await script(scratch, [
-        [
-          { name: 'read_file', input: { path: `${target}/token` } },
-          { name: 'read_file', input: { path: `${alias}/token` } },
-          { name: 'grep', input: { pattern: 'secret', path: alias } },
-        ],
-      ]);
-      const { r, dir } = await scriptedRun(scratch, { profile: p, script: s });
-      // A planning refusal of such a target would hold too (nothing ran).
-      if (r.exitCode === 125) return;
-      expect(r.exitCode, r.stderr).toBe(0);
-      const seen = new Map([['transcript.jsonl', await transcriptText(dir)]]);
-      expect(leaksIn(seen, SECRET)).toEqual([]);
-    },
-  );
-});
+describe.each(['enforce-explicit', 'enforce-strict'])(
+  '%s: a mount target through an image link',
+  (mode) => {
+    it.each([
+      ['/var/run/secrets', '/run/secrets'],
+      ['/var/lock/secrets', '/run/lock/secrets'],
+    ])(
+      'a secret mounted at %s is not shown to the model when read as %s',
+      async (target, alias) => {
+        const secrets = await secretDir(scratch, { token: SECRET });
+        const p = await profile(scratch, {
+          tools: ['read_file', 'list_dir', 'grep'],
+          workspace: { mode: 'ro', label: { integrity: ['repo'] } },
+          cfc: { mode, modelClearance: [] },
+          mounts: [{ source: secrets, target, mode: 'ro', label: { confidentiality: ['secret'] } }],
+        });
+        const s = await script(scratch, [
+          [
+            { name: 'read_file', input: { path: `${target}/token` } },
+            { name: 'read_file', input: { path: `${alias}/token` } },
+            { name: 'grep', input: { pattern: 'secret', path: alias } },
+          ],
+        ]);
+        const { r, dir } = await scriptedRun(scratch, { profile: p, script: s });
+        // A planning refusal of such a target would hold too (nothing ran).
+        if (r.exitCode === 125) return;
+        expect(r.exitCode, r.stderr).toBe(0);
+        const seen = new Map([['transcript.jsonl', await transcriptText(dir)]]);
+        expect(leaksIn(seen, SECRET)).toEqual([]);
+      },
+    );
+  },
+);

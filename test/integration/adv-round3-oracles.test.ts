@@ -64,13 +64,13 @@ async function viewsOf(
 }
 
 describe.each(['enforce-explicit', 'enforce-strict'])('%s: a handle used in a call', (mode) => {
-  it('the refusal text of a call using the handle does not rewrite the model\'s own words that spell the value (a dictionary in one call)', async () => {
+  it("the refusal text of a call using the handle does not rewrite the model's own words that spell the value (a dictionary in one call)", async () => {
     // Unknown keys are echoed in the refusal; cfh writes each spelling of the resolved value
     // back as the handle, so the candidate equal to the secret (or containing it) comes
     // back as `cfh-val:…` and the others as written.
     const probe = {
       name: 'read_file',
-      input: { path: '{{handle:1}}', '1111': 0, '4821': 0, '9999': 0, 'x4821y': 0 },
+      input: { path: '{{handle:1}}', '1111': 0, '4821': 0, '9999': 0, x4821y: 0 },
     };
     const [a, b] = await viewsOf(['4821', '1111'], [[READ_PIN], [probe]], mode);
     expectSameView(a, b);

@@ -10,13 +10,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { expect } from 'vitest';
-import {
-  agentRunArgs,
-  cfh,
-  onlyRunDir,
-  type CfhResult,
-  type Scratch,
-} from './helpers.js';
+import { agentRunArgs, cfh, onlyRunDir, type CfhResult, type Scratch } from './helpers.js';
 
 export { NODE } from './host-tools-support.js';
 
@@ -24,10 +18,7 @@ let n = 0;
 export const next = (): number => (n += 1);
 
 /** A directory (0755) holding `files` (0644): a labelled secret source. */
-export async function secretDir(
-  scratch: Scratch,
-  files: Record<string, string>,
-): Promise<string> {
+export async function secretDir(scratch: Scratch, files: Record<string, string>): Promise<string> {
   const dir = scratch.path(`secrets-${next()}`);
   await mkdir(dir, { recursive: true, mode: 0o755 });
   await chmod(dir, 0o755);
@@ -39,10 +30,7 @@ export async function secretDir(
 }
 
 /** A profile file extending `default` with `fields`, in the scratch directory. */
-export async function profile(
-  scratch: Scratch,
-  fields: Record<string, unknown>,
-): Promise<string> {
+export async function profile(scratch: Scratch, fields: Record<string, unknown>): Promise<string> {
   const id = next();
   return scratch.file(
     `profile-${id}.yaml`,
