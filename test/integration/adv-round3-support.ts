@@ -131,3 +131,47 @@ export function expectSameView(a: readonly string[], b: readonly string[]): void
   expect(a.length).toBe(b.length);
   for (const [i, x] of a.entries()) expect(x, `tool result ${i + 1}`).toBe(b[i]);
 }
+
+/** One model turn of the stand-in API: tool calls, or a final text; either from the request. */
+export type ApiTurn =
+  | {
+      readonly calls:
+        | readonly { name: string; input: unknown }[]
+        | ((req: string) => readonly { name: string; input: unknown }[]);
+    }
+  | { readonly text: string | ((req: string) => string) };
+
+/**
+ * One agent run against the stand-in Messages API (a model that reads its context), with
+ * `args` the whole cfh command line (`sandbox run ...` or `sandbox resume ...`).
+ */
+export async function apiCfh(
+  scratch: Scratch,
+  args: readonly string[],
+  turns: readonly ApiTurn[],
+  env: Record<string, string> = {},
+): Promise<{ r: CfhResult; bodies: string[] }> {
+  const { startMessagesApiServer, okText, okToolUse } =
+    await import('../fixtures/messages-api-server.js');
+  const api = await startMessagesApiServer();
+  try {
+    for (const [i, t] of turns.entries())
+      api.enqueue((request) => {
+        const body = JSON.stringify(request.body);
+        if ('text' in t) return okText(typeof t.text === 'function' ? t.text(body) : t.text);
+        const calls = typeof t.calls === 'function' ? t.calls(body) : t.calls;
+        return okToolUse(calls.map((c, j) => ({ id: `toolu_${next()}_${i}_${j}`, ...c })));
+      });
+    const r = await cfh([...args, '--provider', 'anthropic'], {
+      env: {
+        ANTHROPIC_API_KEY: 'sk-test-adv3',
+        ANTHROPIC_BASE_URL: api.baseURL,
+        CFH_KEY_DIR: scratch.path('keys'),
+        ...env,
+      },
+    });
+    return { r, bodies: api.requests.map((q) => JSON.stringify(q.body)) };
+  } finally {
+    await api.close();
+  }
+}

@@ -1,0 +1,106 @@
+// Adversarial round 3, class 1 (a model context's label lost across a boundary): an approved
+// plan carries its planning run's context label into the run that executes it
+// (operators.md, "A context carried over a boundary keeps its label": "A run that recorded
+// no label (CFC disabled) may have shown its model anything it could read. Every source of
+// its recorded plan then counts"). cfc/carried.ts's everySource counts the mounts, the
+// destinations and the unlabelled sources of the planning run's plan, but not its host
+// tools' result labels: a planning run under `--cfc disabled` whose model read a host tool
+// labelled `secret` and wrote it into plan.md hands the executing run (enforce-explicit) a
+// context with the secret in it and a label without it. The oracle: the executing run does
+// not write the secret into its workspace, which is not cleared for it.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { onlyRunDir, useScratch } from './helpers.js';
+import { NODE, apiCfh, printer, profile } from './adv-round3-support.js';
+
+const scratch = useScratch('adv3-carry');
+const SECRET = 'PLAN-VAULT-4b7Kq9Zt';
+
+describe('--from-plan after a planning run without CFC', () => {
+  it.each(['enforce-explicit', 'enforce-strict'])(
+    '%s: a secret a host tool gave the planning model is not written by the run that executes the plan',
+    async (mode) => {
+      const p = await profile(scratch, {
+        tools: ['read_file', 'list_dir', 'write_file'],
+        workspace: { mode: 'rw', label: { integrity: ['repo'] } },
+        cfc: { mode, modelClearance: [] },
+        hostTools: [
+          {
+            name: 'vault',
+            kind: 'exec',
+            argv: [NODE, await printer(scratch, SECRET)],
+            input: {},
+            riskClass: 'read_only',
+            sideEffectClass: 'none',
+            resourceScope: 'project',
+            resultLabel: { confidentiality: ['secret'] },
+          },
+        ],
+      });
+      const repo = await scratch.sampleRepo();
+      const art = scratch.path(`art-${mode}`);
+      const found = (req: string): string => /PLAN-VAULT-[A-Za-z0-9]+/.exec(req)?.[0] ?? 'none';
+      // The planning run: CFC off for it (the operator's --cfc disabled); its model reads
+      // the vault and writes what it got into its plan.
+      const plan = await apiCfh(
+        scratch,
+        [
+          'sandbox',
+          'run',
+          '--profile',
+          p,
+          '--workspace',
+          repo,
+          '--artifact-root',
+          art,
+          '--prompt',
+          'Plan the deploy',
+          '--plan',
+          '--cfc',
+          'disabled',
+          '--non-interactive',
+        ],
+        [
+          { calls: [{ name: 'host__vault', input: {} }] },
+          { text: (req) => `Plan: configure the deploy with ${found(req)}` },
+        ],
+      );
+      expect(plan.r.exitCode, plan.r.stderr).toBe(0);
+      const planId = path.basename(await onlyRunDir(art));
+      // The executing run (the profile's enforcing mode): its model copies the plan's value
+      // into a workspace file; from_plan is approved, as docs/operators.md shows.
+      const exec = await apiCfh(
+        scratch,
+        [
+          'sandbox',
+          'run',
+          '--profile',
+          p,
+          '--workspace',
+          repo,
+          '--artifact-root',
+          art,
+          '--prompt',
+          'Do it',
+          '--from-plan',
+          planId,
+          '--approve',
+          'from_plan',
+          '--non-interactive',
+        ],
+        [
+          {
+            calls: (req) => [
+              { name: 'write_file', input: { path: 'deploy.env', content: found(req) } },
+            ],
+          },
+          { text: 'done' },
+        ],
+      );
+      expect(exec.r.exitCode, exec.r.stderr).toBe(0);
+      const written = await readFile(path.join(repo, 'deploy.env'), 'utf8').catch(() => '');
+      expect(written).not.toContain(SECRET);
+    },
+  );
+});
