@@ -11,8 +11,16 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { onlyRunDir, ownBySandbox, useScratch } from './helpers.js';
-import { NODE, apiCfh, printer, profile } from './adv-round3-support.js';
+import { cfh, onlyRunDir, ownBySandbox, useScratch } from './helpers.js';
+import {
+  NODE,
+  apiCfh,
+  printer,
+  profile,
+  script,
+  scriptedRun,
+  secretDir,
+} from './adv-round3-support.js';
 
 const scratch = useScratch('adv3-carry');
 const SECRET = 'PLAN-VAULT-4b7Kq9Zt';
@@ -173,4 +181,49 @@ describe("delegation: the child labels the parent's workspace its own way", () =
       expect(written).not.toContain(INTERNAL);
     },
   );
+});
+
+describe('resume from a diagnostic run into an enforcing one', () => {
+  it('a secret the observe run showed its model keeps its label in the resumed enforce-explicit run', async () => {
+    const secrets = await secretDir(scratch, { token: 'resume-secret-8Kp' });
+    const repo = await scratch.sampleRepo();
+    const p = await profile(scratch, {
+      tools: ['read_file', 'list_dir', 'write_file'],
+      workspace: { mode: 'rw', label: { integrity: ['repo'] } },
+      cfc: { mode: 'enforce-explicit', modelClearance: [] },
+      mounts: [
+        { source: secrets, target: '/secrets', mode: 'ro', label: { confidentiality: ['secret'] } },
+      ],
+    });
+    const art = scratch.path('art-resume');
+    const first = await scriptedRun(scratch, {
+      profile: p,
+      workspace: repo,
+      artifactRoot: art,
+      script: await script(scratch, [[{ name: 'read_file', input: { path: '/secrets/token' } }]]),
+      extra: ['--cfc', 'observe'],
+    });
+    expect(first.r.exitCode, first.r.stderr).toBe(0);
+    const r = await cfh(
+      [
+        'sandbox',
+        'resume',
+        path.basename(first.dir),
+        '--artifact-root',
+        art,
+        '--cfc',
+        'enforce-explicit',
+        '--non-interactive',
+        '--prompt',
+        'write it down',
+        '--script',
+        await script(scratch, [
+          [{ name: 'write_file', input: { path: 'out.txt', content: 'resume-secret-8Kp' } }],
+        ]),
+      ],
+      { env: { CFH_KEY_DIR: scratch.path('keys') } },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(await readFile(path.join(repo, 'out.txt'), 'utf8').catch(() => '')).toBe('');
+  });
 });
