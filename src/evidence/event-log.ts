@@ -23,15 +23,19 @@ export interface Redactor {
   bytes(input: Buffer): Buffer;
 }
 
-/** Every value of a record redacted (its keys too), still a record. */
+/**
+ * A record redacted as the JSON it is written as (keys, strings and numbers, and what two
+ * of them spell together), still a record.
+ */
 export function redactRecord(
   redactor: Redactor | undefined,
   data: Readonly<Record<string, unknown>>,
 ): Readonly<Record<string, unknown>> {
   if (redactor === undefined) return data;
-  return Object.fromEntries(
-    Object.entries(data).map(([k, v]) => [String(redactor.value(k)), redactor.value(v)]),
-  );
+  const out = redactor.value(data);
+  return typeof out === 'object' && out !== null && !Array.isArray(out)
+    ? Object.fromEntries(Object.entries(out))
+    : {};
 }
 
 export interface EventRecord {
