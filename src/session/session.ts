@@ -119,7 +119,7 @@ export class Session {
     this.restoredFrom = o.restored?.fromRunId ?? null;
     this.runDir = path.join(o.plan.artifactRoot, o.plan.runId);
     this.#turns = o.restored?.turns ?? 0;
-    this.#feed = new DurableFeed(path.join(this.runDir, RUN_FILES.events), o.send);
+    this.#feed = new DurableFeed(o.send);
   }
 
   /** Opens the run and waits until its surface is open (containers, mediator, evidence). */
