@@ -218,6 +218,9 @@ describe('cfh serve --stdio: one session slot', () => {
       'event',
       (p) => (p.record as { type: string }).type === 'tool_container_started',
     );
+    // A restore while the turn runs is refused like any second open.
+    const again = await client.request('session/restore', { sessionId });
+    expect(refusedWith(again)).toBe('session_open');
     terminate(pid);
     expect((await client.child).exitCode).toBe(143);
     expect(client.notes.find((m) => m.params?.turnId === turnId)?.params).toMatchObject({
