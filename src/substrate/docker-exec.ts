@@ -2,6 +2,7 @@
 // the bound is counted, not kept), stdin optional, abortable.
 import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
+import { onAbort } from '../abort.js';
 import { engineError } from './docker-errors.js';
 import { Demultiplexer } from './demux.js';
 import type { ExecOptions, ExecResult } from './runtime.js';
@@ -36,6 +37,7 @@ export async function execIn(
       stdin: options.stdin !== undefined,
     })) as NodeJS.ReadWriteStream & {
       destroy(): void;
+      readonly destroyed: boolean;
     };
     const out = boundedCollector(options.maxOutputBytes);
     const err = boundedCollector(options.maxOutputBytes);
@@ -45,18 +47,18 @@ export async function execIn(
       stream.on('close', resolve);
       stream.on('error', reject);
     });
-    const onAbort = (): void => {
+    // An abort while the exec was created or attached ends it too, at once.
+    const aborting = onAbort(options.signal, () => {
       stream.destroy();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
     try {
-      if (options.stdin !== undefined) {
+      if (options.stdin !== undefined && !stream.destroyed) {
         stream.write(options.stdin);
         stream.end();
       }
       await ended;
     } finally {
-      options.signal?.removeEventListener('abort', onAbort);
+      aborting[Symbol.dispose]();
     }
     options.signal?.throwIfAborted();
     const info = (await exec.inspect()) as { ExitCode: number | null };
