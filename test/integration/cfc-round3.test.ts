@@ -654,7 +654,7 @@ describe('class 1: one context label for every path that continues a context', (
     );
     expect(r.exitCode, r.stderr).toBe(0);
     const events = await readEvents(await onlyRunDir(root));
-    expect(events.some((e) => e.type === 'context_compacted')).toBe(true);
+    expect(events.some((e) => e.type === 'compaction_completed')).toBe(true);
     expect(await exists(path.join(repo, 'compacted.txt'))).toBe(false);
     expect(flows(events).at(-1)).toMatchObject({ verdict: 'deny', rule: 'cfc:clearance' });
   }, 240_000);
