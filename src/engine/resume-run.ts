@@ -53,6 +53,7 @@ const FLAG_OPTION: Readonly<Record<string, keyof SandboxRunOptions>> = {
   'tool-lifetime': 'toolLifetime',
   'tool-timeout': 'toolTimeout',
   'workspace-mode': 'workspaceMode',
+  'host-obeyed': 'hostObeyed',
   image: 'image',
   user: 'user',
 };
