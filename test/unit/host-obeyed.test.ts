@@ -1,7 +1,14 @@
 // Class 9: the one list of paths a host tool obeys later (src/host-obeyed.ts), and the apply
 // gate that reads it (src/workspace/host-obeyed-gate.ts).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostObeyedName, hostObeyedPrefix, isHostObeyed } from '../../src/host-obeyed.js';
+import {
+  HOST_OBEYED_NAMES,
+  hostObeyedName,
+  hostObeyedPrefix,
+  isHostObeyed,
+} from '../../src/host-obeyed.js';
 import { gateHostObeyed } from '../../src/workspace/host-obeyed-gate.js';
 import { WorkspaceError } from '../../src/errors.js';
 import type { PatchChange } from '../../src/workspace/patch.js';
@@ -41,6 +48,16 @@ describe('class 9: the host-obeyed list', () => {
     });
     expect(hostObeyedName('.Git')?.tool).toBe('git');
     expect(hostObeyedName('.code-workspace')).toBeUndefined();
+  });
+
+  it('is listed whole in docs/operators.md', () => {
+    const docs = readFileSync(
+      path.join(import.meta.dirname, '..', '..', 'docs', 'operators.md'),
+      'utf8',
+    );
+    const start = docs.indexOf('## Paths your tools obey');
+    const section = docs.slice(start, docs.indexOf('\n## ', start + 1));
+    for (const n of HOST_OBEYED_NAMES) expect(section, n.name).toContain(`\`${n.name}\``);
   });
 });
 
