@@ -222,6 +222,31 @@ describe('class 9: a file the host will execute or obey later (rw workspace)', (
     expect(await markersIn(markers)).toEqual([]);
   });
 
+  it("a submodule checkout's .git file rewritten below the top is said in the end line and the evidence", async () => {
+    const { repo: other } = await checkout(true);
+    const { repo } = await checkout();
+    const git = (...a: string[]) =>
+      execFileSync('git', ['-c', 'safe.directory=*', '-c', 'protocol.file.allow=always', ...a], {
+        cwd: repo,
+        stdio: 'ignore',
+      });
+    git('submodule', 'add', '-q', other, 'sub');
+    if (isRoot) execFileSync('chown', ['-R', `${SANDBOX_UID}:${SANDBOX_UID}`, repo]);
+    expect(await readFile(path.join(repo, 'sub', '.git'), 'utf8')).toMatch(/^gitdir: /);
+    const root = scratch.path(`art-sub-${made}`);
+    const r = await commandRun(repo, root, "printf 'gitdir: ../planted\n' > sub/.git");
+    expect(r.exitCode, r.stderr).toBe(0);
+    // The superproject's .git (with .git/modules/sub) was held; the pointer below the top
+    // cannot be, and is named.
+    expect(r.stderr).toMatch(
+      /WARNING: the sandbox created or changed 1 path your tools obey \(sub\/\.git\)/,
+    );
+    const snapshot = await readJson<{ hostObeyed: { readOnly: string[] } }>(
+      path.join(r.dir, 'snapshot.json'),
+    );
+    expect(snapshot.hostObeyed.readOnly).toEqual(['/workspace/.git', '/workspace/.gitmodules']);
+  });
+
   it('--host-obeyed rw names the metadata writable: recorded in the snapshot, nothing mounted over it', async () => {
     const { repo } = await checkout();
     const root = scratch.path(`art-rw-${made}`);
@@ -244,11 +269,16 @@ describe('class 9: a file the host will execute or obey later (rw workspace)', (
   });
 });
 
-describe.each(['per-run', 'per-call'])('class 9: agent runs, %s tool containers', (lifetime) => {
+const AGENT_CASES = RUNTIMES.flatMap((rt) =>
+  (['per-run', 'per-call'] as const).map((lifetime) => ({ ...rt, lifetime })),
+);
+
+describe.each(AGENT_CASES)('class 9: agent runs, $runtime, $lifetime tool containers', (c) => {
+  const { lifetime } = c;
   it('neither exec nor write_file plants a hook in the host checkout', async () => {
-    const { repo, markers } = await checkout();
+    const { repo, markers } = await checkout(c.asRoot);
     const hook = `#!/bin/sh\ntouch ${markers}/agent-hook\n`;
-    const script = scratch.path(`agent-${lifetime}.json`);
+    const script = scratch.path(`agent-${c.runtime}-${lifetime}.json`);
     const turns = [
       {
         tool_calls: [
@@ -272,9 +302,9 @@ describe.each(['per-run', 'per-call'])('class 9: agent runs, %s tool containers'
       { text: 'done' },
     ];
     await writeFile(script, JSON.stringify({ turns }));
-    const root = scratch.path(`art-agent-${lifetime}`);
+    const root = scratch.path(`art-agent-${c.runtime}-${lifetime}`);
     const run = { workspace: repo, artifactRoot: root, profile: 'untrusted-repo', script };
-    const r = await cfh(agentRunArgs(run, ['--tool-lifetime', lifetime]));
+    const r = await cfh(agentRunArgs(run, ['--tool-lifetime', lifetime, ...c.args]));
     expect(r.exitCode, r.stderr).toBe(0);
     expect(existsSync(path.join(repo, '.git', 'hooks', 'post-checkout'))).toBe(false);
     expect(existsSync(path.join(repo, '.git', 'hooks', 'pre-commit'))).toBe(false);
