@@ -165,6 +165,8 @@ describe('class 9: an apply writes a host-obeyed path only when it is named', ()
       heldBack: ['.git/config'],
       named: ['.envrc', '.git/hooks/x'],
     });
+    const audit = await cfh(['audit', dir]);
+    expect(audit.exitCode, audit.stdout + audit.stderr).toBe(0);
   });
 
   it("MCP's runs_apply, approved with contract:runs_apply, leaves them out; cfh runs apply names them after the session", async () => {

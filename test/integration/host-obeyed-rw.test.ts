@@ -217,6 +217,8 @@ describe('class 9: a file the host will execute or obey later (rw workspace)', (
       path.join(r.dir, 'report.json'),
     );
     expect(report.hostObeyed?.changed).toBe(2);
+    const audit = await cfh(['audit', r.dir]);
+    expect(audit.exitCode, audit.stdout + audit.stderr).toBe(0);
     // What the warning is about: the host's git in that directory would obey it.
     expect(existsSync(path.join(sub, '.git', 'config'))).toBe(true);
     expect(await markersIn(markers)).toEqual([]);
