@@ -50,11 +50,13 @@ export function runEndLine(
   const root = artifactRoot === undefined ? '' : ` --artifact-root ${shellWord(artifactRoot)}`;
   if (o.patch !== null) {
     const held = o.patch.heldBack.length;
-    // Class 9: what an apply holds back unless each path is named.
+    // Class 9: what an apply holds back unless each path is named, and which.
+    const named = o.patch.heldBack.slice(0, 5).join(', ');
+    const more = held > 5 ? `, ${String(held - 5)} more` : '';
     const heldText =
       held === 0
         ? ''
-        : `, ${String(held)} held back (paths your tools obey: name each with --host-obeyed PATH)`;
+        : `, ${String(held)} held back (${named}${more}: paths your tools obey; name each with --host-obeyed PATH)`;
     parts.push(
       o.patch.changes === 0 && held === 0
         ? 'no changes in the draft'

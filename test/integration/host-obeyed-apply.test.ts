@@ -87,7 +87,7 @@ describe('class 9: an apply writes a host-obeyed path only when it is named', ()
     const runId = runIdOf(dir);
     // The end line counts what an apply applies, and what it holds back.
     expect(stderr).toContain(
-      `1 change waiting, 3 held back (paths your tools obey: name each with --host-obeyed PATH): cfh runs diff ${runId}`,
+      `1 change waiting, 3 held back (.envrc, .git/config, .git/hooks/x: paths your tools obey; name each with --host-obeyed PATH): cfh runs diff ${runId}`,
     );
     const diff = await cfh(['runs', 'diff', runId, '--artifact-root', root]);
     expect(diff.exitCode, diff.stderr).toBe(0);

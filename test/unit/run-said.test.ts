@@ -210,7 +210,7 @@ describe('runEndLine', () => {
     expect(
       runEndLine('command', { ...base, patch: patch(1, ['.envrc', '.git/hooks/x']) }, undefined),
     ).toBe(
-      `cfh: run ${RUN_ID} completed (exit 0); evidence in /runs/${RUN_ID}; 1 change waiting, 2 held back (paths your tools obey: name each with --host-obeyed PATH): cfh runs diff ${RUN_ID}, cfh runs apply ${RUN_ID}`,
+      `cfh: run ${RUN_ID} completed (exit 0); evidence in /runs/${RUN_ID}; 1 change waiting, 2 held back (.envrc, .git/hooks/x: paths your tools obey; name each with --host-obeyed PATH): cfh runs diff ${RUN_ID}, cfh runs apply ${RUN_ID}`,
     );
     expect(runEndLine('command', { ...base, patch: patch(0, ['.envrc']) }, undefined)).toMatch(
       /; 0 changes waiting, 1 held back \(/,
