@@ -78,6 +78,20 @@ async function draftRun(repo: string, root: string): Promise<{ stderr: string; d
 
 const configOf = (repo: string) => readFile(path.join(repo, '.git', 'config'), 'utf8');
 
+/** The one run under `root`, once its report is written. */
+async function finished(root: string): Promise<string> {
+  for (let i = 0; ; i += 1) {
+    try {
+      const dir = await onlyRunDir(root);
+      await readJson(path.join(dir, 'report.json'));
+      return dir;
+    } catch (error) {
+      if (i > 300) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 describe('class 9: an apply writes a host-obeyed path only when it is named', () => {
   it('cfh runs apply --yes leaves out .git/hooks/x, .git/config and .envrc; the listings say how to apply them', async () => {
     const repo = await checkout();
@@ -195,41 +209,39 @@ describe('class 9: an apply writes a host-obeyed path only when it is named', ()
     });
     const client = new Client({ name: 'cfh-host-obeyed', version: '0.0.1' });
     await client.connect(transport);
-    type Obs = { status: string; summary: string; items: string[] };
-    const call = async (name: string, args: Record<string, unknown>) =>
-      (await client.callTool({ name, arguments: args })).structuredContent as Obs;
-    const planted = await call('sandbox_exec', { argv: ['sh', '-c', PLANT] });
-    expect(planted.status, JSON.stringify(planted)).toBe('success');
-    const diff = await call('runs_diff', {});
-    expect(diff.items).toEqual(
-      expect.arrayContaining([
-        'A work.txt',
-        expect.stringMatching(/^A \.envrc \(held back: a path your tools obey \(direnv\)/),
-        expect.stringMatching(/^M \.git\/config \(held back/),
-        expect.stringMatching(/^A \.git\/hooks\/x \(held back/),
-      ]),
-    );
-    const digest = /patch ([0-9a-f]{64})/.exec(diff.summary)?.[1] ?? '';
-    const applied = await call('runs_apply', { patch: digest });
-    expect(applied.status, JSON.stringify(applied)).toBe('success');
-    expect(applied.items).toEqual(['A work.txt']);
-    expect(applied.summary).toContain('3 held back');
-    expect(await readFile(path.join(repo, 'work.txt'), 'utf8')).toBe('the work\n');
-    expect(existsSync(path.join(repo, '.envrc'))).toBe(false);
-    expect(existsSync(path.join(repo, '.git', 'hooks', 'x'))).toBe(false);
-    expect(await configOf(repo)).toBe(config);
-    await client.close();
-
-    let dir = '';
-    for (let i = 0; i < 300 && dir === ''; i += 1) {
-      try {
-        const d = await onlyRunDir(root);
-        await readJson(path.join(d, 'report.json'));
-        dir = d;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+    // Closed on every path: a failed expectation must not leave the run writing its evidence
+    // into a scratch directory removed under it.
+    let dir: string;
+    try {
+      type Obs = { status: string; summary: string; items: string[] };
+      const call = async (name: string, args: Record<string, unknown>) =>
+        (await client.callTool({ name, arguments: args })).structuredContent as Obs;
+      const planted = await call('sandbox_exec', { argv: ['sh', '-c', PLANT] });
+      expect(planted.status, JSON.stringify(planted)).toBe('success');
+      const diff = await call('runs_diff', {});
+      expect(diff.items).toEqual(
+        expect.arrayContaining([
+          'A work.txt',
+          expect.stringMatching(/^A \.envrc \(held back: a path your tools obey \(direnv\)/),
+          expect.stringMatching(/^M \.git\/config \(held back/),
+          expect.stringMatching(/^A \.git\/hooks\/x \(held back/),
+        ]),
+      );
+      const digest = /patch ([0-9a-f]{64})/.exec(diff.summary)?.[1] ?? '';
+      const applied = await call('runs_apply', { patch: digest });
+      expect(applied.status, JSON.stringify(applied)).toBe('success');
+      expect(applied.items).toEqual(['A work.txt']);
+      expect(applied.summary).toContain('3 held back');
+      expect(await readFile(path.join(repo, 'work.txt'), 'utf8')).toBe('the work\n');
+      expect(existsSync(path.join(repo, '.envrc'))).toBe(false);
+      expect(existsSync(path.join(repo, '.git', 'hooks', 'x'))).toBe(false);
+      expect(await configOf(repo)).toBe(config);
+    } finally {
+      await client.close();
+      // The run ends once its client has gone: wait for it, on every path.
+      dir = await finished(root);
     }
+
     const events = await readEvents(dir);
     expect(events.find((e) => e.type === 'draft_applied')?.data).toMatchObject({
       paths: ['work.txt'],
