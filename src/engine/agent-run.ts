@@ -57,6 +57,7 @@ import type { CarriedContext } from '../cfc/carried.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
+import type { HostObeyedReport } from './rw-sweep.js';
 import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
 import { digest, modelRecord, slotsOf, type AttemptLedger } from './agent-run-records.js';
 import { compactionSetup } from './compaction.js';
@@ -139,6 +140,8 @@ export interface AgentOutcome {
   readonly error: ErrorRecord | null;
   /** Draft mode: the patch waiting for `cfh runs apply`; null otherwise. */
   readonly patch: PatchReport | null;
+  /** Host-obeyed paths the run created or changed in its host rw mounts (class 9). */
+  readonly hostObeyed: HostObeyedReport | undefined;
   /** The calls that did not run because they were refused (blocked-calls.ts). */
   readonly blocked: BlockedSummary;
   readonly assurance: Assurance;
@@ -345,6 +348,7 @@ export async function executeAgentRun(
     toolCalls: loop?.toolCalls ?? null,
     error: errorRecord(outcome.error),
     patch: patchReport(outcome.patch),
+    hostObeyed: outcome.hostObeyed,
     blocked: blocked.summary(),
     assurance: outcome.assurance,
     resources: outcome.resources,

@@ -68,8 +68,11 @@ export function toolContainerName(
  */
 export function withoutMounts(spec: ContainerSpec, targets: readonly string[]): ContainerSpec {
   if (targets.length === 0) return spec;
-  const drop = new Set(targets);
-  return { ...spec, mounts: spec.mounts.filter((m) => !drop.has(m.target)) };
+  // With each mount nested in one withheld (cfh's read-only mounts over host-obeyed paths:
+  // sandbox/host-obeyed-mounts.ts): left alone, the engine would make its mount point.
+  const under = (target: string): boolean =>
+    targets.some((t) => target === t || target.startsWith(`${t}/`));
+  return { ...spec, mounts: spec.mounts.filter((m) => !under(m.target)) };
 }
 
 /** The container of `kind`, derived from the run's spec; only what the kind needs differs. */

@@ -58,6 +58,8 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
             profile: params.profile ?? o.profile,
             workspace: params.workspace ?? o.workspace,
             workspaceMode: params.workspaceMode ?? o.workspaceMode,
+            // The operator's alone: a client's session/open cannot make them writable.
+            hostObeyed: o.hostObeyed,
             mounts: o.mount,
             network: o.network,
             allow: o.allow,
