@@ -1,5 +1,6 @@
 // `docker exec` of an argv in a running container: output bounded per stream (what exceeds
-// the bound is counted, not kept), stdin optional, abortable.
+// the bound is counted, not kept), stdin optional, abortable: at once, or by a word on its
+// stdin that the process answers by ending (ExecOptions.stopWord).
 import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
 import { engineError } from './docker-errors.js';
@@ -19,11 +20,13 @@ export async function execIn(
   options: ExecIn,
 ): Promise<ExecResult> {
   options.signal?.throwIfAborted();
+  const hold = options.stopWord;
+  const withStdin = options.stdin !== undefined || hold !== undefined;
   try {
     const exec = await container.exec({
       Cmd: [...argv],
       WorkingDir: options.workingDir,
-      AttachStdin: options.stdin !== undefined,
+      AttachStdin: withStdin,
       AttachStdout: true,
       AttachStderr: true,
       ...(options.user === undefined ? {} : { User: options.user }),
@@ -33,7 +36,7 @@ export async function execIn(
     });
     const stream = (await exec.start({
       hijack: true,
-      stdin: options.stdin !== undefined,
+      stdin: withStdin,
     })) as NodeJS.ReadWriteStream & {
       destroy(): void;
     };
@@ -45,20 +48,38 @@ export async function execIn(
       stream.on('close', resolve);
       stream.on('error', reject);
     });
+    // `let go`: the stream was closed; what the process does next is no longer heard.
+    const abort = { heard: false, letGo: false };
+    let grace: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
-      stream.destroy();
+      if (abort.heard) return;
+      abort.heard = true;
+      if (hold === undefined) {
+        abort.letGo = true;
+        stream.destroy();
+        return;
+      }
+      stream.write(hold.word);
+      grace = setTimeout(() => {
+        abort.letGo = true;
+        stream.destroy();
+      }, hold.graceMs);
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      if (options.stdin !== undefined) {
-        stream.write(options.stdin);
-        stream.end();
-      }
+      if (options.stdin !== undefined) stream.write(options.stdin);
+      // Held open, the stdin is cfh's channel until the process ends; otherwise its end
+      // is the process's end of file.
+      if (hold === undefined && options.stdin !== undefined) stream.end();
+      // Aborted while the exec was being made: the listener came too late to hear it.
+      if (options.signal?.aborted === true) onAbort();
       await ended;
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
+      clearTimeout(grace);
+      stream.destroy();
     }
-    options.signal?.throwIfAborted();
+    if (abort.letGo) throw options.signal?.reason;
     const info = (await exec.inspect()) as { ExitCode: number | null };
     return {
       exitCode: info.ExitCode ?? -1,
