@@ -10,9 +10,10 @@
 //              dominates the container side)
 //   mixed      exec and read_file in turn: a per-run sample needs both containers, the
 //              second started at its first use (call 2), as the executor does
-// The argv and stdin every series sends are the tool's own (BUILTIN_TOOLS' command()), with
-// the `/usr/bin/timeout -s KILL <s>` prefix ToolContainer.run adds (30 s: the tool's
-// timeout, the profile sets no cap); every series uses the container spec of the tool's kind
+// The raw series sends the tool's own argv and stdin (BUILTIN_TOOLS' command()) bare; the
+// container and harness series send them as ToolContainer.run does, to the call supervisor
+// (tools/call-supervisor.ts), whose cost the ratios include; every series uses the
+// container spec of the tool's kind
 // (toolContainerSpec) derived from the one planSandboxRun derives from the profile
 // (BENCH_PROFILE, default untrusted-repo: it lists exec; workspace rw, no network), and
 // starts each exec where ToolContainer does (/workspace for exec, / for the file helper).

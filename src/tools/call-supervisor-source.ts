@@ -22,8 +22,7 @@
 // spawned (vfork and exec), not forked: under gVisor every address space costs host threads,
 // which the pids limit counts.
 export const CALL_SUPERVISOR = String.raw`
-import ctypes, errno, json, os, select, signal, struct, time
-from base64 import b64encode
+import _signal as signal, binascii, ctypes, errno, os, select, sys, time
 
 PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 4, 22, 38
 libc = ctypes.CDLL(None, use_errno=True)
@@ -53,24 +52,53 @@ if os.getsid(0) != ME:
 GROUP = os.getpgrp()
 
 
-def read_request():
-    buf = b''
-    while b'\n' not in buf:
-        chunk = os.read(0, 65536)
-        if not chunk:
+class Request:
+    # 'cfh-call/1 TIMEOUT_MS STOP_BOUND_MS MAX_OUTPUT_BYTES STDIN_BYTES|- ARGC ENVC' and a
+    # line feed, then ARGC + 2 ENVC netstrings ('LEN:BYTES,': argv, then each env name and
+    # value), then the stdin; what follows is cfh's word. (No json: importing it would be
+    # most of a start's cost, as signal's enum and base64's would.)
+    def __init__(self):
+        self.buf = b''
+        head = self.line().split(b' ')
+        if len(head) != 7 or head[0] != b'cfh-call/1':
             os._exit(2)
-        buf += chunk
-    line, rest = buf.split(b'\n', 1)
-    req = json.loads(line)
-    size = req['stdin']
-    while size is not None and len(rest) < size:
-        chunk = os.read(0, 65536)
-        if not chunk:
+        self.timeout_ms, self.stop_bound_ms, self.max_output = (int(x) for x in head[1:4])
+        size = None if head[4] == b'-' else int(head[4])
+        argc, envc = int(head[5]), int(head[6])
+        self.argv = [self.netstring() for _ in range(argc)]
+        self.env = {}
+        for _ in range(envc):
+            key = self.netstring()
+            self.env[key] = self.netstring()
+        self.stdin = None if size is None else self.take(size)
+        self.early = self.buf  # bytes after the request: cfh's word already
+
+    def fill(self, n):
+        while len(self.buf) < n:
+            chunk = os.read(0, 65536)
+            if not chunk:
+                os._exit(2)
+            self.buf += chunk
+
+    def take(self, n):
+        self.fill(n)
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def line(self):
+        while b'\n' not in self.buf:
+            self.fill(len(self.buf) + 1)
+        line, self.buf = self.buf.split(b'\n', 1)
+        return line
+
+    def netstring(self):
+        while b':' not in self.buf:
+            self.fill(len(self.buf) + 1)
+        size, self.buf = self.buf.split(b':', 1)
+        data = self.take(int(size) + 1)
+        if data[-1:] != b',':
             os._exit(2)
-        rest += chunk
-    if size is None:
-        return req, None, rest
-    return req, rest[:size], rest[size:]
+        return data[:-1]
 
 
 def command_env(own):
@@ -176,7 +204,8 @@ def filter_program():
             continue
         code, k, jt, jf = it
         rel = lambda t: t if isinstance(t, int) else at[t] - len(out) - 1
-        out.append(struct.pack('=HBBI', code, rel(jt), rel(jf), u32(rel(k) if code == JA else k)))
+        k = u32(rel(k) if code == JA else k)
+        out.append(code.to_bytes(2, sys.byteorder) + bytes([rel(jt), rel(jf)]) + k.to_bytes(4, sys.byteorder))
     return b''.join(out)
 
 
@@ -220,7 +249,7 @@ def oom_score(value):
 
 
 def spawn(req, env, stdin_fd, out_w, err_w):
-    argv = [a.encode('utf-8', 'surrogateescape') for a in req['argv']]
+    argv = req.argv
     path, code = resolve(argv[0], env)
     if path is None:
         return None, code
@@ -308,25 +337,37 @@ class Capture:
             self.kept += data[:self.limit - len(self.kept)]
 
     def report(self):
-        return {'data': b64encode(self.kept).decode('ascii'), 'bytes': self.seen,
-                'truncated': self.seen > len(self.kept)}
+        return {'data': binascii.b2a_base64(self.kept, newline=False).decode('ascii'),
+                'bytes': self.seen, 'truncated': self.seen > len(self.kept)}
+
+
+def encode(v):
+    # JSON of what a report holds: dicts, numbers, booleans, null and strings (escaped whole).
+    if v is None or isinstance(v, bool):
+        return {None: 'null', True: 'true', False: 'false'}[v]
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, dict):
+        return '{' + ','.join('"%s":%s' % (k, encode(x)) for k, x in v.items()) + '}'
+    units = v.encode('utf-16-be', 'surrogatepass')
+    chars = (chr(units[i] << 8 | units[i + 1]) for i in range(0, len(units), 2))
+    return '"' + ''.join(c if ' ' <= c <= '~' and c not in '"\\' else '\\u%04x' % ord(c)
+                         for c in chars) + '"'
 
 
 def finish(result, out, err):
     result['stdout'], result['stderr'] = out.report(), err.report()
-    data = json.dumps(result).encode('ascii') + b'\n'
+    data = (encode(result) + '\n').encode('ascii')
     while data:
         data = data[os.write(1, data):]
     os._exit(0)
 
 
-def started(req, payload):
-    own = {k.encode('utf-8', 'surrogateescape'): v.encode('utf-8', 'surrogateescape')
-           for k, v in req['env'].items()}
-    env = command_env(own)
+def started(req):
+    env = command_env(req.env)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    if payload is None:
+    if req.stdin is None:
         stdin_fd, in_w = os.open('/dev/null', os.O_RDONLY), None
     else:
         stdin_fd, in_w = os.pipe()
@@ -337,9 +378,9 @@ def started(req, payload):
 
 
 def main():
-    req, payload, early = read_request()
-    deadline = START + req['timeoutMs'] / 1000.0
-    out, err = Capture(req['maxOutputBytes']), Capture(req['maxOutputBytes'])
+    req = Request()
+    deadline = START + req.timeout_ms / 1000.0
+    out, err = Capture(req.max_output), Capture(req.max_output)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -348,20 +389,20 @@ def main():
         confine()
     except OSError as e:
         finish({'setup': 'seccomp: %s' % e}, out, err)
-    pid, code, out_r, err_r, in_w = started(req, payload)
+    pid, code, out_r, err_r, in_w = started(req)
     if pid is None:
-        err.add(("cfh: cannot run '%s': %s\n" % (req['argv'][0], os.strerror(code))).encode('utf-8', 'replace'))
+        err.add(b"cfh: cannot run '%s': %s\n" % (req.argv[0], os.strerror(code).encode()))
         finish({'exit': 127 if code in (errno.ENOENT, errno.ENOTDIR) else 126, 'signal': None,
                 'timedOut': False, 'stopped': None}, out, err)
     poller = select.poll()
     reading = {out_r: out, err_r: err}
     for fd in (out_r, err_r, wake_r, 0):
         poller.register(fd, select.POLLIN)
-    pending = payload or b''
+    pending = req.stdin or b''
     if in_w is not None:
         os.set_blocking(in_w, False)
         poller.register(in_w, select.POLLOUT)
-    status, why = None, 'cancelled' if early else None
+    status, why = None, 'cancelled' if req.early else None
     while why is None:
         status = reap(pid, status)
         if status is not None and not reading:
@@ -397,7 +438,7 @@ def main():
                     os.close(fd)
     stopped = None
     if why is not None:
-        status, stopped = stop(ME, pid, status, req['stopBoundMs'] / 1000.0)
+        status, stopped = stop(ME, pid, status, req.stop_bound_ms / 1000.0)
         stopped['why'] = why
         for fd, capture in reading.items():
             os.set_blocking(fd, False)

@@ -1,11 +1,12 @@
 // What cfh asks of the call supervisor (call-supervisor-source.ts) and reads back from it.
 // Every tool call's exec is the supervisor; the call's command is its child, in a session
-// the call cannot leave. cfh writes one request line (argv, the call's env, its time limit,
-// its output bound, the length of its stdin) and the stdin after it, and keeps the exec's
-// stdin open: STOP_WORD there (or the stream's end, cfh gone) stops the call. The exec's
-// stdout is one JSON report: how the command ended, what it printed (bounded, base64), and,
-// when the call was stopped (its deadline, or cfh's word), which session was killed, how
-// many processes, how long it took, and whether none was left (AH-LIFE-3, AH-INT-5).
+// the call cannot leave. cfh writes one request (its time limit, stop bound and output
+// bound, the length of its stdin, then argv and the call's env as netstrings, then the
+// stdin) and keeps the exec's stdin open: STOP_WORD there (or the stream's end, cfh gone)
+// stops the call. The exec's stdout is one JSON report: how the command ended, what it
+// printed (bounded, base64), and, when the call was stopped (its deadline, or cfh's word),
+// which session was killed, how many processes, how long it took, and whether none was left
+// (AH-LIFE-3, AH-INT-5).
 import { z } from 'zod';
 import { CALL_SUPERVISOR } from './call-supervisor-source.js';
 
@@ -53,31 +54,36 @@ export function supervisedExec(command: SupervisedCommand): {
   env: Record<string, string>;
   stdin: Buffer;
 } {
-  const request = {
-    argv: command.argv.map(wellFormed),
-    env: Object.fromEntries(
-      Object.entries(command.env).map(([k, v]) => [wellFormed(k), wellFormed(v)]),
-    ),
-    timeoutMs: Math.max(1, Math.round(command.timeoutMs)),
-    stopBoundMs: STOP_BOUND_MS,
-    maxOutputBytes: command.maxOutputBytes,
-    stdin: command.stdin?.length ?? null,
-  };
+  const env = Object.entries(command.env);
+  const head = [
+    'cfh-call/1',
+    Math.max(1, Math.round(command.timeoutMs)),
+    STOP_BOUND_MS,
+    command.maxOutputBytes,
+    command.stdin === undefined ? '-' : command.stdin.length,
+    command.argv.length,
+    env.length,
+  ].join(' ');
   return {
     argv: [PYTHON_BINARY, '-I', '-S', '-B', '-c', CALL_SUPERVISOR],
     // Blank for the supervisor itself (a profile's LD_PRELOAD never loads into it); it
     // gives the command the call's env from the request.
-    env: Object.fromEntries(Object.keys(request.env).map((k) => [k, ''])),
+    env: Object.fromEntries(env.map(([k]) => [k, ''])),
     stdin: Buffer.concat([
-      Buffer.from(`${JSON.stringify(request)}\n`),
+      Buffer.from(`${head}\n`),
+      ...[...command.argv, ...env.flat()].map(netstring),
       command.stdin ?? Buffer.alloc(0),
     ]),
   };
 }
 
-/** As the engine took a JSON string before: a lone surrogate becomes U+FFFD. */
-function wellFormed(text: string): string {
-  return Buffer.from(text, 'utf8').toString('utf8');
+/**
+ * `LEN:BYTES,` of the string as UTF-8, as the engine took a JSON string before (a lone
+ * surrogate becomes U+FFFD).
+ */
+function netstring(text: string): Buffer {
+  const bytes = Buffer.from(text, 'utf8');
+  return Buffer.concat([Buffer.from(`${bytes.length}:`), bytes, Buffer.from(',')]);
 }
 
 /** The most the exec's stdout can hold: both streams' bound in base64, and the report. */

@@ -12,12 +12,20 @@ import {
   supervisedExec,
 } from '../../src/tools/call-supervisor.js';
 
-function request(stdin: Buffer): { header: Record<string, unknown>; payload: Buffer } {
+/** The request as the supervisor reads it: the head's fields, the netstrings, the stdin. */
+function request(stdin: Buffer): { head: string[]; strings: string[]; payload: Buffer } {
   const nl = stdin.indexOf(0x0a);
-  return {
-    header: JSON.parse(stdin.subarray(0, nl).toString('utf8')) as Record<string, unknown>,
-    payload: stdin.subarray(nl + 1),
-  };
+  const head = stdin.subarray(0, nl).toString('utf8').split(' ');
+  const strings: string[] = [];
+  let at = nl + 1;
+  for (let n = Number(head[5]) + 2 * Number(head[6]); n > 0; n -= 1) {
+    const colon = stdin.indexOf(0x3a, at);
+    const size = Number(stdin.subarray(at, colon).toString());
+    strings.push(stdin.subarray(colon + 1, colon + 1 + size).toString('utf8'));
+    expect(stdin[colon + 1 + size]).toBe(0x2c);
+    at = colon + 2 + size;
+  }
+  return { head, strings, payload: stdin.subarray(at) };
 }
 
 const captured = (text: string) => ({
@@ -47,27 +55,25 @@ describe('supervisedExec', () => {
     });
     expect(exec.argv.slice(0, 5)).toEqual(['/usr/bin/python3', '-I', '-S', '-B', '-c']);
     expect(exec.env).toEqual({ LD_PRELOAD: '', PATH: '' });
-    const { header, payload } = request(exec.stdin);
-    expect(header).toEqual({
-      argv: ['sh', '-c', 'echo hi'],
-      env,
-      timeoutMs: 2500,
-      stopBoundMs: STOP_BOUND_MS,
-      maxOutputBytes: 1000,
-      stdin: 13,
-    });
+    const { head, strings, payload } = request(exec.stdin);
+    expect(head).toEqual(['cfh-call/1', '2500', String(STOP_BOUND_MS), '1000', '13', '3', '2']);
+    expect(strings).toEqual([
+      ...['sh', '-c', 'echo hi'],
+      ...['LD_PRELOAD', '/workspace/x.so', 'PATH', '/workspace/bin:/usr/bin'],
+    ]);
     expect(payload.toString()).toBe('{"op":"read"}');
   });
 
   it('says there is no stdin, and passes a lone surrogate as the engine did (U+FFFD)', () => {
     const exec = supervisedExec({
-      argv: ['echo', 'a\ud800b'],
+      argv: ['echo', 'a\ud800b', 'x:y,z'],
       env: {},
       timeoutMs: 1000,
       maxOutputBytes: 10,
     });
-    const { header, payload } = request(exec.stdin);
-    expect(header).toMatchObject({ argv: ['echo', 'a\ufffdb'], stdin: null });
+    const { head, strings, payload } = request(exec.stdin);
+    expect(head.slice(4)).toEqual(['-', '3', '0']);
+    expect(strings).toEqual(['echo', 'a\ufffdb', 'x:y,z']);
     expect(payload.length).toBe(0);
   });
 });
