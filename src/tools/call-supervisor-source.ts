@@ -265,6 +265,8 @@ def spawn(req, env, stdin_fd, out_w, err_w):
             setpgroup=0, setsigdef=signals, setsigmask=()), 0
     except OSError as e:
         return None, e.errno or errno.ENOEXEC
+    except ValueError:  # a NUL byte in argv or the env
+        return None, errno.EINVAL
     finally:
         oom_score('0')
 
@@ -455,7 +457,7 @@ def main():
         sig = os.WTERMSIG(status)
         code = 128 + sig
     else:
-        code, sig = os.waitstatus_to_exitcode(status), None
+        code, sig = os.WEXITSTATUS(status), None
     finish({'exit': code, 'signal': sig, 'timedOut': why == 'timeout', 'stopped': stopped}, out, err)
 
 

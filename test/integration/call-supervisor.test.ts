@@ -110,6 +110,18 @@ describe.each(['runc', 'runsc'] as const)('the call supervisor under %s', (runti
   });
 });
 
+describe('the call supervisor, commands it cannot start', () => {
+  it('answers a missing program 127 and a NUL byte in argv 126, and the container serves on', async () => {
+    const container = await workload('runc');
+    const missing = await container.run(['no-such-program'], options([]));
+    expect(missing).toMatchObject({ exitCode: 127, timedOut: false, stop: undefined });
+    expect(missing.stderr.toString()).toContain("cfh: cannot run 'no-such-program'");
+    const nul = await container.run(['echo', 'a\0b'], options([]));
+    expect(nul).toMatchObject({ exitCode: 126, timedOut: false });
+    expect((await container.run(['echo', 'on'], options([]))).stdout.toString()).toBe('on\n');
+  });
+});
+
 describe('the call supervisor, calls side by side', () => {
   it("stopping one call leaves another call's processes, an earlier call's and the init running", async () => {
     const container = await workload('runc');
