@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'artifact_write_failed',
   'ca_bundle_invalid',
   'ca_bundle_missing',
+  'call_supervisor_failed',
   'cfc_influence_invalid',
   'child_ceiling_exceeded',
   'child_depth_exceeded',
