@@ -6,6 +6,8 @@
 //   start   a server started, `initialize`d, `tools/list`ed and stopped: raw (Client.connect,
 //           listTools, close) against cfh (McpConnection.open, listTools, close, which also
 //           stops the tree and scans the process table for the marker).
+//   scrub   the scrubber alone over texts of two sizes and kinds (bench/scrub.ts): ns per
+//           byte, and whether that stays the same as the text grows.
 // BENCH_CALLS (default 200) calls and BENCH_STARTS (default 10) starts per round, 3 rounds.
 import path from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +25,7 @@ import { Scrubber } from '../src/tools/host/scrub.js';
 import { McpHostTool } from '../src/config/host-tools-schema.js';
 import { serverSpec } from '../src/engine/host-tools.js';
 import { planHostTools } from '../src/tools/host/host-plan.js';
+import { scrubBench } from './scrub.js';
 import { summarize } from './stats.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -86,9 +89,7 @@ async function main(): Promise<void> {
   const raw = await rawClient();
   const probe = await McpConnection.open(spec, 'probe', launch, signal);
   const refs = new OpaqueReferences();
-  const { tools } = mcpToolDefinitions(entry, await probe.listTools(signal), refs, (t) =>
-    scrubber.text(t),
-  );
+  const { tools } = mcpToolDefinitions(entry, await probe.listTools(signal), refs, scrubber);
   const channel = new McpChannel(
     spec,
     entry,
@@ -145,6 +146,13 @@ async function main(): Promise<void> {
     `call p50: cfh ${s.cfhCall?.p50.toFixed(3)} ms vs raw SDK ${s.rawCall?.p50.toFixed(3)} ms (ratio ${ratio('cfhCall', 'rawCall')})\n` +
       `start p50: cfh ${s.cfhStart?.p50.toFixed(1)} ms vs raw SDK ${s.rawStart?.p50.toFixed(1)} ms (ratio ${ratio('cfhStart', 'rawStart')})\n`,
   );
+  process.stdout.write(
+    'scrub, CPU ns per byte at 64 KiB and 1 MiB, and linearity (1 MiB over 64 KiB):\n',
+  );
+  for (const [kind, f] of Object.entries(scrubBench()))
+    process.stdout.write(
+      `  ${kind.padEnd(44)} ${'error' in f ? f.error : `${f.small} / ${f.large} (x${f.linearity})`}\n`,
+    );
 }
 
 await main();

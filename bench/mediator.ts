@@ -172,6 +172,7 @@ async function main(): Promise<number> {
         executor,
         30_000,
         plan.spec.mounts.map((m) => m.target),
+        () => Promise.resolve(),
       );
       for (let i = 0; i <= toolCalls; i += 1) {
         const ruling = await mediator

@@ -10,9 +10,10 @@
 //              dominates the container side)
 //   mixed      exec and read_file in turn: a per-run sample needs both containers, the
 //              second started at its first use (call 2), as the executor does
-// The argv and stdin every series sends are the tool's own (BUILTIN_TOOLS' command()), with
-// the `/usr/bin/timeout -s KILL <s>` prefix ToolContainer.run adds (30 s: the tool's
-// timeout, the profile sets no cap); every series uses the container spec of the tool's kind
+// The raw series sends the tool's own argv and stdin (BUILTIN_TOOLS' command()) bare; the
+// container and harness series send them as ToolContainer.run does, to the call supervisor
+// (tools/call-supervisor.ts), whose cost the ratios include; every series uses the
+// container spec of the tool's kind
 // (toolContainerSpec) derived from the one planSandboxRun derives from the profile
 // (BENCH_PROFILE, default untrusted-repo: it lists exec; workspace rw, no network), and
 // starts each exec where ToolContainer does (/workspace for exec, / for the file helper).
@@ -118,7 +119,6 @@ import type {
 } from '../src/substrate/runtime.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../src/tools/builtins.js';
 import {
-  TIMEOUT_BINARY,
   ToolContainer,
   toolContainerName,
   toolContainerSpec,
@@ -551,7 +551,6 @@ async function main(): Promise<number> {
       mounts: reference.spec.mounts.map((m) => m.target),
     });
     const timeoutMs = Math.min(c.tool.timeoutMs, capMs);
-    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
     return {
       call: c,
       kind: c.tool.runsIn,
@@ -559,7 +558,9 @@ async function main(): Promise<number> {
       stdin,
       timeoutMs,
       maxOutputBytes: c.tool.resultSizeLimitChars * 4,
-      wrapped: [TIMEOUT_BINARY, '-s', 'KILL', String(seconds), ...argv],
+      // The raw series runs the tool's command bare: what cfh adds to it, its call
+      // supervisor included (tools/call-supervisor.ts), is what the ratios measure.
+      bare: argv,
       // The container the tool runs in (the workload's for exec, the file-tool one for the
       // file tools) and where its exec starts, as ToolContainer derives them.
       spec: toolContainerSpec(reference.spec, c.tool.runsIn),
@@ -582,9 +583,9 @@ async function main(): Promise<number> {
   );
   console.log(`  tools: ${tools.map((w) => w.describe).join('; ')}`);
   for (const c of new Set(tools.flatMap((w) => w.calls))) {
-    const { wrapped, stdin, kind } = callOf(c);
+    const { bare, stdin, kind } = callOf(c);
     console.log(
-      `  ${c.tool.name} argv sent (${kind} container): ${wrapped.slice(0, 6).join(' ')}${wrapped.length > 6 ? ' …' : ''}${stdin === undefined ? '' : ' (+ JSON on stdin)'}`,
+      `  ${c.tool.name} argv sent (${kind} container): ${bare.slice(0, 6).join(' ')}${bare.length > 6 ? ' …' : ''}${stdin === undefined ? '' : ' (+ JSON on stdin)'}`,
     );
   }
   console.log(
@@ -611,7 +612,7 @@ async function main(): Promise<number> {
               containers.set(call.kind, container);
               await container.start();
             }
-            return rawExec(container, call.wrapped, call.stdin, call.spec.workingDir);
+            return rawExec(container, call.bare, call.stdin, call.spec.workingDir);
           });
           call.call.check(r.exitCode, r.stdout);
         }
@@ -626,7 +627,7 @@ async function main(): Promise<number> {
         const container = await docker.createContainer(rawRequest(call.spec));
         try {
           await container.start();
-          return await rawExec(container, call.wrapped, call.stdin, call.spec.workingDir);
+          return await rawExec(container, call.bare, call.stdin, call.spec.workingDir);
         } finally {
           await container.remove({ force: true, v: true });
         }

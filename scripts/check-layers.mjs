@@ -46,6 +46,7 @@ const ONLY = { evidence: ['root', 'config'], config: ['root'], root: ['root'] };
  */
 const AUDIT_KERNELS = [
   'cfc/label.ts',
+  'cfc/handles.ts',
   'cfc/label-map.ts',
   'cfc/flow.ts',
   'cfc/runtime.ts',

@@ -11,7 +11,7 @@
 // digest of a value: a short value would be recovered by trying candidates), and it goes to
 // another run only where that run continues this one's model context (resume, restore).
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Label } from './label.js';
+import { label, type Label } from './label.js';
 
 const NAME_CHARS = 20;
 /** Anything spelled like a handle: a well-formed one this run holds resolves, any other is inert. */
@@ -157,6 +157,23 @@ export class ValueHandles {
     if (unknown.size > 0) return { kind: 'unknown', handles: [...unknown].sort() };
     return { kind: 'resolved', value, used: [...used.values()] };
   }
+}
+
+/**
+ * The label a used handle carries into a call: its own, or, where its integrity does not
+ * count (operator data the model never saw), its confidentiality with the influence's
+ * integrity, so joining it lowers nothing (docs/operators.md, "Handles"). The mediator's
+ * check and the audit's re-derivation both use this.
+ */
+export function explicitLabel(
+  held: { readonly label: Label; readonly integrityCounts: boolean },
+  influence: Label,
+): Label {
+  if (held.integrityCounts) return held.label;
+  return label({
+    confidentiality: [...held.label.confidentiality],
+    integrity: [...influence.integrity],
+  });
 }
 
 /** Whether `text` names anything spelled like a handle (a call that may carry one). */

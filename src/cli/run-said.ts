@@ -4,6 +4,7 @@
 // agent run adds its blocked calls. The printer escapes the line (terminal-text.ts): a
 // path or a count is cfh's, but nothing here is trusted to be free of control characters.
 import type { PatchReport } from '../engine/run-summary.js';
+import type { HostObeyedReport } from '../engine/rw-sweep.js';
 import type { BlockedSummary } from '../engine/blocked-calls.js';
 import type { EventListener } from '../evidence/event-log.js';
 import type { Printer } from './print.js';
@@ -16,10 +17,12 @@ export interface RunEnding {
   readonly artifactDir: string;
   readonly patch: PatchReport | null;
   readonly blocked?: BlockedSummary | undefined;
+  /** Host-obeyed paths the run created or changed in its host rw mounts (class 9). */
+  readonly hostObeyed?: HostObeyedReport | undefined;
 }
 
 /** A word the shell takes as it is, else single-quoted (a root with a space in it). */
-function shellWord(word: string): string {
+export function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
@@ -46,12 +49,22 @@ export function runEndLine(
   ];
   const root = artifactRoot === undefined ? '' : ` --artifact-root ${shellWord(artifactRoot)}`;
   if (o.patch !== null) {
+    const held = o.patch.heldBack.length;
+    // Class 9: what an apply holds back unless each path is named, and which.
+    const named = o.patch.heldBack.slice(0, 5).join(', ');
+    const more = held > 5 ? `, ${String(held - 5)} more` : '';
+    const heldText =
+      held === 0
+        ? ''
+        : `, ${String(held)} held back (${named}${more}: paths your tools obey; name each with --host-obeyed PATH)`;
     parts.push(
-      o.patch.changes === 0
+      o.patch.changes === 0 && held === 0
         ? 'no changes in the draft'
-        : `${plural(o.patch.changes, 'change', 'changes')} waiting: cfh runs diff ${o.runId}${root}, cfh runs apply ${o.runId}${root}`,
+        : `${plural(o.patch.changes, 'change', 'changes')} waiting${heldText}: cfh runs diff ${o.runId}${root}, cfh runs apply ${o.runId}${root}`,
     );
   }
+  const obeyed = hostObeyedText(o.hostObeyed, o.runId, root);
+  if (obeyed !== undefined) parts.push(obeyed);
   const b = o.blocked;
   if (b !== undefined && b.calls.length > 0) {
     // "2 calls denied, 1 left unapproved"; "1 call left unapproved".
@@ -66,6 +79,28 @@ export function runEndLine(
     parts.push(`${said} (cfh runs show ${o.runId}${root})`);
   }
   return parts.join('; ');
+}
+
+/**
+ * Class 9: what the run planted that a host tool obeys, where nothing could hold it
+ * read-only (a `.git` where there was none). Said loudly: the next `git status` or `cd`
+ * there runs it.
+ */
+function hostObeyedText(
+  h: HostObeyedReport | undefined,
+  runId: string,
+  root: string,
+): string | undefined {
+  if (h === undefined || (h.changed === 0 && h.complete)) return undefined;
+  const shown = h.paths.slice(0, 5);
+  const more = h.changed > shown.length ? `, ${String(h.changed - shown.length)} more` : '';
+  const partial = h.complete ? '' : ' (the end walk stopped at its bound: there may be more)';
+  if (h.changed === 0)
+    return `the end walk of the rw mounts stopped at its bound: paths your tools obey may have changed unseen (cfh runs show ${runId}${root})`;
+  const what = `${plural(h.changed, 'path', 'paths')} your tools obey (${shown.join(', ')}${more})`;
+  return h.mode === 'rw'
+    ? `the sandbox created or changed ${what}, as --host-obeyed rw allows${partial}`
+    : `WARNING: the sandbox created or changed ${what}: a tool run there on the host obeys them; look before you use git or open the folder there (cfh runs show ${runId}${root})${partial}`;
 }
 
 /**

@@ -101,6 +101,12 @@ export const Workspace = z.strictObject({
   clearance: AtomList.optional(),
 });
 
+// Class 9 (src/host-obeyed.ts): in an rw mount, the paths a tool on the host obeys later
+// (`.git`, `.envrc`, `.vscode`, ...) stay read-only (`ro`) unless the operator names them
+// writable (`rw`, or `--host-obeyed rw`).
+export const HostObeyedMode = z.enum(['ro', 'rw']);
+export type HostObeyedMode = z.infer<typeof HostObeyedMode>;
+
 export const ToolLifetime = z.enum(['per-run', 'per-call']);
 export type ToolLifetime = z.infer<typeof ToolLifetime>;
 
@@ -139,6 +145,7 @@ const ProfileBase = z.strictObject({
     .string()
     .regex(/^(auto|(0|[1-9]\d{0,9}):(0|[1-9]\d{0,9}))$/, "'auto' or 'UID:GID' in decimal"),
   workspace: Workspace,
+  hostObeyed: HostObeyedMode.default('ro'),
   mounts: z.array(ProfileMount),
   network: NetworkPosture,
   limits: Limits,
@@ -182,6 +189,7 @@ const layerFields = {
   runtime: ProfileBase.shape.runtime.optional(),
   user: ProfileBase.shape.user.optional(),
   workspace: ProfileBase.shape.workspace.optional(),
+  hostObeyed: HostObeyedMode.optional(),
   mounts: z.array(ProfileMount).optional(),
   network: z
     .strictObject({

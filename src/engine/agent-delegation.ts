@@ -1,8 +1,7 @@
 // An agent run's side of delegation (AH-DEL-2, AH-USAGE-2): the `delegate` tool and its
 // runner's maker when the profile lists children, and what the run reports of its tree. How
 // a child is run is the agent run's own (agent-run.ts childLauncher), handed in.
-import { resolveChildren } from '../config/child-profiles.js';
-import { delegateTool } from '../tools/delegate-tool.js';
+import { delegateToolOf } from './delegate-offer.js';
 import type { ToolDefinition } from '../tools/contract.js';
 import type { BudgetTracker } from './budgets.js';
 import {
@@ -28,25 +27,14 @@ export function delegationOf(
   launcher: ChildLauncher,
 ): Delegation | undefined {
   const depthLeft = delegatedBy?.depthLeft ?? plan.profile.budgets.maxDelegationDepth;
-  if (depthLeft <= 0) return undefined;
-  const children = resolveChildren(plan.profile, depthLeft);
-  if (children.length === 0) return undefined;
+  const offered = delegateToolOf(plan.profile, depthLeft, () => switchesIdentity(plan));
+  if (offered === undefined) return undefined;
   // Before anything exists (AH-INV-4): a schema that does not compile refuses the run.
   const returns = new ReturnCheck();
-  for (const c of children) returns.compile(plan.profile.name, c);
-  const tool = delegateTool(
-    children.map((c) => ({
-      name: c.name,
-      description: c.loaded.profile.description,
-      clearance: c.ceiling ?? c.loaded.profile.cfc.modelClearance,
-      ceiling: c.ceiling !== undefined,
-      maxReturnChars: c.entry.returns.maxChars,
-    })),
-    { runsAlone: switchesIdentity(plan) },
-  );
+  for (const c of offered.children) returns.compile(plan.profile.name, c);
   const depth = delegatedBy?.depth ?? 0;
   return {
-    tool,
+    tool: offered.tool,
     runner: (session, tracker) =>
       new ChildRunner({ session, tracker, launcher, depth, depthLeft, returns }),
   };

@@ -11,8 +11,14 @@ import {
   type HostToolDeps,
   type OpenHostTools,
 } from './host-tools.js';
-import { BUILTIN_TOOLS } from '../tools/builtins.js';
-import { ToolRegistry, type ToolDefinition } from '../tools/contract.js';
+import type { ToolDefinition } from '../tools/contract.js';
+import {
+  draftPart,
+  snapshotTools,
+  toolSurface,
+  type SurfaceFront,
+  type SurfaceParts,
+} from './tool-surface.js';
 import { toolContainerName } from '../tools/tool-container.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import {
@@ -51,6 +57,7 @@ import type { CarriedContext } from '../cfc/carried.js';
 import type { RunEnd } from './terminal.js';
 import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from './run-summary.js';
+import type { HostObeyedReport } from './rw-sweep.js';
 import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
 import { digest, modelRecord, slotsOf, type AttemptLedger } from './agent-run-records.js';
 import { compactionSetup } from './compaction.js';
@@ -104,11 +111,6 @@ export interface AgentRequest {
    * snapshot says so, and there is no direct command (no capture, no `prompt:direct`).
    */
   readonly modelSide?: SnapshotModelSide | undefined;
-  /**
-   * Tools a driver decides calls with besides the profile's (`cfh mcp`'s draft tools): in
-   * snapshot.json `mediation` too, so each of their decisions can be made again.
-   */
-  readonly surface?: readonly ToolDefinition[] | undefined;
   /** `cfh sandbox resume`: the run this one continues, recorded in the snapshot (AH-ART-4). */
   readonly resumedFrom?: ResumedFrom | undefined;
   /** A child run: who delegated it (AH-DEL-5), in its snapshot. */
@@ -138,6 +140,8 @@ export interface AgentOutcome {
   readonly error: ErrorRecord | null;
   /** Draft mode: the patch waiting for `cfh runs apply`; null otherwise. */
   readonly patch: PatchReport | null;
+  /** Host-obeyed paths the run created or changed in its host rw mounts (class 9). */
+  readonly hostObeyed: HostObeyedReport | undefined;
   /** The calls that did not run because they were refused (blocked-calls.ts). */
   readonly blocked: BlockedSummary;
   readonly assurance: Assurance;
@@ -161,11 +165,14 @@ export async function executeAgentRun(
           plan: deps.childPlanner,
           run: childLauncher(request, deps),
         });
-  const offered = delegation === undefined ? [] : [delegation.tool];
-  const registry = new ToolRegistry(
-    [...BUILTIN_TOOLS, ...offered],
-    [...plan.profile.tools, ...offered.map((t) => t.name)],
-  );
+  // The one surface builder (tool-surface.ts), as `policy explain` builds it too: an MCP
+  // client's run offers what MCP lists; a model's, delegation and the host tools.
+  const front: SurfaceFront = request.modelSide === undefined ? 'agent' : 'mcp';
+  const parts = (host: readonly ToolDefinition[]): SurfaceParts => ({
+    delegate: delegation?.tool,
+    host,
+    draft: draftPart(plan.workspaceMode, plan.cfc),
+  });
   const held: { tracker?: BudgetTracker; children?: ChildRunner; attempts?: AttemptLedger } = {};
   // Programs, templates and credentials before anything exists (AH-INV-4: 125).
   // AH-TOOL-7, AH-CONT-5: nothing a sandbox of this run could reach, nothing in its evidence.
@@ -210,10 +217,11 @@ export async function executeAgentRun(
       ...(request.resumedFrom === undefined ? {} : { resumedFrom: request.resumedFrom }),
       ...(request.delegatedBy === undefined ? {} : { delegatedBy: request.delegatedBy }),
       approvals: request.approvals,
-      // What every decision is made with, so the audit re-derives each one (AH-CFC-9).
+      // What every decision is made with, so the audit re-derives each one (AH-CFC-9): the
+      // surface as planned, a draft session's tools included (an MCP client's run).
       mediation: mediationRecord(
         runFactsFor(plan, request),
-        [...registry.all(), ...(request.surface ?? [])],
+        toolSurface(plan.profile.tools, front, parts([])).all(),
         plan.profile,
       ),
       // No command: the tools run commands, each recorded as a tool event.
@@ -231,7 +239,7 @@ export async function executeAgentRun(
             },
           }
         : { modelSide: request.modelSide }),
-      tools: registry.modelDefinitions().map((t) => t.name),
+      tools: snapshotTools(plan.profile.tools, front, parts([])),
       // AH-TOOL-7: advertised apart from the sandbox tools, with their bounded authority.
       hostTools: describeHostTools(hostPlan),
       budgets,
@@ -280,14 +288,7 @@ export async function executeAgentRun(
       // AH-CAP-4: every declared host tool healthy before the first model request.
       if (!scrubber.empty) session.dir.redactWith(scrubber);
       host.open = await openHostTools(session, hostPlan, deps.hostTools, scrubber, s);
-      const surface = new ToolRegistry(
-        [...BUILTIN_TOOLS, ...offered, ...host.open.tools],
-        [
-          ...plan.profile.tools,
-          ...offered.map((t) => t.name),
-          ...host.open.tools.map((t) => t.name),
-        ],
-      );
+      const surface = toolSurface(plan.profile.tools, front, parts(host.open.tools));
       const children =
         delegation === undefined
           ? undefined
@@ -347,6 +348,7 @@ export async function executeAgentRun(
     toolCalls: loop?.toolCalls ?? null,
     error: errorRecord(outcome.error),
     patch: patchReport(outcome.patch),
+    hostObeyed: outcome.hostObeyed,
     blocked: blocked.summary(),
     assurance: outcome.assurance,
     resources: outcome.resources,

@@ -195,6 +195,9 @@ export async function openAgentSurface(
         executor,
         capMs,
         plan.spec.mounts.map((m) => m.target),
+        async (stop) => {
+          await dir.events.append('tool_call_stopped', { ...stop }, true);
+        },
       ),
       ...hostRunner(host, surface.children?.(tracker)),
     },

@@ -26,6 +26,7 @@ import { mergeable, planMerge, type MergedFile, type MergePlan } from './apply-m
 const MERGE_HINT =
   'cfh runs apply --3way merges the host changes to a file where they do not overlap the run';
 import { PatchDocument, neededBlobs, type PatchChange } from '../workspace/patch.js';
+import { gateHostObeyed, type GatedChange } from '../workspace/host-obeyed-gate.js';
 
 export interface Approver {
   /** The OS user who approved, as the system names them, and their uid. */
@@ -44,6 +45,8 @@ export interface ApplyPlan {
   readonly patch: PatchDocument;
   readonly applicable: readonly PatchChange[];
   readonly notApplied: readonly PatchChange[];
+  /** Changes at paths a host tool obeys, not named on this apply: not written (class 9). */
+  readonly heldBack: readonly GatedChange[];
   /** `--3way`: the files written as the merge of the host's changes and the run's. */
   readonly merged: readonly MergedFile[];
 }
@@ -58,6 +61,8 @@ export interface ApplyRequest {
   readonly trustedKey?: TrustedKey | undefined;
   /** `--3way`: merge the host's changes to touched files where they do not overlap. */
   readonly threeWay?: boolean | undefined;
+  /** `--host-obeyed PATH`: held-back paths (and what is below them) this apply writes too. */
+  readonly hostObeyed?: readonly string[] | undefined;
   /** Tests only: the commit's file-system calls. */
   readonly fs?: CommitFs;
 }
@@ -70,6 +75,8 @@ export interface ApplyOutcome {
   readonly event: { readonly seq: number; readonly hash: string };
   readonly leftovers: readonly string[];
   readonly merged: readonly MergedFile[];
+  /** Paths a host tool obeys that this apply left out, not named (class 9). */
+  readonly heldBack: readonly string[];
 }
 
 const DraftWorkspaceRecord = z.object({
@@ -187,8 +194,12 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
       if (!recorded.has(`${RUN_FILES.blobs}/${sha}`))
         throw new WorkspaceError('patch_invalid', `run ${runId}: new contents ${sha} not kept`);
     }
+    // Class 9: a path a host tool obeys is written only when named here; a name that holds
+    // nothing back is refused before the host is read or anyone is asked.
+    const named = request.hostObeyed ?? [];
+    const gate = gateHostObeyed(runId, patch.changes, named);
     const root = await hostRoot(hostWorkspace);
-    let applicable = patch.changes.filter((c) => c.applicable);
+    let applicable = gate.changes.filter((c) => c.applicable);
     const rootStats = await stat(root);
     const authority = authorityFor({ uid: rootStats.uid, gid: rootStats.gid });
     // The host is read as it will be written: with the writer's authority.
@@ -236,6 +247,7 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
       patch,
       applicable,
       notApplied: patch.changes.filter((c) => !c.applicable),
+      heldBack: gate.changes.filter((c) => c.heldBack === true),
       merged,
     });
     if (approver === undefined)
@@ -270,6 +282,8 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
           applied: patch.summary,
           paths: applicable.map((c) => c.path),
           ...(merged.length === 0 ? {} : { merged: merged.map((m) => ({ ...m })) }),
+          ...(gate.heldBack.length === 0 ? {} : { heldBack: [...gate.heldBack] }),
+          ...(named.length === 0 ? {} : { named: [...named] }),
         });
         event = { seq: e.seq, hash: e.hash };
       },
@@ -283,6 +297,7 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
       event,
       leftovers: result.leftovers,
       merged,
+      heldBack: gate.heldBack,
     };
   });
 }

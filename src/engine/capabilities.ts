@@ -1,5 +1,6 @@
 // AH-CAP-1/2: what this cfh understands, machine-readable, without an engine or a model.
 // Advertised capability is not dependency health; `cfh doctor` checks that (AH-CAP-4).
+import { HOST_OBEYED_NAMES } from '../host-obeyed.js';
 import { BUDGET_FLAGS } from '../config/budget-flags.js';
 import { CfcMode, CfcSection } from '../config/cfc-schema.js';
 import { listBuiltinProfiles } from '../config/profile-loader.js';
@@ -131,6 +132,14 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       },
       // draft: the sandbox works on a copy; `cfh runs apply` commits its patch, approved.
       workspaceModes: ['ro', 'rw', 'draft'],
+      // Class 9: the paths a host tool obeys (src/host-obeyed.ts) are read-only at the top
+      // of an rw mount (`hostObeyed: rw` names them writable), found and said elsewhere,
+      // and written by an apply only when named (`--host-obeyed PATH`).
+      hostObeyed: {
+        modes: ['ro', 'rw'],
+        default: 'ro',
+        names: HOST_OBEYED_NAMES.map((n) => n.name),
+      },
       seccomp: {
         mode: 'derived-default-deny',
         derivedPerProfile: true,

@@ -7,8 +7,8 @@
 // Nothing a resolved value is made of goes back to the model side (AH-REF-4): the call is
 // digested as the model sent it (the handle form), and every text cfh writes about it (why
 // it is invalid, why it was refused) has each value replaced by its handle (`rehandle`).
-import { label, type Label } from '../cfc/label.js';
-import type { HandleUse } from '../cfc/handles.js';
+import type { Label } from '../cfc/label.js';
+import { explicitLabel, type HandleUse } from '../cfc/handles.js';
 import { flowGateOf, type ProposalFlow } from '../mediator/flow-gate.js';
 import type { CheckedCall } from '../mediator/policy.js';
 import { Scrubber } from '../tools/host/scrub.js';
@@ -25,19 +25,6 @@ export interface CfcChecked {
 }
 
 const same = (text: string): string => text;
-
-/**
- * The label a used handle carries into a call: its own, or, where its integrity does not
- * count (operator data the model never saw), its confidentiality with the influence's
- * integrity, so joining it lowers nothing (docs/operators.md, "Handles").
- */
-export function explicitLabel(use: HandleUse, influence: Label): Label {
-  if (use.integrityCounts) return use.label;
-  return label({
-    confidentiality: [...use.label.confidentiality],
-    integrity: [...influence.integrity],
-  });
-}
 
 /** Every spelling of each used value, in any text, replaced by its handle. */
 function rehandler(used: readonly HandleUse[]): (text: string) => string {

@@ -238,6 +238,12 @@ export class ChildRunner implements ToolRunner {
         'child_workspace_broader',
         `child ${child.name} would have the workspace ${childMode}, broader than this run's ${parentMode}`,
       );
+    // Nor writes a path a host tool obeys that its parent holds read-only (class 9).
+    if (child.loaded.profile.hostObeyed === 'rw' && session.plan.hostObeyed.mode === 'ro')
+      return refuse(
+        'child_workspace_broader',
+        `child ${child.name} would have the paths your tools obey writable (hostObeyed: rw), broader than this run's read-only`,
+      );
     return { child };
   }
 

@@ -23,8 +23,12 @@ export function scrubMessage(message: ModelMessage, s: Scrubber): ModelMessage {
   return { ...message, content: message.content.map((b) => scrubBlock(b, s)) };
 }
 
+/** A tool's schema as the JSON it is sent as, numbers and values split across strings too. */
 function scrubSchema(schema: Record<string, unknown>, s: Scrubber): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [s.text(k), s.value(v)]));
+  const out = s.value(schema);
+  return typeof out === 'object' && out !== null && !Array.isArray(out)
+    ? Object.fromEntries(Object.entries(out))
+    : {};
 }
 
 export function scrubRequest(request: ModelRequest, s: Scrubber): ModelRequest {

@@ -32,6 +32,8 @@ import {
   type PatchDocument,
 } from '../workspace/patch.js';
 import { sortEntries } from '../workspace/walk.js';
+import { gateHostObeyed, type Gated } from '../workspace/host-obeyed-gate.js';
+import { hostObeyedPrefix } from '../host-obeyed.js';
 import { hostRoot } from '../workspace/host-root.js';
 import type { DraftWalk } from './draft-walk.js';
 import type { DraftWorkspace } from './draft-workspace.js';
@@ -46,8 +48,11 @@ export interface LivePreview {
     readonly path: string;
     readonly kind: string;
     readonly applicable: boolean;
+    readonly heldBack?: true | undefined;
     readonly note?: string | undefined;
   }[];
+  /** Class 9: changes at paths a host tool obeys, which runs_apply never writes. */
+  readonly heldBack: readonly string[];
   readonly text: string;
   readonly unsupported: number;
   readonly incomplete: string | undefined;
@@ -61,6 +66,8 @@ export interface LiveApplied {
   readonly notApplied: number;
   readonly baseline: { readonly file: string; readonly sha256: string };
   readonly leftovers: readonly string[];
+  /** Class 9: left out, for the operator to apply by name after the session. */
+  readonly heldBack: readonly string[];
 }
 
 /** Holds the run's containers still; disposing lets them run again. */
@@ -109,11 +116,14 @@ export class LiveDraft {
     }
     const current = this.#draft.baseline;
     const hostWorkspace = current.document.hostWorkspace;
-    const applicable = walk.changes.filter((c) => c.applicable);
-    const summary = summarize(walk.changes);
-    const notApplied = walk.changes.length - applicable.length;
+    // Class 9: the client is the model side; no approval of its call names a path a host
+    // tool obeys, so those are never written here (the run's patch keeps them).
+    const { changes, heldBack } = this.#gate(walk);
+    const applicable = changes.filter((c) => c.applicable);
+    const summary = summarize(changes);
+    const notApplied = changes.length - applicable.length;
     if (applicable.length === 0)
-      return { applied: [], summary, notApplied, baseline: current, leftovers: [] };
+      return { applied: [], summary, notApplied, baseline: current, leftovers: [], heldBack };
     const root = await hostRoot(hostWorkspace);
     const rootStats = await stat(root);
     // As `cfh runs apply` does: the host is read and written with its owner's authority.
@@ -150,6 +160,7 @@ export class LiveDraft {
             applied: summary,
             paths: applicable.map((c) => c.path),
             baseline: { file, sha256 },
+            ...(heldBack.length === 0 ? {} : { heldBack: [...heldBack] }),
             frozen: frozen.ids.length,
             ms: Math.round(performance.now() - t0),
           },
@@ -164,22 +175,40 @@ export class LiveDraft {
       notApplied,
       baseline: { file, sha256 },
       leftovers: result.leftovers,
+      heldBack,
     };
+  }
+
+  /** The walk's changes through the apply gate, with no name: what runs_apply may write. */
+  #gate(walk: DraftWalk): Gated {
+    const gate = gateHostObeyed(this.#dir.runId, walk.changes);
+    const changes = gate.changes.map((c) =>
+      c.heldBack === true
+        ? {
+            ...c,
+            note: `held back: a path your tools obey (${hostObeyedPrefix(c.path)?.entry.tool ?? 'a host tool'}); runs_apply never writes it: the operator applies it after the session with cfh runs apply ${this.#dir.runId} --host-obeyed ${c.path}`,
+          }
+        : c,
+    );
+    return { changes, heldBack: gate.heldBack };
   }
 
   #previewOf(walk: DraftWalk): Omit<LivePreview, 'frozen'> {
     const baseline = this.#draft.baseline.sha256;
+    const { changes, heldBack } = this.#gate(walk);
     return {
       // The changes themselves (sides, digests, whether each applies) against this baseline.
       sha256: digestOf(baseline, walk.changes),
       baseline,
-      summary: summarize(walk.changes),
-      files: walk.changes.map((c) => ({
+      summary: summarize(changes),
+      files: changes.map((c) => ({
         path: c.path,
         kind: c.kind,
         applicable: c.applicable,
+        ...(c.heldBack === true ? { heldBack: true as const } : {}),
         ...(c.note === undefined ? {} : { note: c.note }),
       })),
+      heldBack,
       text: walk.text,
       unsupported: walk.unsupported.length,
       incomplete: walk.incomplete,

@@ -45,12 +45,17 @@ export class DraftToolRunner implements ToolRunner {
       const { patch } = RunsApplyInput.parse(call.args);
       const applied = await this.#live.apply(patch, call.callId, signal);
       const s = applied.summary;
+      // Class 9: what runs_apply never writes, and who may (the operator, by name).
+      const held =
+        applied.heldBack.length === 0
+          ? ''
+          : `; ${String(applied.heldBack.length)} held back (paths your tools obey: ${applied.heldBack.join(', ')}; the operator applies them after the session by name)`;
       const observation: Observation = {
         status: 'success',
         summary:
           applied.applied.length === 0
-            ? 'nothing to apply: the draft has no change the host can take'
-            : `applied to the host workspace: ${String(s.added)} added, ${String(s.modified)} modified, ${String(s.removed)} removed, ${String(s.mode)} mode; ${String(applied.notApplied)} not applicable`,
+            ? `nothing to apply: the draft has no change the host can take${held}`
+            : `applied to the host workspace: ${String(s.added)} added, ${String(s.modified)} modified, ${String(s.removed)} removed, ${String(s.mode)} mode; ${String(applied.notApplied)} not applicable${held}`,
         items: applied.applied.map((a) => `${MARK[a.kind] ?? '?'} ${a.path}`),
         evidence_refs: [applied.baseline.file],
         next_valid_actions: ['runs_diff'],
@@ -72,12 +77,16 @@ function diffObservation(p: LivePreview): Observation {
   const counts = `${String(s.added)} added, ${String(s.modified)} modified, ${String(s.removed)} removed, ${String(s.mode)} mode, ${String(s.notApplied)} not applicable`;
   const incomplete =
     p.incomplete === undefined ? '' : `; incomplete (${p.incomplete}): runs_apply refuses it`;
+  const held =
+    p.heldBack.length === 0
+      ? ''
+      : `; ${String(p.heldBack.length)} held back: paths your tools obey, which runs_apply never writes`;
   return {
     status: 'success',
     summary:
       p.files.length === 0
         ? `no changes in the draft; patch ${p.sha256}`
-        : `${String(p.files.length)} changes (${counts}); patch ${p.sha256}${incomplete}`,
+        : `${String(p.files.length)} changes (${counts}); patch ${p.sha256}${incomplete}${held}`,
     items: [
       `patch: ${p.sha256}`,
       ...p.files.map(

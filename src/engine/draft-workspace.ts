@@ -13,6 +13,7 @@ import { RUN_FILES, type RunDirectory } from '../evidence/run-directory.js';
 import { WORKSPACE_TARGET, identityOf } from '../sandbox/mount-policy.js';
 import { checkSwappable } from '../sandbox/mount-trust.js';
 import { copyTree } from '../workspace/copy-tree.js';
+import { gateHostObeyed } from '../workspace/host-obeyed-gate.js';
 import {
   BASELINE_SCHEMA,
   PATCH_SCHEMA,
@@ -55,6 +56,8 @@ export interface PatchSummary {
     readonly kind: string;
     readonly applicable: boolean;
   }[];
+  /** Class 9: the paths an apply writes only when named (workspace/host-obeyed-gate.ts). */
+  readonly heldBack: readonly string[];
 }
 
 export class DraftWorkspace implements AsyncDisposable {
@@ -231,6 +234,8 @@ export class DraftWorkspace implements AsyncDisposable {
       unsupported: [...walk.unsupported],
       summary: summarize(walk.changes),
     };
+    // Class 9: what an apply writes only when named (workspace/host-obeyed-gate.ts).
+    const { heldBack } = gateHostObeyed(dir.runId, doc.changes);
     const sha256 = await dir.writeFile(RUN_FILES.patch, `${JSON.stringify(doc, null, 2)}\n`);
     await dir.writeFile(RUN_FILES.patchDiff, walk.text);
     await dir.events.append(
@@ -239,6 +244,7 @@ export class DraftWorkspace implements AsyncDisposable {
         file: RUN_FILES.patch,
         sha256,
         summary: doc.summary,
+        heldBack: [...heldBack],
         unsupported: doc.unsupported.length,
         blobs: walk.stored.size,
         baselines,
@@ -262,6 +268,7 @@ export class DraftWorkspace implements AsyncDisposable {
       summary: doc.summary,
       blobs: walk.stored.size,
       files: doc.changes.map((c) => ({ path: c.path, kind: c.kind, applicable: c.applicable })),
+      heldBack,
     };
   }
 

@@ -33,7 +33,7 @@ async function checkMcp(
   const conn = await McpConnection.open(serverSpec(planned, entry), 'probe', launch, signal);
   try {
     const listed = await conn.listTools(signal);
-    const defs = mcpToolDefinitions(entry, listed, new OpaqueReferences(), (t) => scrubber.text(t));
+    const defs = mcpToolDefinitions(entry, listed, new OpaqueReferences(), scrubber);
     const problems = [
       ...defs.missing.map((n) => `${n} not listed`),
       ...defs.refused.map((r) => `${r.name}: ${r.reason}`),

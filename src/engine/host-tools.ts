@@ -141,7 +141,7 @@ async function openMcp(
   // Whatever happens next, the probe is stopped with the run at the latest.
   session.stack.defer(() => probe.close('run_ended'));
   const listed = await probe.listTools(signal);
-  const defs = mcpToolDefinitions(entry, listed, refs, (t) => launch.scrubber.text(t));
+  const defs = mcpToolDefinitions(entry, listed, refs, launch.scrubber);
   await launch.sink.event(
     'host_tools_listed',
     {

@@ -8,7 +8,7 @@ import type { HostToolLabelsRecord, SnapshotMediation } from '../evidence/schema
 import type { RunFacts } from '../mediator/policy.js';
 import type { ToolDefinition } from '../tools/contract.js';
 import { mountChannelOf } from './agent-tool-setup.js';
-import { declaredHostTools } from './policy-explain.js';
+import { declaredHostTools } from './tool-surface.js';
 import type { RunPlan } from './run-plan.js';
 
 /** The run's facts (agent runs): what policy's rules and defaults depend on. */
@@ -43,10 +43,10 @@ function labelsRecord(l: HostToolLabels): HostToolLabelsRecord {
 }
 
 /**
- * snapshot.json `mediation`: `surface` is what the run's registry holds before any host tool
- * opens (the built-ins on the allowlist, `delegate`, a driver's own: `cfh mcp`'s draft tools);
- * the host tools a profile declares are added as a run defines them (exec tools, named MCP
- * tools). A name is recorded once, as the surface has it.
+ * snapshot.json `mediation`: `surface` is the run's surface as planned before any host tool
+ * opens (tool-surface.ts: the built-ins on the allowlist, `delegate`, an MCP draft session's
+ * tools); the host tools a profile declares are added as a run defines them (exec tools,
+ * named MCP tools). A name is recorded once, as the surface has it.
  */
 export function mediationRecord(
   facts: RunFacts,

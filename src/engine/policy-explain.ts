@@ -17,14 +17,9 @@ import { describeDefaults } from '../mediator/defaults.js';
 import { argsDigest } from '../mediator/mediator.js';
 import { Policy, type CheckedCall, type Explanation, type RunFacts } from '../mediator/policy.js';
 import { compilePolicy } from '../mediator/policy-rule.js';
-import { BUILTIN_TOOLS } from '../tools/builtins.js';
-import { ToolRegistry, type ToolDefinition } from '../tools/contract.js';
-import {
-  declaredMcpToolDefinition,
-  execToolDefinition,
-  type HostTool,
-} from '../tools/host/host-tool.js';
-import { OpaqueReferences } from '../tools/host/opaque-refs.js';
+import type { ToolDefinition } from '../tools/contract.js';
+import { knownTools } from './explain-surface.js';
+import type { SurfaceFront } from './tool-surface.js';
 import { checkAgainst } from './tool-call-deps.js';
 
 /** The run's facts as a profile and the run's options make them. */
@@ -40,43 +35,6 @@ export function runFactsOf(
     rwMounts: profile.workspace.mode !== 'ro' || profile.mounts.some((m) => m.mode === 'rw'),
     fromPlan: options.fromPlan ?? false,
   };
-}
-
-/**
- * The host tools a profile declares, as a run puts them on the surface: exec tools with
- * their schema; MCP tools the profile names, and (`*`) `wanted` if it is one of that server's
- * names, unclassified, as a run treats a tool `*` exposes.
- */
-export function declaredHostTools(profile: Profile, wanted?: string): HostTool[] {
-  const refs = new OpaqueReferences();
-  const out: HostTool[] = [];
-  for (const entry of profile.hostTools) {
-    if (entry.kind === 'exec') {
-      out.push(execToolDefinition(entry, refs));
-      continue;
-    }
-    for (const t of entry.tools)
-      if (t.name !== '*') out.push(declaredMcpToolDefinition(entry, t.name, refs));
-    const prefix = `mcp__${entry.name}__`;
-    const rest = wanted?.startsWith(prefix) === true ? wanted.slice(prefix.length) : undefined;
-    if (
-      rest !== undefined &&
-      rest !== '' &&
-      entry.tools.some((t) => t.name === '*') &&
-      !out.some((t) => t.name === wanted)
-    )
-      out.push(declaredMcpToolDefinition(entry, rest, refs));
-  }
-  return out;
-}
-
-/** The tools a profile puts on the surface (with `wanted`, a `*` MCP tool of that name). */
-export function surfaceOf(profile: Profile, wanted?: string): ToolRegistry {
-  const host = declaredHostTools(profile, wanted);
-  return new ToolRegistry(
-    [...BUILTIN_TOOLS, ...host],
-    [...profile.tools, ...host.map((t) => t.name)],
-  );
 }
 
 export function policyFor(profile: Profile, facts: RunFacts): Policy {
@@ -98,6 +56,8 @@ export interface CallExplanation extends Explanation {
   readonly issues?: string;
   /** Said when the input could not be checked as a run checks it (an MCP tool's schema). */
   readonly schema?: string;
+  /** Which runs offer the tool: a model's (`agent`), an MCP client's (`mcp`); none: unknown. */
+  readonly offeredBy: readonly SurfaceFront[];
 }
 
 export function explainCall(
@@ -106,7 +66,8 @@ export function explainCall(
   toolName: string,
   args: unknown,
 ): CallExplanation {
-  const tool = surfaceOf(profile, toolName).get(toolName);
+  const known = knownTools(profile, facts, toolName);
+  const tool = known.registry.get(toolName);
   const checked: CheckedCall = checkAgainst(tool, toolName, args);
   const explanation = policyFor(profile, facts).explain(checked);
   const mcp = tool?.executor === 'host' && 'channel' in tool && tool.channel === 'mcp';
@@ -115,6 +76,7 @@ export function explainCall(
     tool: toolName,
     argsDigest: argsDigest(toolName, checked.kind === 'valid' ? checked.args : undefined),
     checked: checked.kind,
+    offeredBy: known.offeredBy(toolName),
     ...(checked.kind === 'invalid' ? { issues: checked.issues } : {}),
     ...(mcp
       ? {
@@ -127,7 +89,7 @@ export function explainCall(
 
 /** The effective rules of a profile, tier by tier, as `profiles show --resolved` prints them. */
 export function effectivePolicy(profile: Profile, facts: RunFacts): Record<string, unknown> {
-  const tools: ToolDefinition[] = surfaceOf(profile).all();
+  const tools: ToolDefinition[] = knownTools(profile, facts).registry.all();
   policyFor(profile, facts);
   return {
     evaluation:
@@ -210,6 +172,7 @@ export interface FlowExplanation {
  */
 export function explainFlow(
   profile: Profile,
+  facts: RunFacts,
   toolName: string,
   args: unknown,
   policyDecision: string,
@@ -220,7 +183,7 @@ export function explainFlow(
     describing: true,
   });
   if (plan.mode === 'disabled') return undefined;
-  const tool = surfaceOf(profile, toolName).get(toolName);
+  const tool = knownTools(profile, facts, toolName).registry.get(toolName);
   const checked = checkAgainst(tool, toolName, args);
   if (checked.kind !== 'valid') return undefined;
   const influence = options.influence ?? label({ integrity: [PROMPT_DIRECT] });

@@ -25,6 +25,8 @@ export interface ProfileFlags {
   readonly toolTimeout?: string | undefined;
   /** `--workspace-mode ro|rw|draft`, over the profile's `workspace.mode`. */
   readonly workspaceMode?: string | undefined;
+  /** `--host-obeyed ro|rw`, over the profile's `hostObeyed` (src/host-obeyed.ts). */
+  readonly hostObeyed?: string | undefined;
   /** `--image REF`, over the profile's `image` (any local image; cfh never pulls). */
   readonly image?: string | undefined;
   /** `--fail-on-blocked`: over the profile's `failOnBlocked` (agent runs). */
@@ -102,6 +104,11 @@ export function applyOverrides(
     workspace = { ...base.workspace, mode: options.workspaceMode as Profile['workspace']['mode'] };
     overrides['workspace-mode'] = options.workspaceMode;
   }
+  let hostObeyed: string = base.hostObeyed;
+  if (options.hostObeyed !== undefined) {
+    hostObeyed = options.hostObeyed;
+    overrides['host-obeyed'] = options.hostObeyed;
+  }
   let image = base.image;
   if (options.image !== undefined) {
     image = options.image;
@@ -117,6 +124,7 @@ export function applyOverrides(
     image,
     failOnBlocked,
     workspace,
+    hostObeyed,
     runtime,
     limits,
     network,
@@ -148,6 +156,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   runtime: '--runtime',
   'network.mode': '--network',
   'workspace.mode': '--workspace-mode',
+  hostObeyed: '--host-obeyed',
   toolLifetime: '--tool-lifetime',
   toolTimeoutSeconds: '--tool-timeout',
   ...Object.fromEntries(BUDGET_FLAGS.map((f) => [`budgets.${f.field}`, `--${f.flag}`])),
@@ -156,7 +165,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
 /** Override errors name the flag the user typed, not the profile field behind it. */
 function flagNames(message: string): string {
   return message.replace(
-    /(^|; )(limits\.\w+|budgets\.\w+|runtime|network\.mode|workspace\.mode|toolLifetime|toolTimeoutSeconds)(?=:)/g,
+    /(^|; )(limits\.\w+|budgets\.\w+|runtime|network\.mode|workspace\.mode|hostObeyed|toolLifetime|toolTimeoutSeconds)(?=:)/g,
     (_m, sep: string, field: string) => `${sep}${FLAG_OF_FIELD[field] ?? field}`,
   );
 }

@@ -53,6 +53,7 @@ const FLAG_OPTION: Readonly<Record<string, keyof SandboxRunOptions>> = {
   'tool-lifetime': 'toolLifetime',
   'tool-timeout': 'toolTimeout',
   'workspace-mode': 'workspaceMode',
+  'host-obeyed': 'hostObeyed',
   image: 'image',
   user: 'user',
 };
@@ -104,9 +105,11 @@ function replanned(
 ): { options: SandboxRunOptions; plan: RunPlan } {
   const recorded = grantsOf(state.snapshot.containerSpec.mounts);
   let first = plan(base);
-  // `--mount` flags are not profile overrides: they are the recorded mounts the profile lacks.
+  // `--mount` flags are not profile overrides: they are the recorded mounts the profile lacks
+  // (not cfh's own over host-obeyed paths, which planning makes again or does not: class 9).
+  const held = new Set(state.snapshot.hostObeyed?.readOnly ?? []);
   const missing = recorded.filter(
-    (m) => !grantsOf(first.spec.mounts).some((g) => g.target === m.target),
+    (m) => !held.has(m.target) && !grantsOf(first.spec.mounts).some((g) => g.target === m.target),
   );
   const options = { ...base, mounts: missing.map((m) => `${m.source}:${m.target}:${m.mode}`) };
   if (missing.length > 0) first = plan(options);

@@ -33,6 +33,7 @@ import {
   checkWorkspaceWrittenOnlyByMode,
 } from '../sandbox/mount-trust.js';
 import { planDraft, type DraftPlan } from '../sandbox/draft-root.js';
+import { holdHostObeyed, type HostObeyedPlan } from '../sandbox/host-obeyed-mounts.js';
 import { spelledWorkingDirectory } from '../sandbox/source-resolution.js';
 import { resolveArtifactRoot } from './artifact-root.js';
 import { applyOverrides, type ProfileFlags } from './profile-overrides.js';
@@ -144,6 +145,8 @@ export interface RunPlan {
   readonly commandEnv: Readonly<Record<string, CommandEnvRecord>>;
   /** Where labels come from and may go (cfc/label-map.ts); made for every run (AH-CFC-15). */
   readonly cfc: CfcPlan;
+  /** Class 9: the paths a host tool obeys, held read-only at the top of each rw mount. */
+  readonly hostObeyed: HostObeyedPlan;
 }
 
 export function planSandboxRun(
@@ -222,9 +225,13 @@ export function planSandboxRun(
     labels: options.labels,
     describing: options.describing,
   });
+  // A file the host executes or obeys later (`.git/hooks`, `.envrc`) is not the sandbox's
+  // to write: held read-only at the top of each rw mount (draft: the copy is the sandbox's,
+  // and an apply writes such a path only when named). Checked like every other source.
+  const hostObeyed = holdHostObeyed(mounts, profile.hostObeyed);
   // Draft: the host workspace is never mounted; the session checks the copy it mounts.
   const mounted = draftMode ? mounts.filter((m) => m.target !== WORKSPACE_TARGET) : mounts;
-  const swappable = checkSwappable(mounted, profile.runtime, host.uid);
+  const swappable = checkSwappable([...mounted, ...hostObeyed.mounts], profile.runtime, host.uid);
 
   const artifactRoot = resolveArtifactRoot(spelled(options.artifactRoot ?? env.artifactRoot), host);
   checkArtifactRoot(artifactRoot, mounts);
@@ -273,7 +280,7 @@ export function planSandboxRun(
     profile,
     imageRef: image.ref,
     user: sandboxUser.user,
-    mounts,
+    mounts: [...mounts, ...hostObeyed.mounts],
     command: options.command,
     containerName: `cfh-${runId}`,
     labels: ownerLabels(runId, owner, CFH_VERSION),
@@ -319,6 +326,7 @@ export function planSandboxRun(
     mountChecks: { swappable, engineSockets: sockets, specialFiles },
     commandEnv: recordCommandEnv(commandEnv, env.credentialSource),
     cfc,
+    hostObeyed,
   };
 }
 

@@ -17,7 +17,7 @@ import { openRunEgress } from './run-egress.js';
 import { assuranceOf, buildSnapshot, type Assurance } from './snapshot.js';
 import { cancelSignalOf, decideTerminal, type RunEnd, type Terminal } from './terminal.js';
 import { reapOrphans } from './reaper.js';
-import { sweepSetid } from '../sandbox/setid-sweep.js';
+import { sweepRwMounts, type HostObeyedReport } from './rw-sweep.js';
 import { closeDraft, prepareDraft } from './draft-session.js';
 import { DraftWatch } from './draft-watch.js';
 import type { DraftWorkspace, PatchSummary } from './draft-workspace.js';
@@ -78,6 +78,8 @@ export interface SessionOutcome<R> {
   readonly times: SessionTimes;
   /** Draft mode: the patch the run left (none: not a draft, or no patch was written). */
   readonly patch: PatchSummary | undefined;
+  /** Host-obeyed paths the run created or changed in its rw mounts (class 9). */
+  readonly hostObeyed: HostObeyedReport | undefined;
   /** What the run's containers used (report.json `resources`). */
   readonly resources: ResourcesRecord;
 }
@@ -229,8 +231,8 @@ export async function runSession<R>(
     const performed =
       prepared.failure === undefined
         ? await perform(session, work, workSignal)
-        : { ...prepared.failure, result: undefined, disposeMs: 0 };
-    const { result, disposeMs } = performed;
+        : { ...prepared.failure, result: undefined, disposeMs: 0, hostObeyed: undefined };
+    const { result, disposeMs, hostObeyed } = performed;
     // Every container of the run is removed: its cgroup's counters are final.
     const resources = await collectResources(deps.runtime, plan.runId, log);
     let { end, error } = performed;
@@ -271,6 +273,7 @@ export async function runSession<R>(
         image: { ref: plan.spec.image, id: facts.image.id },
         ...work.report(result, terminal, times),
         ...(patch === undefined ? {} : { draft: patch }),
+        ...(hostObeyed === undefined ? {} : { hostObeyed }),
         error: errorRecord(error),
         assurance,
         cfc: cfcTally.summary(cfcModeOfSnapshot(snapshot)),
@@ -287,6 +290,7 @@ export async function runSession<R>(
       assurance,
       times,
       patch: written,
+      hostObeyed,
       resources,
     };
   } finally {
@@ -294,12 +298,21 @@ export async function runSession<R>(
   }
 }
 
+interface Performed<R> {
+  readonly end: RunEnd;
+  readonly result: R | undefined;
+  readonly error: CfhError | undefined;
+  readonly disposeMs: number;
+  /** What the end walk of the rw mounts found (rw-sweep.ts); undefined: no host rw mount. */
+  readonly hostObeyed: HostObeyedReport | undefined;
+}
+
 /** Runs the work, then disposes what it opened; a disposal failure never masks the end. */
 async function perform<R>(
   session: RunSession,
   work: RunWork<R>,
   signal: AbortSignal,
-): Promise<{ end: RunEnd; result: R | undefined; error: CfhError | undefined; disposeMs: number }> {
+): Promise<Performed<R>> {
   let end: RunEnd;
   let result: R | undefined;
   let error: CfhError | undefined;
@@ -325,7 +338,7 @@ async function perform<R>(
   const tDispose = performance.now();
   const disposal = await disposeAll(session);
   // Every container is gone: what the run left in its rw mounts can be looked at.
-  await sweepRwMounts(session);
+  const hostObeyed = await sweepRwMounts(session.plan, session.dir, session.startedAt);
   const disposeMs = performance.now() - tDispose;
   if (disposal.length > 0) {
     for (const e of disposal) session.log.error({ err: e.message }, 'clean-up step failed');
@@ -336,33 +349,7 @@ async function perform<R>(
       if (error !== undefined) end = { kind: 'error', error, started: session.started };
     }
   }
-  return { end, result, error, disposeMs };
-}
-
-/**
- * No file the sandbox created or changed through an rw mount keeps S_ISUID/S_ISGID on the
- * host (AH-CONT-2): the filter refuses setting them; this strips what it cannot see (a
- * directory inheriting S_ISGID) and records each file, and the sweep's own extent.
- */
-async function sweepRwMounts(session: RunSession): Promise<void> {
-  const roots = session.plan.spec.mounts.filter((m) => m.mode === 'rw').map((m) => m.source);
-  if (roots.length === 0) return;
-  // Not cut short by the run's cancellation: the host must not keep what the run planted.
-  // The sweep bounds itself (entries, time) and says when it was not complete.
-  const result = await sweepSetid({
-    roots,
-    since: session.startedAt,
-    signal: new AbortController().signal,
-  });
-  for (const s of result.stripped) {
-    await session.dir.events.append('setid_stripped', { ...s }, true);
-  }
-  await session.dir.events.append('setid_sweep', {
-    roots,
-    stripped: result.stripped.length,
-    skipped: [...result.skipped],
-    ...result.stats,
-  });
+  return { end, result, error, disposeMs, hostObeyed };
 }
 
 /** Disposes the session's stack, returning every error (SuppressedError chains unrolled). */

@@ -7,8 +7,13 @@ import type { PatchSummary } from './draft-workspace.js';
 const MAX_LISTED_FILES = 1000;
 
 export interface PatchReport {
-  /** Changes `cfh runs apply` applies. */
+  /** Changes `cfh runs apply` applies (held-back ones not counted). */
   readonly changes: number;
+  /**
+   * Class 9: changes at paths a host tool obeys (src/host-obeyed.ts), which `cfh runs apply`
+   * writes only when each is named (`--host-obeyed PATH`); their paths, each once.
+   */
+  readonly heldBack: readonly string[];
   readonly added: number;
   readonly modified: number;
   readonly removed: number;
@@ -22,6 +27,7 @@ export interface PatchReport {
     readonly path: string;
     readonly kind: string;
     readonly applicable: boolean;
+    readonly heldBack?: true;
   }[];
   /** Paths left out of `files` past its bound. */
   readonly filesOmitted: number;
@@ -30,8 +36,12 @@ export interface PatchReport {
 export function patchReport(patch: PatchSummary | undefined): PatchReport | null {
   if (patch === undefined) return null;
   const { summary } = patch;
+  const heldBack = new Set(patch.heldBack);
+  const held = (f: { path: string; applicable: boolean }): boolean =>
+    f.applicable && heldBack.has(f.path);
   return {
-    changes: patch.files.filter((f) => f.applicable).length,
+    changes: patch.files.filter((f) => f.applicable && !held(f)).length,
+    heldBack: patch.heldBack,
     added: summary.added,
     modified: summary.modified,
     removed: summary.removed,
@@ -39,7 +49,9 @@ export function patchReport(patch: PatchSummary | undefined): PatchReport | null
     notApplied: summary.notApplied,
     file: patch.file,
     diff: patch.diff,
-    files: patch.files.slice(0, MAX_LISTED_FILES),
+    files: patch.files
+      .slice(0, MAX_LISTED_FILES)
+      .map((f) => (held(f) ? { ...f, heldBack: true as const } : f)),
     filesOmitted: Math.max(0, patch.files.length - MAX_LISTED_FILES),
   };
 }

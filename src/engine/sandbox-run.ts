@@ -21,6 +21,7 @@ import {
   type SessionTimes,
 } from './run-session.js';
 import { patchReport, type PatchReport } from './run-summary.js';
+import type { HostObeyedReport } from './rw-sweep.js';
 import { cancelSignalOf, type RunEnd, type TerminalStatus } from './terminal.js';
 
 export type { RunDeps } from './run-session.js';
@@ -72,6 +73,8 @@ export interface RunOutcome {
   readonly error: ErrorRecord | null;
   /** Draft mode: the patch waiting for `cfh runs apply`; null otherwise. */
   readonly patch: PatchReport | null;
+  /** Host-obeyed paths the run created or changed in its host rw mounts (class 9). */
+  readonly hostObeyed: HostObeyedReport | undefined;
 }
 
 /** What the command's container did, for the report. */
@@ -140,6 +143,7 @@ export async function executeSandboxRun(
     resources: outcome.resources,
     error: errorRecord(outcome.error),
     patch: patchReport(outcome.patch),
+    hostObeyed: outcome.hostObeyed,
   };
 }
 

@@ -187,6 +187,13 @@ export function buildSnapshot(
       // later apply can tell what changed on the host since (governance extension).
       ...(draft === undefined ? {} : { draft }),
     },
+    // Class 9: which host-obeyed paths the containers got read-only (src/host-obeyed.ts);
+    // each is in containerSpec.mounts too, with its identity.
+    hostObeyed: {
+      mode: plan.hostObeyed.mode,
+      readOnly: plan.hostObeyed.mounts.map((m) => m.target),
+      guarded: plan.hostObeyed.guarded,
+    },
     workingDir: plan.spec.workingDir,
     command: plan.spec.command,
     // `-i`/`-t`: whether the command read cfh's stdin, and on a pseudo-terminal.

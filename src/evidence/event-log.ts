@@ -23,15 +23,19 @@ export interface Redactor {
   bytes(input: Buffer): Buffer;
 }
 
-/** Every value of a record redacted (its keys too), still a record. */
+/**
+ * A record redacted as the JSON it is written as (keys, strings and numbers, and what two
+ * of them spell together), still a record.
+ */
 export function redactRecord(
   redactor: Redactor | undefined,
   data: Readonly<Record<string, unknown>>,
 ): Readonly<Record<string, unknown>> {
   if (redactor === undefined) return data;
-  return Object.fromEntries(
-    Object.entries(data).map(([k, v]) => [String(redactor.value(k)), redactor.value(v)]),
-  );
+  const out = redactor.value(data);
+  return typeof out === 'object' && out !== null && !Array.isArray(out)
+    ? Object.fromEntries(Object.entries(out))
+    : {};
 }
 
 export interface EventRecord {
@@ -54,9 +58,15 @@ export function hashEvent(event: Omit<EventRecord, 'hash'>): string {
  * Sees each record exactly as appended: the line's bytes (its line feed included) once the
  * write returned, and after the fsync for a durable event (`durable`: this record, and so
  * every one before it, is on disk); called in seq order, from the append chain, so a
- * listener sees every record once and never one the file lacks.
+ * listener sees every record once and never one the file lacks. `sync` makes every record
+ * so far durable through the log's own descriptor (EventLog.sync).
  */
-export type EventListener = (line: string, record: EventRecord, durable?: boolean) => void;
+export type EventListener = (
+  line: string,
+  record: EventRecord,
+  durable?: boolean,
+  sync?: () => Promise<void>,
+) => void;
 
 export class EventLog implements AsyncDisposable {
   readonly #handle: FileHandle;
@@ -149,10 +159,25 @@ export class EventLog implements AsyncDisposable {
     return next;
   }
 
+  /**
+   * Every record appended so far on disk, through the descriptor the log already holds. A
+   * listener that must not pass a record on before it is durable (a session's feed) syncs
+   * with this, never with a descriptor of its own opened later: by then the process may act
+   * under another identity (a draft copied as its owner) and be refused the run directory.
+   * A closed log was synced as it closed.
+   */
+  readonly sync = (): Promise<void> => {
+    const next = this.#tail.then(async () => {
+      if (!this.#closed) await this.#handle.datasync();
+    });
+    this.#tail = next.catch(() => undefined);
+    return next;
+  };
+
   #notify(line: string, record: EventRecord, durable: boolean): void {
     for (const listener of this.#listeners) {
       try {
-        listener(line, record, durable);
+        listener(line, record, durable, this.sync);
       } catch {
         this.#listeners.delete(listener);
       }

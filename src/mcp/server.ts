@@ -21,6 +21,7 @@ import {
   type AgentRunDeps,
 } from '../engine/agent-run.js';
 import type { RunPlan } from '../engine/run-plan.js';
+import { draftPart } from '../engine/tool-surface.js';
 import type { Logger } from '../log.js';
 import { CFH_VERSION } from '../version.js';
 import { mcpClientGateway } from './client-gateway.js';
@@ -53,10 +54,7 @@ export async function serveMcp(
   signal: AbortSignal,
 ): Promise<AgentOutcome | undefined> {
   const plan = request.plan;
-  const registry = mcpRegistry(
-    plan.profile.tools,
-    plan.workspaceMode === 'draft' ? { cfc: plan.cfc } : undefined,
-  );
+  const registry = mcpRegistry(plan.profile.tools, draftPart(plan.workspaceMode, plan.cfc));
   const calls = new McpCalls(registry);
   // The SDK's low-level server: the tools' JSON schemas come from the built-ins' own
   // contracts (tool-surface.ts), and every call is checked by the mediator, not by the SDK.
@@ -126,8 +124,6 @@ export async function serveMcp(
         slots: { prompt: '' },
         mode: 'run',
         approvals: request.approvals,
-        // runs_diff/runs_apply of a draft session: decided like the built-ins, recorded too.
-        surface: registry.all(),
         modelSide: {
           kind: 'mcp-client',
           transport: 'stdio',

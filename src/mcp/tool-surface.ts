@@ -3,11 +3,8 @@
 // tools the profile allows are listed; the schema is derived from the tool's own zod schema,
 // so the client is held to the same input contract as an agent (the mediator checks it again).
 import { z } from 'zod';
-import { joinAll, label } from '../cfc/label.js';
-import { workloadReadable, type CfcPlan } from '../cfc/label-map.js';
-import { BUILTIN_TOOLS } from '../tools/builtins.js';
-import { ToolRegistry, type ToolDefinition } from '../tools/contract.js';
-import { draftTools } from '../tools/draft-tools.js';
+import { toolSurface } from '../engine/tool-surface.js';
+import type { ToolRegistry, ToolDefinition } from '../tools/contract.js';
 import type { Observation } from '../tools/observation.js';
 
 /** A built-in listed under another name, with its input fields renamed for MCP. */
@@ -36,33 +33,15 @@ export function mcpNameOf(builtin: string): string {
 }
 
 /**
- * The registry of what MCP lists: the profile's built-ins, no host tool, and for a draft
- * session `runs_diff` and `runs_apply` (docs/operators.md).
+ * The registry of what MCP lists: the MCP front of a run's surface (engine/tool-surface.ts),
+ * the profile's built-ins, no host tool and no `delegate`, and for a draft session
+ * `runs_diff` and `runs_apply` (draftPart; docs/operators.md).
  */
 export function mcpRegistry(
   profileTools: readonly string[],
-  draft: { readonly cfc: CfcPlan } | undefined,
+  draft: readonly ToolDefinition[],
 ): ToolRegistry {
-  const builtins = new Set(BUILTIN_TOOLS.map((t) => t.name));
-  const own = draft === undefined ? [] : draftTools(draftLabels(draft.cfc));
-  return new ToolRegistry<ToolDefinition>(
-    [...BUILTIN_TOOLS, ...own],
-    [...profileTools.filter((t) => builtins.has(t)), ...own.map((t) => t.name)],
-  );
-}
-
-/**
- * AH-CFC-1/2: the copy holds what the workload could read and write into it (every source
- * exec's container reads, joined; opaque under enforcement when one is unlabelled), and the
- * host workspace takes what the workspace mount's clearance allows.
- */
-function draftLabels(plan: CfcPlan): Parameters<typeof draftTools>[0] {
-  const readable = workloadReadable(plan);
-  const workspace = plan.mounts[0];
-  return {
-    draft: readable.unlabelled.length > 0 ? undefined : joinAll(label(), readable.labels),
-    clearance: workspace?.clearance ?? [],
-  };
+  return toolSurface(profileTools, 'mcp', { delegate: undefined, host: [], draft });
 }
 
 export function listTools(registry: ToolRegistry): McpToolListing[] {

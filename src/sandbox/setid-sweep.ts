@@ -43,6 +43,13 @@ export interface SetidSweepOptions {
   readonly maxEntries?: number;
   /** Stop after this many milliseconds (complete: false); default 10 000. */
   readonly maxMs?: number;
+  /**
+   * Sees each entry the walk reaches (the root as given, the entry's relative path, what
+   * lstat said), before its bits are looked at: the one walk of the rw mounts serves other
+   * end-of-run checks too (host-obeyed-watch.ts). `skip` leaves the entry alone and keeps
+   * the walk out of it (a subtree the sandbox had read-only).
+   */
+  readonly visit?: (root: string, path: string, st: BigIntStats) => 'skip' | undefined;
 }
 
 export interface SetidStripped {
@@ -153,6 +160,7 @@ class Sweep {
       for (const { name, st } of batch) {
         if (st === undefined) continue; // gone since the listing
         const child = rel === '' ? name : `${rel}/${name}`;
+        if (this.options.visit?.(root, child, st) === 'skip') continue;
         const isDir = st.isDirectory();
         if ((isDir || st.isFile()) && (st.mode & SETID) !== 0n) {
           if (changedAt(st) < this.sinceNs) this.setidBeforeRun += 1;

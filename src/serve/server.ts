@@ -1,9 +1,11 @@
 // The methods of `cfh serve --stdio` over the session core (src/session): one session open at
-// a time per process. `session/open` and `session/restore` plan the run as this process
-// would (the flags it was started with, then the params); a restore must match what the
-// session recorded (AH-INT-4). `turn/start` answers with the turn id at once; the turn's end
-// is the `turn/completed` notification, after every event of the turn was sent. End of input
-// or a signal closes the session: the run ends and everything it started is removed.
+// a time per process, held in its slot (session-slot.ts), claimed before an open awaits
+// anything. `session/open` and `session/restore` plan the run as this process would (the
+// flags it was started with, then the params); a restore must match what the session
+// recorded (AH-INT-4). `turn/start` answers with the turn id at once; the turn's end is the
+// `turn/completed` notification, after every event of the turn was sent. End of input or a
+// signal closes the session, or cancels the one opening: the run ends and everything it
+// started is removed.
 import path from 'node:path';
 import type { AgentOutcome, AgentRunDeps, ApprovalSetup } from '../engine/agent-run.js';
 import type { RunPlan } from '../engine/run-plan.js';
@@ -12,7 +14,7 @@ import type { ApprovalSource } from '../mediator/approvals.js';
 import { checkAuthority, type SessionAuthority } from '../session/authority.js';
 import { replayEvents } from '../session/event-feed.js';
 import { loadRestorable, runsOf } from '../session/restore.js';
-import { Session, type CloseReason } from '../session/session.js';
+import { Session } from '../session/session.js';
 import { SessionError } from '../session/session-error.js';
 import {
   METHOD_PARAMS,
@@ -26,6 +28,7 @@ import {
 } from './protocol.js';
 import type { LinePeer } from './rpc.js';
 import { RpcError, issuesText } from './rpc.js';
+import { SessionSlot } from './session-slot.js';
 import { StdioApprovals } from './stdio-approvals.js';
 
 /** A session planned as this process would open it. */
@@ -53,7 +56,7 @@ type Handler<M extends Method> = (
 export class SessionServer {
   readonly #peer: LinePeer;
   readonly #host: ServeHost;
-  #session: Session | undefined;
+  readonly #slot = new SessionSlot();
   /** Sessions closed in this process: their run directories, for replay. */
   readonly #closed = new Map<string, { runDir: string; artifactRoot: string }>();
   #artifactRoot: string | undefined;
@@ -63,10 +66,10 @@ export class SessionServer {
     this.#host = host;
   }
 
-  /** Serves until end of input or `signal`; then closes the open session. */
+  /** Serves until end of input or `signal`; then closes the session opened, or opening. */
   async run(signal: AbortSignal): Promise<void> {
     const onSignal = (): void => {
-      void this.#closeOpen('signal');
+      void this.#slot.stop('signal', signal.reason);
     };
     signal.addEventListener('abort', onSignal, { once: true });
     const stopped = new Promise<void>((resolve) => {
@@ -88,12 +91,7 @@ export class SessionServer {
     } finally {
       signal.removeEventListener('abort', onSignal);
     }
-    await this.#closeOpen(signal.aborted ? 'signal' : 'eof');
-  }
-
-  async #closeOpen(reason: CloseReason): Promise<void> {
-    const session = this.#session;
-    if (session !== undefined) await session.close(reason).catch(() => undefined);
+    await this.#slot.stop(signal.aborted ? 'signal' : 'eof', signal.reason);
   }
 
   #handle(method: string, raw: unknown, id: RequestId | undefined): Promise<unknown> {
@@ -169,8 +167,8 @@ export class SessionServer {
   };
 
   #current(sessionId: string): Session {
-    const session = this.#session;
-    if (session?.id === sessionId) return session;
+    const session = this.#slot.find(sessionId);
+    if (session !== undefined) return session;
     if (this.#closed.has(sessionId))
       throw new SessionError(
         'session_closed',
@@ -189,16 +187,9 @@ export class SessionServer {
   }
 
   async #open(params: OpenParams, restoreId: string | undefined): Promise<unknown> {
-    if (this.#session !== undefined)
-      throw new SessionError(
-        'session_open',
-        `session ${this.#session.id} is open in this process`,
-        {
-          sessionId: this.#session.id,
-        },
-        'close it first (session/close)',
-      );
-    let sessionId = '';
+    // Before the first await: a second open meanwhile is refused, never interleaved.
+    using claim = this.#slot.claim(restoreId);
+    let sessionId = restoreId ?? '';
     const caller = new StdioApprovals(this.#peer, this.#host.user, () => sessionId);
     const prepared = await this.#host.prepare(params, caller);
     const restored =
@@ -206,22 +197,24 @@ export class SessionServer {
         ? undefined
         : await loadRestorable(prepared.plan.artifactRoot, restoreId);
     sessionId = restored?.sessionId ?? prepared.plan.runId;
+    claim.name(sessionId);
     if (restored !== undefined)
       checkAuthority(restored.sessionId, restored.authority, prepared.authority);
-    // Claimed before the run opens: a second open meanwhile is refused, never interleaved.
-    const session = await Session.open({
-      ...prepared,
-      surface: 'stdio',
-      restored,
-      send: (record) => {
-        this.#peer.notify('event', { sessionId, runId: record.runId, record });
-      },
-    });
-    this.#session = session;
+    const session = await this.#opened(claim.signal, () =>
+      Session.open({
+        ...prepared,
+        surface: 'stdio',
+        restored,
+        signal: claim.signal,
+        send: (record) => {
+          this.#peer.notify('event', { sessionId, runId: record.runId, record });
+        },
+      }),
+    );
+    claim.fill(session);
     this.#artifactRoot = prepared.plan.artifactRoot;
     void session.ended.then(
       (outcome) => {
-        this.#session = undefined;
         this.#closed.set(session.id, {
           runDir: session.runDir,
           artifactRoot: prepared.plan.artifactRoot,
@@ -240,8 +233,26 @@ export class SessionServer {
     };
   }
 
+  /** The open, unless the process stopped meanwhile: then refused, its run ended cancelled. */
+  async #opened(cancel: AbortSignal, open: () => Promise<Session>): Promise<Session> {
+    const stopping = (details: Record<string, unknown>): SessionError =>
+      new SessionError(
+        'serve_stopping',
+        'cfh serve is stopping (signal): the session was not opened',
+        details,
+        'start another cfh serve',
+      );
+    try {
+      cancel.throwIfAborted();
+      return await open();
+    } catch (error) {
+      if (!cancel.aborted) throw error;
+      throw stopping(error instanceof SessionError ? error.details : {});
+    }
+  }
+
   async #replay(params: ParamsOf<'events/replay'>): Promise<unknown> {
-    const open = this.#session?.id === params.sessionId ? this.#session : undefined;
+    const open = this.#slot.find(params.sessionId);
     const closed = this.#closed.get(params.sessionId);
     const root = closed?.artifactRoot ?? this.#artifactRoot;
     if (open === undefined && closed === undefined) this.#current(params.sessionId);

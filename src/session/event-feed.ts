@@ -1,8 +1,9 @@
 // A session's events as its caller sees them: each record sent only once it is durable in
-// events.jsonl (a batch fsynced, or covered by the log's own fsync of a later durable
-// record, then sent in seq order), and replayed from any cursor by
-// reading the file back, never from memory (AH-INT-3). The cursor is the log's own `seq`.
-import { open, readFile, type FileHandle } from 'node:fs/promises';
+// events.jsonl (a batch fsynced through the log's own descriptor, or covered by the log's
+// own fsync of a later durable record, then sent in seq order), and replayed from any
+// cursor by reading the file back, never from memory (AH-INT-3). The cursor is the log's
+// own `seq`.
+import { readFile } from 'node:fs/promises';
 import { ArtifactError, errorMessage } from '../errors.js';
 import { verifyEventChain, type EventRecord } from '../evidence/event-log.js';
 
@@ -18,10 +19,10 @@ export const REPLAY_PAGE = 500;
 export const GROUP_COMMIT_MS = 5;
 
 export class DurableFeed {
-  readonly #file: string;
   readonly #send: (record: EventRecord) => void;
   readonly #pending: EventRecord[] = [];
-  #handle: FileHandle | undefined;
+  /** The log's own sync (EventLog.sync): the feed never opens the file itself. */
+  #sync: (() => Promise<void>) | undefined;
   #flushing: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   /** A flush was asked for while one ran. */
@@ -33,8 +34,7 @@ export class DurableFeed {
   /** fdatasync calls the feed made itself (the log's own are not counted). */
   syncs = 0;
 
-  constructor(file: string, send: (record: EventRecord) => void) {
-    this.#file = file;
+  constructor(send: (record: EventRecord) => void) {
     this.#send = send;
   }
 
@@ -44,7 +44,13 @@ export class DurableFeed {
   }
 
   /** For EventLog.subscribe / RunDeps.events: called in seq order as records are written. */
-  readonly listener = (_line: string, record: EventRecord, durable = false): void => {
+  readonly listener = (
+    _line: string,
+    record: EventRecord,
+    durable = false,
+    sync?: () => Promise<void>,
+  ): void => {
+    this.#sync ??= sync;
     this.#pending.push(record);
     if (durable) {
       // On disk, and so is every record before it: sent now, no sync of the feed's own.
@@ -87,10 +93,9 @@ export class DurableFeed {
       const last = batch.at(-1)?.seq ?? 0;
       if (last > this.#syncedSeq) {
         try {
-          // fdatasync of any descriptor of the file flushes the file's data: what is sent
-          // survives a crash of cfh or of the machine.
-          this.#handle ??= await open(this.#file, 'r');
-          await this.#handle.datasync();
+          // What is sent survives a crash of cfh or of the machine.
+          if (this.#sync === undefined) throw new Error('the log gave no way to sync it');
+          await this.#sync();
           this.syncs += 1;
           this.#syncedSeq = Math.max(this.#syncedSeq, last);
         } catch (error) {
@@ -119,8 +124,6 @@ export class DurableFeed {
     await this.settle();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    await this.#handle?.close();
-    this.#handle = undefined;
   }
 }
 

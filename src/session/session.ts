@@ -80,6 +80,11 @@ export interface SessionOptions {
   readonly restored?: Restorable | undefined;
   /** Each event record, once durable, in seq order. */
   readonly send: (record: EventRecord) => void;
+  /**
+   * Cancels the opening: aborted before the surface is open, the run ends cancelled (its
+   * reason, a CancelRequest, says which signal) and `open` fails. Once open, close() ends it.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 type Next = { kind: 'turn'; input: TurnInput; turnId: string } | { kind: 'close'; reason: string };
@@ -119,7 +124,7 @@ export class Session {
     this.restoredFrom = o.restored?.fromRunId ?? null;
     this.runDir = path.join(o.plan.artifactRoot, o.plan.runId);
     this.#turns = o.restored?.turns ?? 0;
-    this.#feed = new DurableFeed(path.join(this.runDir, RUN_FILES.events), o.send);
+    this.#feed = new DurableFeed(o.send);
   }
 
   /** Opens the run and waits until its surface is open (containers, mediator, evidence). */
@@ -158,10 +163,20 @@ export class Session {
       session.#running?.done.reject(session.#closedError());
     });
     session.#outcome = outcome;
-    const opened = await Promise.race([
-      session.#opened.promise.then(() => true),
-      outcome.then(() => false),
-    ]);
+    const cancel = (): void => {
+      session.#hard.abort(o.signal?.reason);
+    };
+    if (o.signal?.aborted === true) cancel();
+    else o.signal?.addEventListener('abort', cancel, { once: true });
+    let opened: boolean;
+    try {
+      opened = await Promise.race([
+        session.#opened.promise.then(() => true),
+        outcome.then(() => false),
+      ]);
+    } finally {
+      o.signal?.removeEventListener('abort', cancel);
+    }
     if (!opened) {
       const ended = await outcome;
       await session.#feed.close();

@@ -343,11 +343,9 @@ class DockerStartedContainer implements StartedContainer {
 
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
     // A gated container's own env is the image's (the gate hands the spec's env to the
-    // workload only), so every exec carries the spec's env itself.
-    return execIn(this.#container, this.name, argv, {
-      ...options,
-      ...(this.#spec.mountCheck === 'gate' ? { env: this.#spec.env } : {}),
-    });
+    // workload only), so an exec that names no env of its own carries the spec's.
+    const env = options.env ?? (this.#spec.mountCheck === 'gate' ? this.#spec.env : undefined);
+    return execIn(this.#container, this.name, argv, { ...options, env });
   }
 
   async resize(size: TerminalSize, signal?: AbortSignal): Promise<void> {

@@ -1,7 +1,9 @@
 // `docker exec` of an argv in a running container: output bounded per stream (what exceeds
-// the bound is counted, not kept), stdin optional, abortable.
+// the bound is counted, not kept), stdin optional, abortable: at once, or by a word on its
+// stdin that the process answers by ending (ExecOptions.stopWord).
 import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
+import { onAbort } from '../abort.js';
 import { engineError } from './docker-errors.js';
 import { Demultiplexer } from './demux.js';
 import type { ExecOptions, ExecResult } from './runtime.js';
@@ -19,11 +21,13 @@ export async function execIn(
   options: ExecIn,
 ): Promise<ExecResult> {
   options.signal?.throwIfAborted();
+  const hold = options.stopWord;
+  const withStdin = options.stdin !== undefined || hold !== undefined;
   try {
     const exec = await container.exec({
       Cmd: [...argv],
       WorkingDir: options.workingDir,
-      AttachStdin: options.stdin !== undefined,
+      AttachStdin: withStdin,
       AttachStdout: true,
       AttachStderr: true,
       ...(options.user === undefined ? {} : { User: options.user }),
@@ -33,9 +37,10 @@ export async function execIn(
     });
     const stream = (await exec.start({
       hijack: true,
-      stdin: options.stdin !== undefined,
+      stdin: withStdin,
     })) as NodeJS.ReadWriteStream & {
       destroy(): void;
+      readonly destroyed: boolean;
     };
     const out = boundedCollector(options.maxOutputBytes);
     const err = boundedCollector(options.maxOutputBytes);
@@ -45,20 +50,38 @@ export async function execIn(
       stream.on('close', resolve);
       stream.on('error', reject);
     });
-    const onAbort = (): void => {
-      stream.destroy();
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      if (options.stdin !== undefined) {
-        stream.write(options.stdin);
-        stream.end();
+    // `let go`: the stream was closed; what the process does next is no longer heard.
+    const abort = { heard: false, letGo: false };
+    let grace: NodeJS.Timeout | undefined;
+    let listening: Disposable | undefined;
+    const stop = (): void => {
+      if (abort.heard) return;
+      abort.heard = true;
+      if (hold === undefined || stream.destroyed) {
+        abort.letGo = true;
+        stream.destroy();
+        return;
       }
+      stream.write(hold.word);
+      grace = setTimeout(() => {
+        abort.letGo = true;
+        stream.destroy();
+      }, hold.graceMs);
+    };
+    try {
+      if (options.stdin !== undefined) stream.write(options.stdin);
+      // Held open, the stdin is cfh's channel until the process ends; otherwise its end
+      // is the process's end of file.
+      if (hold === undefined && options.stdin !== undefined) stream.end();
+      // onAbort hears an abort that came while the exec was being made, too.
+      listening = onAbort(options.signal, stop);
       await ended;
     } finally {
-      options.signal?.removeEventListener('abort', onAbort);
+      listening?.[Symbol.dispose]();
+      clearTimeout(grace);
+      stream.destroy();
     }
-    options.signal?.throwIfAborted();
+    if (abort.letGo) throw options.signal?.reason;
     const info = (await exec.inspect()) as { ExitCode: number | null };
     return {
       exitCode: info.ExitCode ?? -1,

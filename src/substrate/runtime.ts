@@ -129,6 +129,18 @@ export interface ExecOptions {
   readonly stdin?: Buffer | undefined;
   readonly maxOutputBytes: number;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The exec's own environment, in place of what the container would add to it (a gated
+   * container's spec env): it is laid over the container's.
+   */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Keeps the exec's stdin open after `stdin`, as cfh's channel to the process: when
+   * `signal` aborts, `word` is written to it and the exec is waited for up to `graceMs`
+   * more, so the process can end what it started and say so (tools/call-supervisor.ts).
+   * Without it an abort lets go of the exec at once.
+   */
+  readonly stopWord?: { readonly word: Buffer; readonly graceMs: number } | undefined;
 }
 
 export interface ExecResult {

@@ -1,8 +1,9 @@
 // The containers a run's tools execute in. Two kinds, both derived from the run's
 // ContainerSpec, so the image, mounts and modes, user, seccomp filter, limits and owner
 // labels are the sandbox's own, and paths are resolved by the kernel inside, never on the
-// host. Each idles under its init process; each tool call is an exec, bounded by
-// /usr/bin/timeout inside the container.
+// host. Each idles under its init process; each tool call is an exec of the call supervisor
+// (call-supervisor.ts), which runs the command in a session the call cannot leave, ends it
+// at its deadline, and kills that whole session when cfh stops the call (AH-LIFE-3).
 //
 //   workload  (cfh-tools-<run>)  where `exec` runs the model's programs: the profile's env,
 //             the run's network posture, working directory /workspace.
@@ -13,9 +14,19 @@
 //             its network is always none, and every helper starts in / from an absolute path
 //             on the image's read-only root, which no mount may cover (AH-CONT-1/2).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EngineError } from '../errors.js';
+import { ContainmentError, EngineError } from '../errors.js';
 import type { ContainerSpec } from '../substrate/container-spec.js';
 import type { ContainerRuntime, ExecResult, StartedContainer } from '../substrate/runtime.js';
+import {
+  STOP_BOUND_MS,
+  STOP_WORD,
+  printed,
+  readReport,
+  reportBytes,
+  supervisedExec,
+  type CallStop,
+  type SupervisorReport,
+} from './call-supervisor.js';
 
 export type ToolContainerKind = 'workload' | 'file-tool';
 
@@ -23,18 +34,37 @@ export interface ToolExecution extends ExecResult {
   readonly timedOut: boolean;
   readonly durationMs: number;
   readonly containerId: string;
+  /** The call ran out of time and was stopped: how (none when it ended on its own). */
+  readonly stop?: CallStop | undefined;
+}
+
+export interface ToolCallOptions {
+  stdin?: Buffer | undefined;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal?: AbortSignal | undefined;
+  /**
+   * Told how the call was stopped (its deadline, `signal`, its supervisor lost), once
+   * nothing of it runs any more and before the call returns or throws: the evidence has the
+   * stop before the call's outcome is reported (AH-LIFE-3, AH-INT-5).
+   */
+  onStop?: ((stop: CallStop) => Promise<void>) | undefined;
 }
 
 /** Binaries a tool container runs on its own account, by absolute path on the image root. */
-export const TIMEOUT_BINARY = '/usr/bin/timeout';
 const SLEEP_BINARY = '/usr/bin/sleep';
 
 /**
- * How long past its own bound a call may go before cfh stops waiting for it. The bound is
- * enforced inside the container by timeout, which in the workload runs with the profile's
- * env (a LD_PRELOAD there could disarm it); this backstop holds whatever runs inside.
+ * How long past its deadline and its stop a call may go before cfh says the stop word
+ * itself. The supervisor ends the call at its deadline; this holds whatever runs inside.
  */
 const BACKSTOP_GRACE_MS = 5_000;
+
+/** How long past its own stop bound cfh waits for the supervisor's report after the word. */
+const STOP_GRACE_MS = 3_000;
+
+/** How long cfh waits for a container it killed to stop. */
+const KILL_WAIT_MS = 10_000;
 
 /**
  * The file-tool container's whole environment. Nothing here names a place the sandbox can
@@ -68,8 +98,11 @@ export function toolContainerName(
  */
 export function withoutMounts(spec: ContainerSpec, targets: readonly string[]): ContainerSpec {
   if (targets.length === 0) return spec;
-  const drop = new Set(targets);
-  return { ...spec, mounts: spec.mounts.filter((m) => !drop.has(m.target)) };
+  // With each mount nested in one withheld (cfh's read-only mounts over host-obeyed paths:
+  // sandbox/host-obeyed-mounts.ts): left alone, the engine would make its mount point.
+  const under = (target: string): boolean =>
+    targets.some((t) => target === t || target.startsWith(`${t}/`));
+  return { ...spec, mounts: spec.mounts.filter((m) => !under(m.target)) };
 }
 
 /** The container of `kind`, derived from the run's spec; only what the kind needs differs. */
@@ -102,11 +135,20 @@ export class ToolContainer implements AsyncDisposable {
   readonly #container: StartedContainer;
   /** Where every exec starts: the run's working directory, /workspace, for both kinds. */
   readonly #workingDir: string;
+  /** Every call's env: the kind's spec env (the profile's for the workload, cfh's for files). */
+  readonly #env: Readonly<Record<string, string>>;
+  /** Set once cfh killed the container to stop a call: no call runs in it after that. */
+  #lost: EngineError | undefined;
 
-  private constructor(kind: ToolContainerKind, container: StartedContainer, workingDir: string) {
+  private constructor(
+    kind: ToolContainerKind,
+    container: StartedContainer,
+    own: Pick<ContainerSpec, 'workingDir' | 'env'>,
+  ) {
     this.kind = kind;
     this.#container = container;
-    this.#workingDir = workingDir;
+    this.#workingDir = own.workingDir;
+    this.#env = own.env;
   }
 
   get id(): string {
@@ -128,81 +170,147 @@ export class ToolContainer implements AsyncDisposable {
     const own = toolContainerSpec(spec, kind, suffix);
     const created = await runtime.createContainer(own, signal);
     try {
-      return new ToolContainer(kind, await created.start(signal), own.workingDir);
+      return new ToolContainer(kind, await created.start(signal), own);
     } catch (error) {
       await created.remove();
       throw error;
     }
   }
 
-  async run(
-    argv: readonly string[],
-    options: {
-      stdin?: Buffer | undefined;
-      timeoutMs: number;
-      maxOutputBytes: number;
-      signal?: AbortSignal | undefined;
-    },
-  ): Promise<ToolExecution> {
+  /**
+   * Runs one call under its supervisor. It ends on its own, or is stopped: at its deadline
+   * by the supervisor, on `signal` by the word cfh says; either way its whole session is
+   * killed and `onStop` told before this returns (a timeout) or throws (the signal's
+   * reason). A supervisor that does not answer has its container killed instead.
+   */
+  async run(argv: readonly string[], options: ToolCallOptions): Promise<ToolExecution> {
+    if (this.#lost !== undefined) throw this.#lost;
     const started = performance.now();
-    const seconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
-    const backstop = AbortSignal.timeout(seconds * 1000 + BACKSTOP_GRACE_MS);
-    let result: ExecResult;
+    const exec = supervisedExec({ ...options, argv, env: this.#env });
+    const backstop = AbortSignal.timeout(options.timeoutMs + STOP_BOUND_MS + BACKSTOP_GRACE_MS);
+    const stopping =
+      options.signal === undefined ? backstop : AbortSignal.any([options.signal, backstop]);
+    const stoppedAt = whenAborted(stopping);
+    let report: SupervisorReport | undefined;
+    /** What the supervisor itself said on stderr (a Python traceback, when it failed). */
+    let said = '';
     try {
-      result = await this.#container.exec(
-        [TIMEOUT_BINARY, '-s', 'KILL', String(seconds), ...argv],
-        {
-          workingDir: this.#workingDir,
-          stdin: options.stdin,
-          maxOutputBytes: options.maxOutputBytes,
-          signal:
-            options.signal === undefined ? backstop : AbortSignal.any([options.signal, backstop]),
-        },
-      );
+      const result = await this.#container.exec(exec.argv, {
+        workingDir: this.#workingDir,
+        env: exec.env,
+        stdin: exec.stdin,
+        maxOutputBytes: reportBytes(options.maxOutputBytes),
+        signal: stopping,
+        stopWord: { word: STOP_WORD, graceMs: STOP_BOUND_MS + STOP_GRACE_MS },
+      });
+      report = readReport(result.exitCode, result.stdout, result.stdoutTruncated);
+      said = result.stderr.toString('utf8').slice(-500).trim();
     } catch (error) {
-      if (options.signal?.aborted === true || !backstop.aborted) throw error;
-      // The call outlived its bound: cfh stops waiting (what it printed is not kept).
-      return {
-        exitCode: 137,
-        stdout: Buffer.alloc(0),
-        stderr: Buffer.alloc(0),
-        stdoutTruncated: false,
-        stderrTruncated: false,
-        timedOut: true,
-        durationMs: Math.round(performance.now() - started),
-        containerId: this.#container.id,
-      };
+      // Before the word an engine failure is the engine's; after it the supervisor did not
+      // answer in time.
+      if (!stopping.aborted) throw error;
     }
-    const elapsedMs = performance.now() - started;
-    // SIGKILL (137) is `timeout -s KILL` only when the time was up; otherwise something
-    // killed the command: the memory limit (model-correctable), or the container itself
-    // died or was removed, which is a containment failure that ends the run (AH-TOOL-6).
-    const killed = result.exitCode === 137;
-    const timedOut = killed && elapsedMs >= seconds * 1000 * 0.95;
-    if (killed && !timedOut && (await this.#stopping(options.signal))) {
-      throw new EngineError(
-        'tool_container_lost',
-        `tool container ${this.#container.name} stopped during a call (exit ${result.exitCode})`,
-        { details: { containerId: this.#container.id } },
+    if (report === undefined) return this.#unanswered(options, stoppedAt(), backstop.aborted, said);
+    if ('setup' in report) {
+      throw new ContainmentError(
+        'call_supervisor_failed',
+        `the call supervisor could not confine a call in ${this.name}: ${report.setup}`,
+        { containerId: this.id },
       );
     }
+    let stop: CallStop | undefined;
+    if (report.stopped !== null) {
+      const { why, session, processes, ms, gone } = report.stopped;
+      // The word without the caller's signal is cfh's backstop: the call's time was up.
+      const reason = why === 'cancelled' && options.signal?.aborted !== true ? 'timeout' : why;
+      const containerId = this.id;
+      stop = { containerId, reason, method: 'session', session, processes, waitedMs: ms, gone };
+      if (!gone) stop = await this.#killed(stop);
+      await options.onStop?.(stop);
+    }
+    if (options.signal?.aborted === true) throw options.signal.reason;
+    const stdout = printed(report.stdout);
+    const stderr = printed(report.stderr);
     return {
-      ...result,
-      timedOut,
-      durationMs: Math.round(elapsedMs),
-      containerId: this.#container.id,
+      exitCode: report.exit ?? 137,
+      stdout: stdout.bytes,
+      stderr: stderr.bytes,
+      stdoutTruncated: stdout.truncated,
+      stderrTruncated: stderr.truncated,
+      timedOut: report.timedOut || stop?.reason === 'timeout',
+      durationMs: Math.round(performance.now() - started),
+      containerId: this.id,
+      stop,
     };
   }
 
   /**
-   * Whether the container is going away. A container being killed can still read as
-   * running for a moment after its processes died, so it is asked for up to a second; a
-   * live container (the memory limit killed only the command) costs that second, once.
+   * The exec ended without a report. The container itself went away (removed, killed):
+   * the run's containment failed (AH-TOOL-6). Otherwise the supervisor died or stopped
+   * answering while its call may still run: the container is killed with everything in it
+   * (fail closed), and the run fails unless the call was being cancelled anyway.
    */
-  async #stopping(signal?: AbortSignal): Promise<boolean> {
+  async #unanswered(
+    options: ToolCallOptions,
+    stoppedAt: number | undefined,
+    pastBackstop: boolean,
+    said: string,
+  ): Promise<never> {
+    if (await this.#stopping()) {
+      options.signal?.throwIfAborted();
+      throw new EngineError(
+        'tool_container_lost',
+        `tool container ${this.name} stopped during a call`,
+        { details: { containerId: this.id } },
+      );
+    }
+    const reason =
+      options.signal?.aborted === true ? 'cancelled' : pastBackstop ? 'timeout' : 'supervisor_lost';
+    const waitedMs = stoppedAt === undefined ? 0 : Math.round(performance.now() - stoppedAt);
+    const stop = await this.#killed({
+      containerId: this.id,
+      reason,
+      method: 'container',
+      session: null,
+      processes: null,
+      waitedMs,
+      gone: false,
+    });
+    await options.onStop?.(stop);
+    options.signal?.throwIfAborted();
+    throw new ContainmentError(
+      'call_supervisor_failed',
+      `the call supervisor in ${this.name} did not report${said === '' ? '' : ` (${said})`}; the container was killed to stop its call`,
+      { containerId: this.id },
+    );
+  }
+
+  /** Kills the container to stop a call (everything in it dies); no call runs in it again. */
+  async #killed(stop: CallStop): Promise<CallStop> {
+    this.#lost = new EngineError(
+      'tool_container_lost',
+      `tool container ${this.name} was killed to stop a call whose session could not be ended`,
+      { details: { containerId: this.id } },
+    );
+    const t0 = performance.now();
+    await this.#container.kill('SIGKILL').catch(() => undefined);
+    let gone = false;
+    while (!gone && performance.now() - t0 < KILL_WAIT_MS) {
+      gone = !(await this.#container.running().catch(() => true));
+      if (!gone) await sleep(100);
+    }
+    const waitedMs = stop.waitedMs + Math.round(performance.now() - t0);
+    return { ...stop, method: 'container', waitedMs, gone };
+  }
+
+  /**
+   * Whether the container is going away. A container being killed can still read as
+   * running for a moment after its processes died, so it is asked for up to a second.
+   */
+  async #stopping(): Promise<boolean> {
     for (let i = 0; i < 10; i += 1) {
-      if (!(await this.#container.running(signal))) return true;
-      await sleep(100, undefined, { signal });
+      if (!(await this.#container.running())) return true;
+      await sleep(100);
     }
     return false;
   }
@@ -219,4 +327,19 @@ export class ToolContainer implements AsyncDisposable {
   remove(): Promise<void> {
     return this.#container.remove();
   }
+}
+
+/** When `signal` aborted (performance.now()), once it has. */
+function whenAborted(signal: AbortSignal): () => number | undefined {
+  let at: number | undefined;
+  if (signal.aborted) at = performance.now();
+  else
+    signal.addEventListener(
+      'abort',
+      () => {
+        at = performance.now();
+      },
+      { once: true },
+    );
+  return () => at;
 }

@@ -10,16 +10,17 @@ import type { ToolLifetime } from '../config/profile-schema.js';
 import { HarnessInvariantError, errorMessage } from '../errors.js';
 import type { ContainerSpec } from '../substrate/container-spec.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
-import { ToolContainer, type ToolContainerKind, type ToolExecution } from './tool-container.js';
+import {
+  ToolContainer,
+  type ToolCallOptions,
+  type ToolContainerKind,
+  type ToolExecution,
+} from './tool-container.js';
 import { WarmPool, type PooledFacts, type TakenFacts } from './tool-pool.js';
 
-export interface ToolRunOptions {
+export interface ToolRunOptions extends Readonly<ToolCallOptions> {
   /** The container kind the tool runs in (its BuiltinTool `runsIn`). */
   readonly runsIn: ToolContainerKind;
-  readonly stdin?: Buffer | undefined;
-  readonly timeoutMs: number;
-  readonly maxOutputBytes: number;
-  readonly signal?: AbortSignal | undefined;
 }
 
 /** One tool container, as the evidence names it. */

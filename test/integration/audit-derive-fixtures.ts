@@ -24,7 +24,7 @@ turns:
   - text: Writing.
     tool_calls:
       - { name: write_file, input: { path: notes.txt, content: 'the plan' } }
-      - { name: write_file, input: { path: /out/late.txt, content: 'cfh-val:1' } }
+      - { name: write_file, input: { path: /out/late.txt, content: '{{handle:1}}' } }
       - { name: exec, input: { command: ['true'] } }
     usage: { input_tokens: 1500, output_tokens: 60, cache_read_input_tokens: 400, cache_creation_input_tokens: 100 }
   - text: Done.

@@ -175,6 +175,30 @@ const MUTATIONS: Mutation[] = [
     forged((f) => void f.events.splice(indexOf(f, 'container_removed'), 1)),
   ],
   [
+    'lifecycle.calls-stopped',
+    'agent',
+    forged((f) => {
+      // A stop recorded before the call's answer that says something of it went on running.
+      const executed = callData(f, 'tool_executed', 'call-0001');
+      const stop = {
+        ...executed,
+        type: 'tool_call_stopped',
+        data: {
+          callId: 'call-0001',
+          tool: executed.data.tool,
+          containerId: executed.data.containerId,
+          reason: 'cancelled',
+          method: 'session',
+          session: 7,
+          processes: 2,
+          waitedMs: 5000,
+          gone: false,
+        },
+      };
+      f.events.splice(f.events.indexOf(executed), 0, stop);
+    }),
+  ],
+  [
     'lifecycle.retries',
     'agent',
     forged((f) => void (callData(f, 'tool_executed', 'call-0001').data.attempts = 2)),

@@ -14,13 +14,18 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { canonicalJson } from '../../src/evidence/canonical-json.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   agentRunArgs,
+  baseEnv,
+  CFH_MAIN,
   cfh,
   copySampleRepo,
   onlyRunDir,
   ownBySandbox,
   readEvents,
+  REPO_ROOT,
   toolResults,
   useScratch,
   type Event,
@@ -561,5 +566,167 @@ describe("utility: an operator's secret passed as a handle costs no integrity", 
       /--approve cfc:integrity .* an --approvals entry \{rule: cfc:integrity, tool: host__deploy, argsDigest: 'sha256:[0-9a-f]{64}'\}/,
     );
     expect(await readFile(log, 'utf8')).toBe(`${SECRET}\n\n`);
+  }, 240_000);
+});
+
+describe('class 1: one context label for every path that continues a context', () => {
+  const cleared = (secrets: string) => ({
+    cfc: { mode: 'enforce-explicit', modelClearance: ['secret'] },
+    workspace: { mode: 'rw', label: { integrity: ['repo:untrusted'] } },
+    tools: ['read_file', 'write_file', 'list_dir'],
+    mounts: [{ source: secrets, target: '/secrets', label: { confidentiality: ['secret'] } }],
+  });
+
+  it('resume: the resumed run starts at the old context label', async () => {
+    const { repo, secrets } = await setUp('resume-label');
+    const first = await runAgent(
+      'resume-label-1',
+      cleared(secrets),
+      [[call('read_file', { path: '/secrets/x' })]],
+      repo,
+    );
+    expect(first.exitCode, first.stderr).toBe(0);
+    const s = await scratch.file(
+      'resume-label-2.yaml',
+      stringify({
+        turns: [
+          { tool_calls: [call('write_file', { path: 'resumed.txt', content: 'leak' })] },
+          { text: 'done' },
+        ],
+      }),
+    );
+    const root = path.dirname(first.dir);
+    const r = await cfh([
+      'sandbox',
+      'resume',
+      path.basename(first.dir),
+      '--artifact-root',
+      root,
+      '--script',
+      s,
+      '--json',
+    ]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(await exists(path.join(repo, 'resumed.txt'))).toBe(false);
+    const events = await readEvents(
+      path.join(root, (JSON.parse(r.stdout) as { runId: string }).runId),
+    );
+    expect(events.find((e) => e.type === 'cfc_carried')?.data).toMatchObject({
+      kind: 'resume',
+      label: { confidentiality: ['secret'] },
+    });
+    expect(flows(events)[0]).toMatchObject({ verdict: 'deny', rule: 'cfc:clearance' });
+  }, 240_000);
+
+  it('compaction: the summary replaces the context, never its label', async () => {
+    const { repo, secrets } = await setUp('compact');
+    const p = await scratch.file(
+      'compact.yaml',
+      profileYaml({ name: 'compact', context: { compactAt: 5000 }, ...cleared(secrets) }),
+    );
+    const s = await scratch.file(
+      'compact-script.yaml',
+      stringify({
+        model: 'scripted-long',
+        turns: [
+          {
+            tool_calls: [call('read_file', { path: '/secrets/x' })],
+            usage: { input_tokens: 2000, output_tokens: 10 },
+          },
+          {
+            tool_calls: [call('list_dir', { path: '.' })],
+            usage: { input_tokens: 6000, output_tokens: 10 },
+          },
+          {
+            tool_calls: [call('write_file', { path: 'compacted.txt', content: 'leak' })],
+            usage: { input_tokens: 1500, output_tokens: 10 },
+          },
+          { text: 'done', usage: { input_tokens: 1600, output_tokens: 5 } },
+        ],
+        compactions: [{ summary: 'Read the secret, listed the workspace.' }],
+      }),
+    );
+    const root = scratch.path('art-compact');
+    const r = await cfh(
+      agentRunArgs({ workspace: repo, artifactRoot: root, profile: p, script: s }, [
+        '--non-interactive',
+      ]),
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const events = await readEvents(await onlyRunDir(root));
+    expect(events.some((e) => e.type === 'compaction_completed')).toBe(true);
+    expect(await exists(path.join(repo, 'compacted.txt'))).toBe(false);
+    expect(flows(events).at(-1)).toMatchObject({ verdict: 'deny', rule: 'cfc:clearance' });
+  }, 240_000);
+
+  it('serve turns: what one turn read, the next turn carries', async () => {
+    const { repo, secrets } = await setUp('turns');
+    const profile = await scratch.file(
+      'turns.yaml',
+      profileYaml({ name: 'turns', ...cleared(secrets) }),
+    );
+    const script = await scratch.file(
+      'turns-script.yaml',
+      stringify({
+        turns: [
+          { tool_calls: [call('read_file', { path: '/secrets/x' })] },
+          { text: 'read' },
+          { tool_calls: [call('write_file', { path: 'turn2.txt', content: 'leak' })] },
+          { text: 'wrote' },
+        ],
+      }),
+    );
+    const root = scratch.path('art-turns');
+    const client = new ServeClient([
+      '--profile',
+      profile,
+      '--workspace',
+      repo,
+      '--artifact-root',
+      root,
+      '--script',
+      script,
+    ]);
+    client.onApproval = (m: { params?: Record<string, unknown> }) => ({
+      answer: 'deny',
+      argsDigest: m.params?.argsDigest,
+    });
+    const opened = await client.call('session/open', {});
+    const sessionId = String(opened.sessionId);
+    expect(await client.turn(sessionId, 'read it')).toMatchObject({ status: 'answered' });
+    expect(await client.turn(sessionId, 'now write')).toMatchObject({ status: 'answered' });
+    await client.call('session/close', { sessionId });
+    expect(await client.end()).toBe(0);
+    expect(await exists(path.join(repo, 'turn2.txt'))).toBe(false);
+    const events = await readEvents(String(opened.runDir));
+    expect(flows(events).at(-1)).toMatchObject({ verdict: 'deny', rule: 'cfc:clearance' });
+  }, 240_000);
+
+  it('cfh mcp: what the client was shown, its next call carries', async () => {
+    const { repo, secrets } = await setUp('mcp');
+    const profile = await scratch.file(
+      'mcp.yaml',
+      profileYaml({ name: 'mcp', ...cleared(secrets) }),
+    );
+    const root = scratch.path('art-mcp');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CFH_MAIN, 'mcp', '--profile', profile, '--workspace', repo, '--artifact-root', root],
+      env: baseEnv(),
+      cwd: REPO_ROOT,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'round3', version: '1' });
+    await client.connect(transport);
+    const read = await client.callTool({ name: 'read_file', arguments: { path: '/secrets/x' } });
+    expect(JSON.stringify(read)).toContain(SECRET);
+    const write = await client.callTool({
+      name: 'write_file',
+      arguments: { path: 'mcp.txt', content: 'leak' },
+    });
+    expect(write.isError).toBe(true);
+    expect(JSON.stringify(write)).toContain('cfc:clearance');
+    await client.close();
+    expect(await exists(path.join(repo, 'mcp.txt'))).toBe(false);
   }, 240_000);
 });

@@ -272,6 +272,32 @@ describe('child profiles', () => {
     expect(results[0]?.observation.summary).toMatch(/^child_workspace_broader: child writer/);
   }, 120_000);
 
+  it('class 9: refuses a child that would write the paths your tools obey its rw parent holds read-only', async () => {
+    const profile = {
+      ...base,
+      workspace: { mode: 'rw' },
+      children: {
+        writer: {
+          description: 'writes the host, metadata too',
+          tools: ['write_file'],
+          workspace: { mode: 'rw' },
+          hostObeyed: 'rw',
+        },
+      },
+    };
+    const script = { turns: [{ tool_calls: [delegate('writer', 'write')] }, { text: 'done' }] };
+    const { result, dir, events } = await parentRun(profile, script);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(ofType(events, 'child_started')).toHaveLength(0);
+    expect(ofType(events, 'child_refused')[0]?.data).toMatchObject({
+      code: 'child_workspace_broader',
+    });
+    const results = await toolResults(dir);
+    expect(results[0]?.observation.summary).toMatch(
+      /^child_workspace_broader: child writer would have the paths your tools obey writable/,
+    );
+  }, 120_000);
+
   it('fails closed on a return that breaks its schema or its bound', async () => {
     const profile = {
       ...base,

@@ -1,8 +1,10 @@
-// adv3 (BROKE): the scrubber at the model chokepoint (AH-TOOL-7, AH-TOOL-10) scrubs the
-// strings of a host tool's input schema (host-tool.ts scrubStrings, disclosure.ts
-// Scrubber.value) and leaves its numbers. A credential made of digits (an account PIN, a
-// numeric API key) that a credential-holding MCP server puts in an enum, a const, a default
-// or a maximum reaches the model in the tool definitions of every request.
+// Found by an adversarial round (adv3): the scrubber at the model chokepoint (AH-TOOL-7,
+// AH-TOOL-10) scrubbed the strings of a host tool's input schema and left its numbers, so a
+// credential made of digits (an account PIN, a numeric API key) that a credential-holding
+// MCP server puts in an enum, a const, a default or a maximum reached the model in the tool
+// definitions of every request. Closed by scrubbing a structured value as the JSON it is
+// written as (src/tools/host/scrub-json.ts): each string and number a match touches is
+// redacted, however deep. Here through a real run: the model's requests and every file.
 import { describe, expect, it } from 'vitest';
 import { agentRunArgs, cfh, onlyRunDir, useScratch } from './helpers.js';
 import { NODE, filesUnder, profileFile } from './host-tools-support.js';
@@ -15,7 +17,8 @@ import { createInterface } from 'node:readline';
 const n = Number(process.env.NUM_TOKEN);
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
 const tools = [{ name: 'pick', description: 'picks', inputSchema: { type: 'object',
-  properties: { account: { type: 'integer', enum: [1, n], default: n, maximum: n } } } }];
+  properties: { account: { type: 'integer', enum: [1, n], default: n, maximum: n },
+    nested: { type: 'array', items: { const: n }, examples: [[2, n]] } } } }];
 createInterface({ input: process.stdin }).on('line', (line) => {
   const msg = JSON.parse(line);
   if (msg.method === 'initialize')
@@ -27,8 +30,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 });
 `;
 
-describe.skip('open deviation (docs/conformance.md), class: a credential the run holds reaches the model through a schema', () => {
-  it('a numeric credential in an enum, default and maximum is not in any request or file', async () => {
+describe('class: a credential the run holds reaches the model through a schema', () => {
+  it('a numeric credential in an enum, default, maximum, const or examples is not in any request or file', async () => {
     const server = await scratch.file('num-server.mjs', SERVER);
     const profile = await profileFile(scratch, 'num', {
       hostTools: [

@@ -41,6 +41,9 @@ describe('operator commands', () => {
       compaction: true,
     });
     expect(caps.sandbox.networkModes.supported).toEqual(['disabled', 'allowlist', 'open']);
+    // Class 9: the paths a host tool obeys, read-only in rw mounts unless named writable.
+    expect(caps.sandbox.hostObeyed).toMatchObject({ modes: ['ro', 'rw'], default: 'ro' });
+    expect(caps.sandbox.hostObeyed.names).toEqual(expect.arrayContaining(['.git', '.envrc']));
     expect(caps.profiles).toEqual(expect.arrayContaining(['default', 'untrusted-repo']));
     expect(caps.agentRun.toolContainerLifetimes).toEqual(['per-run', 'per-call']);
     expect(caps.agentRun.toolContainerPool).toMatchObject({

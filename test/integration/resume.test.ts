@@ -199,6 +199,39 @@ describe('cfh sandbox resume', () => {
     expect(await runIds(r)).toEqual([id]);
   });
 
+  it('class 9: resumes with the held host-obeyed mounts again; refuses once they are not the same', async () => {
+    const r = scratch.path('art-obeyed');
+    const repo = await scratch.sampleRepo();
+    await writeFile(path.join(repo, '.envrc'), 'export A=1\n');
+    const first = await cfh(
+      agentRunArgs({
+        workspace: repo,
+        artifactRoot: r,
+        profile: 'untrusted-repo',
+        script: await scratch.file('a.yaml', ANSWER),
+      }),
+    );
+    expect(first.exitCode, first.stderr).toBe(0);
+    const [id = ''] = await runIds(r);
+    const snapshot = await readJson<{ hostObeyed: { readOnly: string[] } }>(
+      path.join(r, id, 'snapshot.json'),
+    );
+    expect(snapshot.hostObeyed.readOnly).toEqual(['/workspace/.envrc']);
+    const again = await resume(id, r);
+    expect(again.exitCode, again.stderr).toBe(0);
+    const [, second = ''] = await runIds(r);
+    const resumed = await readJson<{ hostObeyed: { readOnly: string[] } }>(
+      path.join(r, second, 'snapshot.json'),
+    );
+    expect(resumed.hostObeyed.readOnly).toEqual(['/workspace/.envrc']);
+    // Gone since: the resume would mount less than the run it continues; refused as such.
+    const { rm } = await import('node:fs/promises');
+    await rm(path.join(repo, '.envrc'));
+    const refused = await resume(id, r);
+    expect(refused.exitCode).toBe(125);
+    expect(refused.stderr).toMatch(/its mounts are no longer the same objects/);
+  });
+
   it('refuses a run that is still running', async () => {
     const r = scratch.path('art-live');
     const repo = await scratch.sampleRepo();

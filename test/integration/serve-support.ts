@@ -63,6 +63,21 @@ export class ServeClient {
     });
   }
 
+  /** Several requests in one write (one chunk on cfh's stdin): their responses, in order. */
+  together(calls: readonly (readonly [string, unknown])[]): Promise<RpcMessage>[] {
+    const lines: string[] = [];
+    const answers = calls.map(([method, params]) => {
+      this.#id += 1;
+      const id = this.#id;
+      lines.push(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      return new Promise<RpcMessage>((resolve) => {
+        this.#waiting.set(id, resolve);
+      });
+    });
+    this.child.stdin.write(`${lines.join('\n')}\n`);
+    return answers;
+  }
+
   /** The result, or a thrown error naming the protocol error. */
   async call(method: string, params?: unknown): Promise<Record<string, unknown>> {
     const m = await this.request(method, params);

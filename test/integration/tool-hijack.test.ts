@@ -29,7 +29,6 @@ const scratch = useScratch('tool-hijack');
 let n = 0;
 let runscRegistered = false;
 let preloadLibrary = '';
-let unboundingLibrary = '';
 
 const FORGED = 'FORGED-BY-THE-WORKSPACE';
 /** A reply every file helper would take for its own: read, list, write and edit alike. */
@@ -68,30 +67,6 @@ __attribute__((constructor)) static void on_load(void) { forge(); }
 unsigned int la_version(unsigned int version) { forge(); return version; }
 `;
 
-/** In timeout, replaces it by the command it was to bound: the bound is gone. */
-const UNBOUNDING_LIBRARY_C = `
-#include <fcntl.h>
-#include <string.h>
-#include <unistd.h>
-__attribute__((constructor)) static void unbound(void) {
-  static char buf[8192];
-  char *argv[64];
-  int argc = 0;
-  int fd = open("/proc/self/comm", O_RDONLY);
-  if (fd < 0) return;
-  ssize_t n = read(fd, buf, 32);
-  close(fd);
-  if (n < 7 || strncmp(buf, "timeout", 7)) return;
-  fd = open("/proc/self/cmdline", O_RDONLY);
-  if (fd < 0) return;
-  n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  for (ssize_t i = 0; i < n && argc < 63; i += (ssize_t)strlen(buf + i) + 1) argv[argc++] = buf + i;
-  argv[argc] = 0;
-  if (argc > 4) execvp(argv[4], argv + 4);
-}
-`;
-
 const SH_FORGE = `#!/bin/sh\nprintf '%s' '${FORGED_REPLY}'\n`;
 
 beforeAll(async () => {
@@ -101,9 +76,6 @@ beforeAll(async () => {
   preloadLibrary = scratch.path('forge.so');
   // Compiled on the host (same Debian release as the sandbox image's glibc).
   execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-o', preloadLibrary, source]);
-  const unbounding = await scratch.file('unbound.c', UNBOUNDING_LIBRARY_C);
-  unboundingLibrary = scratch.path('unbound.so');
-  execFileSync('gcc', ['-shared', '-fPIC', '-O2', '-o', unboundingLibrary, unbounding]);
 });
 
 interface ToolCall {
@@ -320,9 +292,11 @@ describe.each(RUNTIMES)('file tools under %s run only cfh code', (runtime) => {
 
 /**
  * Left running by the model's `exec` (setsid, nohup), as the sandbox's uid: it watches its
- * PID namespace for a file helper (a python3 -c process), writes the forged reply into the
- * helper's stdout through /proc/<pid>/fd/1 and kills it before it can answer. It stops when
- * /workspace/stop appears, saying whether it ever saw a helper.
+ * PID namespace for a file helper (a python3 -c process running the helper's code), writes
+ * the forged reply into the helper's stdout through /proc/<pid>/fd/1 and kills it before it
+ * can answer. It stops when /workspace/stop appears, saying whether it ever saw a helper.
+ * (Every exec's own call supervisor is a python3 -c process too: what a leftover process can
+ * do to one is call-supervisor.test.ts's, and docs/conformance.md's deviations.)
  */
 const FORGER = `
 import os, signal, sys, time
@@ -336,7 +310,7 @@ while not os.path.exists('/workspace/stop'):
             argv = open('/proc/%s/cmdline' % pid, 'rb').read().split(b'\\0')
         except OSError:
             continue
-        if not argv[0].endswith(b'python3') or b'-c' not in argv:
+        if not argv[0].endswith(b'python3') or b'-c' not in argv or b'def mount_of' not in argv[-1]:
             continue
         try:
             fd = os.open('/proc/%s/fd/1' % pid, os.O_WRONLY)
@@ -544,9 +518,9 @@ describe.each(RUNTIMES)('the file-tool container under %s', (runtime) => {
 });
 
 describe('exec', () => {
-  it('is bounded by /usr/bin/timeout, not a timeout a profile PATH puts first', async () => {
+  it('is bounded by its call supervisor, not by a timeout a profile PATH puts first', async () => {
     const repo = await scratch.sampleRepo();
-    // Drops `-s KILL N` and runs the command unbounded.
+    // Drops `-s KILL N` and runs the command unbounded (what a `timeout` wrapper would meet).
     await put(repo, 'bin/timeout', '#!/bin/sh\nshift 3\nexec "$@"\n', 0o755);
     const started = performance.now();
     const run = await agentRun(repo, 'runc', [[exec('sleep', '20')]], {
@@ -559,19 +533,24 @@ describe('exec', () => {
   });
 });
 
-describe('exec under a profile LD_PRELOAD that disarms timeout', () => {
-  it('is still answered as a timeout: cfh stops waiting past the bound', async () => {
+describe('exec under a profile LD_PRELOAD aimed at its supervisor (python3)', () => {
+  it('is still bounded and stopped: the supervisor never loads the profile env', async () => {
     const repo = await scratch.sampleRepo();
-    await put(repo, 'unbound.so', await readFile(unboundingLibrary), 0o755);
+    // The forging library ends any python3 it is loaded into with a forged reply: loaded into
+    // the supervisor it would leave the call without a report (the container killed, the
+    // run failed). The supervisor runs with the call's env blanked; the command gets it.
+    await put(repo, 'forge.so', await readFile(preloadLibrary), 0o755);
     const started = performance.now();
     const run = await agentRun(repo, 'runc', [[exec('sleep', '30')]], {
-      env: { LD_PRELOAD: '/workspace/unbound.so' },
+      env: { LD_PRELOAD: '/workspace/forge.so' },
       extra: ['--tool-timeout', '2'],
     });
     expect(run.result.exitCode, run.result.stderr).toBe(0);
     expect(run.results[0]?.observation.status).toBe('timeout');
-    // The 2 s bound and the 5 s backstop, well before the 30 s the command wanted.
-    expect(performance.now() - started).toBeLessThan(20_000);
+    const stops = run.events.filter((e) => e.type === 'tool_call_stopped').map((e) => e.data);
+    expect(stops).toMatchObject([{ reason: 'timeout', method: 'session', gone: true }]);
+    // The 2 s bound, well before the 30 s the command wanted.
+    expect(performance.now() - started).toBeLessThan(15_000);
   });
 });
 

@@ -211,6 +211,25 @@ describe('built-in tools in a tool container', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
   });
 
+  it('a call aborted while its exec is still being set up ends at once, not at its timeout', async () => {
+    const tool = toolNamed('exec');
+    const { argv } = tool.command(tool.input.parse({ command: ['sleep', '30'] }), {
+      maxChars: tool.resultSizeLimitChars,
+      mounts: ['/workspace'],
+    });
+    const abort = new AbortController();
+    const started = Date.now();
+    const call = rw.workload.run(argv, {
+      timeoutMs: 30_000,
+      maxOutputBytes: 1024,
+      signal: abort.signal,
+    });
+    // Aborted during the exec's creation (its first await): an abort no listener heard yet.
+    abort.abort(new Error('cancelled while starting'));
+    await expect(call).rejects.toThrow('cancelled while starting');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('read_file bounds a large file and says so', async () => {
     await call(rw, 'exec', { command: ['python3', '-c', "open('big.txt','w').write('z'*100000)"] });
     const obs = await call(rw, 'read_file', { path: 'big.txt' }, { maxChars: 1000 });

@@ -3,7 +3,7 @@
 // it holds and fails, with the place, when it does not. The checks over today's evidence
 // are proved on real runs (integration/audit.test.ts); the CFC checks in cfc-audit-*.test.ts.
 import { describe, expect, it } from 'vitest';
-import { approvalsCheck } from '../../src/evidence/audit/checks-run.js';
+import { approvalsCheck, egressCheck } from '../../src/evidence/audit/checks-run.js';
 import { parseEvents, type RunEvidence } from '../../src/evidence/audit/run-evidence.js';
 
 const RUN_ID = '20260101T000000Z-0123abcd';
@@ -67,6 +67,47 @@ describe('approvals.paired (AHGE-APPROVAL-1)', () => {
     expect(r.where).toEqual([
       'events.jsonl:1 (seq 1 approval_requested): 0 answers to the approval asked for call-0001',
       'events.jsonl:2 (seq 2 approval_received): an approval nobody asked for (call-0002)',
+    ]);
+  });
+});
+
+describe('egress.decided (AH-CONT-4): a run that ended short of its posture', () => {
+  const snapshot = {
+    network: {
+      mode: 'allowlist',
+      allow: ['127.0.0.1:9'],
+      deny: [],
+      enforcement: { kind: 'egress-gateway' },
+    },
+  };
+  const finished = (status: string) => ({
+    type: 'run_finished',
+    data: { status, terminalReason: `${status}:x`, exitCode: status === 'completed' ? 0 : 143 },
+  });
+  const created = { type: 'run_created', data: {} };
+
+  it('owes no egress_ready when it was cancelled or failed before anything started', () => {
+    for (const status of ['cancelled', 'failed']) {
+      const r = egressCheck.run({ run: evidence([created, finished(status)], { snapshot }) });
+      expect(r.verdict).toBe('not-applicable');
+    }
+  });
+
+  it('still fails a completed run without it, and one whose workload started', () => {
+    const completed = egressCheck.run({
+      run: evidence([created, finished('completed')], { snapshot }),
+    });
+    expect(completed.verdict).toBe('fail');
+    const started = egressCheck.run({
+      run: evidence(
+        [created, { type: 'tool_container_started', data: {} }, finished('cancelled')],
+        { snapshot },
+      ),
+    });
+    expect(started.verdict).toBe('fail');
+    expect(started.where).toEqual([
+      '0 egress_ready events (one expected for allowlist)',
+      'events.jsonl:2 (seq 2 tool_container_started): the workload started before the egress posture was ready',
     ]);
   });
 });

@@ -276,7 +276,7 @@ describe('exec host tool input', () => {
 
 describe('MCP tools as definitions', () => {
   const refs = new OpaqueReferences();
-  const id = (t: string): string => t;
+  const id = { text: (t: string): string => t, value: (v: unknown): unknown => v };
 
   it('keeps declared classes, whatever the server annotates', () => {
     const { tools } = mcpToolDefinitions(

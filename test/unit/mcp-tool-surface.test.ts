@@ -7,7 +7,7 @@ import { errorObservation } from '../../src/tools/observation.js';
 
 describe('MCP tool surface', () => {
   it('lists only the profile built-ins, exec as sandbox_exec {argv, timeout?}', () => {
-    const tools = listTools(mcpRegistry(['read_file', 'exec'], undefined));
+    const tools = listTools(mcpRegistry(['read_file', 'exec'], []));
     expect(tools.map((t) => t.name).sort()).toEqual(['read_file', 'sandbox_exec']);
     const exec = tools.find((t) => t.name === 'sandbox_exec');
     expect(exec?.inputSchema.required).toEqual(['argv']);

@@ -492,3 +492,43 @@ describe('sandbox user', () => {
     },
   );
 });
+
+describe('class 9: paths a host tool obeys, in an rw workspace', () => {
+  it('mounts the .git and .envrc at the top read-only over the rw workspace, named in the spec', async () => {
+    await mkdir(path.join(ws, '.git'));
+    await writeFile(path.join(ws, '.envrc'), 'x\n');
+    const p = plan({ profile: 'untrusted-repo' });
+    expect(p.hostObeyed).toMatchObject({ mode: 'ro', guarded: ['/workspace'] });
+    expect(p.spec.mounts).toMatchObject([
+      { source: ws, target: '/workspace', mode: 'rw' },
+      { source: path.join(ws, '.envrc'), target: '/workspace/.envrc', mode: 'ro' },
+      { source: path.join(ws, '.git'), target: '/workspace/.git', mode: 'ro' },
+      { target: '/etc/hosts', mode: 'ro' },
+    ]);
+    expect(p.spec.mounts[2]?.identity?.ino).toBe(String(statSync(path.join(ws, '.git')).ino));
+  });
+
+  it('--host-obeyed rw names them writable: recorded, nothing held; a read-only or draft workspace holds nothing', async () => {
+    await mkdir(path.join(ws, '.git'));
+    const p = plan({ profile: 'untrusted-repo', hostObeyed: 'rw' });
+    expect(p.overrides).toEqual({ 'host-obeyed': 'rw' });
+    expect(p.hostObeyed).toEqual({ mode: 'rw', mounts: [], guarded: [] });
+    expect(p.spec.mounts.map((m) => m.target)).toEqual(['/workspace', '/etc/hosts']);
+    for (const workspaceMode of ['ro', 'draft'])
+      expect(plan({ profile: 'untrusted-repo', workspaceMode }).hostObeyed.mounts).toEqual([]);
+    expectConfigError(
+      () => plan({ profile: 'untrusted-repo', hostObeyed: 'yes' }),
+      'invalid_override',
+      '--host-obeyed',
+    );
+  });
+
+  it('the workload container withheld from a mount keeps none of the mounts nested in it', async () => {
+    await mkdir(path.join(ws, '.git'));
+    const { withoutMounts } = await import('../../src/tools/tool-container.js');
+    const p = plan({ profile: 'untrusted-repo' });
+    expect(withoutMounts(p.spec, ['/workspace']).mounts.map((m) => m.target)).toEqual([
+      '/etc/hosts',
+    ]);
+  });
+});

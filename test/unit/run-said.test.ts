@@ -168,8 +168,9 @@ describe('runEndLine', () => {
     artifactDir: `/runs/${RUN_ID}`,
     patch: null,
   };
-  const patch = (changes: number) => ({
+  const patch = (changes: number, heldBack: string[] = []) => ({
     changes,
+    heldBack,
     added: changes,
     modified: 0,
     removed: 0,
@@ -203,6 +204,52 @@ describe('runEndLine', () => {
     expect(runEndLine('command', { ...base, patch: patch(0) }, undefined)).toMatch(
       /; no changes in the draft$/,
     );
+  });
+
+  it('class 9: a draft says what an apply holds back, and that each path must be named', () => {
+    expect(
+      runEndLine('command', { ...base, patch: patch(1, ['.envrc', '.git/hooks/x']) }, undefined),
+    ).toBe(
+      `cfh: run ${RUN_ID} completed (exit 0); evidence in /runs/${RUN_ID}; 1 change waiting, 2 held back (.envrc, .git/hooks/x: paths your tools obey; name each with --host-obeyed PATH): cfh runs diff ${RUN_ID}, cfh runs apply ${RUN_ID}`,
+    );
+    expect(runEndLine('command', { ...base, patch: patch(0, ['.envrc']) }, undefined)).toMatch(
+      /; 0 changes waiting, 1 held back \(/,
+    );
+  });
+
+  it('class 9: an rw run says loudly what it planted that a host tool obeys, and nothing when it planted nothing', () => {
+    const report = (
+      changed: number,
+      paths: string[],
+      mode: 'ro' | 'rw' = 'ro',
+      complete = true,
+    ) => ({
+      mode,
+      changed,
+      paths,
+      entries: changed,
+      complete,
+    });
+    expect(runEndLine('command', { ...base, hostObeyed: report(0, []) }, undefined)).toBe(
+      `cfh: run ${RUN_ID} completed (exit 0); evidence in /runs/${RUN_ID}`,
+    );
+    expect(
+      runEndLine('command', { ...base, hostObeyed: report(2, ['.git', 'deep/.envrc']) }, undefined),
+    ).toBe(
+      `cfh: run ${RUN_ID} completed (exit 0); evidence in /runs/${RUN_ID}; WARNING: the sandbox created or changed 2 paths your tools obey (.git, deep/.envrc): a tool run there on the host obeys them; look before you use git or open the folder there (cfh runs show ${RUN_ID})`,
+    );
+    const many = Array.from({ length: 7 }, (_, i) => `d${String(i)}/.envrc`);
+    expect(runEndLine('command', { ...base, hostObeyed: report(9, many) }, undefined)).toContain(
+      '9 paths your tools obey (d0/.envrc, d1/.envrc, d2/.envrc, d3/.envrc, d4/.envrc, 4 more)',
+    );
+    expect(
+      runEndLine('command', { ...base, hostObeyed: report(1, ['.envrc'], 'rw') }, undefined),
+    ).toMatch(
+      /; the sandbox created or changed 1 path your tools obey \(\.envrc\), as --host-obeyed rw allows$/,
+    );
+    expect(
+      runEndLine('command', { ...base, hostObeyed: report(0, [], 'ro', false) }, undefined),
+    ).toMatch(/end walk of the rw mounts stopped at its bound/);
   });
 
   it('an agent run: denied and unapproved calls, each wording only when there are some', () => {

@@ -49,7 +49,9 @@ const AGENT_PATH = [
 const matching = (modules: readonly string[], patterns: readonly RegExp[]): string[] =>
   modules.filter((m) => patterns.some((p) => p.test(m)));
 
-describe('start-up imports', () => {
+// Each test runs the unbuilt sources in a process of its own: seconds on a loaded machine,
+// and no timing is asserted (above), so the bound is wide.
+describe('start-up imports', { timeout: 60_000 }, () => {
   it('`cfh --version` loads the entry point, the Node check and the version only', () => {
     const { modules, stdout } = modulesLoaded(['src/cli/main.ts', '--version']);
     expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);

@@ -31,6 +31,7 @@ export async function mcpCommand(
         profile: o.profile,
         workspace: o.workspace,
         workspaceMode: o.workspaceMode,
+        hostObeyed: o.hostObeyed,
         mounts: o.mount,
         user: o.user,
         memory: o.memory,

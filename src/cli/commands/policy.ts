@@ -9,8 +9,15 @@ import {
   parseInfluence,
   runFactsOf,
 } from '../../engine/policy-explain.js';
+import type { SurfaceFront } from '../../engine/tool-surface.js';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
+
+/** Which runs a front is. */
+const FRONT_TEXT: Readonly<Record<SurfaceFront, string>> = {
+  agent: "a model's run (sandbox run --prompt, serve, sandbox resume)",
+  mcp: "an MCP client's run (cfh mcp)",
+};
 
 export function policyExplainCommand(
   args: {
@@ -44,15 +51,18 @@ export function policyExplainCommand(
       });
     }
     const { profile } = loadProfile(args.profile);
+    // Without --workspace-mode, the profile's own mode (a draft profile's runs are drafts).
     const facts = runFactsOf(profile, {
       mode: args.plan ? 'plan' : 'run',
       fromPlan: args.fromPlan,
-      workspaceMode: args.workspaceMode === 'draft' ? 'draft' : 'direct',
+      ...(args.workspaceMode === undefined
+        ? {}
+        : { workspaceMode: args.workspaceMode === 'draft' ? 'draft' : 'direct' }),
     });
     const influence = args.influence === undefined ? undefined : parseInfluence(args.influence);
     const e = explainCall(profile, facts, args.tool, input);
     // The flow decision beside the policy rule (AH-CFC-9/11): what a run's mediator judges.
-    const flow = explainFlow(profile, args.tool, input, e.verdict.decision, {
+    const flow = explainFlow(profile, facts, args.tool, input, e.verdict.decision, {
       mode: args.cfc,
       influence,
     });
@@ -67,6 +77,9 @@ export function policyExplainCommand(
     p.out(`reason     ${v.reason}`);
     p.out(`call       ${e.tool} ${e.checked}${e.issues === undefined ? '' : `: ${e.issues}`}`);
     p.out(`args       ${e.argsDigest}`);
+    p.out(
+      `offered    ${e.offeredBy.length === 0 ? 'by no run of this profile' : e.offeredBy.map((f) => FRONT_TEXT[f]).join('; ')}`,
+    );
     if (e.schema !== undefined) p.out(`schema     ${e.schema}`);
     p.out(
       `run        mode ${facts.mode}, workspace ${facts.workspaceMode}, network ${facts.network}, rw mounts ${facts.rwMounts ? 'yes' : 'no'}${facts.fromPlan ? ', from a plan' : ''}`,

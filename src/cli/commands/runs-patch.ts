@@ -1,7 +1,7 @@
 // `cfh runs diff RUN_ID` (the patch a draft run left) and `cfh runs apply RUN_ID` (its
 // commit to the host, approved on a terminal or with --yes; governance extension, "Draft
 // vs commit policy").
-import { CfhError, WorkspaceError } from '../../errors.js';
+import { CfhError, ConfigError, WorkspaceError } from '../../errors.js';
 import { createHash } from 'node:crypto';
 import {
   applyRun,
@@ -16,16 +16,20 @@ import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { showRun } from '../../evidence/runs-index.js';
 import { gitMode } from '../../workspace/tree.js';
 import { changeOp, type PatchChange, type PatchSide } from '../../workspace/patch.js';
+import { gateHostObeyed } from '../../workspace/host-obeyed-gate.js';
+import { isHostObeyed } from '../../host-obeyed.js';
 import { MAX_DIFF_BYTES, quote, renderPatch } from '../../workspace/patch-text.js';
 import { z } from 'zod';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
+import { shellWord } from '../run-said.js';
 
 export async function runsDiffCommand(
   args: {
     runId: string;
     json: boolean;
     binary?: boolean | undefined;
+    hostObeyed?: readonly string[] | undefined;
     artifactRoot?: string | undefined;
   },
   deps: CliDeps,
@@ -37,9 +41,29 @@ export async function runsDiffCommand(
     });
     const run = await readRunPatch(detail);
     const ok = detail.verification.ok;
-    if (args.json) deps.printer.json({ ...run.patch, verification: detail.verification });
+    const named = args.hostObeyed ?? [];
+    if (named.length > 0 && args.binary !== true)
+      throw new ConfigError(
+        'host_obeyed_without_binary',
+        '--host-obeyed names what --binary carries; the diff and --json show every change',
+        { field: '--host-obeyed' },
+        'add --binary, or drop --host-obeyed',
+      );
+    // Class 9: what `runs apply` holds back is said wherever the patch is shown, and the
+    // patch `git apply` takes (`--binary`) leaves it out unless named, as `runs apply` does.
+    const gate = gateHostObeyed(args.runId, run.patch.changes, named);
+    if (args.json)
+      deps.printer.json({
+        ...run.patch,
+        heldBack: gate.heldBack,
+        verification: detail.verification,
+      });
     else if (args.binary === true) {
-      const missing = await printGitPatch(run, detail.dir, deps);
+      const missing = await printGitPatch(
+        { ...run, patch: { ...run.patch, changes: [...gate.changes] } },
+        detail.dir,
+        deps,
+      );
       if (missing.length > 0) {
         deps.printer.err(
           `cfh: ${missing.length} change(s) left without their contents (${missing.slice(0, 5).map(quote).join(', ')}): their old contents were not kept or a bound was reached; git apply cannot take them, cfh runs apply can`,
@@ -54,6 +78,7 @@ export async function runsDiffCommand(
         throw new WorkspaceError('evidence_unreadable', `run ${args.runId}: ${diff.problem}`);
       deps.printer.document(diff.value);
     }
+    if (!args.json && gate.heldBack.length > 0) deps.printer.err(heldBackLine(args, gate.heldBack));
     if (!ok) {
       deps.printer.err(
         `cfh: the evidence of run ${args.runId} does not verify (cfh runs show ${args.runId}); this patch cannot be applied`,
@@ -71,6 +96,7 @@ export async function runsApplyCommand(
     yes: boolean;
     json: boolean;
     threeWay?: boolean | undefined;
+    hostObeyed?: readonly string[] | undefined;
     artifactRoot?: string | undefined;
   },
   deps: CliDeps,
@@ -80,6 +106,7 @@ export async function runsApplyCommand(
       artifactRoot: args.artifactRoot ?? deps.env.artifactRoot,
       runId: args.runId,
       threeWay: args.threeWay === true,
+      hostObeyed: args.hostObeyed ?? [],
       signal: deps.signal,
       trustedKey: await loadTrustedKey(keyPaths(deps.env.keyDir).publicKey),
       approve: async (plan) => {
@@ -108,7 +135,7 @@ export async function runsApplyCommand(
     if (args.json) deps.printer.json({ status: 'applied', ...outcome });
     else {
       deps.printer.out(
-        `applied ${outcome.applied.length} change(s) to ${outcome.hostWorkspace}; recorded as event ${outcome.event.seq} of run ${outcome.runId}`,
+        `applied ${outcome.applied.length} change(s) to ${outcome.hostWorkspace}; recorded as event ${outcome.event.seq} of run ${outcome.runId}${outcome.heldBack.length === 0 ? '' : `; ${outcome.heldBack.length} held back, not written (paths your tools obey: ${outcome.heldBack.join(', ')})`}`,
       );
       for (const left of outcome.leftovers) deps.printer.err(`cfh: could not remove ${left}`);
     }
@@ -161,6 +188,11 @@ export function summaryLines(plan: ApplyPlan): string[] {
       `  merged     ${quote(m.path)}: the host's changes and the run's (--3way), sha256:${m.mergedSha256.slice(0, 12)}`,
     );
   for (const c of plan.notApplied) lines.push(`  ${changeLine(c)}  (not applied: ${c.note ?? ''})`);
+  for (const c of plan.heldBack) lines.push(`  ${changeLine(c)}  (${c.note ?? ''})`);
+  if (plan.heldBack.length > 0)
+    lines.push(
+      `held back  ${String(plan.heldBack.length)} change(s) at paths your tools obey; approving does not write them: name each on this apply with --host-obeyed PATH (a patch is applied once)`,
+    );
   for (const u of plan.patch.unsupported)
     lines.push(`  ?  ${quote(u.path)}  (not applied: ${u.reason})`);
   return lines;
@@ -175,8 +207,8 @@ function changeLine(c: PatchChange): string {
       : op.op === 'retype'
         ? `${sideText(c.before, c)} replaced by ${sideText(c.after, c)}`
         : sideText(c.after ?? c.before, c);
-  // Repository metadata runs on the host (hooks, config): said so before anyone approves.
-  const meta = /(^|\/)\.git(\/|$)/.test(c.path) ? '  [repository metadata: runs on the host]' : '';
+  // A path a host tool obeys that this apply writes, because it was named (class 9).
+  const meta = c.applicable && isHostObeyed(c.path) ? '  [a path your tools obey: named]' : '';
   return `${letter}  ${quote(c.path)}  ${mode}${meta}`;
 }
 
@@ -185,6 +217,16 @@ function sideText(side: PatchSide | null, c: PatchChange): string {
   if (side.type === 'directory') return 'directory';
   if (side.type === 'symlink') return `symlink -> ${quote(side.target ?? '')}`;
   return `${gitMode(side)} sha256:${(side.sha256 ?? '').slice(0, 12)} ${String(side.size)} bytes${c.binary === true ? ' (binary)' : ''}`;
+}
+
+/** `runs diff`: what `runs apply` would hold back, and how to write it anyway. */
+function heldBackLine(
+  args: { readonly runId: string; readonly artifactRoot?: string | undefined },
+  held: readonly string[],
+): string {
+  const root =
+    args.artifactRoot === undefined ? '' : ` --artifact-root ${shellWord(args.artifactRoot)}`;
+  return `cfh: ${String(held.length)} change${held.length === 1 ? '' : 's'} held back from cfh runs apply (paths your tools obey): ${held.join(', ')}; apply them with cfh runs apply ${args.runId}${root} --host-obeyed PATH for each`;
 }
 
 function failed(error: unknown, deps: CliDeps, json: boolean): number {

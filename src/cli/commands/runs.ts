@@ -4,7 +4,8 @@
 // a model may have chosen; the printer escapes it (print.ts), --json prints it exact.
 import { TERMINAL_STATES, listRuns, showRun, type RunSummary } from '../../evidence/runs-index.js';
 import { Report, ReportCfc, ResourcesRecord } from '../../evidence/schema/report.js';
-import { SnapshotAssurance, SnapshotCfc } from '../../evidence/schema/snapshot.js';
+import { Snapshot, SnapshotAssurance, SnapshotCfc } from '../../evidence/schema/snapshot.js';
+import { z } from 'zod';
 import { humanResources } from '../../evidence/units.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import {
@@ -109,6 +110,7 @@ export async function runsShowCommand(
     p.out(`image      ${String(image?.ref)} ${String(image?.id)}`);
     p.out(`user       ${String(spec?.user)}   seccomp sha256:${String(spec?.seccomp?.sha256)}`);
     for (const m of spec?.mounts ?? []) p.out(`mount      ${m.source} -> ${m.target} (${m.mode})`);
+    printHostObeyed(p, snap, run.report);
     printAssuranceAndResources(p, snap, run.report);
     p.out(`cfc        ${cfcLine(snap, run.report)}`);
     printDraft(p, snap, run.events);
@@ -219,8 +221,47 @@ function printDraft(
       : `patch ${written.added} added, ${written.modified} modified, ${written.removed} removed, ${written.mode} mode, ${written.notApplied} not applicable`;
   const applied = events.find((e) => e.type === 'applied');
   const approver = applied?.data.approver as { user?: string; surface?: string } | undefined;
+  // Class 9: what an apply holds back unless named, as the patch recorded it, or as the
+  // apply left it.
+  const held = StringList.safeParse(
+    applied === undefined
+      ? events.find((e) => e.type === 'patch_written')?.data.heldBack
+      : (applied.data.heldBack ?? []),
+  );
+  const heldText =
+    !held.success || held.data.length === 0
+      ? ''
+      : applied === undefined
+        ? `; ${String(held.data.length)} held back (${held.data.join(', ')}): paths your tools obey, written only when named (cfh runs apply ${String(snap.runId)} --host-obeyed PATH)`
+        : `; ${String(held.data.length)} held back, not written (${held.data.join(', ')})`;
   p.out(
-    `draft      host ${String(ws.hostPath)}; ${patch}; ${applied === undefined ? 'not applied (cfh runs diff / runs apply)' : `applied (event ${applied.seq}, ${String(approver?.user)}, ${String(approver?.surface)})`}`,
+    `draft      host ${String(ws.hostPath)}; ${patch}${heldText}; ${applied === undefined ? 'not applied (cfh runs diff / runs apply)' : `applied (event ${applied.seq}, ${String(approver?.user)}, ${String(approver?.surface)})`}`,
+  );
+}
+
+const StringList = z.array(z.string());
+
+/**
+ * Class 9 (src/host-obeyed.ts): whether the paths a host tool obeys were held read-only in
+ * the rw mounts, and what the run created or changed of them where nothing held them.
+ */
+function printHostObeyed(
+  p: CliDeps['printer'],
+  snap: Record<string, unknown>,
+  report: Record<string, unknown> | undefined,
+): void {
+  const s = Snapshot.shape.hostObeyed.safeParse(snap.hostObeyed);
+  if (!s.success || s.data === undefined) return;
+  if (s.data.mode === 'rw')
+    p.out('host-obeyed rw: the sandbox may write them (--host-obeyed rw, or the profile)');
+  else if (s.data.guarded.length > 0)
+    p.out(
+      `host-obeyed ro: ${s.data.readOnly.length === 0 ? `nothing to hold at the top of ${s.data.guarded.join(', ')}` : `held read-only ${s.data.readOnly.join(', ')}`}`,
+    );
+  const r = Report.shape.hostObeyed.safeParse(report?.hostObeyed);
+  if (!r.success || r.data === undefined || r.data.changed === 0) return;
+  p.out(
+    `  ${s.data.mode === 'ro' ? 'WARNING ' : ''}created or changed by the run: ${r.data.paths.join(', ')}${r.data.changed > r.data.paths.length ? ` and ${String(r.data.changed - r.data.paths.length)} more` : ''}${r.data.complete ? '' : ' (the end walk stopped at its bound)'}`,
   );
 }
 

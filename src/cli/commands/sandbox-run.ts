@@ -85,6 +85,7 @@ async function commandRunCommand(args: CommandRunRequest, deps: CliDeps): Promis
         resources: outcome.resources,
         error: outcome.error,
         patch: outcome.patch,
+        hostObeyed: outcome.hostObeyed ?? null,
       });
     } else printer.err(runEndLine('command', outcome, args.artifactRoot));
     return outcome.exitCode;

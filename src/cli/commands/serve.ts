@@ -2,7 +2,8 @@
 // stdin/stdout (src/serve, docs/operators.md "Sessions over stdio"). The flags are the
 // defaults of every session this process opens; session/open's params may name the profile,
 // workspace, workspace mode, CFC mode and rules. Each session is planned here as
-// `sandbox run --prompt` plans a run: the same planner, approvals, gateway and host tools.
+// `sandbox run --prompt` plans a run: the same planner, approvals, gateway, host tools and
+// child planner (agentRunDeps).
 import { ConfigError } from '../../errors.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import { cancelSignalOf } from '../../engine/terminal.js';
@@ -23,7 +24,7 @@ import type { FlagValues } from '../flags/flag.js';
 import { buildRunDeps } from '../run-deps.js';
 import { reportFailure } from '../report-failure.js';
 import { approvingUser, setUpApprovals } from './agent-approvals.js';
-import { chooseGateway, hostToolDeps } from './agent-run.js';
+import { agentRunDeps, chooseGateway } from './agent-run.js';
 
 /** The model's credential by a keyed digest: the same route under another key is another owner. */
 function modelCredential(gateway: ModelGateway, env: CfhEnvironment): string | null {
@@ -57,6 +58,8 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
             profile: params.profile ?? o.profile,
             workspace: params.workspace ?? o.workspace,
             workspaceMode: params.workspaceMode ?? o.workspaceMode,
+            // The operator's alone: a client's session/open cannot make them writable.
+            hostObeyed: o.hostObeyed,
             mounts: o.mount,
             network: o.network,
             allow: o.allow,
@@ -95,13 +98,9 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
             notInteractiveBecause: null,
             surfaces: approvals.approvers.map((a) => a.surface),
           },
-          deps: {
-            ...run.deps,
-            gateway,
-            retryHook,
-            approvals,
-            hostTools: hostToolDeps(run.deps, deps.env, gateway),
-          },
+          // The agent run's own dependencies: the same host-tool channel and child planner,
+          // so a session offers the surface `sandbox run --prompt` does (delegate included).
+          deps: agentRunDeps(run.deps, deps, { gateway, retryHook, approvals, events: false }),
           authority: authorityOf(
             plan,
             gateway,

@@ -96,12 +96,22 @@ export const RUNS_READ_FLAGS = {
   json: JSON_FLAG,
 } as const satisfies Table;
 
+/** Class 9 (src/host-obeyed.ts): a held-back path an apply writes only when named. */
+const HOST_OBEYED_PATH_FLAG = listFlag(
+  '--host-obeyed <path>',
+  'also write this held-back path your tools obey (.git/..., .envrc, ...), or everything below it (repeatable)',
+);
+
 export const RUNS_DIFF_FLAGS = {
   ...RUNS_READ_FLAGS,
   binary: switchFlag(
     '--binary',
     'a patch git apply takes whole: binary changes as git binary patches, from the kept contents',
   ),
+  hostObeyed: {
+    ...HOST_OBEYED_PATH_FLAG,
+    help: 'with --binary: also carry this held-back path your tools obey, or everything below it (repeatable)',
+  },
 } as const satisfies Table;
 
 export const RUNS_PRUNE_FLAGS = {
@@ -137,6 +147,7 @@ export const RUNS_APPLY_FLAGS = {
     '--3way',
     'merge the host changes to a touched file where they do not overlap the run; else refuse, showing the conflicts',
   ),
+  hostObeyed: HOST_OBEYED_PATH_FLAG,
   artifactRoot: ARTIFACT_ROOT_FLAG,
   json: JSON_FLAG,
 } as const satisfies Table;
@@ -175,6 +186,7 @@ export const SERVE_FLAGS = {
   profile: RUN_FLAGS.profile,
   workspace: RUN_FLAGS.workspace,
   workspaceMode: RUN_FLAGS.workspaceMode,
+  hostObeyed: RUN_FLAGS.hostObeyed,
   mount: RUN_FLAGS.mount,
   network: RUN_FLAGS.network,
   allow: RUN_FLAGS.allow,

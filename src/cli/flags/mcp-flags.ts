@@ -11,6 +11,7 @@ export const MCP_FLAGS = {
   profile: R.profile,
   workspace: R.workspace,
   workspaceMode: R.workspaceMode,
+  hostObeyed: R.hostObeyed,
   mount: R.mount,
   user: R.user,
   memory: R.memory,

@@ -17,6 +17,11 @@ export const RUN_FLAGS = {
     "ro, rw, or draft: work on a copy and leave a patch for `cfh runs apply` (default: the profile's)",
     { choices: ['ro', 'rw', 'draft'] },
   ),
+  hostObeyed: valueFlag(
+    '--host-obeyed <mode>',
+    "ro: in rw mounts the paths your tools obey (.git, .envrc, .vscode, ...) stay read-only; rw: the sandbox may write them (default: the profile's, else ro)",
+    { choices: ['ro', 'rw'] },
+  ),
   mount: listFlag(
     '--mount <src:dst[:ro|:rw]>',
     'extra bind mount, read-only unless :rw (repeatable)',

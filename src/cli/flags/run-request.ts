@@ -46,6 +46,7 @@ export function runRequestOf(
     profile: o.profile,
     workspace: o.workspace,
     workspaceMode: o.workspaceMode,
+    hostObeyed: o.hostObeyed,
     mounts: o.mount,
     user: o.user,
     timeout: o.timeout,

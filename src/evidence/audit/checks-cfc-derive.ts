@@ -5,6 +5,7 @@
 // since (cfc/runtime.ts, AH-CFC-7/8). Consistency is not enough: a log rewritten so that a
 // secret flow reads `allow`, or its context forgot a secret, fails here.
 import { PROMPT_DIRECT } from '../../config/cfc-schema.js';
+import { explicitLabel } from '../../cfc/handles.js';
 import { judgeFlow, type FlowVerdict } from '../../cfc/flow.js';
 import { join, joinAll, type Label } from '../../cfc/label.js';
 import type { CfcPlan } from '../../cfc/label-map.js';
@@ -139,7 +140,12 @@ function rejudge(
     },
     args,
     influence: labelOf(d.influence),
-    explicit: used.map((r) => labelOf(r.data.label)),
+    explicit: used.map((r) =>
+      explicitLabel(
+        { label: labelOf(r.data.label), integrityCounts: r.data.integrityCounts },
+        labelOf(d.influence),
+      ),
+    ),
     container: d.tool === 'exec' && j.perRun ? containerBefore(j.run, j.calls, f.seq) : undefined,
   });
   const diff = differences(d, again);

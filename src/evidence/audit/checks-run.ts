@@ -122,14 +122,27 @@ export const egressCheck: Check = {
         : fail('egress in a disabled posture', where);
     }
     const gate = ready[0];
+    const firstWork = run.events.find(
+      (e) => e.type === 'container_started' || e.type === 'tool_container_started',
+    );
+    // A run that ended short of its posture (cancelled while it was opened, or failed opening
+    // it) owes no egress_ready: nothing of it started, nothing reached the network.
+    const end = eventsOf(run, 'run_finished').at(-1);
+    if (
+      ready.length === 0 &&
+      firstWork === undefined &&
+      egress.length === 0 &&
+      end !== undefined &&
+      end.data.status !== 'completed'
+    )
+      return notApplicable(
+        `the run ended (${end.data.terminalReason}) before its ${mode} posture was ready; nothing started`,
+      );
     if (ready.length !== 1 || gate === undefined)
       where.push(`${ready.length} egress_ready events (one expected for ${mode})`);
     else if (gate.data.mode !== mode)
       where.push(`${at(gate)}: gateway set up for ${gate.data.mode}, the snapshot says ${mode}`);
     const readyAt = ready[0]?.seq ?? Number.POSITIVE_INFINITY;
-    const firstWork = run.events.find(
-      (e) => e.type === 'container_started' || e.type === 'tool_container_started',
-    );
     if (firstWork !== undefined && firstWork.seq < readyAt)
       where.push(`${at(firstWork)}: the workload started before the egress posture was ready`);
     for (const e of egress) {

@@ -6,6 +6,7 @@ import type { Check } from './check.js';
 import { INTEGRITY_CHECKS } from './checks-integrity.js';
 import { cleanupCheck, limitsCheck, retriesCheck, terminalCheck } from './checks-lifecycle.js';
 import { poolCheck } from './checks-pool.js';
+import { callsStoppedCheck } from './checks-stops.js';
 import { cfcModeCheck, flowGatedCheck, observationsLabelledCheck } from './checks-cfc.js';
 import {
   evidenceBoundaryCheck,
@@ -45,6 +46,7 @@ export const CHECKS: readonly Check[] = [
   terminalCheck,
   limitsCheck,
   cleanupCheck,
+  callsStoppedCheck,
   poolCheck,
   retriesCheck,
   compactionOrderedCheck,

@@ -75,6 +75,10 @@ export const draftEvents = {
     merged: z
       .array(z.strictObject({ path: z.string(), hostSha256: Sha256Hex, mergedSha256: Sha256Hex }))
       .optional(),
+    /** Class 9: changes at paths a host tool obeys that this apply left out, not named. */
+    heldBack: z.array(z.string()).optional(),
+    /** `--host-obeyed PATH`: what the operator named, so that those were written. */
+    named: z.array(z.string()).optional(),
   }),
   /**
    * A draft session's own tools on its surface (`cfh mcp`: runs_diff, runs_apply), cfh's
@@ -93,6 +97,8 @@ export const draftEvents = {
     applied: Summary,
     paths: z.array(z.string()),
     baseline: z.strictObject({ file: z.string(), sha256: Sha256Hex }),
+    /** Class 9: changes at paths a host tool obeys, never applied by a session's client. */
+    heldBack: z.array(z.string()).optional(),
     /** The run's containers held still (paused) while the copy was read and applied. */
     frozen: Count,
     ms: Milliseconds,

@@ -1,4 +1,5 @@
-// Events of the host-side set-id sweep of a run's rw mounts (AH-CONT-2).
+// Events of the host-side end walk of a run's rw mounts: the set-id sweep (AH-CONT-2) and
+// the host-obeyed paths it found (class 9).
 import { z } from 'zod';
 import { Count, Milliseconds } from './common.js';
 
@@ -21,5 +22,20 @@ export const sandboxEvents = {
     stoppedBy: z.enum(['entry-cap', 'time-cap', 'aborted']).optional(),
     setidBeforeRun: Count,
     ms: Milliseconds,
+  }),
+  // Class 9: host-obeyed paths (src/host-obeyed.ts) the run created or changed in its host
+  // rw mounts where nothing held them read-only, found by the same end walk.
+  host_obeyed_changed: z.strictObject({
+    mode: z.enum(['ro', 'rw']),
+    paths: z.array(
+      z.strictObject({
+        root: z.string(),
+        path: z.string(),
+        type: z.enum(['file', 'directory', 'symlink', 'other']),
+      }),
+    ),
+    omitted: Count,
+    entries: Count,
+    complete: z.boolean(),
   }),
 } as const;

@@ -157,6 +157,27 @@ export const toolEvents = {
   ]),
   /** A call the run's stop left unanswered (never started, or cut off). */
   tool_call_aborted: z.strictObject({ ...CallRef, reason: z.string() }),
+  /**
+   * A sandbox call stopped before it ended on its own (AH-LIFE-3, AH-INT-5): at its
+   * deadline, by a cancellation, or because its supervisor stopped answering. Recorded once
+   * nothing of it runs, before the call's tool_executed or tool_call_aborted.
+   */
+  tool_call_stopped: z.strictObject({
+    callId: CallId,
+    tool: z.string(),
+    containerId: z.string().min(1),
+    reason: z.enum(['timeout', 'cancelled', 'supervisor_lost']),
+    /** session: the call's session was killed; container: cfh killed the whole container. */
+    method: z.enum(['session', 'container']),
+    /** The call's session id inside the container (null: the container was killed). */
+    session: z.number().int().positive().nullable(),
+    /** Processes killed (null: not counted, the container was killed). */
+    processes: Count.nullable(),
+    /** From the stop until nothing was left, ms. */
+    waitedMs: Milliseconds,
+    /** Nothing of the call was left running. */
+    gone: z.boolean(),
+  }),
   tool_container_started: ToolContainer,
   tool_container_removed: ToolContainer,
   /** Ready in its pool, after its tool_container_started (issue 21). */

@@ -154,6 +154,20 @@ export const Report = z.strictObject({
     )
     .optional(),
   costEstimate: CostEstimate.optional(),
+  /**
+   * Class 9 (src/host-obeyed.ts): host-obeyed paths the run created or changed in its host
+   * rw mounts where nothing held them read-only (each the shallowest of its subtree, the
+   * first 100 named), in the mode the snapshot states. Absent: no host rw mount.
+   */
+  hostObeyed: z
+    .strictObject({
+      mode: z.enum(['ro', 'rw']),
+      changed: Count,
+      paths: z.array(z.string()),
+      entries: Count,
+      complete: z.boolean(),
+    })
+    .optional(),
   /** Draft mode: the patch the run left, in the chain (`cfh runs diff`, `cfh runs apply`). */
   draft: z
     .union([

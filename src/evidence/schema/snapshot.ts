@@ -351,6 +351,18 @@ export const Snapshot = z.strictObject({
       })
       .optional(),
   }),
+  /**
+   * Class 9 (src/host-obeyed.ts): `ro`, the host-obeyed entries at the top of each rw mount
+   * (`guarded`: their targets) were mounted read-only at `readOnly`; `rw`, the operator named
+   * them writable. Absent only in runs recorded before it.
+   */
+  hostObeyed: z
+    .strictObject({
+      mode: z.enum(['ro', 'rw']),
+      readOnly: z.array(z.string()),
+      guarded: z.array(z.string()),
+    })
+    .optional(),
   workingDir: z.string(),
   /** The command of a command run; null for an agent run (its tools run commands). */
   command: z.array(z.string()).nullable(),

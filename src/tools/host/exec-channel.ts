@@ -6,6 +6,7 @@
 import { execa } from 'execa';
 import { z } from 'zod';
 import type { ExecHostTool } from '../../config/host-tools-schema.js';
+import { onAbort } from '../../abort.js';
 import { HostToolError, errorMessage } from '../../errors.js';
 import { HOST_BASE_ENV, HOST_PROCESS_MARKER, stopTree } from './host-process.js';
 import type { HostLaunch } from './host-launch.js';
@@ -102,10 +103,15 @@ export class ExecChannel implements HostChannel {
       timer.abort();
       kill();
     }, timeoutMs);
-    signal.addEventListener('abort', kill, { once: true });
-    const result = await child;
-    clearTimeout(timeout);
-    signal.removeEventListener('abort', kill);
+    // A cancellation while the start was being recorded ends it too, at once.
+    const aborting = onAbort(signal, kill);
+    let result: Awaited<typeof child>;
+    try {
+      result = await child;
+    } finally {
+      clearTimeout(timeout);
+      aborting[Symbol.dispose]();
+    }
     const { strays } = await stopTree(pid, entry.record.start, entry.record.marker, 0);
     await entry.close();
     const durationMs = Math.round(performance.now() - started);

@@ -92,8 +92,9 @@ export class Sanitizer {
 
   /** How many bytes past a cap must be read so a cut never splits a credential unseen. */
   get margin(): number {
-    // Three times the longest spelling: room for a line break (`\r\n`) between any two of
-    // its characters, the most a wrapped spelling the scrubber matches can take.
+    // Three times the longest spelling (every character as `\uXXXX`): room for it wrapped
+    // or widened as programs print it. One spread wider is still never cut into: the cut
+    // removes what the view shows of its start (Scrubber.cutBytes); it is not redacted.
     return 3 * this.#scrubber.longest;
   }
 

@@ -207,18 +207,24 @@ export function declaredMcpToolDefinition(
   };
 }
 
-function scrubStrings(
+/** What a definition the model is shown is scrubbed with (the run's Scrubber, scrub.ts). */
+export interface DefinitionScrubber {
+  text(text: string): string;
+  /** A JSON-like value scrubbed as the JSON it is written as (numbers too). */
+  value(value: unknown): unknown;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A schema or annotations, scrubbed whole: a credential split across two values too. */
+function scrubbedRecord(
   value: Record<string, unknown>,
-  scrub: (t: string) => string,
+  scrub: DefinitionScrubber,
 ): Record<string, unknown> {
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return scrub(v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (typeof v === 'object' && v !== null)
-      return Object.fromEntries(Object.entries(v).map(([k, x]) => [scrub(k), walk(x)]));
-    return v;
-  };
-  return Object.fromEntries(Object.entries(value).map(([k, x]) => [scrub(k), walk(x)]));
+  const out = scrub.value(value);
+  return isRecord(out) ? out : {};
 }
 
 export interface SkippedTool {
@@ -230,13 +236,13 @@ export interface SkippedTool {
 function unexposable(
   entry: McpHostTool,
   tool: Tool,
-  scrub: (text: string) => string,
+  scrub: DefinitionScrubber,
 ): string | undefined {
   const name = mcpToolName(entry, tool.name);
   if (!API_TOOL_NAME.test(name) || !isToolName(name))
     return `'${name}' is not a model-facing tool name ([A-Za-z0-9_-], at most 64)`;
   // A name is shown to the model as it is: one that spells a credential is not shown at all.
-  if (scrub(name) !== name) return 'its name contains a credential cfh holds';
+  if (scrub.text(name) !== name) return 'its name contains a credential cfh holds';
   if (JSON.stringify(tool.inputSchema).length > MAX_SCHEMA_CHARS)
     return `its input schema is larger than ${MAX_SCHEMA_CHARS} characters`;
   return undefined;
@@ -251,7 +257,7 @@ export function mcpToolDefinitions(
   entry: McpHostTool,
   listed: readonly Tool[],
   refs: OpaqueReferences,
-  scrub: (text: string) => string,
+  scrub: DefinitionScrubber,
 ): { tools: HostTool[]; skipped: SkippedTool[]; missing: string[]; refused: SkippedTool[] } {
   const byName = new Map(listed.map((t) => [t.name, t]));
   const named = entry.tools.filter((t) => t.name !== '*');
@@ -287,14 +293,15 @@ export function mcpToolDefinitions(
       (decl === undefined ? skipped : refused).push({ name, reason: problem ?? 'no validator' });
       continue;
     }
-    // What the model is shown of the schema: every string scrubbed (descriptions, enums...).
-    const json = scrubStrings({ ...tool.inputSchema }, scrub);
+    // What the model is shown of the schema: scrubbed as the JSON it is sent as (its
+    // descriptions, enums, defaults and bounds, strings and numbers alike).
+    const json = scrubbedRecord({ ...tool.inputSchema }, scrub);
     delete json.$schema;
     const c = classes(decl ?? {});
     const description = decl?.description ?? tool.description ?? tool.title ?? tool.name;
     tools.push({
       name,
-      purpose: `${scrub(description).slice(0, 2000)} (host tool ${entry.name}, outside the sandbox)`,
+      purpose: `${scrub.text(description).slice(0, 2000)} (host tool ${entry.name}, outside the sandbox)`,
       input: withReferences(entry.name, refs, validator),
       output: ObservationSchema,
       riskClass: c.riskClass,
@@ -310,7 +317,7 @@ export function mcpToolDefinitions(
       inputSchemaDigest: schemaDigest(tool.inputSchema),
       classified: c.classified,
       annotations:
-        tool.annotations === undefined ? null : scrubStrings({ ...tool.annotations }, scrub),
+        tool.annotations === undefined ? null : scrubbedRecord({ ...tool.annotations }, scrub),
       resources: decl?.resources,
       cfc: hostToolLabels(entry, tool.name),
     });

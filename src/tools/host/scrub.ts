@@ -1,15 +1,25 @@
 // Credential scrubbing (AH-TOOL-7, AH-TOOL-10): every credential value cfh holds for a run is
-// removed from whatever a host tool gives back before it reaches the model or the evidence,
-// in the spellings a program commonly prints it in: as is, JSON-escaped (JavaScript's, Go's
-// and PHP's `\/` and `\u0026`, every character as `\uXXXX`), percent-encoded (any case, `+`
-// for space, `/` kept as Python's quote does), hex (any case), and base64 (standard and
-// URL-safe, at each of the three alignments it can take inside a longer base64 text, so a
-// credential embedded in an encoded blob is caught too), each also wrapped over lines; the
-// plain and JSON spellings in any case. A fragment of a credential (at least half of it, and
-// at least MIN_CREDENTIAL_CHARS) is redacted too, so a credential split in two (two fields of
-// a schema, two enum values a validation message lists) leaves neither half. What it cannot
-// catch is published: a trusted tool that encrypts, reverses or splits its credential finer
-// is not bounded by this.
+// removed from whatever a host tool gives back before it reaches the model or the evidence.
+// Matched twice, in bytes (a text is matched as its UTF-8), in any case:
+// - in the text as it is, each spelling a program commonly encodes a value in (as is,
+//   JSON-escaped as JavaScript, Go and PHP escape it or every character as `\uXXXX`,
+//   percent-encoded, hex, base64 and base64url at each alignment: scrub-spellings.ts);
+// - in the text's normalised view (scrub-view.ts), where what a program puts between or
+//   around a spelling's characters is gone: line breaks (raw or escaped at any depth) with
+//   their indentation, UTF-16's zero bytes, escapes (`\u`, `\x`, `%`, `=3D`, HTML
+//   references), quotes joining two strings. Every match there is mapped back to the whole
+//   of its original bytes, so a wrapped, indented or widened spelling is redacted whole.
+// A fragment of a credential (at least half of it, and at least MIN_CREDENTIAL_CHARS) is a
+// match too (scrub-fragments.ts). Structured values are matched as the JSON they are written
+// as, numbers included (scrub-json.ts). The cost is linear in the text. What it cannot catch
+// is published (docs/conformance.md): a trusted tool that encrypts, compresses, reverses or
+// splits its credential finer is not bounded by this.
+import { FragmentMatcher, type Match } from './scrub-fragments.js';
+import { scrubbedValue } from './scrub-json.js';
+import { asBytes, needlesOf, viewed } from './scrub-spellings.js';
+import { foldAscii, foldBytes, normalised, type View } from './scrub-view.js';
+
+export { MIN_CREDENTIAL_CHARS, spellingsOf } from './scrub-spellings.js';
 
 export interface HeldCredential {
   /** The environment name it is given as (never secret); names the redaction. */
@@ -21,168 +31,182 @@ export interface HeldCredential {
   readonly fragments?: boolean;
 }
 
-/** Shorter values would match ordinary text: such a credential is refused at planning. */
-export const MIN_CREDENTIAL_CHARS = 8;
-
-function hexOf(bytes: Buffer): string[] {
-  const lower = bytes.toString('hex');
-  return [lower, lower.toUpperCase()];
-}
-
-function percentOf(value: string, bytes: Buffer): string[] {
-  const component = encodeURIComponent(value);
-  const lowered = component.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
-  const every = [...bytes].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
-  return [
-    component,
-    lowered,
-    component.replace(/%20/g, '+'),
-    every,
-    every.toLowerCase(),
-    encodeURI(value),
-  ];
-}
-
-/**
- * The base64 characters that depend only on `bytes`, when they start `k` bytes into a 3-byte
- * group: character i covers bits [6i, 6i+6), the credential bits [8k, 8(k+n)).
- */
-function base64Cores(bytes: Buffer): string[] {
-  const out: string[] = [];
-  for (const k of [0, 1, 2]) {
-    const text = Buffer.concat([Buffer.alloc(k), bytes])
-      .toString('base64')
-      .replace(/=+$/, '');
-    const from = Math.ceil((8 * k) / 6);
-    const to = Math.floor((8 * (k + bytes.length)) / 6);
-    const core = text.slice(from, to);
-    out.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
-  }
-  // The complete, padded encodings too, so nothing of a whole encoded value is left.
-  const whole = bytes.toString('base64');
-  out.push(whole, bytes.toString('base64url'));
-  return out;
-}
-
-/**
- * Every spelling of `value` the scrubber removes, longest first: case-sensitive ones, and
- * those whose letters are hex digits (hex, percent-encoding), matched in any case.
- */
-export function spellingsOf(value: string): string[] {
-  const { exact, anyCase } = spellingSets(value);
-  return [...new Set([...exact, ...anyCase])].sort((a, b) => b.length - a.length);
-}
-
-function spellingSets(value: string): { exact: string[]; anyCase: string[] } {
-  const bytes = Buffer.from(value, 'utf8');
-  const json = JSON.stringify(value).slice(1, -1);
-  // What JSON encoders other than JavaScript's escape too: Go and PHP's `\/`, `\u0026`,
-  // `\u003c`, `\u003e`; and an encoder that escapes every character as `\uXXXX`.
-  const goJson = json.replace(/&/g, '\\u0026').replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
-  let everyUnit = '';
-  for (let i = 0; i < value.length; i += 1)
-    everyUnit += `\\u${value.charCodeAt(i).toString(16).padStart(4, '0')}`;
-  // Base64 is the one spelling whose case carries information.
-  const exact = base64Cores(bytes);
-  const component = encodeURIComponent(value);
-  const anyCase = [
-    // Case-folded (a tool that upper- or lower-cases what it prints) is still the value.
-    value,
-    json,
-    goJson,
-    json.replace(/\//g, '\\/'),
-    goJson.replace(/\//g, '\\/'),
-    ...percentOf(value, bytes),
-    // Python's urllib.parse.quote leaves `/` as it is.
-    component.replace(/%2F/g, '/'),
-    ...hexOf(bytes),
-    everyUnit,
-  ];
-  // A spelling much shorter than the value (a base64 core of a short one) stays long
-  // enough to be specific: the value's own minimum length.
-  const long = (list: string[]): string[] =>
-    [...new Set(list)].filter((x) => x.length >= Math.min(MIN_CREDENTIAL_CHARS, value.length));
-  return { exact: long(exact), anyCase: long(anyCase.map((x) => x.toLowerCase())) };
-}
-
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Line breaks a program may wrap an encoding with (base64 at 64 or 76 columns, PEM, MIME). */
-const WRAP = /\r?\n/g;
+type Span = (from: number, to: number) => [number, number];
+
+const same: Span = (from, to) => [from, to];
+
+function through(view: View): Span {
+  return (from, to) => [view.start(from), view.end(to - 1)];
+}
+
+/** Needles longer than this get a regular expression each (see NeedleSet). */
+const SHORT_NEEDLE = 64;
 
 /**
- * One set of spellings as one regular expression: longest first, a line break allowed
- * between any two characters (wrapped encodings), in any case when `anyCase`.
+ * Needles (folded bytes) as regular expressions: the short ones as one alternation, longest
+ * first; each long one (a long credential's spellings) alone, as a literal is searched by
+ * skipping ahead, which an alternation of long literals is not (it cost ~100 ns a byte for
+ * a 4 KiB credential's; measured with bench/scrub.ts).
  */
-class SpellingMatcher {
-  readonly #regex: RegExp | undefined;
+class NeedleSet {
+  readonly #regexes: readonly RegExp[];
   readonly #names: ReadonlyMap<string, string>;
-  readonly #anyCase: boolean;
-  readonly longest: number;
+  readonly needles: readonly string[];
 
-  constructor(names: ReadonlyMap<string, string>, anyCase: boolean) {
+  constructor(names: ReadonlyMap<string, string>) {
     this.#names = names;
-    this.#anyCase = anyCase;
-    const sorted = [...names.keys()].sort((a, b) => b.length - a.length);
-    this.longest = sorted[0]?.length ?? 0;
-    this.#regex =
-      sorted.length === 0
-        ? undefined
-        : new RegExp(
-            sorted.map((x) => Array.from(x, escapeRegex).join('(?:\\r?\\n)?')).join('|'),
-            anyCase ? 'gi' : 'g',
-          );
+    this.needles = [...names.keys()].sort((a, b) => b.length - a.length);
+    const short = this.needles.filter((x) => x.length <= SHORT_NEEDLE);
+    this.#regexes = [
+      ...this.needles.filter((x) => x.length > SHORT_NEEDLE).map((x) => [x]),
+      ...(short.length === 0 ? [] : [short]),
+    ].map((list) => new RegExp(list.map(escapeRegex).join('|'), 'g'));
   }
 
-  replace(input: string): string {
-    if (this.#regex === undefined) return input;
-    return input.replace(this.#regex, (m) => {
-      const key = m.replace(WRAP, '');
-      return this.#names.get(this.#anyCase ? key.toLowerCase() : key) ?? '[redacted:credential]';
-    });
+  get longest(): number {
+    return this.needles[0]?.length ?? 0;
+  }
+
+  find(folded: string, span: Span, out: Match[]): void {
+    for (const regex of this.#regexes) {
+      regex.lastIndex = 0;
+      for (let m = regex.exec(folded); m !== null; m = regex.exec(folded)) {
+        const [from, to] = span(m.index, m.index + m[0].length);
+        out.push({ from, to, replacement: this.#names.get(m[0]) ?? '[redacted:credential]' });
+      }
+    }
+  }
+
+  /** How many bytes at the end of `folded` are the start of a needle (a cut through one). */
+  partialEnd(folded: string): number {
+    const tail = folded.slice(-this.longest);
+    let longest = 0;
+    for (const x of this.needles)
+      longest = Math.max(longest, startAtEnd(x, this.#prefixes(x), tail));
+    return longest;
+  }
+
+  /** Per needle, its prefix function (Knuth-Morris-Pratt), made when a cut first needs it. */
+  readonly #prefixFunctions = new Map<string, Int32Array>();
+
+  #prefixes(x: string): Int32Array {
+    let known = this.#prefixFunctions.get(x);
+    if (known === undefined) {
+      known = prefixFunction(x);
+      this.#prefixFunctions.set(x, known);
+    }
+    return known;
   }
 }
 
+/** For each i, the length of the longest proper prefix of `x` that ends at i. */
+function prefixFunction(x: string): Int32Array {
+  const pi = new Int32Array(x.length);
+  for (let i = 1, k = 0; i < x.length; i += 1) {
+    while (k > 0 && x[i] !== x[k]) k = pi[k - 1] ?? 0;
+    if (x[i] === x[k]) k += 1;
+    pi[i] = k;
+  }
+  return pi;
+}
+
+/** The longest proper prefix of `x` that `tail` ends with: its length (linear, KMP). */
+function startAtEnd(x: string, pi: Int32Array, tail: string): number {
+  let k = 0;
+  for (let i = 0; i < tail.length; i += 1) {
+    while (k > 0 && (k === x.length || tail[i] !== x[k])) k = pi[k - 1] ?? 0;
+    if (tail[i] === x[k]) k += 1;
+  }
+  return k === x.length ? (pi[k - 1] ?? 0) : k;
+}
+
+/** Overlapping matches as one (the earliest's replacement), in order. */
+function merged(matches: Match[]): Match[] {
+  matches.sort((a, b) => a.from - b.from || b.to - a.to);
+  const out: Match[] = [];
+  for (const m of matches) {
+    const last = out[out.length - 1];
+    if (last !== undefined && m.from < last.to) {
+      if (m.to > last.to) out[out.length - 1] = { ...last, to: m.to };
+    } else out.push(m);
+  }
+  return out;
+}
+
+function replaced(
+  text: string,
+  matches: readonly Match[],
+  replacement: (m: Match) => string,
+): string {
+  let out = '';
+  let at = 0;
+  for (const m of matches) {
+    out += text.slice(at, m.from) + replacement(m);
+    at = m.to;
+  }
+  return out + text.slice(at);
+}
+
+/** Byte offsets of a text's UTF-8 as offsets into the text, rounded out to whole characters. */
+function inCharacters(text: string, matches: readonly Match[]): Match[] {
+  // eslint-disable-next-line no-control-regex
+  if (matches.length === 0 || !/[^\x00-\x7f]/.test(text)) return [...matches];
+  const startOf: number[] = [];
+  const endOf: number[] = [];
+  for (let i = 0; i < text.length;) {
+    const point = text.codePointAt(i) ?? 0;
+    const units = point > 0xffff ? 2 : 1;
+    const bytes = point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+    for (let b = 0; b < bytes; b += 1) {
+      startOf.push(i);
+      endOf.push(i + units);
+    }
+    i += units;
+  }
+  return matches.map((m) => ({
+    ...m,
+    from: startOf[m.from] ?? text.length,
+    to: endOf[m.to - 1] ?? text.length,
+  }));
+}
+
 export class Scrubber {
-  readonly #text: SpellingMatcher[];
-  readonly #bytes: SpellingMatcher[];
+  readonly #plain: NeedleSet;
+  readonly #viewed: NeedleSet;
   readonly #fragments: FragmentMatcher;
-  /** Every spelling, case-folded (text, and as bytes): what a cut may not leave a start of. */
-  readonly #starts: { readonly text: readonly string[]; readonly bytes: readonly string[] };
+  /** How a text is case-folded: UTF-8 aware only when a held value needs it (it is slower). */
+  readonly #fold: (bytes: string) => string;
 
   constructor(credentials: readonly HeldCredential[]) {
-    const text = [new Map<string, string>(), new Map<string, string>()] as const;
-    const bytes = [new Map<string, string>(), new Map<string, string>()] as const;
+    // eslint-disable-next-line no-control-regex
+    this.#fold = credentials.every((c) => !/[^\x00-\x7f]/.test(c.value)) ? foldAscii : foldBytes;
+    const plain = new Map<string, string>();
+    const view = new Map<string, string>();
     for (const c of credentials) {
-      const sets = spellingSets(c.value);
+      const needles = needlesOf(c.value);
       const replacement = c.replacement ?? `[redacted:${c.name}]`;
-      for (const [i, list] of [sets.exact, sets.anyCase].entries()) {
-        for (const x of list) {
-          if (!text[i as 0 | 1].has(x)) text[i as 0 | 1].set(x, replacement);
-          // The same spelling as the bytes a program writes (latin1: one char per byte).
-          const asBytes = Buffer.from(x, 'utf8').toString('latin1');
-          if (!bytes[i as 0 | 1].has(asBytes)) bytes[i as 0 | 1].set(asBytes, replacement);
-        }
-      }
+      for (const x of needles.plain) if (!plain.has(x)) plain.set(x, replacement);
+      for (const x of needles.viewed) if (!view.has(x)) view.set(x, replacement);
     }
-    this.#text = [new SpellingMatcher(text[0], false), new SpellingMatcher(text[1], true)];
-    this.#bytes = [new SpellingMatcher(bytes[0], false), new SpellingMatcher(bytes[1], true)];
-    this.#starts = {
-      text: [...text[0].keys(), ...text[1].keys()].map(foldCase),
-      bytes: [...bytes[0].keys(), ...bytes[1].keys()].map(foldCase),
-    };
+    this.#plain = new NeedleSet(plain);
+    this.#viewed = new NeedleSet(view);
     this.#fragments = new FragmentMatcher(
       credentials
         .filter((c) => c.fragments !== false)
-        .map((c) => ({ value: c.value, replacement: c.replacement ?? `[redacted:${c.name}]` })),
+        .map((c) => ({
+          text: viewed(asBytes(c.value)),
+          replacement: c.replacement ?? `[redacted:${c.name}]`,
+        })),
     );
   }
 
-  /** The longest spelling, in bytes (line breaks aside): how far past a cut one can reach. */
+  /** The longest plain spelling, in bytes: what a read past a cap must at least allow for. */
   get longest(): number {
-    return Math.max(...this.#bytes.map((m) => m.longest));
+    return this.#plain.longest;
   }
 
   /** Whether there is anything to scrub at all. */
@@ -190,32 +214,52 @@ export class Scrubber {
     return this.longest === 0;
   }
 
+  /** Every match in `bytes` (latin1), in byte offsets, merged and in order. */
+  #matches(bytes: string): Match[] {
+    if (this.empty || bytes === '') return [];
+    const out: Match[] = [];
+    this.#plain.find(this.#fold(bytes), same, out);
+    const view = normalised(bytes);
+    const folded = this.#fold(view.text);
+    this.#viewed.find(folded, through(view), out);
+    this.#fragments.find(folded, through(view), out);
+    return merged(out);
+  }
+
+  /** Every match in `text`, in its own (UTF-16) offsets. */
+  #textMatches(text: string): Match[] {
+    return inCharacters(text, this.#matches(asBytes(text)));
+  }
+
   text(input: string): string {
-    return this.#fragments.replace(
-      this.#text.reduce((out, m) => m.replace(out), input),
-      false,
-    );
+    const matches = this.#textMatches(input);
+    return matches.length === 0 ? input : replaced(input, matches, (m) => m.replacement);
   }
 
   bytes(input: Buffer): Buffer {
-    if (this.empty || input.length === 0) return input;
-    const scrubbed = this.#bytes.reduce((out, m) => m.replace(out), input.toString('latin1'));
-    return Buffer.from(this.#fragments.replace(scrubbed, true), 'latin1');
+    const text = input.toString('latin1');
+    const matches = this.#matches(text);
+    if (matches.length === 0) return input;
+    return Buffer.from(
+      replaced(text, matches, (m) => asBytes(m.replacement)),
+      'latin1',
+    );
   }
 
   /**
    * Scrubbed, THEN cut to `max` bytes, and no cut inside a credential: what a cut leaves of
-   * the start of any spelling at the very end is removed too (a prefix of a credential is a
-   * leak). `readCut`: `input` itself stops where reading stopped (a read limit), so its end
-   * is a cut as well. Read `3 * longest` bytes past the cap, so a credential across the cap
-   * is whole when it is scrubbed and becomes a redaction rather than a removal.
+   * the start of any spelling at the very end, as it is or in the view, is removed too (a
+   * prefix of a credential is a leak). `readCut`: `input` itself stops where reading
+   * stopped (a read limit), so its end is a cut as well. Read `3 * longest` bytes past the
+   * cap, so a credential across the cap is whole when it is scrubbed and becomes a
+   * redaction rather than a removal (one spread wider than that is removed, not redacted).
    */
   cutBytes(input: Buffer, max: number, readCut: boolean): Buffer {
     let text = this.bytes(input).toString('latin1');
-    if (readCut) text = text.slice(0, text.length - partialEnd(text, this.#starts.bytes));
+    if (readCut) text = text.slice(0, text.length - this.#partialEnd(text));
     if (text.length > max) {
       text = text.slice(0, max);
-      text = text.slice(0, text.length - partialEnd(text, this.#starts.bytes));
+      text = text.slice(0, text.length - this.#partialEnd(text));
     }
     return Buffer.from(text, 'latin1');
   }
@@ -225,94 +269,35 @@ export class Scrubber {
     const scrubbed = this.text(input);
     if (scrubbed.length <= max) return scrubbed;
     const head = scrubbed.slice(0, max);
-    return head.slice(0, head.length - partialEnd(head, this.#starts.text));
+    const bytes = asBytes(head);
+    const cut = this.#partialEnd(bytes);
+    if (cut === 0) return head;
+    const [kept] = inCharacters(head, [
+      { from: bytes.length - cut, to: bytes.length, replacement: '' },
+    ]);
+    return head.slice(0, kept?.from ?? 0);
   }
 
-  /** Every string inside a JSON-like value, scrubbed (keys too). */
+  /**
+   * How many bytes at the end of `bytes` are the start of a spelling: as they are, or in
+   * the view of the text (an escape the cut went through is not yet anything).
+   */
+  #partialEnd(bytes: string): number {
+    if (this.empty) return 0;
+    const plain = this.#plain.partialEnd(this.#fold(bytes));
+    const view = normalised(bytes, true);
+    const k = this.#viewed.partialEnd(this.#fold(view.text));
+    const viewCut = k === 0 ? 0 : bytes.length - view.start(view.text.length - k);
+    return Math.max(plain, viewCut);
+  }
+
+  /**
+   * A JSON-like value scrubbed as the JSON it is written as: each string (keys too) and
+   * number a match touches is redacted in place (a number becomes a string).
+   */
   value(input: unknown): unknown {
     if (typeof input === 'string') return this.text(input);
-    if (Array.isArray(input)) return input.map((v) => this.value(v));
-    if (typeof input === 'object' && input !== null) {
-      return Object.fromEntries(
-        Object.entries(input).map(([k, v]) => [this.text(k), this.value(v)]),
-      );
-    }
-    return input;
+    if (this.empty) return input;
+    return scrubbedValue(input, (text) => this.#textMatches(text));
   }
-}
-
-/**
- * Fragments of credentials: every run of at least `min` characters of the text that is a
- * substring of a credential (case-folded), extended as far as it stays one, is replaced.
- * `min` is half the credential (and at least MIN_CREDENTIAL_CHARS): of a credential split in
- * two, each half is caught. A scan, not a regular expression: the alternatives would be
- * quadratic in the credential's length.
- */
-class FragmentMatcher {
-  readonly #list: readonly {
-    readonly text: string;
-    readonly bytes: string;
-    readonly min: number;
-    readonly replacement: string;
-  }[];
-
-  constructor(credentials: readonly { value: string; replacement: string }[]) {
-    this.#list = credentials.map((c) => ({
-      text: foldCase(c.value),
-      bytes: foldCase(Buffer.from(c.value, 'utf8').toString('latin1')),
-      min: Math.max(MIN_CREDENTIAL_CHARS, Math.floor(c.value.length / 2)),
-      replacement: c.replacement,
-    }));
-  }
-
-  replace(input: string, asBytes: boolean): string {
-    let out = input;
-    for (const c of this.#list)
-      out = replaceFragments(out, asBytes ? c.bytes : c.text, c.min, c.replacement);
-    return out;
-  }
-}
-
-function replaceFragments(input: string, secret: string, min: number, replacement: string): string {
-  if (secret.length < min || input.length < min) return input;
-  const windows = new Set<string>();
-  for (let i = 0; i + min <= secret.length; i += 1) windows.add(secret.slice(i, i + min));
-  const lower = foldCase(input);
-  let out = '';
-  let last = 0;
-  let i = 0;
-  while (i + min <= lower.length) {
-    if (!windows.has(lower.slice(i, i + min))) {
-      i += 1;
-      continue;
-    }
-    let end = i + min;
-    while (end < lower.length && secret.includes(lower.slice(i, end + 1))) end += 1;
-    out += input.slice(last, i) + replacement;
-    last = end;
-    i = end;
-  }
-  return last === 0 ? input : out + input.slice(last);
-}
-
-/** Lower case, code point by code point, keeping every index (no letter changes length). */
-function foldCase(text: string): string {
-  return Array.from(text, (ch) => {
-    const l = ch.toLowerCase();
-    return l.length === ch.length ? l : ch;
-  }).join('');
-}
-
-/** How many characters at the end of `text` are the start of one of `spellings` (folded). */
-function partialEnd(text: string, spellings: readonly string[]): number {
-  if (spellings.length === 0) return 0;
-  const tail = foldCase(text.slice(-Math.max(0, ...spellings.map((x) => x.length))));
-  let longest = 0;
-  for (const x of spellings)
-    for (let k = Math.min(x.length - 1, tail.length); k > longest; k -= 1)
-      if (tail.endsWith(x.slice(0, k))) {
-        longest = k;
-        break;
-      }
-  return longest;
 }

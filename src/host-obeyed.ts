@@ -1,0 +1,112 @@
+// The one list of host-obeyed paths: files and directories that a tool on the host executes
+// or obeys later, when the operator runs that tool for some other purpose than running the
+// project's code (git's status or checkout, a shell entering the directory, an editor
+// opening the folder, a package manager's settings). The sandbox writing one of them would
+// plant code the host runs later: a `.git/hooks/post-checkout` the next `git checkout` runs,
+// as whoever runs it. The project's own code that the operator runs knowingly (its Makefile,
+// its tests, its build scripts) is not on the list: running it is running the sandbox's work.
+//
+// Two mechanisms use this list and only this list: the rw protection (sandbox/
+// host-obeyed-mounts.ts: each such entry at the top of an rw mount is mounted read-only;
+// sandbox/host-obeyed-watch.ts: what the run created or changed anywhere else is found at
+// its end) and the apply gate (workspace/host-obeyed-gate.ts: an apply writes such a path
+// only when the operator names it). docs/operators.md lists it ("Paths your tools obey").
+//
+// A path is host-obeyed when any of its components is one of these names (compared without
+// regard to case: a case-insensitive file system or git's core.ignorecase finds `.GIT` as
+// `.git`): each tool looks for them in whatever directory it runs in, not only at the top.
+
+export interface HostObeyedName {
+  /** The file or directory name, or `*SUFFIX` for a name ending so. */
+  readonly name: string;
+  /** Who obeys it. */
+  readonly tool: string;
+  /** What it makes that tool do. */
+  readonly why: string;
+}
+
+export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
+  {
+    name: '.git',
+    tool: 'git',
+    why: 'the repository: hooks, config (core.fsmonitor, core.hooksPath, aliases, filters), a gitdir pointer, a nested repository',
+  },
+  { name: '.gitattributes', tool: 'git', why: 'filter, diff and merge drivers per path' },
+  { name: '.gitmodules', tool: 'git', why: 'submodules: where they are and what is fetched' },
+  { name: '.gitconfig', tool: 'git', why: 'git configuration (a workspace that is a home)' },
+  { name: '.lfsconfig', tool: 'git-lfs', why: 'LFS endpoints and settings' },
+  { name: '.husky', tool: 'git (husky)', why: 'hooks, through core.hooksPath' },
+  { name: '.githooks', tool: 'git', why: 'hooks, through core.hooksPath' },
+  { name: '.pre-commit-config.yaml', tool: 'pre-commit', why: 'commands run on git commit' },
+  { name: 'lefthook.yml', tool: 'lefthook', why: 'commands run by git hooks' },
+  { name: '.lefthook.yml', tool: 'lefthook', why: 'commands run by git hooks' },
+  { name: '.envrc', tool: 'direnv', why: 'shell code run on entering the directory' },
+  {
+    name: '.vscode',
+    tool: 'VS Code',
+    why: 'tasks run on opening the folder, settings naming programs',
+  },
+  { name: '*.code-workspace', tool: 'VS Code', why: 'a workspace file: settings and tasks' },
+  { name: '.idea', tool: 'JetBrains IDEs', why: 'run configurations and tool settings' },
+  { name: '.devcontainer', tool: 'Dev Containers', why: 'initializeCommand runs on the host' },
+  { name: '.devcontainer.json', tool: 'Dev Containers', why: 'initializeCommand runs on the host' },
+  { name: '.npmrc', tool: 'npm', why: 'registry, script shell and other settings' },
+  { name: '.yarnrc', tool: 'yarn', why: 'yarn-path: the program every yarn command runs' },
+  { name: '.yarnrc.yml', tool: 'yarn', why: 'yarnPath: the program every yarn command runs' },
+  { name: '.pnpmfile.cjs', tool: 'pnpm', why: 'code run on install, scripts disabled or not' },
+  { name: '.bashrc', tool: 'bash', why: 'shell code (a workspace that is a home)' },
+  { name: '.bash_profile', tool: 'bash', why: 'shell code (a workspace that is a home)' },
+  { name: '.bash_login', tool: 'bash', why: 'shell code (a workspace that is a home)' },
+  { name: '.profile', tool: 'sh', why: 'shell code (a workspace that is a home)' },
+  { name: '.zshrc', tool: 'zsh', why: 'shell code (a workspace that is a home)' },
+  { name: '.zshenv', tool: 'zsh', why: 'shell code (a workspace that is a home)' },
+  { name: '.zprofile', tool: 'zsh', why: 'shell code (a workspace that is a home)' },
+  {
+    name: '.ssh',
+    tool: 'ssh',
+    why: 'keys, authorized keys, ProxyCommand (a workspace that is a home)',
+  },
+  {
+    name: '.config',
+    tool: 'many',
+    why: 'per-user settings: git, systemd units, autostart (a home)',
+  },
+  { name: '.local', tool: 'many', why: 'per-user programs on PATH (a home)' },
+];
+
+const EXACT = new Map(
+  HOST_OBEYED_NAMES.filter((n) => !n.name.startsWith('*')).map((n) => [n.name.toLowerCase(), n]),
+);
+const SUFFIXES = HOST_OBEYED_NAMES.filter((n) => n.name.startsWith('*')).map((n) => ({
+  suffix: n.name.slice(1).toLowerCase(),
+  entry: n,
+}));
+
+/** The list entry a single file name matches, if any. */
+export function hostObeyedName(name: string): HostObeyedName | undefined {
+  const lower = name.toLowerCase();
+  const exact = EXACT.get(lower);
+  if (exact !== undefined) return exact;
+  return SUFFIXES.find((s) => lower.length > s.suffix.length && lower.endsWith(s.suffix))?.entry;
+}
+
+/**
+ * Where a relative, `/`-separated path first meets the list: the path up to and including
+ * the first component that is a host-obeyed name, and that name's entry; undefined when no
+ * component is.
+ */
+export function hostObeyedPrefix(
+  relPath: string,
+): { readonly prefix: string; readonly entry: HostObeyedName } | undefined {
+  const parts = relPath.split('/');
+  for (let i = 0; i < parts.length; i += 1) {
+    const entry = hostObeyedName(parts[i] ?? '');
+    if (entry !== undefined) return { prefix: parts.slice(0, i + 1).join('/'), entry };
+  }
+  return undefined;
+}
+
+/** Whether a tool on the host obeys `relPath` (relative to a workspace, `/`-separated). */
+export function isHostObeyed(relPath: string): boolean {
+  return hostObeyedPrefix(relPath) !== undefined;
+}
