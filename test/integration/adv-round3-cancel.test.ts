@@ -1,0 +1,126 @@
+// Adversarial round 3, second pass, class 7 against the call supervisor
+// (src/tools/call-supervisor.ts) and the turn's cancellation in `cfh serve --stdio`: two
+// routes the fix's tests do not take. (1) The work is a child run's: the turn's call is
+// `delegate`, and the child's own exec is the one that writes later; `turn/cancel` must stop
+// the child's calls too. (2) The call waits for the caller's approval when the turn is
+// cancelled; an answer that arrives after the cancellation must not start it.
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useScratch } from './helpers.js';
+import { ServeClient } from './serve-support.js';
+import { profile } from './adv-round3-support.js';
+
+const scratch = useScratch('adv3-cancel');
+
+const exists = (file: string): Promise<boolean> =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+const LATE = 'sleep 3; echo late > /workspace/after-cancel';
+
+describe('class 7: a cancelled turn stops work it started elsewhere', () => {
+  it("turn/cancel while a child run's exec sleeps: the child's command does not write afterwards", async () => {
+    const repo = await scratch.sampleRepo();
+    const p = await profile(scratch, {
+      tools: ['exec', 'read_file'],
+      workspace: { mode: 'rw' },
+      children: { worker: { tools: ['exec'], workspace: { mode: 'rw' } } },
+    });
+    const script = await scratch.file(
+      'deleg.yaml',
+      [
+        'turns:',
+        '  - tool_calls:',
+        '      - { name: delegate, input: { profile: worker, task: write it } }',
+        '  - text: done',
+        '  - text: again',
+        'children:',
+        '  worker:',
+        '    turns:',
+        '      - tool_calls:',
+        `          - { name: exec, input: { command: [sh, -c, '${LATE}'] } }`,
+        '      - text: child done',
+        '',
+      ].join('\n'),
+    );
+    const client = new ServeClient([
+      '--profile',
+      p,
+      '--workspace',
+      repo,
+      '--artifact-root',
+      scratch.path('art-deleg'),
+      '--script',
+      script,
+    ]);
+    const { sessionId } = await client.call('session/open', {});
+    const { turnId } = await client.call('turn/start', { sessionId, prompt: 'go' });
+    await client.note('event', (p) => (p.record as { type: string }).type === 'child_started');
+    await sleep(1500);
+    await client.call('turn/cancel', { sessionId, turnId });
+    const done = await client.note('turn/completed', (p) => p.turnId === turnId);
+    await sleep(5000);
+    const planted = await exists(path.join(repo, 'after-cancel'));
+    await client.call('session/close', { sessionId }).catch(() => undefined);
+    await client.end();
+    expect(done).toMatchObject({ status: 'cancelled' });
+    expect(planted).toBe(false);
+  });
+
+  it('an approval answered after its turn was cancelled does not start the call', async () => {
+    const repo = await scratch.sampleRepo();
+    const p = await profile(scratch, {
+      tools: ['exec'],
+      workspace: { mode: 'rw' },
+      policy: [{ id: 'ask-exec', match: { tool: 'exec' }, decision: 'ask_user', reason: 'asks' }],
+    });
+    const script = await scratch.file(
+      'ask.yaml',
+      [
+        'turns:',
+        '  - tool_calls:',
+        "      - { name: exec, input: { command: [sh, -c, 'echo ran > /workspace/after-cancel'] } }",
+        '  - text: done',
+        '  - text: again',
+        '',
+      ].join('\n'),
+    );
+    const client = new ServeClient([
+      '--profile',
+      p,
+      '--workspace',
+      repo,
+      '--artifact-root',
+      scratch.path('art-ask'),
+      '--script',
+      script,
+    ]);
+    const { sessionId } = await client.call('session/open', {});
+    const { turnId } = await client.call('turn/start', { sessionId, prompt: 'go' });
+    // Hold the answer: the request is kept, answered only after the cancellation.
+    await client.note('approval/request', () => true, 30_000);
+    const request = client.notes.find((n) => n.method === 'approval/request');
+    const asked = {
+      id: request?.id,
+      digest: (request?.params as { argsDigest: string } | undefined)?.argsDigest,
+    };
+    await client.call('turn/cancel', { sessionId, turnId });
+    const done = await client.note('turn/completed', (q) => q.turnId === turnId);
+    client.write({
+      jsonrpc: '2.0',
+      id: asked.id,
+      result: { argsDigest: asked.digest, answer: 'once' },
+    });
+    await sleep(3000);
+    const ran = await exists(path.join(repo, 'after-cancel'));
+    await client.call('session/close', { sessionId }).catch(() => undefined);
+    await client.end();
+    expect(done).toMatchObject({ status: 'cancelled' });
+    expect(ran).toBe(false);
+  });
+});
