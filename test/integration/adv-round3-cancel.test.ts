@@ -4,10 +4,11 @@
 // `delegate`, and the child's own exec is the one that writes later; `turn/cancel` must stop
 // the child's calls too. (2) The call waits for the caller's approval when the turn is
 // cancelled; an answer that arrives after the cancellation must not start it.
-import { access } from 'node:fs/promises';
+import { execa } from 'execa';
+import { access, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { useScratch } from './helpers.js';
+import { startCfh, useScratch } from './helpers.js';
 import { ServeClient } from './serve-support.js';
 import { profile } from './adv-round3-support.js';
 
@@ -122,5 +123,120 @@ describe('class 7: a cancelled turn stops work it started elsewhere', () => {
     await client.end();
     expect(done).toMatchObject({ status: 'cancelled' });
     expect(ran).toBe(false);
+  });
+});
+
+/** Removes the containers of the runs under `art` (cfh was killed: nothing removed them). */
+async function removeRunContainers(art: string): Promise<void> {
+  const runs = await readdir(art).catch(() => [] as string[]);
+  for (const run of runs) {
+    const ps = await execa('docker', ['ps', '-aq', '--filter', `label=cfh.run-id=${run}`], {
+      reject: false,
+    });
+    const ids = ps.stdout.split('\n').filter((x) => x !== '');
+    if (ids.length > 0) await execa('docker', ['rm', '-f', ...ids], { reject: false });
+  }
+}
+
+describe('class 7: cfh gone, not told to stop', () => {
+  it.each(['SIGHUP', 'SIGKILL'] as const)(
+    'cfh sandbox run ended by %s mid-exec: the command does not write the workspace afterwards',
+    async (sig) => {
+      const repo = await scratch.sampleRepo();
+      const art = scratch.path(`art-${sig}`);
+      const child = startCfh([
+        'sandbox',
+        'run',
+        '--profile',
+        'untrusted-repo',
+        '--workspace',
+        repo,
+        '--artifact-root',
+        art,
+        '--',
+        'sh',
+        '-c',
+        LATE,
+      ]);
+      child.catch(() => undefined);
+      try {
+        // The command is running once its run directory has a tool call in flight.
+        await sleep(2000);
+        child.kill(sig);
+        await child.catch(() => undefined);
+        await sleep(5000);
+        expect(await exists(path.join(repo, 'after-cancel'))).toBe(false);
+      } finally {
+        await removeRunContainers(art);
+      }
+    },
+  );
+
+  it('cfh mcp whose client closes its input mid-call: the command does not write the workspace afterwards', async () => {
+    const repo = await scratch.sampleRepo();
+    const art = scratch.path('art-mcp-eof');
+    const child = startCfh([
+      'mcp',
+      '--profile',
+      'untrusted-repo',
+      '--workspace',
+      repo,
+      '--artifact-root',
+      art,
+    ]);
+    child.catch(() => undefined);
+    const send = (m: unknown): void => {
+      child.stdin?.write(`${JSON.stringify(m)}\n`);
+    };
+    let out = '';
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    try {
+      send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'adv3', version: '0' },
+        },
+      });
+      for (let i = 0; i < 100 && !out.includes('"id":1'); i += 1) await sleep(100);
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'sandbox_exec', arguments: { argv: ['sh', '-c', LATE] } },
+      });
+      // The exec is running (its container started, the command sleeping) before the end.
+      for (let i = 0; i < 100; i += 1) {
+        const runs = await readdir(art).catch(() => [] as string[]);
+        const events =
+          runs[0] === undefined
+            ? ''
+            : await readFile(path.join(art, runs[0], 'events.jsonl'), 'utf8').catch(() => '');
+        if (events.includes('"tool_container_started"')) break;
+        await sleep(100);
+      }
+      await sleep(1000);
+      const endedAt = Date.now();
+      child.stdin?.end();
+      await child.catch(() => undefined);
+      const exitedAfter = Date.now() - endedAt;
+      await sleep(5000);
+      const runs = await readdir(art);
+      const types = (await readFile(path.join(art, runs[0] ?? '', 'events.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { type: string }).type);
+      expect(
+        await exists(path.join(repo, 'after-cancel')),
+        `cfh mcp exited ${exitedAfter} ms after its input ended; events: ${types.join(' ')}`,
+      ).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+      await removeRunContainers(art);
+    }
   });
 });
