@@ -170,3 +170,57 @@ describe('class 9: host tools the list does not name, through a draft applied wi
     },
   );
 });
+
+/** A repository whose hooks live in a tracked directory (`core.hooksPath tools/hooks`). */
+async function hooksPathRepository(): Promise<string> {
+  const ws = scratch.path(`ws-${next()}`);
+  await chmod(path.dirname(ws), 0o711);
+  await mkdir(path.join(ws, 'tools', 'hooks'), { recursive: true });
+  await writeFile(path.join(ws, 'tools', 'hooks', 'README'), 'our hooks\n');
+  const git = (...args: string[]) =>
+    execa('git', ['-c', 'user.name=op', '-c', 'user.email=op@example.invalid', '-C', ws, ...args]);
+  await git('init', '-q');
+  await git('add', '.');
+  await git('commit', '-qm', 'initial');
+  await git('config', 'core.hooksPath', 'tools/hooks');
+  if (process.getuid?.() === 0) await execa('chown', ['-R', `${SANDBOX_UID}:${SANDBOX_UID}`, ws]);
+  return ws;
+}
+
+describe('class 9: the hooks git runs are where the repository says, not where the list looks', () => {
+  it.each(['rw', 'draft'] as const)(
+    '%s: a hook the sandbox writes into the core.hooksPath directory is not run by the host git',
+    async (mode) => {
+      const ws = await hooksPathRepository();
+      const marker = scratch.path(`marker-hooks-${mode}`);
+      const art = scratch.path(`art-hooks-${mode}`);
+      const r = await cfh([
+        'sandbox',
+        'run',
+        '--profile',
+        'untrusted-repo',
+        '--workspace-mode',
+        mode,
+        '--workspace',
+        ws,
+        '--artifact-root',
+        art,
+        '--json',
+        '--',
+        'sh',
+        '-c',
+        `printf '#!/bin/sh\\ntouch ${marker}\\n' > /workspace/tools/hooks/post-checkout && chmod +x /workspace/tools/hooks/post-checkout`,
+      ]);
+      expect([0, 125], r.stderr).toContain(r.exitCode);
+      if (mode === 'draft' && r.exitCode === 0) {
+        const runId = (JSON.parse(r.stdout) as { runId: string }).runId;
+        await cfh(['runs', 'apply', runId, '--yes', '--artifact-root', art]);
+      }
+      // The operator's next checkout.
+      await execa('git', ['-c', 'safe.directory=*', '-C', ws, 'checkout', '-q', '-b', 'next'], {
+        reject: false,
+      });
+      expect(await exists(marker), 'the planted hook ran on the host').toBe(false);
+    },
+  );
+});
