@@ -41,3 +41,66 @@ describe('class 10: explain and a run decide the same', () => {
     expect(said).toEqual({ decision: decided?.data.decision, rule: decided?.data.policy_rule });
   });
 });
+
+/** The decision a run makes of one scripted call, and what explain says of it. */
+async function bothWays(
+  fields: Record<string, unknown>,
+  tool: string,
+  call: unknown,
+  extra: readonly string[] = [],
+): Promise<{
+  said: { decision: string; rule: string };
+  decided: { decision: string; rule: string } | undefined;
+}> {
+  const p = await profile(scratch, fields);
+  const said = await explain(p, tool, call);
+  const s = await script(scratch, [[{ name: tool, input: call }]]);
+  // A run that refuses its profile (exit 125, no run) decides every call: none runs.
+  const run = await scriptedRun(scratch, { profile: p, script: s, extra }).catch(() => undefined);
+  if (run === undefined) return { said, decided: { decision: 'deny', rule: 'run refused' } };
+  const { dir } = run;
+  const e = (await readEvents(dir)).find(
+    (x) => x.type === 'permission_decision' && x.data.tool_name === tool,
+  );
+  const rejected = (await readEvents(dir)).find((x) => x.type === 'tool_rejected');
+  return {
+    said,
+    decided:
+      e === undefined
+        ? rejected === undefined
+          ? undefined
+          : { decision: 'deny', rule: String(rejected.data.reason) }
+        : { decision: String(e.data.decision), rule: String(e.data.policy_rule) },
+  };
+}
+
+describe('class 10, second pass: the one surface builder against explain', () => {
+  it.each([
+    [
+      'delegate with no depth left (maxDelegationDepth 0)',
+      {
+        tools: ['read_file', 'list_dir'],
+        budgets: { maxDelegationDepth: 0 },
+        children: { helper: { tools: ['read_file'] } },
+      },
+      'delegate',
+      { profile: 'helper', task: 'list the files' },
+    ],
+    [
+      'delegate naming a child the profile does not list',
+      { tools: ['read_file'], children: { helper: { tools: ['read_file'] } } },
+      'delegate',
+      { profile: 'nobody', task: 'x' },
+    ],
+    [
+      'a built-in the profile does not allow',
+      { tools: ['read_file'] },
+      'write_file',
+      { path: 'x.txt', content: 'x' },
+    ],
+  ])('%s', async (_what, fields, tool, call) => {
+    const { said, decided } = await bothWays(fields, tool, call);
+    expect(decided, 'the run decided nothing of the call').toBeDefined();
+    expect(said.decision).toBe(decided?.decision);
+  });
+});
