@@ -11,7 +11,7 @@
 //   mise's tasks and hooks; cargo's rustc-wrapper) are not on it, so a draft applied with
 //   `--yes` writes them to the host without the operator naming them.
 import { execa } from 'execa';
-import { access, chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, chmod, chown, link, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CFH_MAIN, cfh, onlyRunDir, SANDBOX_UID, useScratch } from './helpers.js';
@@ -221,6 +221,51 @@ describe('class 9: the hooks git runs are where the repository says, not where t
         reject: false,
       });
       expect(await exists(marker), 'the planted hook ran on the host').toBe(false);
+    },
+  );
+});
+
+describe('class 9: a held directory whose file has another name in the workspace', () => {
+  it.each(['rw', 'draft'] as const)(
+    '%s: a run cannot write .git/config through a hard link to it elsewhere in the workspace',
+    async (mode) => {
+      // The workspace's bytes are the attacker's (an unpacked archive keeps hard links): its
+      // .git/config is also docs/notes.txt. cfh holds .git read-only at the top (a bind mount),
+      // and refuses a top-level FILE with two names, but not a file inside a held directory.
+      const ws = scratch.path(`ws-${next()}`);
+      await chmod(path.dirname(ws), 0o711);
+      await mkdir(path.join(ws, 'docs'), { recursive: true });
+      await writeFile(path.join(ws, 'README.md'), '# a repository\n');
+      await execa('git', ['init', '-q', ws]);
+      await link(path.join(ws, '.git', 'config'), path.join(ws, 'docs', 'notes.txt'));
+      if (process.getuid?.() === 0)
+        await execa('chown', ['-R', `${SANDBOX_UID}:${SANDBOX_UID}`, ws]);
+      const marker = scratch.path(`marker-link-${next()}`);
+      const art = scratch.path(`art-${next()}`);
+      const r = await cfh([
+        'sandbox',
+        'run',
+        '--profile',
+        'untrusted-repo',
+        '--workspace-mode',
+        mode,
+        '--workspace',
+        ws,
+        '--artifact-root',
+        art,
+        '--json',
+        '--',
+        'sh',
+        '-c',
+        `printf '[core]\\n\\tfsmonitor = "touch ${marker}; false"\\n' >> /workspace/docs/notes.txt`,
+      ]);
+      expect([0, 1, 2, 125], r.stderr).toContain(r.exitCode);
+      if (mode === 'draft' && r.exitCode === 0) {
+        const runId = (JSON.parse(r.stdout) as { runId: string }).runId;
+        await cfh(['runs', 'apply', runId, '--yes', '--artifact-root', art]);
+      }
+      await execa('git', ['-c', 'safe.directory=*', 'status'], { cwd: ws, reject: false });
+      expect(await exists(marker), 'the planted fsmonitor ran on the host').toBe(false);
     },
   );
 });
