@@ -240,3 +240,64 @@ describe('class 7: cfh gone, not told to stop', () => {
     }
   });
 });
+
+describe('class 7: a host tool call in a cancelled turn', () => {
+  it('turn/cancel while a host exec tool runs: the host program does not finish its work afterwards', async () => {
+    const repo = await scratch.sampleRepo();
+    const marker = scratch.path('host-marker');
+    const prog = await scratch.file(
+      'slow-host.mjs',
+      `import { writeFileSync } from 'node:fs';\nsetTimeout(() => writeFileSync(${JSON.stringify(marker)}, 'late'), 3000);\n`,
+    );
+    const p = await profile(scratch, {
+      tools: ['read_file'],
+      hostTools: [
+        {
+          name: 'deploy',
+          kind: 'exec',
+          argv: [process.execPath, prog],
+          input: {},
+          riskClass: 'read_only',
+          sideEffectClass: 'none',
+          resourceScope: 'project',
+        },
+      ],
+    });
+    const script = await scratch.file(
+      'host.yaml',
+      [
+        'turns:',
+        '  - tool_calls:',
+        '      - { name: host__deploy, input: {} }',
+        '  - text: done',
+        '  - text: again',
+        '',
+      ].join('\n'),
+    );
+    const client = new ServeClient([
+      '--profile',
+      p,
+      '--workspace',
+      repo,
+      '--artifact-root',
+      scratch.path('art-host'),
+      '--script',
+      script,
+    ]);
+    const { sessionId } = await client.call('session/open', {});
+    const { turnId } = await client.call('turn/start', { sessionId, prompt: 'go' });
+    await client.note(
+      'event',
+      (q) => (q.record as { type: string }).type === 'permission_decision',
+    );
+    await sleep(1000);
+    await client.call('turn/cancel', { sessionId, turnId });
+    const done = await client.note('turn/completed', (q) => q.turnId === turnId);
+    await sleep(4500);
+    const wrote = await exists(marker);
+    await client.call('session/close', { sessionId }).catch(() => undefined);
+    await client.end();
+    expect(done).toMatchObject({ status: 'cancelled' });
+    expect(wrote).toBe(false);
+  });
+});
