@@ -1,0 +1,106 @@
+// Adversarial round 3, second pass, class 1 against the carried label (src/cfc/carried.ts,
+// everySource): a planning run without CFC "may have shown its model anything it could
+// read. Every source of its recorded plan then counts". Its children's sources are not in
+// the parent's recorded CFC plan: a planning run (`--cfc disabled`) that delegates to a
+// child profile with a `secret` mount of its own hands the executing run (enforcing) a plan
+// with the secret in it and a label without it. The oracle: the executing run does not
+// write the secret into its workspace, which is not cleared for it.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { onlyRunDir, useScratch } from './helpers.js';
+import { apiCfh, profile, secretDir } from './adv-round3-support.js';
+
+const scratch = useScratch('adv3-plan-child');
+const SECRET = 'CHILD-VAULT-8Hs2Lq4N';
+
+describe('--from-plan after a planning run without CFC that delegated', () => {
+  it.each(['enforce-explicit', 'enforce-strict'])(
+    "%s: a secret the planning run's child read is not written by the run that executes the plan",
+    async (mode) => {
+      const secrets = await secretDir(scratch, { key: SECRET });
+      const p = await profile(scratch, {
+        tools: ['read_file', 'list_dir', 'write_file'],
+        workspace: { mode: 'rw', label: { integrity: ['repo'] } },
+        cfc: { mode, modelClearance: [] },
+        children: {
+          keeper: {
+            tools: ['read_file'],
+            mounts: [
+              {
+                source: secrets,
+                target: '/secrets',
+                mode: 'ro',
+                label: { confidentiality: ['secret'] },
+              },
+            ],
+            cfc: { mode, modelClearance: ['secret'] },
+            ceiling: { confidentiality: ['secret'] },
+          },
+        },
+      });
+      const repo = await scratch.sampleRepo();
+      const art = scratch.path(`art-${mode}`);
+      const found = (req: string): string => /CHILD-VAULT-[A-Za-z0-9]+/.exec(req)?.[0] ?? 'none';
+      const plan = await apiCfh(
+        scratch,
+        [
+          'sandbox',
+          'run',
+          '--profile',
+          p,
+          '--workspace',
+          repo,
+          '--artifact-root',
+          art,
+          '--prompt',
+          'Plan the deploy',
+          '--plan',
+          '--cfc',
+          'disabled',
+          '--non-interactive',
+        ],
+        [
+          { calls: [{ name: 'delegate', input: { profile: 'keeper', task: 'read the key' } }] },
+          { calls: [{ name: 'read_file', input: { path: '/secrets/key' } }] },
+          { text: (req) => `the key is ${found(req)}` },
+          { text: (req) => `Plan: configure the deploy with ${found(req)}` },
+        ],
+      );
+      expect(plan.r.exitCode, plan.r.stderr).toBe(0);
+      expect(plan.bodies.join('\n'), 'the planning model saw the key').toContain(SECRET);
+      const planId = path.basename(await onlyRunDir(art));
+      const exec = await apiCfh(
+        scratch,
+        [
+          'sandbox',
+          'run',
+          '--profile',
+          p,
+          '--workspace',
+          repo,
+          '--artifact-root',
+          art,
+          '--prompt',
+          'Do it',
+          '--from-plan',
+          planId,
+          '--approve',
+          'from_plan',
+          '--non-interactive',
+        ],
+        [
+          {
+            calls: (req) => [
+              { name: 'write_file', input: { path: 'deploy.env', content: found(req) } },
+            ],
+          },
+          { text: 'done' },
+        ],
+      );
+      expect(exec.r.exitCode, exec.r.stderr).toBe(0);
+      const written = await readFile(path.join(repo, 'deploy.env'), 'utf8').catch(() => '');
+      expect(written).not.toContain(SECRET);
+    },
+  );
+});
