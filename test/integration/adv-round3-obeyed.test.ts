@@ -41,75 +41,82 @@ interface HostObeyedReport {
 }
 
 describe('class 9: the end walk and a directory it cannot list', () => {
-  it('an rw run (cfh as an ordinary user) that plants a nested repository and an .envrc inside a 0311 directory is found or said incomplete', async (ctx) => {
-    if (process.getuid?.() !== 0) ctx.skip('needs root to switch to the test user');
-    const ids = await userIds();
-    expect(ids, `user ${USER} missing: run scripts/test-user.sh`).toBeDefined();
-    if (ids === undefined) return;
-    const base = scratch.path(`user-${next()}`);
-    await mkdir(base);
-    await chmod(path.dirname(base), 0o711);
-    await chown(base, ids.uid, ids.gid);
-    const ws = path.join(base, 'ws');
-    const art = path.join(base, 'art');
-    await mkdir(ws);
-    await writeFile(path.join(ws, 'README.md'), '# a repository\n');
-    await chown(ws, ids.uid, ids.gid);
-    await chown(path.join(ws, 'README.md'), ids.uid, ids.gid);
-    const marker = path.join(base, 'marker');
-    // The sandbox's command: a nested repository whose fsmonitor runs a command on the host's
-    // `git status` in sub/, an .envrc, then sub/ made traversable but not listable.
-    const cmd = [
-      'set -e',
-      'mkdir -p /workspace/sub/.git/objects /workspace/sub/.git/refs/heads',
-      "printf 'ref: refs/heads/main\\n' > /workspace/sub/.git/HEAD",
-      `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${marker}; false"\\n' > /workspace/sub/.git/config`,
-      `printf 'touch ${marker}\\n' > /workspace/sub/.envrc`,
-      'chmod 0311 /workspace/sub',
-    ].join('; ');
-    const r = await execa(
-      'runuser',
-      [
-        '-u',
-        USER,
-        '--',
-        process.execPath,
-        CFH_MAIN,
-        'sandbox',
-        'run',
-        '--profile',
-        'untrusted-repo',
-        '--workspace',
-        ws,
-        '--artifact-root',
-        art,
-        '--',
-        'sh',
-        '-c',
-        cmd,
-      ],
-      { reject: false, cwd: base },
-    );
-    try {
-      expect(r.exitCode, r.stderr).toBe(0);
-      const dir = await onlyRunDir(art);
-      const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8')) as {
-        hostObeyed?: HostObeyedReport;
-      };
-      // The defence: what the run planted is named, or the walk says it did not see it all.
-      const h = report.hostObeyed;
-      const said = h !== undefined && (!h.complete || h.paths.some((p) => p.startsWith('sub/')));
-      expect(said, `report.hostObeyed ${JSON.stringify(h)}; stderr ${r.stderr}`).toBe(true);
-      // And the host's git in sub/ (as the operator) does not run the planted command.
-      await execa('runuser', ['-u', USER, '--', 'git', '-C', path.join(ws, 'sub'), 'status'], {
-        reject: false,
-        cwd: base,
-      });
-      expect(await exists(marker), 'the planted fsmonitor ran on the host').toBe(false);
-    } finally {
-      await chmod(path.join(ws, 'sub'), 0o755).catch(() => undefined);
-    }
-  });
+  it.for(['0311', '0755'])(
+    'an rw run (cfh as an ordinary user) that plants a nested repository and an .envrc inside a %s directory is found or said incomplete (0755: the control)',
+    async (bits, ctx) => {
+      if (process.getuid?.() !== 0) ctx.skip('needs root to switch to the test user');
+      const ids = await userIds();
+      expect(ids, `user ${USER} missing: run scripts/test-user.sh`).toBeDefined();
+      if (ids === undefined) return;
+      const base = scratch.path(`user-${next()}`);
+      await mkdir(base);
+      await chmod(path.dirname(base), 0o711);
+      await chown(base, ids.uid, ids.gid);
+      const ws = path.join(base, 'ws');
+      const art = path.join(base, 'art');
+      await mkdir(ws);
+      await writeFile(path.join(ws, 'README.md'), '# a repository\n');
+      await chown(ws, ids.uid, ids.gid);
+      await chown(path.join(ws, 'README.md'), ids.uid, ids.gid);
+      const marker = path.join(base, 'marker');
+      // The sandbox's command: a nested repository whose fsmonitor runs a command on the host's
+      // `git status` in sub/, an .envrc, then sub/ made traversable but not listable.
+      const cmd = [
+        'set -e',
+        'mkdir -p /workspace/sub/.git/objects /workspace/sub/.git/refs/heads',
+        "printf 'ref: refs/heads/main\\n' > /workspace/sub/.git/HEAD",
+        `printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch ${marker}; false"\\n' > /workspace/sub/.git/config`,
+        `printf 'touch ${marker}\\n' > /workspace/sub/.envrc`,
+        `chmod ${bits} /workspace/sub`,
+      ].join('; ');
+      const r = await execa(
+        'runuser',
+        [
+          '-u',
+          USER,
+          '--',
+          process.execPath,
+          CFH_MAIN,
+          'sandbox',
+          'run',
+          '--profile',
+          'untrusted-repo',
+          '--workspace',
+          ws,
+          '--artifact-root',
+          art,
+          '--',
+          'sh',
+          '-c',
+          cmd,
+        ],
+        { reject: false, cwd: base },
+      );
+      try {
+        expect(r.exitCode, r.stderr).toBe(0);
+        const dir = await onlyRunDir(art);
+        const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8')) as {
+          hostObeyed?: HostObeyedReport;
+        };
+        // The host's git in sub/ (as the operator) runs the planted command: the published
+        // deviation (said, not prevented) when the report names it; unsaid when it does not.
+        await execa('runuser', ['-u', USER, '--', 'git', '-C', path.join(ws, 'sub'), 'status'], {
+          reject: false,
+          cwd: base,
+        });
+        const ran = await exists(marker);
+        // The defence: what the run planted is named, or the walk says it did not see it all.
+        const h = report.hostObeyed;
+        const said = h !== undefined && (!h.complete || h.paths.some((p) => p.startsWith('sub/')));
+        expect(
+          said,
+          `report.hostObeyed ${JSON.stringify(h)}; the planted fsmonitor ran: ${String(ran)}`,
+        ).toBe(true);
+      } finally {
+        await chmod(path.join(ws, 'sub'), 0o755).catch(() => undefined);
+      }
+    },
+  );
 });
 
 /** A workspace repository owned by the sandbox user, readable for the draft copy. */
