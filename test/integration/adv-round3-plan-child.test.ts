@@ -8,8 +8,16 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { onlyRunDir, useScratch } from './helpers.js';
-import { apiCfh, profile, secretDir } from './adv-round3-support.js';
+import { cfh, onlyRunDir, useScratch } from './helpers.js';
+import {
+  NODE,
+  apiCfh,
+  printer,
+  profile,
+  script,
+  scriptedRun,
+  secretDir,
+} from './adv-round3-support.js';
 
 const scratch = useScratch('adv3-plan-child');
 const SECRET = 'CHILD-VAULT-8Hs2Lq4N';
@@ -103,4 +111,58 @@ describe('--from-plan after a planning run without CFC that delegated', () => {
       expect(written).not.toContain(SECRET);
     },
   );
+});
+
+describe('resume after a run without CFC into an enforcing one', () => {
+  it("a secret a host tool showed the disabled run's model keeps its label in the resumed enforce-explicit run", async () => {
+    const repo = await scratch.sampleRepo();
+    const p = await profile(scratch, {
+      tools: ['read_file', 'list_dir', 'write_file'],
+      workspace: { mode: 'rw', label: { integrity: ['repo'] } },
+      cfc: { mode: 'enforce-explicit', modelClearance: [] },
+      hostTools: [
+        {
+          name: 'vault',
+          kind: 'exec',
+          argv: [NODE, await printer(scratch, 'HOST-VAULT-2mZ8')],
+          input: {},
+          riskClass: 'read_only',
+          sideEffectClass: 'none',
+          resourceScope: 'project',
+          resultLabel: { confidentiality: ['secret'] },
+        },
+      ],
+    });
+    const art = scratch.path('art-resume');
+    const first = await scriptedRun(scratch, {
+      profile: p,
+      workspace: repo,
+      artifactRoot: art,
+      script: await script(scratch, [[{ name: 'host__vault', input: {} }]]),
+      extra: ['--cfc', 'disabled'],
+    });
+    expect(first.r.exitCode, first.r.stderr).toBe(0);
+    const r = await cfh(
+      [
+        'sandbox',
+        'resume',
+        path.basename(first.dir),
+        '--artifact-root',
+        art,
+        '--cfc',
+        'enforce-explicit',
+        '--non-interactive',
+        '--prompt',
+        'write it down',
+        '--script',
+        await script(scratch, [
+          [{ name: 'write_file', input: { path: 'out.txt', content: 'HOST-VAULT-2mZ8' } }],
+        ]),
+      ],
+      { env: { CFH_KEY_DIR: scratch.path('keys') } },
+    );
+    // Refused (a resume that may not change its CFC mode) or run: never the value written.
+    expect([0, 1, 2, 125], r.stderr).toContain(r.exitCode);
+    expect(await readFile(path.join(repo, 'out.txt'), 'utf8').catch(() => '')).toBe('');
+  });
 });
