@@ -186,10 +186,10 @@ describe('class 7: cfh gone, not told to stop', () => {
     ]);
     child.catch(() => undefined);
     const send = (m: unknown): void => {
-      child.stdin?.write(`${JSON.stringify(m)}\n`);
+      child.stdin.write(`${JSON.stringify(m)}\n`);
     };
     let out = '';
-    child.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     try {
       send({
         jsonrpc: '2.0',
@@ -221,7 +221,7 @@ describe('class 7: cfh gone, not told to stop', () => {
       }
       await sleep(1000);
       const endedAt = Date.now();
-      child.stdin?.end();
+      child.stdin.end();
       await child.catch(() => undefined);
       const exitedAfter = Date.now() - endedAt;
       await sleep(5000);

@@ -61,7 +61,7 @@ describe.each(['enforce-explicit', 'enforce-strict'])(
           [
             {
               name: 'write_file',
-              input: { path: '/out/replayed.txt', content: `${handle ?? ''}` },
+              input: { path: '/out/replayed.txt', content: handle ?? '' },
             },
           ],
           // The control: B's own handle resolves into the cleared /out.

@@ -26,7 +26,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function ready(c: ServeClient): Promise<void> {
   return new Promise((resolve) => {
     let seen = '';
-    c.child.stderr?.on('data', (d: Buffer) => {
+    c.child.stderr.on('data', (d: Buffer) => {
       seen += d.toString('utf8');
       if (seen.includes('serving sessions')) resolve();
     });
