@@ -138,12 +138,50 @@ async function removeRunContainers(art: string): Promise<void> {
   }
 }
 
+/** Waits until the run under `art` has started a tool container (at most 20 s). */
+async function untilStarted(art: string): Promise<boolean> {
+  for (let i = 0; i < 200; i += 1) {
+    const runs = await readdir(art).catch(() => [] as string[]);
+    const events =
+      runs[0] === undefined
+        ? ''
+        : await readFile(path.join(art, runs[0], 'events.jsonl'), 'utf8').catch(() => '');
+    if (events.includes('container_started"')) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
 describe('class 7: cfh gone, not told to stop', () => {
-  it.each(['SIGHUP', 'SIGKILL'] as const)(
-    'cfh sandbox run ended by %s mid-exec: the command does not write the workspace afterwards',
-    async (sig) => {
+  it.each([
+    ['SIGHUP', 'direct'],
+    ['SIGKILL', 'direct'],
+    ['SIGHUP', 'agent'],
+    ['SIGKILL', 'agent'],
+  ] as const)(
+    'cfh sandbox run (%s, %s command) ended mid-exec: the command does not write the workspace afterwards',
+    async (sig, route) => {
       const repo = await scratch.sampleRepo();
-      const art = scratch.path(`art-${sig}`);
+      const art = scratch.path(`art-${sig}-${route}`);
+      const command =
+        route === 'direct'
+          ? ['--', 'sh', '-c', LATE]
+          : [
+              '--prompt',
+              'go',
+              '--non-interactive',
+              '--script',
+              await scratch.file(
+                `agent-${sig}.yaml`,
+                [
+                  'turns:',
+                  '  - tool_calls:',
+                  `      - { name: exec, input: { command: [sh, -c, '${LATE}'] } }`,
+                  '  - text: done',
+                  '',
+                ].join('\n'),
+              ),
+            ];
       const child = startCfh([
         'sandbox',
         'run',
@@ -153,15 +191,13 @@ describe('class 7: cfh gone, not told to stop', () => {
         repo,
         '--artifact-root',
         art,
-        '--',
-        'sh',
-        '-c',
-        LATE,
+        ...command,
       ]);
       child.catch(() => undefined);
       try {
-        // The command is running once its run directory has a tool call in flight.
-        await sleep(2000);
+        // The command is running once its container started (then half a second more).
+        expect(await untilStarted(art), 'the command started').toBe(true);
+        await sleep(500);
         child.kill(sig);
         await child.catch(() => undefined);
         await sleep(5000);
