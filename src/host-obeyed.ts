@@ -12,6 +12,16 @@
 // its end) and the apply gate (workspace/host-obeyed-gate.ts: an apply writes such a path
 // only when the operator names it). docs/operators.md lists it ("Paths your tools obey").
 //
+// The rule for what is on the list: a name is listed when a common host tool reads it from
+// the directory it runs in (or a parent of it) for a purpose other than running the
+// project's own code, and what it says can make that tool run a program or send
+// credentials somewhere: settings that name a hook, a helper, a wrapper, a credential
+// process, a task run on opening the folder, a shell snippet run on entering it. The
+// project's build definitions (Makefile, package.json scripts, build.gradle, build.rs) are
+// not: running them is running the project. The names a repository's own git settings give
+// (core.hooksPath, a `.git` file's gitdir, include.path) are not on this static list: they
+// are read from the host's repository at run start and held the same way (git-held.ts).
+//
 // A path is host-obeyed when any of its components is one of these names (compared without
 // regard to case: a case-insensitive file system or git's core.ignorecase finds `.GIT` as
 // `.git`): each tool looks for them in whatever directory it runs in, not only at the top.
@@ -40,6 +50,7 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.pre-commit-config.yaml', tool: 'pre-commit', why: 'commands run on git commit' },
   { name: 'lefthook.yml', tool: 'lefthook', why: 'commands run by git hooks' },
   { name: '.lefthook.yml', tool: 'lefthook', why: 'commands run by git hooks' },
+  { name: '.hg', tool: 'Mercurial', why: 'the repository: .hg/hgrc hooks run on hg status' },
   { name: '.envrc', tool: 'direnv', why: 'shell code run on entering the directory' },
   {
     name: '.vscode',
@@ -50,6 +61,30 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.idea', tool: 'JetBrains IDEs', why: 'run configurations and tool settings' },
   { name: '.devcontainer', tool: 'Dev Containers', why: 'initializeCommand runs on the host' },
   { name: '.devcontainer.json', tool: 'Dev Containers', why: 'initializeCommand runs on the host' },
+  { name: '.claude', tool: 'Claude Code', why: 'settings: hooks and commands run by the agent' },
+  { name: '.dir-locals.el', tool: 'Emacs', why: 'directory-local variables, eval forms' },
+  { name: '.dir-locals-2.el', tool: 'Emacs', why: 'directory-local variables, eval forms' },
+  { name: '.exrc', tool: 'vim', why: 'commands run on start (exrc)' },
+  { name: '.nvim.lua', tool: 'Neovim', why: 'Lua run on start (exrc)' },
+  { name: '.nvimrc', tool: 'Neovim', why: 'commands run on start (exrc)' },
+  { name: '.gdbinit', tool: 'gdb', why: 'commands run on start' },
+  { name: '.lldbinit', tool: 'lldb', why: 'commands run on start' },
+  { name: '.pdbrc', tool: 'pdb', why: 'Python run when the debugger starts' },
+  { name: '.irbrc', tool: 'irb', why: 'Ruby run when irb starts' },
+  { name: '.mise.toml', tool: 'mise', why: 'hooks, tasks and env run on entering the directory' },
+  { name: 'mise.toml', tool: 'mise', why: 'hooks, tasks and env run on entering the directory' },
+  { name: '.mise', tool: 'mise', why: 'configuration and tasks' },
+  { name: '.tool-versions', tool: 'asdf, mise', why: 'plugins installed and run on use' },
+  {
+    name: '.cargo',
+    tool: 'cargo',
+    why: 'config.toml: rustc-wrapper, runners, credential providers',
+  },
+  { name: '.mvn', tool: 'Maven', why: 'extensions.xml and jvm.config: code loaded by every mvn' },
+  { name: '.kube', tool: 'kubectl', why: 'kubeconfig: exec credential plugins' },
+  { name: '.docker', tool: 'docker', why: 'credential helpers and stores run by the CLI' },
+  { name: '.aws', tool: 'AWS CLI and SDKs', why: 'credential_process run for credentials' },
+  { name: '.netrc', tool: 'curl, git, pip', why: 'credentials sent to the hosts it names' },
   { name: '.npmrc', tool: 'npm', why: 'registry, script shell and other settings' },
   { name: '.yarnrc', tool: 'yarn', why: 'yarn-path: the program every yarn command runs' },
   { name: '.yarnrc.yml', tool: 'yarn', why: 'yarnPath: the program every yarn command runs' },

@@ -94,9 +94,11 @@ function hostObeyedText(
   if (h === undefined || (h.changed === 0 && h.complete)) return undefined;
   const shown = h.paths.slice(0, 5);
   const more = h.changed > shown.length ? `, ${String(h.changed - shown.length)} more` : '';
-  const partial = h.complete ? '' : ' (the end walk stopped at its bound: there may be more)';
+  const partial = h.complete
+    ? ''
+    : ' (the end walk did not reach every entry: a bound, or a directory it could not list; there may be more)';
   if (h.changed === 0)
-    return `the end walk of the rw mounts stopped at its bound: paths your tools obey may have changed unseen (cfh runs show ${runId}${root})`;
+    return `WARNING: the end walk of the rw mounts did not reach every entry (a bound, or a directory it could not list): paths your tools obey may have changed unseen (cfh runs show ${runId}${root})`;
   const what = `${plural(h.changed, 'path', 'paths')} your tools obey (${shown.join(', ')}${more})`;
   return h.mode === 'rw'
     ? `the sandbox created or changed ${what}, as --host-obeyed rw allows${partial}`

@@ -78,8 +78,17 @@ export interface SetidSweepResult {
   readonly stats: {
     /** Directory entries examined, roots excluded. */
     readonly entries: number;
-    /** Every entry below every root was examined. */
+    /**
+     * Every entry below every root was examined: no bound stopped the walk and no directory
+     * was left unread (`unreached`).
+     */
     readonly complete: boolean;
+    /**
+     * Directories the walk could not open or list (EACCES on a 0311 directory the sandbox
+     * made, one replaced under the walk): what is below them was not seen, so the walk is
+     * not complete. A directory gone since its parent was listed holds nothing: not counted.
+     */
+    readonly unreached: number;
     /** Why the sweep stopped early, when it did. */
     readonly stoppedBy?: 'entry-cap' | 'time-cap' | 'aborted';
     /** Set-id entries left alone because they are from before `since`. */
@@ -94,6 +103,7 @@ class Sweep {
   readonly stripped: SetidStripped[] = [];
   readonly skipped: SetidSkipped[] = [];
   entries = 0;
+  unreached = 0;
   setidBeforeRun = 0;
   stoppedBy: Stop | undefined;
   private readonly started = performance.now();
@@ -126,7 +136,7 @@ class Sweep {
       // The root's own path is followed (it may be a /proc/self/fd/N link to a pinned dir).
       dir = await open(root, O_PATH | constants.O_DIRECTORY);
     } catch (error) {
-      this.skipped.push({ root, path: '.', reason: codeOf(error) });
+      this.unread(root, '.', error);
       return;
     }
     try {
@@ -136,13 +146,20 @@ class Sweep {
     }
   }
 
+  /** A directory not walked: recorded, and the walk is not complete unless it is gone. */
+  private unread(root: string, rel: string, error: unknown): void {
+    const reason = typeof error === 'string' ? error : codeOf(error);
+    this.skipped.push({ root, path: rel, reason });
+    if (reason !== 'ENOENT') this.unreached += 1;
+  }
+
   private async directory(root: string, dir: FileHandle, rel: string): Promise<void> {
     const here = `/proc/self/fd/${dir.fd}`;
     let names: string[];
     try {
       names = await readdir(here);
     } catch (error) {
-      this.skipped.push({ root, path: rel || '.', reason: codeOf(error) });
+      this.unread(root, rel || '.', error);
       return;
     }
     for (let at = 0; at < names.length; at += BATCH) {
@@ -192,12 +209,12 @@ class Sweep {
       dir = await open(`${here}/${name}`, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     } catch (error) {
       // ENOTDIR/ELOOP: replaced by a file or a symlink since it was listed.
-      this.skipped.push({ root, path: child, reason: codeOf(error) });
+      this.unread(root, child, error);
       return;
     }
     try {
       if (!sameInode(await dir.stat({ bigint: true }), seen)) {
-        this.skipped.push({ root, path: child, reason: 'replaced' });
+        this.unread(root, child, 'replaced');
         return;
       }
       await this.directory(root, dir, child);
@@ -298,7 +315,8 @@ export async function sweepSetid(options: SetidSweepOptions): Promise<SetidSweep
     skipped: sweep.skipped,
     stats: {
       entries: sweep.entries,
-      complete: stoppedBy === undefined,
+      complete: stoppedBy === undefined && sweep.unreached === 0,
+      unreached: sweep.unreached,
       ...(stoppedBy === undefined ? {} : { stoppedBy }),
       setidBeforeRun: sweep.setidBeforeRun,
       ms: Math.round(sweep.elapsed()),

@@ -13,6 +13,7 @@ import {
   symlink,
   writeFile,
 } from 'node:fs/promises';
+import { mkdirSync, renameSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stripSetidAt, sweepSetid } from '../../src/sandbox/setid-sweep.js';
@@ -148,6 +149,37 @@ describe('sweepSetid', () => {
     const result = await sweepSetid({ roots: [missing, root], since, signal: never });
     expect(result.skipped).toEqual([{ root: missing, path: '.', reason: 'ENOENT' }]);
     expect(result.stripped.map((s) => s.path)).toEqual(['x']);
+  });
+});
+
+describe('sweepSetid: a directory it could not read makes it incomplete', () => {
+  it('says incomplete for a root that is not a directory it can open', async () => {
+    const since = new Date(Date.now() - 1000);
+    const notDir = path.join(base, 'file');
+    await file(notDir, 0o644);
+    const result = await sweepSetid({ roots: [notDir], since, signal: never });
+    expect(result.stats).toMatchObject({ complete: false, unreached: 1 });
+    // A root that is gone holds nothing: that is not a gap in the walk.
+    const gone = await sweepSetid({ roots: [path.join(base, 'gone')], since, signal: never });
+    expect(gone.stats).toMatchObject({ complete: true, unreached: 0 });
+  });
+
+  it('says incomplete for a directory replaced between its listing and its walk', async () => {
+    const since = new Date(Date.now() - 1000);
+    await mkdir(path.join(root, 'sub'));
+    await file(path.join(root, 'sub', 'x'), 0o644);
+    const visit = (_root: string, rel: string): undefined => {
+      if (rel === 'sub') {
+        renameSync(path.join(root, 'sub'), path.join(root, 'was'));
+        mkdirSync(path.join(root, 'sub'));
+      }
+      return undefined;
+    };
+    const result = await sweepSetid({ roots: [root], since, signal: never, visit });
+    expect(result.skipped).toContainEqual({ root, path: 'sub', reason: 'replaced' });
+    expect(result.stats).toMatchObject({ complete: false, unreached: 1 });
+    const control = await sweepSetid({ roots: [root], since, signal: never });
+    expect(control.stats).toMatchObject({ complete: true, unreached: 0 });
   });
 });
 

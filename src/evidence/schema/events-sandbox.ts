@@ -19,6 +19,8 @@ export const sandboxEvents = {
     skipped: z.array(z.strictObject({ root: z.string(), path: z.string(), reason: z.string() })),
     entries: Count,
     complete: z.boolean(),
+    // Directories the walk could not open or list (absent from evidence of an older cfh).
+    unreached: Count.optional(),
     stoppedBy: z.enum(['entry-cap', 'time-cap', 'aborted']).optional(),
     setidBeforeRun: Count,
     ms: Milliseconds,
