@@ -26,7 +26,7 @@ import { mergeable, planMerge, type MergedFile, type MergePlan } from './apply-m
 const MERGE_HINT =
   'cfh runs apply --3way merges the host changes to a file where they do not overlap the run';
 import { PatchDocument, neededBlobs, type PatchChange } from '../workspace/patch.js';
-import { gateHostObeyed, type GatedChange } from '../workspace/host-obeyed-gate.js';
+import { gateHostObeyed, readHostHeld, type GatedChange } from '../workspace/host-obeyed-gate.js';
 
 export interface Approver {
   /** The OS user who approved, as the system names them, and their uid. */
@@ -197,8 +197,11 @@ export async function applyRun(request: ApplyRequest): Promise<ApplyOutcome> {
     // Class 9: a path a host tool obeys is written only when named here; a name that holds
     // nothing back is refused before the host is read or anyone is asked.
     const named = request.hostObeyed ?? [];
-    const gate = gateHostObeyed(runId, patch.changes, named);
     const root = await hostRoot(hostWorkspace);
+    // What the host's repository sends git to (core.hooksPath, a gitdir), read now: what the
+    // host's git will obey once this apply is written.
+    const host = await readHostHeld(root, request.signal);
+    const gate = gateHostObeyed(runId, patch.changes, named, host);
     let applicable = gate.changes.filter((c) => c.applicable);
     const rootStats = await stat(root);
     const authority = authorityFor({ uid: rootStats.uid, gid: rootStats.gid });

@@ -32,8 +32,12 @@ import {
   type PatchDocument,
 } from '../workspace/patch.js';
 import { sortEntries } from '../workspace/walk.js';
-import { gateHostObeyed, type Gated } from '../workspace/host-obeyed-gate.js';
-import { hostObeyedPrefix } from '../host-obeyed.js';
+import {
+  gateHostObeyed,
+  readHostHeld,
+  type Gated,
+  type HostHeld,
+} from '../workspace/host-obeyed-gate.js';
 import { hostRoot } from '../workspace/host-root.js';
 import type { DraftWalk } from './draft-walk.js';
 import type { DraftWorkspace } from './draft-workspace.js';
@@ -89,8 +93,9 @@ export class LiveDraft {
 
   async preview(signal: AbortSignal): Promise<LivePreview> {
     await using frozen = await this.#freeze(signal);
+    const walk = await this.#draft.walk(this.#dir, signal);
     return {
-      ...this.#previewOf(await this.#draft.walk(this.#dir, signal)),
+      ...this.#previewOf(walk, await this.#hostHeld(signal)),
       frozen: frozen.ids.length,
     };
   }
@@ -100,7 +105,8 @@ export class LiveDraft {
     const t0 = performance.now();
     await using frozen = await this.#freeze(signal);
     const walk = await this.#draft.walk(this.#dir, signal);
-    const preview = this.#previewOf(walk);
+    const host = await this.#hostHeld(signal);
+    const preview = this.#previewOf(walk, host);
     if (preview.sha256 !== expected) {
       throw new WorkspaceError(
         'patch_changed',
@@ -118,7 +124,7 @@ export class LiveDraft {
     const hostWorkspace = current.document.hostWorkspace;
     // Class 9: the client is the model side; no approval of its call names a path a host
     // tool obeys, so those are never written here (the run's patch keeps them).
-    const { changes, heldBack } = this.#gate(walk);
+    const { changes, heldBack } = this.#gate(walk, host);
     const applicable = changes.filter((c) => c.applicable);
     const summary = summarize(changes);
     const notApplied = changes.length - applicable.length;
@@ -180,22 +186,27 @@ export class LiveDraft {
   }
 
   /** The walk's changes through the apply gate, with no name: what runs_apply may write. */
-  #gate(walk: DraftWalk): Gated {
-    const gate = gateHostObeyed(this.#dir.runId, walk.changes);
+  #gate(walk: DraftWalk, host: HostHeld): Gated {
+    const gate = gateHostObeyed(this.#dir.runId, walk.changes, [], host);
     const changes = gate.changes.map((c) =>
       c.heldBack === true
         ? {
             ...c,
-            note: `held back: a path your tools obey (${hostObeyedPrefix(c.path)?.entry.tool ?? 'a host tool'}); runs_apply never writes it: the operator applies it after the session with cfh runs apply ${this.#dir.runId} --host-obeyed ${c.path}`,
+            note: `held back: a path your tools obey (${gate.obeyedBy.get(c.path) ?? 'a host tool'}); runs_apply never writes it: the operator applies it after the session with cfh runs apply ${this.#dir.runId} --host-obeyed ${c.path}`,
           }
         : c,
     );
-    return { changes, heldBack: gate.heldBack };
+    return { changes, heldBack: gate.heldBack, obeyedBy: gate.obeyedBy };
   }
 
-  #previewOf(walk: DraftWalk): Omit<LivePreview, 'frozen'> {
+  /** What the host workspace's repository sends git to, read as it is now (class 9). */
+  async #hostHeld(signal: AbortSignal): Promise<HostHeld> {
+    return readHostHeld(await hostRoot(this.#draft.baseline.document.hostWorkspace), signal);
+  }
+
+  #previewOf(walk: DraftWalk, host: HostHeld): Omit<LivePreview, 'frozen'> {
     const baseline = this.#draft.baseline.sha256;
-    const { changes, heldBack } = this.#gate(walk);
+    const { changes, heldBack } = this.#gate(walk, host);
     return {
       // The changes themselves (sides, digests, whether each applies) against this baseline.
       sha256: digestOf(baseline, walk.changes),

@@ -13,7 +13,8 @@ import { RUN_FILES, type RunDirectory } from '../evidence/run-directory.js';
 import { WORKSPACE_TARGET, identityOf } from '../sandbox/mount-policy.js';
 import { checkSwappable } from '../sandbox/mount-trust.js';
 import { copyTree } from '../workspace/copy-tree.js';
-import { gateHostObeyed } from '../workspace/host-obeyed-gate.js';
+import { hostRoot } from '../workspace/host-root.js';
+import { gateHostObeyed, readHostHeld } from '../workspace/host-obeyed-gate.js';
 import {
   BASELINE_SCHEMA,
   PATCH_SCHEMA,
@@ -235,7 +236,10 @@ export class DraftWorkspace implements AsyncDisposable {
       summary: summarize(walk.changes),
     };
     // Class 9: what an apply writes only when named (workspace/host-obeyed-gate.ts).
-    const { heldBack } = gateHostObeyed(dir.runId, doc.changes);
+    const host = await hostRoot(this.#baseline.hostWorkspace)
+      .then((root) => readHostHeld(root, this.#signal))
+      .catch(() => ({}));
+    const { heldBack } = gateHostObeyed(dir.runId, doc.changes, [], host);
     const sha256 = await dir.writeFile(RUN_FILES.patch, `${JSON.stringify(doc, null, 2)}\n`);
     await dir.writeFile(RUN_FILES.patchDiff, walk.text);
     await dir.events.append(

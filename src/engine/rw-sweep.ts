@@ -38,7 +38,12 @@ export async function sweepRwMounts(
   const host = rw
     .filter((m) => plan.workspaceMode !== 'draft' || m.target !== WORKSPACE_TARGET)
     .map((m) => m.source);
-  const watch = new HostObeyedWatch(host, plan.hostObeyed.mounts, since);
+  const watch = new HostObeyedWatch(
+    host,
+    plan.hostObeyed.mounts,
+    since,
+    plan.hostObeyed.repository,
+  );
   // Not cut short by the run's cancellation: the host must not keep what the run planted.
   // The sweep bounds itself (entries, time) and says when it was not complete.
   const result = await sweepSetid({

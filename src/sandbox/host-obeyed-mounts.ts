@@ -28,6 +28,8 @@ import {
 import path from 'node:path';
 import { ConfigError, ContainmentError } from '../errors.js';
 import { hostObeyedName } from '../host-obeyed.js';
+import { gitHeldPathsSync, type GitHeldPath } from '../host-obeyed-git.js';
+import { refuseOtherNames } from './host-obeyed-links.js';
 import type { HostObeyedMode } from '../config/profile-schema.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { isWithin } from './mount-policy.js';
@@ -43,6 +45,11 @@ export interface HostObeyedPlan {
   readonly mounts: readonly SpecMount[];
   /** The rw mounts' targets whose top was looked at (all rw directory mounts). */
   readonly guarded: readonly string[];
+  /**
+   * Per rw mount (by host source), the paths its repository sends git to beyond the listed
+   * names (host-obeyed-git.ts), relative to it: held through their top entry, and watched.
+   */
+  readonly repository: readonly { readonly source: string; readonly paths: readonly string[] }[];
 }
 
 const HINT =
@@ -58,8 +65,40 @@ const HINT =
 export function holdHostObeyed(mounts: readonly SpecMount[], mode: HostObeyedMode): HostObeyedPlan {
   const writable = mounts.filter((m) => m.mode === 'rw' && isDirectory(m.source));
   const guarded = writable.map((m) => m.target);
-  if (mode === 'rw') return { mode, mounts: [], guarded: [] };
-  return { mode, mounts: writable.flatMap((m) => holdTop(m)), guarded };
+  // Where the host's git looks, read at run start from the repository as git reads it.
+  const repository = writable.map((m) => ({
+    source: m.source,
+    git: gitHeldPathsSync(m.source),
+  }));
+  const paths = repository.map((r) => ({ source: r.source, paths: r.git.map((g) => g.path) }));
+  if (mode === 'rw') return { mode, mounts: [], guarded: [], repository: paths };
+  return {
+    mode,
+    mounts: writable.flatMap((m, i) => holdTop(m, repository[i]?.git ?? [])),
+    guarded,
+    repository: paths,
+  };
+}
+
+/**
+ * What the repository sends git to, outside the listed names (`core.hooksPath tools/hooks`,
+ * a gitdir `.bare`, an included file) is refused, as a `.git` file naming a git directory
+ * inside the mount is: holding it would take a read-only mount over its whole top entry
+ * (a deeper one could be carried away with a directory above it), making part of the
+ * project itself read-only behind the operator's back. Under a listed name (`.husky/_`,
+ * `.git/hooks`) it is held already.
+ */
+function refuseRepositoryPaths(rw: SpecMount, git: readonly GitHeldPath[]): void {
+  for (const g of git) {
+    const top = g.path.split('/')[0] ?? '';
+    if (top !== '' && hostObeyedName(top) !== undefined) continue;
+    throw new ConfigError(
+      'host_obeyed_unheld',
+      `'${path.join(rw.source, g.path)}' (at ${path.posix.join(rw.target, g.path)}) is where the host's git looks (${g.why}), outside the names cfh holds read-only, so the sandbox could plant what git runs there`,
+      { field: 'hostObeyed', value: path.join(rw.source, g.path) },
+      HINT,
+    );
+  }
 }
 
 function isDirectory(source: string): boolean {
@@ -70,7 +109,7 @@ function isDirectory(source: string): boolean {
   }
 }
 
-function holdTop(rw: SpecMount): SpecMount[] {
+function holdTop(rw: SpecMount, git: readonly GitHeldPath[]): SpecMount[] {
   let dir: number;
   try {
     dir = openSync(rw.source, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
@@ -86,10 +125,13 @@ function holdTop(rw: SpecMount): SpecMount[] {
     )
       throw changed(rw, 'is no longer the object cfh checked');
     const here = `/proc/self/fd/${dir}`;
-    return readdirSync(here)
+    const held = readdirSync(here)
       .filter((name) => hostObeyedName(name) !== undefined)
-      .sort()
-      .map((name) => holdEntry(rw, here, name));
+      .sort();
+    const entries = held.map((name) => holdEntry(rw, here, name));
+    refuseRepositoryPaths(rw, git);
+    refuseOtherNames(rw, here, held);
+    return entries;
   } finally {
     closeSync(dir);
   }

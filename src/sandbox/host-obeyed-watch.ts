@@ -10,6 +10,7 @@
 // sandbox planting anything.
 import type { BigIntStats } from 'node:fs';
 import { hostObeyedPrefix } from '../host-obeyed.js';
+import { underHeld } from '../host-obeyed-git.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 
 /** The most paths a finding names; the count is always whole. */
@@ -36,6 +37,8 @@ export class HostObeyedWatch {
   readonly #roots: ReadonlySet<string>;
   readonly #held: ReadonlySet<string>;
   readonly #sinceNs: bigint;
+  /** Per root, the paths its repository sends git to (host-obeyed-git.ts). */
+  readonly #repository: ReadonlyMap<string, readonly string[]>;
   readonly #named = new Set<string>();
   readonly #paths: HostObeyedPath[] = [];
   #count = 0;
@@ -46,8 +49,14 @@ export class HostObeyedWatch {
    * host only through an apply, which names them). `held`: the read-only mounts over
    * host-obeyed entries. `since`: before any container of the run.
    */
-  constructor(roots: readonly string[], held: readonly SpecMount[], since: Date) {
+  constructor(
+    roots: readonly string[],
+    held: readonly SpecMount[],
+    since: Date,
+    repository: readonly { readonly source: string; readonly paths: readonly string[] }[] = [],
+  ) {
     this.#roots = new Set(roots);
+    this.#repository = new Map(repository.map((r) => [r.source, r.paths]));
     this.#held = new Set(
       held.flatMap((m) =>
         m.identity === undefined ? [] : [`${m.identity.dev}:${m.identity.ino}`],
@@ -60,7 +69,10 @@ export class HostObeyedWatch {
   readonly visit = (root: string, rel: string, st: BigIntStats): 'skip' | undefined => {
     if (!this.#roots.has(root)) return undefined;
     if (!rel.includes('/') && this.#held.has(`${String(st.dev)}:${String(st.ino)}`)) return 'skip';
-    if (hostObeyedPrefix(rel) === undefined || st.ctimeNs < this.#sinceNs) return undefined;
+    const obeyed =
+      hostObeyedPrefix(rel) !== undefined ||
+      underHeld(rel, this.#repository.get(root) ?? []) !== undefined;
+    if (!obeyed || st.ctimeNs < this.#sinceNs) return undefined;
     this.#count += 1;
     const key = `${root}\0${rel}`;
     const parts = rel.split('/');

@@ -7,9 +7,61 @@
 // (which never takes names: its client is the model side). The gate is computed from each
 // change's path every time, never read from the evidence, so a patch recorded by an older
 // cfh is held to it too.
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import { hostObeyedPrefix } from '../host-obeyed.js';
+import { gitHeldPaths, underHeld, type GitHeldPath } from '../host-obeyed-git.js';
 import type { PatchChange } from './patch.js';
+
+/**
+ * What the host holds beyond the listed names, read from the host workspace when the gate
+ * runs: the paths its repository sends git to (host-obeyed-git.ts), and whether an entry
+ * exists there (for a git directory the patch completes).
+ */
+export interface HostHeld {
+  readonly git?: readonly GitHeldPath[];
+  readonly hostHas?: (rel: string) => boolean;
+}
+
+/**
+ * A directory git takes for a repository when run inside it (a bare one): `HEAD` and
+ * `objects` or `commondir`, as git's own test has it. A patch that makes or completes one
+ * plants a `config` git obeys in that directory, whatever the directory is named.
+ */
+function gitDirectories(changes: readonly PatchChange[], held: HostHeld): Set<string> {
+  const after = new Map(changes.map((c) => [c.path, c.after !== null]));
+  const has = (rel: string): boolean => after.get(rel) ?? held.hostHas?.(rel) ?? false;
+  const join = (d: string, n: string): string => (d === '' ? n : `${d}/${n}`);
+  const shaped = new Set<string>();
+  const seen = new Set<string>();
+  for (const c of changes) {
+    for (let d = path.posix.dirname(c.path); ; d = path.posix.dirname(d)) {
+      const dir = d === '.' ? '' : d;
+      if (!seen.has(dir)) {
+        seen.add(dir);
+        if (has(join(dir, 'HEAD')) && (has(join(dir, 'objects')) || has(join(dir, 'commondir'))))
+          shaped.add(dir);
+      }
+      if (dir === '') break;
+    }
+  }
+  return shaped;
+}
+
+/** Who obeys `rel`: a listed name, a path the repository names, a git directory. */
+function obeyedBy(rel: string, held: HostHeld, gitDirs: ReadonlySet<string>): string | undefined {
+  const listed = hostObeyedPrefix(rel);
+  if (listed !== undefined) return listed.entry.tool;
+  const git = held.git ?? [];
+  const at = underHeld(
+    rel,
+    git.map((g) => g.path),
+  );
+  if (at !== undefined) return `git (${git.find((g) => g.path === at)?.why ?? 'config'})`;
+  if (underHeld(rel, [...gitDirs]) !== undefined) return 'git (a repository directory)';
+  return undefined;
+}
 
 /** A change as an apply sees it: held back when it is at a host-obeyed path not named. */
 export type GatedChange = PatchChange & { readonly heldBack?: true };
@@ -19,11 +71,13 @@ export interface Gated {
   readonly changes: readonly GatedChange[];
   /** Paths of the changes held back, in order, each once. */
   readonly heldBack: readonly string[];
+  /** For each change at a path a host tool obeys, who obeys it. */
+  readonly obeyedBy: ReadonlyMap<string, string>;
 }
 
 /** What a held-back change says, where `runs apply` and `runs_diff` list it. */
-export function heldNote(c: PatchChange): string {
-  const tool = hostObeyedPrefix(c.path)?.entry.tool ?? 'a host tool';
+export function heldNote(c: PatchChange, tool = hostObeyedPrefix(c.path)?.entry.tool): string {
+  tool ??= 'a host tool';
   return `held back: a path your tools obey (${tool}); an apply writes it only when it is named (--host-obeyed ${c.path})`;
 }
 
@@ -38,9 +92,11 @@ export function gateHostObeyed(
   runId: string,
   changes: readonly PatchChange[],
   named: readonly string[] = [],
+  host: HostHeld = {},
 ): Gated {
-  const obeyed = (c: PatchChange): boolean =>
-    c.applicable && hostObeyedPrefix(c.path) !== undefined;
+  const gitDirs = gitDirectories(changes, host);
+  const tools = new Map(changes.map((c) => [c.path, obeyedBy(c.path, host, gitDirs)]));
+  const obeyed = (c: PatchChange): boolean => c.applicable && tools.get(c.path) !== undefined;
   const covers = (n: string, p: string): boolean => p === n || p.startsWith(`${n}/`);
   for (const n of named) {
     if (!changes.some((c) => obeyed(c) && covers(n, c.path))) {
@@ -74,9 +130,25 @@ export function gateHostObeyed(
     if (heldBack.at(-1) !== c.path) heldBack.push(c.path);
     const note =
       inside === undefined
-        ? heldNote(c)
+        ? heldNote(c, tools.get(c.path))
         : `held back: it holds ${inside}, a held-back path your tools obey; naming that path (--host-obeyed ${inside}) lets it go`;
     return { ...c, applicable: false, heldBack: true, note };
   });
-  return { changes: gated, heldBack };
+  const obeyedByPath = new Map<string, string>();
+  for (const [p, tool] of tools) if (tool !== undefined) obeyedByPath.set(p, tool);
+  return { changes: gated, heldBack, obeyedBy: obeyedByPath };
+}
+
+/** What the host workspace at `root` holds beyond the listed names, read now. */
+export async function readHostHeld(root: string, signal: AbortSignal): Promise<HostHeld> {
+  const git = await gitHeldPaths(root, signal);
+  const hostHas = (rel: string): boolean => {
+    try {
+      lstatSync(path.join(root, rel));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return { git, hostHas };
 }

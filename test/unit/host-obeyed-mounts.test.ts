@@ -70,7 +70,13 @@ describe('class 9: holding the top of an rw mount read-only', () => {
   });
 
   it('holds nothing when the operator named them writable, and nothing in a read-only mount', () => {
-    expect(holdHostObeyed([rw()], 'rw')).toEqual({ mode: 'rw', mounts: [], guarded: [] });
+    expect(holdHostObeyed([rw()], 'rw')).toEqual({
+      mode: 'rw',
+      mounts: [],
+      guarded: [],
+      // Watched still: where the repository sends git (its git directory, .git).
+      repository: [{ source: ws, paths: ['.git'] }],
+    });
     const ro = { ...rw(), mode: 'ro' as const };
     expect(holdHostObeyed([ro], 'ro').mounts).toEqual([]);
   });

@@ -16,7 +16,8 @@ import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { showRun } from '../../evidence/runs-index.js';
 import { gitMode } from '../../workspace/tree.js';
 import { changeOp, type PatchChange, type PatchSide } from '../../workspace/patch.js';
-import { gateHostObeyed } from '../../workspace/host-obeyed-gate.js';
+import { gateHostObeyed, readHostHeld } from '../../workspace/host-obeyed-gate.js';
+import { hostRoot } from '../../workspace/host-root.js';
 import { isHostObeyed } from '../../host-obeyed.js';
 import { MAX_DIFF_BYTES, quote, renderPatch } from '../../workspace/patch-text.js';
 import { z } from 'zod';
@@ -51,7 +52,11 @@ export async function runsDiffCommand(
       );
     // Class 9: what `runs apply` holds back is said wherever the patch is shown, and the
     // patch `git apply` takes (`--binary`) leaves it out unless named, as `runs apply` does.
-    const gate = gateHostObeyed(args.runId, run.patch.changes, named);
+    // The host workspace's repository, as it is now (a host workspace gone holds nothing).
+    const host = await hostRoot(run.hostWorkspace)
+      .then((root) => readHostHeld(root, deps.signal))
+      .catch(() => ({}));
+    const gate = gateHostObeyed(args.runId, run.patch.changes, named, host);
     if (args.json)
       deps.printer.json({
         ...run.patch,
