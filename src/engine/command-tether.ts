@@ -20,6 +20,12 @@ import type { StartedContainer } from '../substrate/runtime.js';
 export const TETHER_SCRIPT = 'while IFS= read -r _; do :; done; kill -KILL -1';
 /** The shell could not be run: the image has no /bin/sh. */
 const NO_SHELL = new Set([126, 127]);
+/**
+ * How long a tether that ended waits for the container's own end before it says it was cut:
+ * the command's end stops the container and takes the tether with it, and the engine may
+ * still say `running` for a moment then.
+ */
+export const TETHER_END_GRACE_MS = 2_000;
 
 export interface Tether {
   /** Resolves true when the tether was cut while the container still ran (cfh alive). */
@@ -33,7 +39,13 @@ export interface Tether {
  */
 export function holdTether(
   started: StartedContainer,
-  options: { envNames: readonly string[]; log: Logger; signal: AbortSignal },
+  options: {
+    envNames: readonly string[];
+    log: Logger;
+    signal: AbortSignal;
+    /** Settles when the container has exited (the run's own wait). */
+    exited: Promise<unknown>;
+  },
 ): Tether {
   const cut = started
     .exec(['/bin/sh', '-c', TETHER_SCRIPT], {
@@ -55,6 +67,15 @@ export function holdTether(
           );
           return false;
         }
+        // Ended with the container (the command finished), or cut while it runs on.
+        const ended = await Promise.race([
+          options.exited.then(
+            () => true,
+            () => true,
+          ),
+          new Promise<false>((resolve) => setTimeout(resolve, TETHER_END_GRACE_MS, false)),
+        ]);
+        if (ended || options.signal.aborted) return false;
         return started.running().catch(() => true);
       },
       async (error: unknown) => {

@@ -239,17 +239,19 @@ async function runCommand(
   else signal.addEventListener('abort', onAbort, { once: true });
   // The command dies with cfh, however cfh ends (command-tether.ts).
   const untether = new AbortController();
+  const exited = started.wait();
   void holdTether(started, {
     envNames: Object.keys(plan.spec.env),
     log,
     signal: AbortSignal.any([signal, untether.signal]),
+    exited,
   }).cut.then((cut) => {
     if (cut) kill('tether_lost');
   });
   let exit: { exitCode: number; oomKilled: boolean };
   try {
     // Not aborted by the signal: a cancellation kills the container, and wait returns then.
-    exit = await started.wait();
+    exit = await exited;
   } finally {
     untether.abort();
     clearTimeout(timer);

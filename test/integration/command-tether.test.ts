@@ -78,13 +78,15 @@ describe('the command tether', () => {
   it('a command that kills its tether is stopped: the run fails command_tether_lost', async () => {
     const repo = await scratch.sampleRepo();
     const art = scratch.path('art-cut');
-    // The tether is the other shell in the container, the one reading its stdin.
+    // The tether is the other shell in the container, the one reading its stdin (not this one,
+    // whose script names it too). cfh kills the container within the tether's end grace.
     const cut = [
       'sleep 1',
       'for d in /proc/[0-9]*; do',
+      '  [ "${d#/proc/}" = "$$" ] && continue',
       '  case "$(tr "\\0" " " < $d/cmdline 2>/dev/null)" in *"read -r _"*) kill -9 ${d#/proc/};; esac',
       'done',
-      'sleep 3',
+      'sleep 5',
       'echo late > /workspace/after-cut',
     ].join('\n');
     const r = await cfh([
