@@ -75,7 +75,7 @@ export function holdTether(
           ),
           new Promise<false>((resolve) => setTimeout(resolve, TETHER_END_GRACE_MS, false)),
         ]);
-        if (ended || options.signal.aborted) return false;
+        if (ended) return false;
         return started.running().catch(() => true);
       },
       async (error: unknown) => {
