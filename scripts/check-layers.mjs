@@ -56,6 +56,7 @@ const AUDIT_KERNELS = [
   'mediator/mediator.ts',
   'model/cost.ts',
   'model/usage.ts',
+  'tools/builtin-inputs.ts',
 ];
 const isAuditKernelImport = (file, target) =>
   path.relative(SRC, file).startsWith(`evidence${path.sep}audit${path.sep}`) &&

@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'ca_bundle_missing',
   'call_supervisor_failed',
   'cfc_influence_invalid',
+  'command_tether_lost',
   'child_ceiling_exceeded',
   'child_depth_exceeded',
   'child_failed',

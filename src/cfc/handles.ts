@@ -118,45 +118,58 @@ export class ValueHandles {
    * used; or the handles this table does not hold (the call is then invalid: AH-REF-2).
    */
   resolve(input: unknown): Resolution {
-    const used = new Map<string, HandleUse>();
-    const unknown = new Set<string>();
-    const text = (v: string): string => {
-      if (!v.includes('cfh-val:')) return v;
-      return v.replace(HANDLE, (m) => {
-        const held = this.#held.get(m);
-        if (held === undefined) {
-          unknown.add(m);
-          return m;
-        }
-        used.set(m, {
-          handle: m,
-          label: held.label,
-          integrityCounts: held.integrityCounts,
-          value: held.value,
-        });
-        return held.value;
-      });
-    };
-    const walk = (v: unknown): unknown => {
-      if (typeof v === 'string') return text(v);
-      if (Array.isArray(v)) return v.map(walk);
-      if (typeof v === 'object' && v !== null) {
-        // Keys are the model's too: a handle in a key is resolved like one in a value; two
-        // keys that resolve alike would drop a value silently, so that call is invalid.
-        const out: Record<string, unknown> = {};
-        for (const [k, x] of Object.entries(v)) {
-          const key = text(k);
-          if (Object.hasOwn(out, key)) unknown.add(`${k} (resolves to a key given twice)`);
-          out[key] = walk(x);
-        }
-        return out;
-      }
-      return v;
-    };
-    const value = walk(input);
-    if (unknown.size > 0) return { kind: 'unknown', handles: [...unknown].sort() };
-    return { kind: 'resolved', value, used: [...used.values()] };
+    return resolveHandles(input, (handle) => this.#held.get(handle));
   }
+}
+
+/**
+ * `input` with every handle inside any string replaced by the value `held` gives it, and the
+ * handles used; or the handles `held` does not give (the call is then invalid: AH-REF-2).
+ * The one substitution the mediator makes (ValueHandles.resolve) and the audit makes again
+ * from the run's held values (evidence/audit/rejections.ts).
+ */
+export function resolveHandles(
+  input: unknown,
+  held: (handle: string) => Omit<HandleUse, 'handle'> | undefined,
+): Resolution {
+  const used = new Map<string, HandleUse>();
+  const unknown = new Set<string>();
+  const text = (v: string): string => {
+    if (!v.includes('cfh-val:')) return v;
+    return v.replace(HANDLE, (m) => {
+      const found = held(m);
+      if (found === undefined) {
+        unknown.add(m);
+        return m;
+      }
+      used.set(m, {
+        handle: m,
+        label: found.label,
+        integrityCounts: found.integrityCounts,
+        value: found.value,
+      });
+      return found.value;
+    });
+  };
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return text(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === 'object' && v !== null) {
+      // Keys are the model's too: a handle in a key is resolved like one in a value; two
+      // keys that resolve alike would drop a value silently, so that call is invalid.
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        const key = text(k);
+        if (Object.hasOwn(out, key)) unknown.add(`${k} (resolves to a key given twice)`);
+        out[key] = walk(x);
+      }
+      return out;
+    }
+    return v;
+  };
+  const value = walk(input);
+  if (unknown.size > 0) return { kind: 'unknown', handles: [...unknown].sort() };
+  return { kind: 'resolved', value, used: [...used.values()] };
 }
 
 /**

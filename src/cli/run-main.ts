@@ -5,7 +5,7 @@ import { CommanderError } from 'commander';
 import { z } from 'zod';
 import { readEnvironment } from '../config/env.js';
 import { createLogger } from '../log.js';
-import { CancelRequest } from '../engine/terminal.js';
+import { CancelRequest, cancelExit, type CancelBySignal } from '../engine/terminal.js';
 import { DockerRuntime } from '../substrate/docker-runtime.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import { EXIT_CANNOT_START } from '../errors.js';
@@ -34,11 +34,11 @@ async function main(argv: string[]): Promise<number> {
   const printer = processPrinter();
   const controller = new AbortController();
   let signals = 0;
-  const onSignal = (sig: 'SIGINT' | 'SIGTERM'): void => {
+  const onSignal = (sig: CancelBySignal): void => {
     signals += 1;
     // After the command is done (cfh only waits for its stdout to drain), or at the third
     // signal (the user insists; `cfh reap` cleans up later): leave now.
-    if (done || signals >= 3) process.exit(done ? (finalCode ?? 0) : sig === 'SIGINT' ? 130 : 143);
+    if (done || signals >= 3) process.exit(done ? (finalCode ?? 0) : cancelExit(sig));
     // First signal: cancel and clean up, within a bounded grace.
     if (!controller.signal.aborted) {
       controller.abort(new CancelRequest(sig));
@@ -46,18 +46,22 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(
           `cfh: ${sig}: cleanup did not finish within ${CANCEL_GRACE_MS / 1000} s; exiting (cfh reap removes what is left)\n`,
         );
-        process.exit(sig === 'SIGINT' ? 130 : 143);
+        process.exit(cancelExit(sig));
       }, CANCEL_GRACE_MS).unref();
     }
   };
   // A reader that went away (`cfh … | head`) is not an error of cfh's; output to it stops.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EPIPE') throw e;
+      // EIO: the terminal hung up (SIGHUP); what cfh still says goes nowhere.
+      if (e.code !== 'EPIPE' && e.code !== 'EIO') throw e;
     });
   }
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // The terminal went away (its window closed, the ssh connection dropped): cancel as on
+  // SIGTERM, never die at once with the run's work still going (AH-LIFE-3).
+  process.on('SIGHUP', onSignal);
 
   let runtime: ContainerRuntime | undefined;
   let exitCode = 0;

@@ -174,7 +174,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
     protocolFeatures: {
       json: true,
       streaming: true,
-      cancellation: ['SIGINT', 'SIGTERM'],
+      cancellation: ['SIGINT', 'SIGTERM', 'SIGHUP'],
       interactiveSessions: true,
       // `cfh mcp`: one MCP connection over stdio is one run; the client proposes, the
       // mediator decides (test/integration/mcp.test.ts); a draft session adds runs_diff and

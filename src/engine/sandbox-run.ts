@@ -4,7 +4,8 @@
 // stopped by the wall-time limit or a cancellation, and removed on every path.
 import { finished } from 'node:stream/promises';
 import type { Logger } from '../log.js';
-import { CfhError, EngineError, errorMessage } from '../errors.js';
+import { CfhError, ContainmentError, EngineError, errorMessage } from '../errors.js';
+import { holdTether } from './command-tether.js';
 import { OutputCapture, type CaptureResult } from '../evidence/output-capture.js';
 import type { RunDirectory } from '../evidence/run-directory.js';
 import type { CreatedContainer, StartedContainer, TerminalSize } from '../substrate/runtime.js';
@@ -219,8 +220,8 @@ async function runCommand(
   session.startSweep();
   progress(partial(null, false, tStart, tStart));
 
-  let stop: 'wall_time' | 'cancelled' | undefined;
-  const kill = (why: 'wall_time' | 'cancelled'): void => {
+  let stop: 'wall_time' | 'cancelled' | 'tether_lost' | undefined;
+  const kill = (why: 'wall_time' | 'cancelled' | 'tether_lost'): void => {
     if (stop !== undefined) return;
     stop = why;
     log.info({ cause: why }, 'stopping container');
@@ -236,11 +237,23 @@ async function runCommand(
   };
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
+  // The command dies with cfh, however cfh ends (command-tether.ts).
+  const untether = new AbortController();
+  const exited = started.wait();
+  void holdTether(started, {
+    envNames: Object.keys(plan.spec.env),
+    log,
+    signal: AbortSignal.any([signal, untether.signal]),
+    exited,
+  }).cut.then((cut) => {
+    if (cut) kill('tether_lost');
+  });
   let exit: { exitCode: number; oomKilled: boolean };
   try {
     // Not aborted by the signal: a cancellation kills the container, and wait returns then.
-    exit = await started.wait();
+    exit = await exited;
   } finally {
+    untether.abort();
     clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);
   }
@@ -283,13 +296,22 @@ async function runCommand(
       await dir.events.append('live_output_dropped', { stream: r.name, bytes: r.liveDropped });
   }
   const end: RunEnd =
-    stopped === 'cancelled'
-      ? { kind: 'cancelled', signal: cancelSignalOf(signal) }
-      : stopped === 'wall_time'
-        ? { kind: 'wall_time' }
-        : exit.oomKilled
-          ? { kind: 'memory' }
-          : { kind: 'exited', exitCode: exit.exitCode };
+    stopped === 'tether_lost'
+      ? {
+          kind: 'error',
+          started: true,
+          error: new ContainmentError(
+            'command_tether_lost',
+            "the command ended cfh's tether in its container: the container was killed",
+          ),
+        }
+      : stopped === 'cancelled'
+        ? { kind: 'cancelled', signal: cancelSignalOf(signal) }
+        : stopped === 'wall_time'
+          ? { kind: 'wall_time' }
+          : exit.oomKilled
+            ? { kind: 'memory' }
+            : { kind: 'exited', exitCode: exit.exitCode };
   return { end, result: partial(exit.exitCode, exit.oomKilled, tStart, tExit) };
 }
 

@@ -11,6 +11,7 @@
 //     --fail-on-blocked / failOnBlocked           failed     1
 //   a draft's bytes or the host's free space     failed     1
 //   SIGINT / SIGTERM                             cancelled  130 / 143
+//   SIGHUP (cfh's terminal went away)            cancelled  129
 //   an error before the work started             failed     125   (nothing ran)
 //   an error after the work started              failed     1
 import { EXIT_CANNOT_START, type CfhError } from '../errors.js';
@@ -21,9 +22,12 @@ export const EXIT_WALL_TIME = 124;
 export const EXIT_OOM = 137;
 export const EXIT_SIGINT = 130;
 export const EXIT_SIGTERM = 143;
+export const EXIT_SIGHUP = 129;
 export const EXIT_FAILED_AFTER_START = 1;
 
-export type CancelSignal = 'SIGINT' | 'SIGTERM' | 'abort';
+/** The signals that cancel a run: SIGHUP (its terminal hung up) as SIGTERM does (AH-LIFE-3). */
+export type CancelBySignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
+export type CancelSignal = CancelBySignal | 'abort';
 
 /** What the work of a run determined, before the terminal record is written. */
 export type RunEnd =
@@ -77,7 +81,7 @@ export function decideTerminal(end: RunEnd): Terminal {
       return {
         status: 'cancelled',
         reason: `cancelled:${end.signal}`,
-        exitCode: end.signal === 'SIGTERM' ? EXIT_SIGTERM : EXIT_SIGINT,
+        exitCode: cancelExit(end.signal),
       };
     case 'error':
       return {
@@ -88,10 +92,15 @@ export function decideTerminal(end: RunEnd): Terminal {
   }
 }
 
+/** The exit status of a run cancelled by `signal` (128 + its number; `abort` as SIGINT). */
+export function cancelExit(signal: CancelSignal): number {
+  return signal === 'SIGTERM' ? EXIT_SIGTERM : signal === 'SIGHUP' ? EXIT_SIGHUP : EXIT_SIGINT;
+}
+
 /** A cancellation reason carried on an AbortSignal by the CLI's signal handler. */
 export class CancelRequest extends Error {
-  readonly signal: 'SIGINT' | 'SIGTERM';
-  constructor(signal: 'SIGINT' | 'SIGTERM') {
+  readonly signal: CancelBySignal;
+  constructor(signal: CancelBySignal) {
     super(`cancelled by ${signal}`);
     this.signal = signal;
   }

@@ -52,6 +52,8 @@ export class McpCalls {
   #finished = false;
   #failure: { error: unknown } | undefined;
   readonly #ending = ending();
+  /** Aborted when the connection closes: every call in flight is stopped, not waited for. */
+  readonly #gone = new AbortController();
   #queue: Promise<unknown> = Promise.resolve();
   #next = 1;
   #seq = 0;
@@ -63,15 +65,21 @@ export class McpCalls {
     this.#registry = registry;
   }
 
-  /** The connection closed (or could not be served): the run ends once the call in hand is. */
+  /**
+   * The connection closed (or could not be served): the client that asked for the calls in
+   * flight is gone, so they are stopped (tool_call_stopped, AH-LIFE-3) and the run ends once
+   * they are recorded; nothing of a call goes on writing after the end of its client.
+   */
   close(): void {
+    this.#gone.abort(new Error('the MCP client closed the connection'));
     this.#ending.resolve(undefined);
     this.#release(undefined);
   }
 
   /** One `tools/call`, answered with its observation (never thrown at the client). */
   async call(name: string, input: unknown, signal: AbortSignal): Promise<Observation> {
-    const answer = this.#queue.then(() => this.#answer(name, input, signal));
+    const stopped = AbortSignal.any([signal, this.#gone.signal]);
+    const answer = this.#queue.then(() => this.#answer(name, input, stopped));
     this.#queue = answer.catch(() => undefined);
     return answer;
   }

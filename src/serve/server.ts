@@ -14,6 +14,7 @@ import type { ApprovalSource } from '../mediator/approvals.js';
 import { checkAuthority, type SessionAuthority } from '../session/authority.js';
 import { replayEvents } from '../session/event-feed.js';
 import { loadRestorable, runsOf } from '../session/restore.js';
+import { claimSession } from '../session/session-claim.js';
 import { Session } from '../session/session.js';
 import { SessionError } from '../session/session-error.js';
 import {
@@ -59,6 +60,8 @@ export class SessionServer {
   readonly #slot = new SessionSlot();
   /** Sessions closed in this process: their run directories, for replay. */
   readonly #closed = new Map<string, { runDir: string; artifactRoot: string }>();
+  /** The cross-process claim each session opened here holds (session-claim.ts). */
+  readonly #claims = new WeakMap<Session, () => Promise<void>>();
   #artifactRoot: string | undefined;
 
   constructor(peer: LinePeer, host: ServeHost) {
@@ -153,7 +156,10 @@ export class SessionServer {
     'events/replay': (params) => this.#replay(params),
     'session/close': async (params) => {
       const session = this.#current(params.sessionId);
-      return closedResult(session, await session.close('session/close'));
+      const outcome = await session.close('session/close');
+      // Free before the answer: the caller may restore it from another process next.
+      await this.#claims.get(session)?.();
+      return closedResult(session, outcome);
     },
     'approval/answer': (params) => {
       const { approvalId, ...answer } = params;
@@ -192,25 +198,35 @@ export class SessionServer {
     let sessionId = restoreId ?? '';
     const caller = new StdioApprovals(this.#peer, this.#host.user, () => sessionId);
     const prepared = await this.#host.prepare(params, caller);
-    const restored =
-      restoreId === undefined
-        ? undefined
-        : await loadRestorable(prepared.plan.artifactRoot, restoreId);
-    sessionId = restored?.sessionId ?? prepared.plan.runId;
-    claim.name(sessionId);
-    if (restored !== undefined)
-      checkAuthority(restored.sessionId, restored.authority, prepared.authority);
-    const session = await this.#opened(claim.signal, () =>
-      Session.open({
-        ...prepared,
-        surface: 'stdio',
-        restored,
-        signal: claim.signal,
-        send: (record) => {
-          this.#peer.notify('event', { sessionId, runId: record.runId, record });
-        },
-      }),
-    );
+    const root = prepared.plan.artifactRoot;
+    // Claimed across processes before anything of it is read: a second process asked to
+    // continue the same session at the same moment is refused, never a second tail.
+    const release = await claimSession(root, restoreId ?? prepared.plan.runId);
+    let session: Session;
+    try {
+      const restored = restoreId === undefined ? undefined : await loadRestorable(root, restoreId);
+      sessionId = restored?.sessionId ?? prepared.plan.runId;
+      claim.name(sessionId);
+      if (restored !== undefined)
+        checkAuthority(restored.sessionId, restored.authority, prepared.authority);
+      session = await this.#opened(claim.signal, () =>
+        Session.open({
+          ...prepared,
+          surface: 'stdio',
+          restored,
+          signal: claim.signal,
+          send: (record) => {
+            this.#peer.notify('event', { sessionId, runId: record.runId, record });
+          },
+        }),
+      );
+    } catch (error) {
+      await release();
+      throw error;
+    }
+    // Held while the session lives: its run's end frees it for the next restore.
+    this.#claims.set(session, release);
+    void session.ended.finally(release).catch(() => undefined);
     claim.fill(session);
     this.#artifactRoot = prepared.plan.artifactRoot;
     void session.ended.then(

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import type { ToolDefinition } from './contract.js';
+import { BUILTIN_INPUTS } from './builtin-inputs.js';
 import { FILE_HELPER } from './file-helper.js';
 import { ObservationSchema, errorObservation, type Observation } from './observation.js';
 import type { ToolContainerKind, ToolExecution } from './tool-container.js';
@@ -135,8 +136,6 @@ function helperObservation(
   return ok(reply);
 }
 
-const path = z.string().min(1).max(4096);
-
 /**
  * grep never resolves a path through its working directory: a relative path is given to it
  * under /workspace, spelled as given (`/workspace/.` for `.`): every line it prints then
@@ -192,10 +191,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     name: 'exec',
     purpose:
       'Run a program in the sandbox. `command` is an argv array (no shell); the working directory is /workspace; `timeout` (seconds) may only lower the time limit.',
-    input: z.strictObject({
-      command: z.array(z.string()).min(1).max(256),
-      timeout: z.number().int().min(1).max(86_400).optional(),
-    }),
+    input: BUILTIN_INPUTS.exec,
     // The model's own program: it may do anything the sandbox allows, inside it.
     riskClass: 'process_execution',
     sideEffectClass: 'process_or_network_execution',
@@ -223,7 +219,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     ...safeRetry,
     name: 'read_file',
     purpose: 'Read a text file inside the sandbox.',
-    input: z.strictObject({ path }),
+    input: BUILTIN_INPUTS.read_file,
     command: (args, limits) =>
       helper({ op: 'read', path: args.path, limit: limits.maxChars }, limits),
     observe: (result) =>
@@ -242,7 +238,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     ...fileTool,
     name: 'write_file',
     purpose: 'Create or replace a text file inside the sandbox.',
-    input: z.strictObject({ path, content: z.string().max(1_000_000) }),
+    input: BUILTIN_INPUTS.write_file,
     riskClass: 'write_local',
     sideEffectClass: 'local_artifact',
     // Writing the same content again leaves the same file.
@@ -265,7 +261,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     name: 'edit_file',
     purpose:
       'Replace the one occurrence of old_string with new_string in a file inside the sandbox.',
-    input: z.strictObject({ path, old_string: z.string().min(1), new_string: z.string() }),
+    input: BUILTIN_INPUTS.edit_file,
     riskClass: 'write_local',
     sideEffectClass: 'local_artifact',
     command: (args, limits) =>
@@ -285,7 +281,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     ...safeRetry,
     name: 'list_dir',
     purpose: 'List a directory inside the sandbox (directories end with /).',
-    input: z.strictObject({ path }),
+    input: BUILTIN_INPUTS.list_dir,
     command: (args, limits) => helper({ op: 'list', path: args.path }, limits),
     observe: (result) =>
       helperObservation(result, (r) => ({
@@ -301,7 +297,7 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
     ...safeRetry,
     name: 'grep',
     purpose: 'Search files inside the sandbox for a regular expression (grep -rn).',
-    input: z.strictObject({ pattern: z.string().min(1).max(1000), path }),
+    input: BUILTIN_INPUTS.grep,
     riskClass: 'search_only',
     sideEffectClass: 'none',
     // Through the helper, which refuses a start path that leads out of its mount (grep -r

@@ -8,6 +8,8 @@ import {
   EXIT_OOM,
   EXIT_SIGINT,
   EXIT_SIGTERM,
+  EXIT_SIGHUP,
+  cancelExit,
   EXIT_WALL_TIME,
   cancelSignalOf,
   decideTerminal,
@@ -102,6 +104,17 @@ describe('decideTerminal', () => {
     });
     expect(EXIT_SIGTERM).toBe(143);
     expect(decideTerminal({ kind: 'cancelled', signal: 'abort' }).exitCode).toBe(130);
+  });
+
+  it('SIGHUP (the terminal went away) cancels like SIGTERM, with 129', () => {
+    expect(decideTerminal({ kind: 'cancelled', signal: 'SIGHUP' })).toEqual({
+      status: 'cancelled',
+      reason: 'cancelled:SIGHUP',
+      exitCode: 129,
+    });
+    expect(cancelExit('SIGHUP')).toBe(EXIT_SIGHUP);
+    expect(cancelExit('SIGTERM')).toBe(143);
+    expect(cancelExit('SIGINT')).toBe(130);
   });
 });
 

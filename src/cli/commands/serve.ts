@@ -6,7 +6,7 @@
 // child planner (agentRunDeps).
 import { ConfigError } from '../../errors.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
-import { cancelSignalOf } from '../../engine/terminal.js';
+import { cancelExit, cancelSignalOf } from '../../engine/terminal.js';
 import { Approvals, RuleApprovals } from '../../mediator/approvals.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
@@ -114,7 +114,7 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
     deps.printer.err('cfh: serving sessions on stdin/stdout (JSON-RPC 2.0, one message a line)');
     await new SessionServer(new LinePeer(input, deps.printer.stdout), host).run(run.signal);
     if (!run.signal.aborted) return 0;
-    return cancelSignalOf(run.signal) === 'SIGTERM' ? 143 : 130;
+    return cancelExit(cancelSignalOf(run.signal));
   } catch (error) {
     return reportFailure(error, deps, { json: false, surface: 'run' });
   }

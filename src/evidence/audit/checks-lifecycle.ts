@@ -10,7 +10,7 @@ import { eventsOf, unreadable } from './run-evidence.js';
 const REASONS: Record<string, RegExp> = {
   completed: /^(exited|exited_nonzero|final_answer)$/,
   failed: /^(limit_reached:[a-z_]+|budget_exceeded:[a-z_]+|error:[a-z0-9_]+)$/,
-  cancelled: /^cancelled:(SIGINT|SIGTERM|abort)$/,
+  cancelled: /^cancelled:(SIGINT|SIGTERM|SIGHUP|abort)$/,
 };
 
 /** The exit status terminal.ts gives a reason (undefined: any of the listed). */
@@ -22,6 +22,7 @@ function exitFor(reason: string): readonly number[] | 'nonzero' {
   if (reason === 'limit_reached:memory') return [137];
   if (reason.startsWith('budget_exceeded:')) return [1];
   if (reason === 'cancelled:SIGTERM') return [143];
+  if (reason === 'cancelled:SIGHUP') return [129];
   if (reason.startsWith('cancelled:')) return [130];
   return [1, 125];
 }

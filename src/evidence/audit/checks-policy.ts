@@ -14,6 +14,7 @@ import type { MediationTool, SnapshotMediation } from '../schema/snapshot.js';
 import { at, fail, inconclusive, notApplicable, pass, type Check } from './check.js';
 import { callRecords, decidedArgs, mediationOf, type CallRecord } from './decision-inputs.js';
 import { partOf } from './parts.js';
+import { rejectionProblem } from './rejections.js';
 import { unreadable, type TypedEvent } from './run-evidence.js';
 
 const ResolvedPolicy = z.looseObject({ policy: z.array(PolicyRule).default([]) });
@@ -22,6 +23,7 @@ type Decision = TypedEvent<'permission_decision'>;
 
 /** The call as the mediator checked it, or why it cannot be told from the evidence. */
 function checkedOf(
+  runDir: string,
   call: CallRecord,
   name: string,
   tool: MediationTool | undefined,
@@ -32,8 +34,11 @@ function checkedOf(
       ? { checked: { kind: 'unknown', name } }
       : { problem: `rejected as unknown, yet ${name} is on the run's recorded surface` };
   if (tool === undefined) return { problem: `${name} is not on the run's recorded surface` };
-  if (call.rejected === 'invalid_arguments')
-    return { checked: { kind: 'invalid', tool, issues: '' } };
+  if (call.rejected === 'invalid_arguments') {
+    // Rejected as invalid only if its arguments are: the schema is asked again.
+    const problem = rejectionProblem(runDir, call, tool);
+    return problem === undefined ? { checked: { kind: 'invalid', tool, issues: '' } } : { problem };
+  }
   const args = decidedArgs(call, name);
   // A sandbox tool's input is decided as the model sent it unless a handle was resolved in it.
   if (
@@ -146,7 +151,7 @@ export const policyDerivedCheck: Check = {
         continue;
       }
       const tool = mediation.tools.get(d.data.tool_name);
-      const c = checkedOf(call, d.data.tool_name, tool, made.rules);
+      const c = checkedOf(run.dir, call, d.data.tool_name, tool, made.rules);
       if ('skipped' in c) {
         skipped.push(c.skipped);
         continue;

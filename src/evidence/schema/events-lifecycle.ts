@@ -18,7 +18,7 @@ export const lifecycleEvents = {
   }),
   /** A resumed run's link to the old chain (AH-ART-4/5), before its first model request. */
   run_resumed: ResumedFrom,
-  cancelled: z.strictObject({ signal: z.enum(['SIGINT', 'SIGTERM', 'abort']) }),
+  cancelled: z.strictObject({ signal: z.enum(['SIGINT', 'SIGTERM', 'SIGHUP', 'abort']) }),
   /** What the engine mounted or a source did not match what cfh checked (AH-TOOL-6). */
   containment_failure: z.strictObject({
     code: z.string(),
