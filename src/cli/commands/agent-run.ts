@@ -8,7 +8,7 @@ import { executeAgentRun, type AgentRunDeps } from '../../engine/agent-run.js';
 import type { Approvals } from '../../mediator/approvals.js';
 import { captureOfPrompt } from '../../engine/cfc-plan.js';
 import { loadApprovedPlan } from '../../engine/from-plan.js';
-import { childGuard, planSandboxRun } from '../../engine/run-plan.js';
+import { childGuard, childInherits, planSandboxRun } from '../../engine/run-plan.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
 import { AnthropicGateway } from '../../model/anthropic-gateway.js';
@@ -153,6 +153,8 @@ export function agentRunDeps(
           },
           profile: child.loaded.profile.name,
           workspace: parent.workspace,
+          // AH-CFC-12: a tree the parent hands on keeps at least the parent's label of it.
+          inherited: childInherits(parent),
           ancestors: childGuard(parent, path.dirname(root)),
           artifactRoot: root,
           planning: parent.mountChecks.specialFiles !== undefined,
