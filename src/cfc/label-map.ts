@@ -21,8 +21,10 @@ import {
 } from '../config/cfc-schema.js';
 import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
-import { join, label, sameLabel, type Label } from './label.js';
+import { label, sameLabel, type Label } from './label.js';
 import { sharedTree, type SourceTrees } from '../host-trees.js';
+import { parentLabels, raisedBy, type InheritedLabels } from './inherited-labels.js';
+import { targetOf } from './mount-target.js';
 
 export interface MountLabel {
   /** The path inside the containers (`/workspace` for the workspace). */
@@ -34,7 +36,7 @@ export interface MountLabel {
   readonly clearance: readonly string[];
   /**
    * `flag`: `--label` replaced the profile's; `parent`: the delegating run's label of the
-   * same host tree raised it (InheritedLabels). Recorded in the snapshot.
+   * same host tree raised it (cfc/inherited-labels.ts). Recorded in the snapshot.
    */
   readonly labelSource: 'profile' | 'flag' | 'parent';
   /**
@@ -102,18 +104,6 @@ export interface CfcPlanOptions {
 }
 
 /**
- * What a delegating run hands its child with the trees it mounts (AH-CFC-12, AH-DEL-1): a
- * tree keeps at least the parent's label in the child, whatever the child's profile says of
- * it, or a child profile labelling it lower would launder what the parent's label protects.
- */
-export interface InheritedLabels {
-  /** The parent's workspace label: the child's workspace is the parent's (its copy, in draft). */
-  readonly workspace: Label | undefined;
-  /** Each of the parent's mount sources, by identity (host-trees.ts), with its label there. */
-  readonly trees: readonly { readonly tree: SourceTrees; readonly label: Label | undefined }[];
-}
-
-/**
  * Whether a value read from the mount at `index` (0: the workspace) keeps its integrity in
  * a handle (MountLabel.integrityCounts): always for the workspace and an unlabelled mount,
  * and for a mount whose label names an integrity atom.
@@ -133,12 +123,6 @@ export class CfcPlanError extends Error {
   ) {
     super(message);
   }
-}
-
-/** A container path as a mount target is compared: normalised, no trailing slash. */
-function targetOf(p: string): string {
-  const n = path.normalize(p);
-  return n.length > 1 && n.endsWith('/') ? n.slice(0, -1) : n;
 }
 
 export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
@@ -203,9 +187,10 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
             confidentiality: [...spec.confidentiality, ...m.extra],
             integrity: spec.integrity,
           });
-    const parents = parentLabels(m.target, i === 0, options);
-    const l = parents.length === 0 ? own : atLeast(own, parents);
-    const raised = parents.length > 0 && !same(l, own);
+    const { label: l, raised } = raisedBy(
+      own,
+      parentLabels(m.target, i === 0, options.inherited, options.hostSources),
+    );
     return {
       target: m.target,
       writable: m.writable,
@@ -245,58 +230,6 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
     sinks: profile.cfc.sinks,
     unlabelled,
   };
-}
-
-/** What a run hands a child of the trees it mounts: its own labels of them (InheritedLabels). */
-export function inheritedFrom(plan: CfcPlan, trees: readonly SourceTrees[]): InheritedLabels {
-  const byTarget = new Map(plan.mounts.map((m) => [m.target, m]));
-  return {
-    workspace: plan.mounts[0]?.label,
-    // A source the plan does not list (none should be) hands on nothing vouched: unlabelled.
-    trees: trees.map((tree) => ({ tree, label: byTarget.get(targetOf(tree.target))?.label })),
-  };
-}
-
-/**
- * The parent's labels of the tree a child mounts at `target` (InheritedLabels): the
- * parent's workspace label for the child's workspace, and the label of every parent source
- * sharing a file with it, compared by identity as the mount-alias check does (sharedTree),
- * never by how the paths are spelled.
- */
-function parentLabels(
-  target: string,
-  isWorkspace: boolean,
-  options: CfcPlanOptions,
-): (Label | undefined)[] {
-  const inherited = options.inherited;
-  if (inherited === undefined) return [];
-  const own = options.hostSources?.find((t) => targetOf(t.target) === target);
-  return [
-    ...(isWorkspace ? [inherited.workspace] : []),
-    ...(own === undefined
-      ? []
-      : inherited.trees.filter((p) => sharedTree(own, p.tree) !== undefined).map((p) => p.label)),
-  ];
-}
-
-/**
- * The join of a child's own label with its parent's (more secret, less trusted); a tree
- * either side leaves unlabelled stays unlabelled, of unknown confidentiality.
- */
-export function atLeast(
-  own: Label | undefined,
-  parents: readonly (Label | undefined)[],
-): Label | undefined {
-  let out = own;
-  for (const p of parents) {
-    if (out === undefined || p === undefined) return undefined;
-    out = join(out, p);
-  }
-  return out;
-}
-
-function same(a: Label | undefined, b: Label | undefined): boolean {
-  return a === undefined || b === undefined ? a === b : sameLabel(a, b);
 }
 
 /**

@@ -52,7 +52,8 @@ import { ToolRegistry } from '../tools/contract.js';
 import { CFH_VERSION } from '../version.js';
 import { credentialDigest, digestKey } from '../tools/host/credentials.js';
 import { policyFor, runFactsOf } from './policy-explain.js';
-import { inheritedFrom, type CfcPlan, type InheritedLabels } from '../cfc/label-map.js';
+import type { CfcPlan } from '../cfc/label-map.js';
+import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import type { SourceTrees } from '../host-trees.js';
 import { planRunCfc } from './cfc-plan.js';
 
@@ -370,14 +371,6 @@ export function checkProfileTools(ref: string, profile: Profile): void {
       value: unknown,
     });
   }
-}
-
-/**
- * The labels a child of `parent` keeps the trees it is handed under (AH-CFC-12): at least
- * the parent's, whatever the child's profile says of the same tree (cfc/label-map.ts).
- */
-export function childInherits(parent: RunPlan): InheritedLabels {
-  return inheritedFrom(parent.cfc, parent.hostTrees);
 }
 
 /**

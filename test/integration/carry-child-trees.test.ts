@@ -8,8 +8,8 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ownBySandbox, useScratch } from './helpers.js';
-import { apiCfh, profile } from './adv-round3-support.js';
+import { ownBySandbox, readEvents, useScratch } from './helpers.js';
+import { apiCfh, profile, script, scriptedRun } from './adv-round3-support.js';
 
 const scratch = useScratch('carry-child-trees');
 const INTERNAL = 'TEAM-NOTES-7Wq2Lp9X';
@@ -84,5 +84,28 @@ describe("a child mounts its parent's labelled tree under another path", () => {
     expect(run.bodies.join('\n'), 'the child read the notes').toContain(INTERNAL);
     const written = await readFile(path.join(out, 'notes.txt'), 'utf8').catch(() => '');
     expect(written).not.toContain(INTERNAL);
+  });
+});
+
+describe('a child under a ceiling handed a tree its parent labels above it', () => {
+  it('is refused before it runs (child_ceiling_exceeded), and the parent goes on', async () => {
+    const p = await profile(scratch, {
+      tools: ['read_file', 'list_dir'],
+      workspace: { mode: 'ro', label: { confidentiality: ['internal'], integrity: ['repo'] } },
+      cfc: { mode: 'enforce-explicit', modelClearance: ['internal'] },
+      children: {
+        reader: { tools: ['read_file'], ceiling: { confidentiality: [] } },
+      },
+    });
+    const run = await scriptedRun(scratch, {
+      profile: p,
+      script: await script(scratch, [
+        [{ name: 'delegate', input: { profile: 'reader', task: 'read README.md' } }],
+      ]),
+    });
+    expect(run.r.exitCode, run.r.stderr).toBe(0);
+    const refused = (await readEvents(run.dir)).filter((e) => e.type === 'child_refused');
+    expect(refused.map((e) => e.data.code)).toEqual(['child_ceiling_exceeded']);
+    expect(String(refused[0]?.data.message)).toMatch(/mount \/workspace .*\[internal\]/);
   });
 });

@@ -1,13 +1,16 @@
 // A tree a delegating run hands its child keeps at least the parent's label there
-// (cfc/label-map.ts InheritedLabels, AH-CFC-12): joined with the child's own, the tree found
+// (cfc/inherited-labels.ts, AH-CFC-12): joined with the child's own, the tree found
 // by identity as the mount-alias check finds it, never by how its path is spelled.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Profile } from '../../src/config/profile-schema.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
 import { label } from '../../src/cfc/label.js';
-import { atLeast, inheritedFrom, planCfc, type CfcPlan } from '../../src/cfc/label-map.js';
+import { planCfc, type CfcPlan } from '../../src/cfc/label-map.js';
+import { atLeast, inheritedFrom } from '../../src/cfc/inherited-labels.js';
 import type { SourceTrees } from '../../src/host-trees.js';
+import { checkHandedWithinCeiling } from '../../src/engine/child-trees.js';
+import { ConfigError } from '../../src/errors.js';
 
 const WS = '/workspace';
 
@@ -41,7 +44,7 @@ const parentProfile = profileWith({
 });
 const parentTrees = [tree(WS, '/home/dev/repo'), tree('/keys', '/srv/keys')];
 const parent: CfcPlan = planCfc(parentProfile, { workspaceTarget: WS, hostSources: parentTrees });
-const inherited = inheritedFrom(parent, parentTrees);
+const inherited = inheritedFrom(parent.mounts, parentTrees);
 
 /** The child's default workspace label (`repo:untrusted`), and one mount of its own. */
 const childProfile = (mountLabel: Record<string, unknown> | undefined): Profile =>
@@ -116,5 +119,34 @@ describe("a child's mounts of its parent's trees", () => {
     });
     expect(plan.mounts[0]?.label).toEqual(label({ integrity: ['repo:untrusted'] }));
     expect(plan.mounts[1]?.label).toEqual(label({ integrity: ['mine'] }));
+  });
+});
+
+describe('a tree handed to a child under a ceiling (AH-CFC-12a)', () => {
+  const handed = planCfc(childProfile({ integrity: ['mine'] }), {
+    workspaceTarget: WS,
+    hostSources: [tree(WS, '/home/dev/repo'), tree('/mine', '/opt/mine')],
+    inherited,
+  });
+
+  it("is refused when the parent's label of it lies above the ceiling", () => {
+    let error: unknown;
+    try {
+      checkHandedWithinCeiling({ name: 'reader', ceiling: [] }, handed.mounts);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).code).toBe('child_ceiling_exceeded');
+    expect((error as ConfigError).message).toMatch(/mount \/workspace .*\[internal\]/);
+  });
+
+  it('runs within the ceiling, or without one', () => {
+    expect(() =>
+      checkHandedWithinCeiling({ name: 'reader', ceiling: ['internal'] }, handed.mounts),
+    ).not.toThrow();
+    expect(() =>
+      checkHandedWithinCeiling({ name: 'reader', ceiling: undefined }, handed.mounts),
+    ).not.toThrow();
   });
 });
