@@ -142,11 +142,11 @@ describe('a tree handed to a child under a ceiling (AH-CFC-12a)', () => {
   });
 
   it('runs within the ceiling, or without one', () => {
-    expect(() =>
-      checkHandedWithinCeiling({ name: 'reader', ceiling: ['internal'] }, handed.mounts),
-    ).not.toThrow();
-    expect(() =>
-      checkHandedWithinCeiling({ name: 'reader', ceiling: undefined }, handed.mounts),
-    ).not.toThrow();
+    expect(() => {
+      checkHandedWithinCeiling({ name: 'reader', ceiling: ['internal'] }, handed.mounts);
+    }).not.toThrow();
+    expect(() => {
+      checkHandedWithinCeiling({ name: 'reader', ceiling: undefined }, handed.mounts);
+    }).not.toThrow();
   });
 });
