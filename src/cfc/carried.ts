@@ -8,7 +8,7 @@
 import { UNLABELLED_ATOM } from '../config/cfc-schema.js';
 import type { EventRecord } from '../evidence/event-log.js';
 import { EVENT_SCHEMAS } from '../evidence/schema/registry.js';
-import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
+import type { SnapshotCfc, SnapshotMediation } from '../evidence/schema/snapshot.js';
 import { join, label, type Label } from './label.js';
 import type { HeldValue } from './handles.js';
 
@@ -27,6 +27,16 @@ export interface CarriedContext {
 }
 
 /**
+ * What a run's snapshot says it could show its model: its CFC plan (mounts, destinations,
+ * unlabelled sources) and the contract of every tool it had (`mediation`: host tools, MCP
+ * tools, `delegate`, each with the label its result carries).
+ */
+export interface RecordedSources {
+  readonly cfc: SnapshotCfc | undefined;
+  readonly mediation: SnapshotMediation | undefined;
+}
+
+/**
  * The label of a run's model context at its end: its last `cfc_influence` joined with every
  * observation exposed and joined after it. A run that recorded none (CFC disabled) may have
  * shown its model anything it could read: every source of its plan counts, and nothing of
@@ -34,7 +44,7 @@ export interface CarriedContext {
  */
 export function contextLabelAtEnd(
   events: readonly EventRecord[],
-  cfc: SnapshotCfc | undefined,
+  sources: RecordedSources | undefined,
 ): { label: Label; basis: 'recorded' | 'sources' } {
   let last = -1;
   for (let i = events.length - 1; i >= 0; i -= 1)
@@ -45,7 +55,7 @@ export function contextLabelAtEnd(
   const influence =
     last < 0 ? undefined : EVENT_SCHEMAS.cfc_influence.safeParse(events[last]?.data);
   if (influence === undefined || !influence.success)
-    return { label: everySource(cfc), basis: 'sources' };
+    return { label: everySource(sources), basis: 'sources' };
   let context = label(influence.data.label);
   for (const e of events.slice(last + 1)) {
     if (e.type !== 'cfc_label') continue;
@@ -61,13 +71,33 @@ export function contextLabelAtEnd(
   return { label: context, basis: 'recorded' };
 }
 
-/** Everything a run could have shown its model, by its recorded plan; no integrity. */
-function everySource(cfc: SnapshotCfc | undefined): Label {
+/**
+ * Everything a run could have shown its model, by what its snapshot recorded, with no
+ * integrity (AH-CFC-5/7): every mount and destination; every tool that runs on the host by
+ * the label its result carries (a host or MCP tool's `resultLabel`, `delegate`'s children's
+ * ceilings; none: `unlabelled`), since a result reaches the model whatever the tool read to
+ * make it; the labels of an MCP entry's unnamed tools. A part not recorded is `unlabelled`:
+ * nothing vouches for what it held.
+ */
+export function everySource(sources: RecordedSources | undefined): Label {
+  const cfc = sources?.cfc;
+  const mediation = sources?.mediation;
   if (cfc === undefined) return label({ confidentiality: [UNLABELLED_ATOM] });
+  const result = (l: { readonly confidentiality: readonly string[] } | null): readonly string[] =>
+    l === null ? [UNLABELLED_ATOM] : l.confidentiality;
   const atoms = [
-    ...cfc.mounts.flatMap((m) => m.label?.confidentiality ?? [UNLABELLED_ATOM]),
+    ...cfc.mounts.flatMap((m) => result(m.label)),
     ...cfc.destinations.flatMap((d) => d.label.confidentiality),
     ...(cfc.unlabelled.length > 0 ? [UNLABELLED_ATOM] : []),
+    ...(mediation === undefined
+      ? [UNLABELLED_ATOM]
+      : [
+          // A sandbox tool (cfc null) reads the mounts and destinations above.
+          ...mediation.tools.flatMap((t) =>
+            t.executor !== 'host' ? [] : t.cfc === null ? [UNLABELLED_ATOM] : result(t.cfc.result),
+          ),
+          ...Object.values(mediation.unnamedMcpLabels).flatMap((l) => result(l.result)),
+        ]),
   ];
   return label({ confidentiality: atoms });
 }

@@ -23,6 +23,8 @@ import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
 import { label, sameLabel, type Label } from './label.js';
 import { sharedTree, type SourceTrees } from '../host-trees.js';
+import { parentLabels, raisedBy, type InheritedLabels } from './inherited-labels.js';
+import { targetOf } from './mount-target.js';
 
 export interface MountLabel {
   /** The path inside the containers (`/workspace` for the workspace). */
@@ -32,8 +34,11 @@ export interface MountLabel {
   readonly label: Label | undefined;
   /** Confidentiality atoms a write into it may carry: its label's and its `clearance`. */
   readonly clearance: readonly string[];
-  /** `flag`: `--label` replaced the profile's (recorded in the snapshot). */
-  readonly labelSource: 'profile' | 'flag';
+  /**
+   * `flag`: `--label` replaced the profile's; `parent`: the delegating run's label of the
+   * same host tree raised it (cfc/inherited-labels.ts). Recorded in the snapshot.
+   */
+  readonly labelSource: 'profile' | 'flag' | 'parent';
   /**
    * Whether a value read from it keeps its integrity when a call uses it through a handle:
    * false for an operator's mount (not the workspace) whose label names no integrity, which
@@ -94,6 +99,8 @@ export interface CfcPlanOptions {
    * must carry the same label.
    */
   readonly hostSources?: readonly SourceTrees[];
+  /** A child run's: the labels its parent holds the host trees it hands on under. */
+  readonly inherited?: InheritedLabels | undefined;
 }
 
 /**
@@ -116,12 +123,6 @@ export class CfcPlanError extends Error {
   ) {
     super(message);
   }
-}
-
-/** A container path as a mount target is compared: normalised, no trailing slash. */
-function targetOf(p: string): string {
-  const n = path.normalize(p);
-  return n.length > 1 && n.endsWith('/') ? n.slice(0, -1) : n;
 }
 
 export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
@@ -179,19 +180,27 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
     const spec = flagged ?? m.spec;
     // What a mount may be written with, it may hold: a read from it carries its clearance's
     // confidentiality too, or a value written into it would come back out unlabelled.
-    const l =
+    const own =
       spec === undefined
         ? undefined
         : label({
             confidentiality: [...spec.confidentiality, ...m.extra],
             integrity: spec.integrity,
           });
+    const { label: l, raised } = raisedBy(
+      own,
+      parentLabels(m.target, i === 0, options.inherited, options.hostSources),
+    );
     return {
       target: m.target,
       writable: m.writable,
       label: l,
       clearance: [...new Set([...(l?.confidentiality ?? []), ...m.extra])].sort(),
-      labelSource: flagged === undefined ? ('profile' as const) : ('flag' as const),
+      labelSource: raised
+        ? ('parent' as const)
+        : flagged === undefined
+          ? ('profile' as const)
+          : ('flag' as const),
       integrityCounts: integrityCounts(i, l),
     };
   });

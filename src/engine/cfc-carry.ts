@@ -4,14 +4,19 @@
 // (cfc-handles/, before a handle is handed out), and what it records of a carried context
 // before its first model request (`cfc_carried`, `cfc_handle inherited`).
 import { randomBytes } from 'node:crypto';
-import { contextLabelAtEnd, type CarriedContext, type CarriedKind } from '../cfc/carried.js';
+import {
+  contextLabelAtEnd,
+  type CarriedContext,
+  type CarriedKind,
+  type RecordedSources,
+} from '../cfc/carried.js';
 import type { HeldValue } from '../cfc/handles.js';
 import { label } from '../cfc/label.js';
 import type { CfcRuntime } from '../cfc/runtime.js';
 import type { EventRecord } from '../evidence/event-log.js';
 import { readHeldValues } from '../evidence/held-values.js';
 import { heldValueFile, type HeldValueRecord } from '../evidence/schema/held-value.js';
-import { SnapshotCfc } from '../evidence/schema/snapshot.js';
+import { SnapshotCfc, SnapshotMediation } from '../evidence/schema/snapshot.js';
 import type { RunDetail } from '../evidence/runs-index.js';
 import type { EventInput, EventType } from '../evidence/schema/registry.js';
 
@@ -20,21 +25,26 @@ interface EventAppender {
 }
 
 /** What a continuing run needs of the run it continues. */
-export interface ContinuedRun {
+export interface ContinuedRun extends RecordedSources {
   readonly runId: string;
   readonly dir: string;
   readonly events: readonly EventRecord[];
-  readonly cfc: SnapshotCfc | undefined;
 }
 
 /** A run read back (runs-index.ts) as a continuing run needs it; its snapshot's CFC part parsed. */
 export function continuedRun(run: RunDetail): ContinuedRun {
-  const cfc = SnapshotCfc.safeParse(run.snapshot?.cfc);
+  return { runId: run.runId, dir: run.dir, events: run.events, ...recordedSources(run.snapshot) };
+}
+
+/** What a snapshot records of a run's sources (cfc/carried.ts); a part unreadable: undefined. */
+export function recordedSources(
+  snapshot: Readonly<Record<string, unknown>> | undefined,
+): RecordedSources {
+  const cfc = SnapshotCfc.safeParse(snapshot?.cfc);
+  const mediation = SnapshotMediation.safeParse(snapshot?.mediation);
   return {
-    runId: run.runId,
-    dir: run.dir,
-    events: run.events,
     cfc: cfc.success ? cfc.data : undefined,
+    mediation: mediation.success ? mediation.data : undefined,
   };
 }
 
@@ -47,7 +57,7 @@ export async function carriedFromRun(
   run: ContinuedRun,
   kind: Exclude<CarriedKind, 'delegation'>,
 ): Promise<CarriedContext> {
-  const { label: l, basis } = contextLabelAtEnd(run.events, run.cfc);
+  const { label: l, basis } = contextLabelAtEnd(run.events, run);
   // A plan is the old model's text, not its conversation: no handle of it is in the plan's
   // context (a handle it names stays inert).
   const values = kind === 'plan' ? [] : (await readHeldValues(run)).map(heldOf);

@@ -10,6 +10,7 @@ import { ConfigError } from '../errors.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
 import { CfcPlanError, planCfc, type CfcPlan } from '../cfc/label-map.js';
+import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../cfc/runtime.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import type { SourceTrees } from '../host-trees.js';
@@ -21,6 +22,8 @@ export interface RunCfcOptions {
   readonly labels?: readonly string[] | undefined;
   /** `profiles show --resolved`: shown, never run, so enforce-strict does not refuse it. */
   readonly describing?: boolean | undefined;
+  /** A child run's: its parent's labels of the trees it hands on (label-map.ts). */
+  readonly inherited?: InheritedLabels | undefined;
 }
 
 const MODES = CfcMode.options.join(', ');
@@ -82,6 +85,7 @@ export function planRunCfc(
         labels,
         // By identity: a mount sharing another's tree under another label is refused.
         hostSources: trees,
+        inherited: options.inherited,
       },
     );
   } catch (error) {

@@ -53,6 +53,8 @@ import { CFH_VERSION } from '../version.js';
 import { credentialDigest, digestKey } from '../tools/host/credentials.js';
 import { policyFor, runFactsOf } from './policy-explain.js';
 import type { CfcPlan } from '../cfc/label-map.js';
+import type { InheritedLabels } from '../cfc/inherited-labels.js';
+import type { SourceTrees } from '../host-trees.js';
 import { planRunCfc } from './cfc-plan.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
@@ -89,6 +91,8 @@ export interface SandboxRunOptions extends ProfileFlags {
   readonly cfc?: string | undefined;
   /** `--label TARGET=ATOM,...`, over the label of the mount at TARGET (repeatable). */
   readonly labels?: readonly string[] | undefined;
+  /** A child run's: the labels its parent holds the trees it hands on under (AH-CFC-12). */
+  readonly inherited?: InheritedLabels | undefined;
   readonly command: readonly string[];
 }
 
@@ -145,6 +149,8 @@ export interface RunPlan {
   readonly commandEnv: Readonly<Record<string, CommandEnvRecord>>;
   /** Where labels come from and may go (cfc/label-map.ts); made for every run (AH-CFC-15). */
   readonly cfc: CfcPlan;
+  /** The host tree each mount source reaches, by identity: what a child's mounts are compared with. */
+  readonly hostTrees: readonly SourceTrees[];
   /** Class 9: the paths a host tool obeys, held read-only at the top of each rw mount. */
   readonly hostObeyed: HostObeyedPlan;
 }
@@ -224,6 +230,7 @@ export function planSandboxRun(
     mode: options.cfc,
     labels: options.labels,
     describing: options.describing,
+    inherited: options.inherited,
   });
   // A file the host executes or obeys later (`.git/hooks`, `.envrc`) is not the sandbox's
   // to write: held read-only at the top of each rw mount (draft: the copy is the sandbox's,
@@ -326,6 +333,7 @@ export function planSandboxRun(
     mountChecks: { swappable, engineSockets: sockets, specialFiles },
     commandEnv: recordCommandEnv(commandEnv, env.credentialSource),
     cfc,
+    hostTrees: trees,
     hostObeyed,
   };
 }

@@ -18,9 +18,8 @@ import { TranscriptMessage } from '../evidence/schema/transcript.js';
 import { sessionEvents } from '../evidence/schema/events-session.js';
 import { processStart } from '../sandbox/owner.js';
 import type { CarriedContext } from '../cfc/carried.js';
-import { carriedFromRun } from '../engine/cfc-carry.js';
+import { carriedFromRun, recordedSources } from '../engine/cfc-carry.js';
 import { HeldValuesUnreadable } from '../evidence/held-values.js';
-import { SnapshotCfc } from '../evidence/schema/snapshot.js';
 import type { ModelMessage } from '../model/gateway.js';
 import type { SessionAuthority } from './authority.js';
 import { SessionError } from './session-error.js';
@@ -191,11 +190,10 @@ export async function loadRestorable(root: string, sessionId: string): Promise<R
   }
   const messages = await vouchedMessages(dir, vouched, (why) => broken(sessionId, runId, why));
   // The restored conversation keeps its label and its handles' referents (cfc/carried.ts).
-  const cfc = SnapshotCfc.safeParse(snap.cfc);
   let carried: CarriedContext;
   try {
     carried = await carriedFromRun(
-      { runId, dir, events: records, cfc: cfc.success ? cfc.data : undefined },
+      { runId, dir, events: records, ...recordedSources(snap) },
       'restore',
     );
   } catch (error) {

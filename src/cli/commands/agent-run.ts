@@ -9,6 +9,7 @@ import type { Approvals } from '../../mediator/approvals.js';
 import { captureOfPrompt } from '../../engine/cfc-plan.js';
 import { loadApprovedPlan } from '../../engine/from-plan.js';
 import { childGuard, planSandboxRun } from '../../engine/run-plan.js';
+import { checkHandedWithinCeiling, childInherits } from '../../engine/child-trees.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
 import { AnthropicGateway } from '../../model/anthropic-gateway.js';
@@ -136,8 +137,8 @@ export function agentRunDeps(
     hostTools: hostToolDeps(run, deps.env, o.gateway),
     // AH-DEL-1: a child is planned from its own resolved profile only; it works on the
     // parent's workspace (its own mode and mounts) and keeps its evidence under the parent's.
-    childPlanner: (child, parent, root) =>
-      planSandboxRun(
+    childPlanner: (child, parent, root) => {
+      const plan = planSandboxRun(
         {
           // Delegating never weakens information flow control: the child's mode is at least
           // its parent's (an enforcing parent's child enforces too), as its profile says.
@@ -153,6 +154,8 @@ export function agentRunDeps(
           },
           profile: child.loaded.profile.name,
           workspace: parent.workspace,
+          // AH-CFC-12: a tree the parent hands on keeps at least the parent's label of it.
+          inherited: childInherits(parent),
           ancestors: childGuard(parent, path.dirname(root)),
           artifactRoot: root,
           planning: parent.mountChecks.specialFiles !== undefined,
@@ -161,7 +164,10 @@ export function agentRunDeps(
         deps.env,
         currentHostIdentity(),
         run.owner,
-      ),
+      );
+      checkHandedWithinCeiling(child, plan.cfc.mounts);
+      return plan;
+    },
   };
 }
 

@@ -202,8 +202,11 @@ export const SnapshotCfc = z.strictObject({
         .strictObject({ confidentiality: z.array(z.string()), integrity: z.array(z.string()) })
         .nullable(),
       clearance: z.array(z.string()),
-      /** `flag`: `--label` replaced the profile's label (absent before it was recorded). */
-      labelSource: z.enum(['profile', 'flag']).optional(),
+      /**
+       * `flag`: `--label` replaced the profile's label; `parent`: a child run's, raised to
+       * its delegating run's label of the same host tree (absent before it was recorded).
+       */
+      labelSource: z.enum(['profile', 'flag', 'parent']).optional(),
       inWorkload: z.boolean(),
       withheldBecause: z.string().optional(),
     }),

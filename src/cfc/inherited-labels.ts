@@ -1,0 +1,83 @@
+// A host tree a delegating run hands its child keeps at least the parent's label there
+// (AH-CFC-12, AH-DEL-1): the child's CFC plan joins its own label of each mount with the
+// parent's label of every parent source sharing a file with it, and the parent's workspace
+// label for the workspace it is handed. Trees are compared by identity, as the mount-alias
+// check compares them (host-trees.ts sharedTree), never by how their paths are spelled.
+import { sharedTree, type SourceTrees } from '../host-trees.js';
+import { join, sameLabel, type Label } from './label.js';
+import { targetOf } from './mount-target.js';
+
+/**
+ * What a delegating run hands its child with the trees it mounts: a child profile labelling
+ * one of them lower would otherwise launder what the parent's label protects.
+ */
+export interface InheritedLabels {
+  /** The parent's workspace label: the child's workspace is the parent's (its copy, in draft). */
+  readonly workspace: Label | undefined;
+  /** Each of the parent's mount sources, by identity (host-trees.ts), with its label there. */
+  readonly trees: readonly { readonly tree: SourceTrees; readonly label: Label | undefined }[];
+}
+
+/**
+ * What a run hands a child of the trees it mounts: its own labels of them. `mounts` are its
+ * CFC plan's (the workspace first, targets as targetOf compares them).
+ */
+export function inheritedFrom(
+  mounts: readonly { readonly target: string; readonly label: Label | undefined }[],
+  trees: readonly SourceTrees[],
+): InheritedLabels {
+  const byTarget = new Map(mounts.map((m) => [m.target, m]));
+  return {
+    workspace: mounts[0]?.label,
+    // A source the plan does not list (none should be) hands on nothing vouched: unlabelled.
+    trees: trees.map((tree) => ({ tree, label: byTarget.get(targetOf(tree.target))?.label })),
+  };
+}
+
+/**
+ * The parent's labels of the tree a child mounts at `target`: the parent's workspace label
+ * for the child's workspace, and the label of every parent source sharing a file with the
+ * child's source there (`hostSources`: the child's, by identity).
+ */
+export function parentLabels(
+  target: string,
+  isWorkspace: boolean,
+  inherited: InheritedLabels | undefined,
+  hostSources: readonly SourceTrees[] | undefined,
+): (Label | undefined)[] {
+  if (inherited === undefined) return [];
+  const own = hostSources?.find((t) => targetOf(t.target) === target);
+  return [
+    ...(isWorkspace ? [inherited.workspace] : []),
+    ...(own === undefined
+      ? []
+      : inherited.trees.filter((p) => sharedTree(own, p.tree) !== undefined).map((p) => p.label)),
+  ];
+}
+
+/**
+ * The join of a child's own label with its parent's (more secret, less trusted); a tree
+ * either side leaves unlabelled stays unlabelled, of unknown confidentiality.
+ */
+export function atLeast(
+  own: Label | undefined,
+  parents: readonly (Label | undefined)[],
+): Label | undefined {
+  let out = own;
+  for (const p of parents) {
+    if (out === undefined || p === undefined) return undefined;
+    out = join(out, p);
+  }
+  return out;
+}
+
+/** The label a child mounts a tree under, and whether the parent's raised its own. */
+export function raisedBy(
+  own: Label | undefined,
+  parents: readonly (Label | undefined)[],
+): { label: Label | undefined; raised: boolean } {
+  if (parents.length === 0) return { label: own, raised: false };
+  const l = atLeast(own, parents);
+  const same = l === undefined || own === undefined ? l === own : sameLabel(l, own);
+  return { label: l, raised: !same };
+}
