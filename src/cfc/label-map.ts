@@ -167,7 +167,10 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
       ? []
       : profile.network.allow.map((destination) => ({
           destination,
-          label: label(profile.network.labels[destination] ?? { integrity: [NETWORK_ATOM] }),
+          label: heldBack(
+            label(profile.network.labels[destination] ?? { integrity: [NETWORK_ATOM] }),
+            profile.network.clearance[destination] ?? [],
+          ),
           clearance: profile.network.clearance[destination] ?? [],
           // Under strict, sending to the network is communication: only from the bound
           // direct command, unless the operator says what this destination requires.
@@ -288,19 +291,55 @@ function hostToolResultUnlabelled(t: HostToolEntry): boolean {
   return t.tools.some((e) => e.resultLabel === undefined);
 }
 
-/** The CFC labels of a host tool (an `mcp` tool's own entry over its server's). */
+/**
+ * A sink is a source of what it was cleared to receive (AH-CFC-2/10): a destination, an MCP
+ * server or an exec host tool keeps what was sent to it (a store, a graph, a log) and can
+ * hand it back to any later call, of this run or another one. What an enforcing run lets
+ * into a sink is bounded by its clearance, so data from it carries that clearance's
+ * confidentiality, as a mount's reads carry its own (planCfc). Bounding by the clearance
+ * rather than by what this run sent covers a value an earlier run left there.
+ */
+export function heldBack(own: Label, clearance: readonly string[]): Label {
+  if (clearance.length === 0) return own;
+  return label({
+    confidentiality: [...own.confidentiality, ...clearance],
+    integrity: [...own.integrity],
+  });
+}
+
+/**
+ * Every confidentiality atom some tool of a host tool entry may receive: the entry is one
+ * process (an exec command, an MCP server) whose state any of its tools can read back.
+ */
+function entryClearance(entry: HostToolEntry): string[] {
+  const own = entry.kind === 'mcp' ? entry.tools.flatMap((t) => t.clearance ?? []) : [];
+  return [...new Set([...(entry.clearance ?? []), ...own])];
+}
+
+/**
+ * The CFC labels of a host tool (an `mcp` tool's own entry over its server's). Its result
+ * carries its `resultLabel` joined with what its entry may have received (heldBack); a
+ * declassifier's, the operator's word that its answer says nothing of what it received,
+ * its `resultLabel` alone.
+ */
 export function hostToolLabels(entry: HostToolEntry, toolName?: string): HostToolLabels {
   const own =
     entry.kind === 'mcp'
       ? entry.tools.find((t) => t.name === toolName && t.name !== '*')
       : undefined;
   const result = own?.resultLabel ?? entry.resultLabel;
+  const declassifies = own?.declassifies ?? entry.declassifies ?? false;
   return {
-    result: result === undefined ? undefined : label(result),
+    result:
+      result === undefined
+        ? undefined
+        : declassifies
+          ? label(result)
+          : heldBack(label(result), entryClearance(entry)),
     clearance: [...new Set(own?.clearance ?? entry.clearance ?? [])].sort(),
     requires: [...new Set(own?.requires?.integrity ?? entry.requires?.integrity ?? [])].sort(),
     readsBeforeWrite: own?.readsBeforeWrite ?? entry.readsBeforeWrite ?? false,
-    declassifies: own?.declassifies ?? entry.declassifies ?? false,
+    declassifies,
   };
 }
 

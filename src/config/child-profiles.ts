@@ -67,26 +67,45 @@ function capToCeiling(
   const within = new Set(ceiling);
   // A source with no label is of unknown confidentiality: `unlabelled`, within a ceiling
   // only when the ceiling names that atom.
-  const conf = (l: { confidentiality: readonly string[] } | undefined): readonly string[] =>
-    l === undefined ? [UNLABELLED_ATOM] : l.confidentiality;
+  // A sink hands back what it may receive: its clearance joins (cfc/label-map.ts heldBack).
+  const conf = (
+    l: { confidentiality: readonly string[] } | undefined,
+    held: readonly string[] = [],
+  ): readonly string[] => (l === undefined ? [UNLABELLED_ATOM] : [...l.confidentiality, ...held]);
+  const net = p.network;
   const sources: [string, readonly string[]][] = [
-    ['the workspace', conf(p.workspace.label)],
-    ...p.mounts.map((m): [string, readonly string[]] => [`mount ${m.target}`, conf(m.label)]),
-    ...Object.entries(p.network.labels).map(([d, l]): [string, readonly string[]] => [
-      `destination ${d}`,
-      l.confidentiality,
+    ['the workspace', conf(p.workspace.label, p.workspace.clearance)],
+    ...p.mounts.map((m): [string, readonly string[]] => [
+      `mount ${m.target}`,
+      conf(m.label, m.clearance),
     ]),
+    ...[...new Set([...Object.keys(net.labels), ...Object.keys(net.clearance)])].map(
+      (d): [string, readonly string[]] => [
+        `destination ${d}`,
+        conf(net.labels[d] ?? { confidentiality: [] }, net.clearance[d]),
+      ],
+    ),
     ...p.hostTools.flatMap((t): [string, readonly string[]][] => {
-      // An MCP tool's own label, else its server's (cfc/label-map.ts hostToolLabels).
+      // An MCP tool's own label, else its server's (cfc/label-map.ts hostToolLabels); any
+      // of a server's tools hands back what any of them may receive.
       const own = t.kind === 'mcp' ? t.tools.filter((x) => x.resultLabel !== undefined) : [];
       const byServer = t.kind !== 'mcp' || t.tools.some((x) => x.resultLabel === undefined);
+      const held = [
+        ...(t.clearance ?? []),
+        ...(t.kind === 'mcp' ? t.tools.flatMap((x) => x.clearance ?? []) : []),
+      ];
       return [
         ...(byServer
-          ? [[`host tool ${t.name}`, conf(t.resultLabel)] as [string, readonly string[]]]
+          ? [
+              [`host tool ${t.name}`, conf(t.resultLabel, t.declassifies === true ? [] : held)] as [
+                string,
+                readonly string[],
+              ],
+            ]
           : []),
         ...own.map((x): [string, readonly string[]] => [
           `host tool ${t.name} ${x.name}`,
-          conf(x.resultLabel),
+          conf(x.resultLabel, (x.declassifies ?? t.declassifies) === true ? [] : held),
         ]),
       ];
     }),

@@ -10,6 +10,15 @@
 // label cfh gives the result by that mount (mountOf, AH-CFC-2) is the file's. The name is
 // checked before the open and the opened file again after it (/proc/self/fd), so a link
 // swapped in between is caught too. Cross-mount hard links cannot exist (EXDEV).
+//
+// A real path is matched against where each mount really is: the engine mounts a target
+// through the image's links (/var/run/secrets lands on /run/secrets when /var/run -> /run),
+// so each target is resolved inside the container first, and that place must be a mount
+// point of the kernel's table (/proc/self/mountinfo) or the helper refuses every call (a
+// component moved since the mount). So /run/secrets/token, lexically the image's own files,
+// is refused as leading into the mount /var/run/secrets, and a grep whose start path reaches
+// a mount by its real place but not by the path it names is refused too (the label of a
+// grep is by the mounts at or below its lexical start).
 export const FILE_HELPER = `
 import json, os, sys, errno, stat
 req = json.load(sys.stdin)
@@ -20,18 +29,43 @@ def fail(kind, message):
         sys.stderr.write('%s: %s\\n' % (kind, message)); sys.exit(3)
     sys.stdout.write(json.dumps({'error': kind, 'message': message})); sys.exit(3)
 MOUNTS = req['mounts']
-def mount_of(p):
+def within(p, m):
+    return p == m or m == '/' or p.startswith(m.rstrip('/') + '/')
+def mount_of(p, places):
     best = None
     for m in MOUNTS:
-        if p == m or p.startswith(m.rstrip('/') + '/'):
-            if best is None or len(m) > len(best):
-                best = m
+        if within(p, places[m]) and (best is None or len(places[m]) > len(places[best])):
+            best = m
     return best
+def unescape(field):
+    # mountinfo writes a space, tab, newline and backslash in a path as 3 octal digits.
+    parts = field.split(b'%c' % 92)
+    out = parts[0]
+    for part in parts[1:]:
+        out += bytes([int(part[:3], 8)]) + part[3:]
+    return os.fsdecode(out)
+def kernel_mount_points():
+    with open('/proc/self/mountinfo', 'rb') as f:
+        return set(unescape(line.split(b' ')[4]) for line in f)
+AS_WRITTEN = dict((m, os.path.normpath(m)) for m in MOUNTS)
+REAL = dict((m, os.path.realpath(m)) for m in MOUNTS)
+def where_mounted():
+    moved = [m for m in MOUNTS if REAL[m] != AS_WRITTEN[m] and os.path.exists(m)]
+    if moved:
+        points = kernel_mount_points()
+        lost = [m for m in moved if REAL[m] not in points]
+        if lost:
+            fail('mount_boundary', 'the mount %s is not at %s, where its path leads now' % (lost[0], REAL[lost[0]]))
 def fenced(lexical, real):
-    a = mount_of(os.path.normpath(lexical))
-    if a != mount_of(real):
+    a = mount_of(os.path.normpath(lexical), AS_WRITTEN)
+    if a != mount_of(real, REAL):
         where = ('the mount ' + a) if a is not None else "the image's own files"
         fail('mount_boundary', '%s leads out of %s through a link' % (req['path'], where))
+def reaches(lexical, real):
+    start = os.path.normpath(lexical)
+    for m in MOUNTS:
+        if within(REAL[m], real) and not within(AS_WRITTEN[m], start):
+            fail('mount_boundary', '%s reaches the mount %s as %s, a path it does not name' % (req['path'], m, REAL[m]))
 def check(p):
     fenced(p, os.path.realpath(p))
 def check_fd(p, fd):
@@ -39,6 +73,7 @@ def check_fd(p, fd):
 try:
     op = req['op']
     path = os.path.join(req['base'], req['path'])
+    where_mounted()
     check(path)
     if op == 'read':
         with open(path, 'rb') as f:
@@ -79,6 +114,7 @@ try:
         names = sorted(os.listdir(fd))
         out({'entries': [n + ('/' if is_dir(n) else '') for n in names]})
     elif op == 'grep':
+        reaches(path, os.path.realpath(path))
         os.execv(req['argv'][0], req['argv'])
 except OSError as e:
     fail(errno.errorcode.get(e.errno, 'EIO'), e.strerror or str(e))

@@ -87,6 +87,49 @@ describe('child profiles', () => {
     expect(resolveChild(within, 'kid').loaded.profile.cfc.modelClearance).toEqual(['internal']);
   });
 
+  it('counts what a sink may be sent as what it hands back (a cleared sink is a source)', () => {
+    const kid = (extra: Record<string, unknown>) =>
+      parent({ kid: { description: 'k', ceiling: { confidentiality: [] }, ...extra } });
+    expect(() =>
+      resolveChild(
+        kid({
+          network: {
+            mode: 'allowlist',
+            allow: ['store.test:80'],
+            clearance: { 'store.test:80': ['secret'] },
+          },
+        }),
+        'kid',
+      ),
+    ).toThrow("child kid: destination store.test:80 is labelled [secret], above the child's");
+    expect(() =>
+      resolveChild(
+        kid({
+          mounts: [{ source: dir, target: '/out', mode: 'rw', label: {}, clearance: ['secret'] }],
+        }),
+        'kid',
+      ),
+    ).toThrow(/mount \/out is labelled \[secret\]/);
+    const server = {
+      name: 'memory',
+      kind: 'mcp',
+      command: '/usr/bin/node',
+      resultLabel: {},
+      tools: [
+        { name: 'read_graph', riskClass: 'read_only', sideEffectClass: 'none' },
+        {
+          name: 'create_entities',
+          riskClass: 'write_internal',
+          sideEffectClass: 'internal_state_change',
+          clearance: ['secret'],
+        },
+      ],
+    };
+    expect(() => resolveChild(kid({ hostTools: [server] }), 'kid')).toThrow(
+      /host tool memory is labelled \[secret\]/,
+    );
+  });
+
   it('refuses children deeper than the depth bound, at the top profile', () => {
     const grandchild = profileFile({
       extends: 'default',
