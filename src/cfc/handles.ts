@@ -42,7 +42,13 @@ export interface HandleUse {
 }
 
 export type Resolution =
-  | { readonly kind: 'resolved'; readonly value: unknown; readonly used: readonly HandleUse[] }
+  | {
+      readonly kind: 'resolved';
+      readonly value: unknown;
+      readonly used: readonly HandleUse[];
+      /** Keys the model sent that resolve to a key given twice: a fact of the values. */
+      readonly collisions: readonly string[];
+    }
   | { readonly kind: 'unknown'; readonly handles: readonly string[] };
 
 function base32(bytes: Buffer, chars: number): string {
@@ -114,8 +120,9 @@ export class ValueHandles {
   }
 
   /**
-   * `input` with every handle inside any string replaced by its value, and the handles
-   * used; or the handles this table does not hold (the call is then invalid: AH-REF-2).
+   * `input` with every handle inside any string replaced by its value, the handles used and
+   * the keys that resolve alike; or the handles this table does not hold (the call is then
+   * invalid: AH-REF-2).
    */
   resolve(input: unknown): Resolution {
     return resolveHandles(input, (handle) => this.#held.get(handle));
@@ -134,6 +141,7 @@ export function resolveHandles(
 ): Resolution {
   const used = new Map<string, HandleUse>();
   const unknown = new Set<string>();
+  const collisions = new Set<string>();
   const text = (v: string): string => {
     if (!v.includes('cfh-val:')) return v;
     return v.replace(HANDLE, (m) => {
@@ -156,11 +164,12 @@ export function resolveHandles(
     if (Array.isArray(v)) return v.map(walk);
     if (typeof v === 'object' && v !== null) {
       // Keys are the model's too: a handle in a key is resolved like one in a value; two
-      // keys that resolve alike would drop a value silently, so that call is invalid.
+      // keys that resolve alike would drop a value silently, so that call may not run
+      // (whether they collide says something of a value: the caller answers opaquely).
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) {
         const key = text(k);
-        if (Object.hasOwn(out, key)) unknown.add(`${k} (resolves to a key given twice)`);
+        if (Object.hasOwn(out, key)) collisions.add(k);
         out[key] = walk(x);
       }
       return out;
@@ -169,7 +178,12 @@ export function resolveHandles(
   };
   const value = walk(input);
   if (unknown.size > 0) return { kind: 'unknown', handles: [...unknown].sort() };
-  return { kind: 'resolved', value, used: [...used.values()] };
+  return {
+    kind: 'resolved',
+    value,
+    used: [...used.values()],
+    collisions: [...collisions].sort(),
+  };
 }
 
 /**

@@ -1,38 +1,62 @@
 // A proposal's CFC part, before it is checked and decided (AH-CFC-18): the value handles in
-// the model's input are resolved first, so the schema, the approval and the executor all see
-// the value, and the handles' labels are the call's explicit inputs; a handle this run does
-// not hold makes the call invalid (nothing runs). With the influence the turn was proposed
-// under, that is what the mediator's flow gate judges (flow-gate.ts).
+// the model's input are resolved, and the handles' labels are the call's explicit inputs; a
+// handle this run does not hold makes the call invalid (nothing runs). With the influence
+// the turn was proposed under, that is what the mediator's flow gate judges (flow-gate.ts).
 //
-// Nothing a resolved value is made of goes back to the model side (AH-REF-4): the call is
-// digested as the model sent it (the handle form), and every text cfh writes about it (why
-// it is invalid, why it was refused) has each value replaced by its handle (`rehandle`).
+// Nothing a resolved value is made of goes back to the model side (AH-REF-4): a call that
+// used handles is checked, digested and decided as the model sent it (the handle form:
+// handle-form.ts), so every status and text the model gets of it is the same whatever the
+// values are. Where the resolved call would be judged otherwise (its schema, a policy
+// rule, the flow), it does not run and gets the opaque answer of one that ran (`unfit`).
 import type { Label } from '../cfc/label.js';
 import { explicitLabel, type HandleUse } from '../cfc/handles.js';
 import { flowGateOf, type ProposalFlow } from '../mediator/flow-gate.js';
 import type { CheckedCall } from '../mediator/policy.js';
-import { Scrubber } from '../tools/host/scrub.js';
+import { checkModelForm } from './handle-form.js';
 import { checkAgainst, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
 /** What the CFC part of a check needs of the run's deps. */
-export type CfcCheckDeps = Pick<ToolCallDeps, 'cfc' | 'registry' | 'runners' | 'recorder'>;
+export type CfcCheckDeps = Pick<
+  ToolCallDeps,
+  'cfc' | 'registry' | 'runners' | 'recorder' | 'mediator'
+>;
 
 export interface CfcChecked {
   readonly checked: CheckedCall;
   readonly flow?: ProposalFlow | undefined;
-  /** Text about the call with every resolved value as its handle; identity without handles. */
-  readonly rehandle: (text: string) => string;
+  /** A call that used handles: its model form, which policy and the flow decide. */
+  readonly policyArgs?: unknown;
+  /** A call that used handles and may not run once resolved: why (held, never shown). */
+  readonly unfit?: string | undefined;
 }
 
-const same = (text: string): string => text;
-
-/** Every spelling of each used value, in any text, replaced by its handle. */
-function rehandler(used: readonly HandleUse[]): (text: string) => string {
-  if (used.length === 0) return same;
-  const scrubber = new Scrubber(
-    used.map((u) => ({ name: u.handle, value: u.value, replacement: u.handle, fragments: false })),
-  );
-  return (text) => scrubber.text(text);
+/**
+ * Why a call that used handles may not run once resolved, whatever its model form says:
+ * keys that resolve alike, the schema on the resolved values, or a policy or flow decision
+ * the resolved values would change. Undefined: the resolved call is what the model's form
+ * was decided as. The reason is held behind the opaque answer (labelled), never shown.
+ */
+function unfitReason(
+  deps: CfcCheckDeps,
+  tool: NonNullable<ReturnType<CfcCheckDeps['registry']['get']>>,
+  modelArgs: unknown,
+  resolved: CheckedCall,
+  flow: ProposalFlow | undefined,
+): string | undefined {
+  if (resolved.kind !== 'valid')
+    return resolved.kind === 'invalid'
+      ? `invalid arguments once resolved: ${resolved.issues}`
+      : undefined;
+  const asSent = deps.mediator.policy.decide({ kind: 'valid', tool, args: modelArgs });
+  const asRun = deps.mediator.policy.decide(resolved);
+  if (asSent.decision !== asRun.decision || asSent.rule !== asRun.rule)
+    return `policy decides ${asRun.decision} (rule ${asRun.rule}) on the resolved arguments: ${asRun.reason}`;
+  if (flow === undefined) return undefined;
+  const flowSent = flow.gate.judge(tool, modelArgs, flow.influence, flow.explicit);
+  const flowRun = flow.gate.judge(tool, resolved.args, flow.influence, flow.explicit);
+  if (flowSent.verdict !== flowRun.verdict || flowSent.rule !== flowRun.rule)
+    return `the flow decides ${flowRun.verdict} (rule ${flowRun.rule}) on the resolved arguments: ${flowRun.reason}`;
+  return undefined;
 }
 
 /** The proposal checked (handles resolved first when CFC is on) and its flow inputs. */
@@ -48,7 +72,7 @@ export async function checkWithCfc(
     found !== undefined && deps.runners[found.executor] !== undefined ? found : undefined;
   const cfc = deps.cfc;
   if (cfc === undefined || cfc.mode === 'disabled' || influence === undefined)
-    return { checked: checkAgainst(tool, use.name, use.input), rehandle: same };
+    return { checked: checkAgainst(tool, use.name, use.input) };
   const resolution = cfc.handles.resolve(use.input);
   const crossing =
     resolution.kind === 'unknown' ? resolution.handles : resolution.used.map((u) => u.handle);
@@ -59,10 +83,9 @@ export async function checkWithCfc(
         tool,
         issues: `value handle ${crossing.join(', ')}: handles do not cross into a child run (say what the child needs in words)`,
       },
-      rehandle: same,
     };
   if (resolution.kind === 'unknown') {
-    if (tool === undefined) return { checked: { kind: 'unknown', name: use.name }, rehandle: same };
+    if (tool === undefined) return { checked: { kind: 'unknown', name: use.name } };
     const which = resolution.handles.join(', ');
     return {
       checked: {
@@ -70,9 +93,15 @@ export async function checkWithCfc(
         tool,
         issues: `unknown value handle ${which} (this run holds no such handle; pass only a handle a result gave you)`,
       },
-      rehandle: same,
     };
   }
+  if (resolution.used.length === 0)
+    return withFlow(cfc, checkAgainst(tool, use.name, use.input), influence, []);
+  if (tool === undefined) return { checked: { kind: 'unknown', name: use.name } };
+  // Answered from the model's form (handle-form.ts): what it is told is the same whatever
+  // the values are; the resolved call runs only where it is what that form was decided as.
+  const model = checkModelForm(tool, use.input);
+  if (model.kind === 'invalid') return { checked: { kind: 'invalid', tool, issues: model.issues } };
   for (const u of resolution.used) {
     await deps.recorder.event(
       'cfc_handle',
@@ -86,25 +115,37 @@ export async function checkWithCfc(
       true,
     );
   }
-  const rehandle = rehandler(resolution.used);
-  const resolved = checkAgainst(
-    tool,
-    use.name,
-    resolution.used.length === 0 ? use.input : resolution.value,
-  );
-  // A schema's message may quote what it was given: the model hears the handle.
+  const base = withFlow(cfc, { kind: 'valid', tool, args: model.args }, influence, resolution.used);
+  const resolved =
+    resolution.collisions.length > 0
+      ? ({
+          kind: 'invalid',
+          tool,
+          issues: `${resolution.collisions.join(', ')} resolve to a key given twice`,
+        } as const)
+      : checkAgainst(tool, use.name, resolution.value);
+  const unfit = unfitReason(deps, tool, model.args, resolved, base.flow);
+  // The mediator decides the model's form (policyArgs); the executor gets the resolved one.
   const checked: CheckedCall =
-    resolved.kind === 'invalid' ? { ...resolved, issues: rehandle(resolved.issues) } : resolved;
+    resolved.kind === 'valid' ? resolved : { kind: 'valid', tool, args: model.args };
+  return { ...base, checked, policyArgs: model.args, ...(unfit === undefined ? {} : { unfit }) };
+}
+
+function withFlow(
+  cfc: NonNullable<CfcCheckDeps['cfc']>,
+  checked: CheckedCall,
+  influence: Label,
+  used: readonly HandleUse[],
+): CfcChecked {
   const gate = flowGateOf(cfc);
-  if (gate === undefined) return { checked, rehandle };
+  if (gate === undefined) return { checked };
   return {
     checked,
-    rehandle,
     flow: {
       gate,
       influence,
-      explicit: resolution.used.map((u) => explicitLabel(u, influence)),
-      handles: resolution.used.map((u) => u.handle),
+      explicit: used.map((u) => explicitLabel(u, influence)),
+      handles: used.map((u) => u.handle),
     },
   };
 }

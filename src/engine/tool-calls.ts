@@ -40,6 +40,8 @@ interface RunnableCall {
   readonly limit: number;
   /** CFC: the labels of the handles the call used (its explicit inputs). */
   readonly explicit: readonly Label[];
+  /** CFC: a call that used handles and may not run once resolved (cfc-calls.ts): why. */
+  readonly unfit?: string | undefined;
 }
 
 interface Executed {
@@ -149,7 +151,7 @@ async function prepare(
     input: summarize(use.input, deps.disclosure),
   });
   // Handles resolved before the check (AH-CFC-18); the flow's inputs when CFC is on.
-  const { checked, flow, rehandle } = await checkWithCfc(use, callId, deps, influence);
+  const { checked, flow, policyArgs, unfit } = await checkWithCfc(use, callId, deps, influence);
   // Every proposal is decided, the unknown and the invalid too: one decision each.
   const ruling = await decide(
     deps,
@@ -158,6 +160,7 @@ async function prepare(
       toolUseId: use.id,
       checked,
       ...(flow === undefined ? {} : { flow }),
+      ...(policyArgs === undefined ? {} : { policyArgs }),
       ...digestedAsSent(checked, use.input, flow),
     },
     signal,
@@ -166,19 +169,15 @@ async function prepare(
   if (ruling.kind === 'authorized') {
     const tool = ruling.call.tool;
     const limit = Math.min(tool.resultSizeLimitChars, deps.budgets.budgets.maxToolResultChars);
-    return { use, callId, call: ruling.call, limit, explicit: flow?.explicit ?? [] };
+    return { use, callId, call: ruling.call, limit, explicit: flow?.explicit ?? [], unfit };
   }
   // Bounded like any observation: a refusal can echo what the model sent (an unknown key).
   const limit = Math.min(
     checked.kind === 'unknown' ? Number.MAX_SAFE_INTEGER : checked.tool.resultSizeLimitChars,
     deps.budgets.budgets.maxToolResultChars,
   );
-  // cfh's words about a call that used handles name the handles, never their values.
-  const refused = await refusal(use, callId, checked, ruling, deps);
-  const observation = boundObservation(
-    { ...refused, summary: rehandle(refused.summary), items: refused.items.map(rehandle) },
-    limit,
-  );
+  // cfh's words about a call that used handles come from the model's form of it only.
+  const observation = boundObservation(await refusal(use, callId, checked, ruling, deps), limit);
   await labelRefused(deps, callId, observation.status);
   await deps.recorder.governance(governanceOf(callId, checked, ruling, observation, deps, false));
   return { use, observation };
@@ -265,6 +264,7 @@ async function executeOne(
 ): Promise<Executed> {
   const { call, limit } = runnable;
   const tool = call.tool;
+  if (runnable.unfit !== undefined) return unfitExecuted(runnable.unfit, tool.name);
   const replayable =
     tool.retryPolicy !== 'no_auto_retry' &&
     call.idempotencyKey === undefined &&
@@ -286,6 +286,28 @@ async function executeOne(
       durationMs: outcome.durationMs,
     });
   }
+}
+
+/**
+ * A call that used handles and is unfit once resolved (cfc-calls.ts) does not run: its
+ * answer is an error observation labelled like the call's result (its handles' labels join,
+ * so the model gets the opaque answer a run would give), its reason held behind it.
+ */
+function unfitExecuted(reason: string, tool: string): Executed {
+  const observation = errorObservation('error', `not run: ${reason}`);
+  return {
+    outcome: {
+      observation,
+      stdout: Buffer.alloc(0),
+      stderr: Buffer.alloc(0),
+      exitCode: null,
+      durationMs: 0,
+      where: `cfh:${tool}`,
+      timedOut: false,
+    },
+    observation,
+    retries: [],
+  };
 }
 
 async function record(

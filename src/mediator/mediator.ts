@@ -40,6 +40,12 @@ export interface Proposal {
    * names) says nothing of the values (AH-REF-4); the executor still gets `checked.args`.
    */
   readonly modelArgs?: unknown;
+  /**
+   * A call that used value handles: its arguments as the model sent them (the handle form),
+   * which policy and the flow decide, so the decision the model hears is the same whatever
+   * the values are (AH-CFC-18); the caller does not run a resolved call judged otherwise.
+   */
+  readonly policyArgs?: unknown;
 }
 
 const TOKEN: unique symbol = Symbol('cfh.authorized-call');
@@ -147,12 +153,16 @@ export class Mediator {
     const { checked } = proposal;
     // What is digested, decided, approved and run is one value nothing can change after.
     if (checked.kind === 'valid') deepFreeze(checked.args);
-    const verdict = this.policy.decide(checked);
+    const decided =
+      checked.kind === 'valid' && proposal.policyArgs !== undefined
+        ? { ...checked, args: proposal.policyArgs }
+        : checked;
+    const verdict = this.policy.decide(decided);
     const flow =
-      checked.kind === 'valid' && proposal.flow !== undefined
+      decided.kind === 'valid' && proposal.flow !== undefined
         ? proposal.flow.gate.judge(
-            checked.tool,
-            checked.args,
+            decided.tool,
+            decided.args,
             proposal.flow.influence,
             proposal.flow.explicit,
           )
@@ -179,7 +189,8 @@ export class Mediator {
       return refused(decision, 'denied', verdict.reason, null);
     if (gated !== undefined) {
       const answer = await this.#ask(proposal, checked, decision, signal);
-      if (answer === undefined) return unanswered(decision, decision.reason, decision);
+      if (answer === undefined)
+        return unanswered(decision, decision.reason, decision, proposal.modelArgs !== undefined);
       if (!answer.granted)
         return refused(decision, 'denied', `not approved: ${answer.why}`, answer.approver);
       for (const e of endorsements(proposal.callId, gated, answer.approver, decision.args_digest))
@@ -200,7 +211,8 @@ export class Mediator {
             reason: verdict.reason,
           };
     const answer = await this.#ask(proposal, checked, asked, signal);
-    if (answer === undefined) return unanswered(decision, verdict.reason, asked);
+    if (answer === undefined)
+      return unanswered(decision, verdict.reason, asked, proposal.modelArgs !== undefined);
     if (!answer.granted)
       return refused(decision, 'denied', `not approved: ${answer.why}`, answer.approver);
     return this.#authorize(proposal, checked, {
@@ -352,12 +364,20 @@ function unanswered(
   decision: PermissionDecision,
   reason: string,
   asked: PermissionDecision,
+  asSent: boolean,
 ): Ruling {
   const rule = asked.policy_rule;
+  // A call naming handles or references is digested over run-salted names: the digest is
+  // the operator's, in the evidence (permission_decision), and the model's text names the
+  // call, so it reads the same in every run whatever the values are (AH-REF-4).
+  const digest = asSent
+    ? `the argsDigest of ${asked.call_id}'s permission_decision`
+    : asked.args_digest;
+  const entry = asSent ? digest : `'${asked.args_digest}'`;
   return refused(
     decision,
     'approval_required',
-    `${reason}; no approval could be asked for (rule ${rule}, args ${asked.args_digest}); the operator may grant it with --approve ${rule} (every such call of the run) or an --approvals entry {rule: ${rule}, tool: ${asked.tool_name}, argsDigest: '${asked.args_digest}'}`,
+    `${reason}; no approval could be asked for (rule ${rule}, args ${digest}); the operator may grant it with --approve ${rule} (every such call of the run) or an --approvals entry {rule: ${rule}, tool: ${asked.tool_name}, argsDigest: ${entry}}`,
     null,
   );
 }

@@ -94,6 +94,7 @@ async function propose(
   const deps = {
     cfc: rt,
     registry,
+    mediator: m,
     runners: { sandbox: runner },
     recorder: {
       event: events.event.bind(events),
@@ -101,7 +102,7 @@ async function propose(
       governance: () => Promise.resolve(),
     },
   };
-  const { checked, flow } = await checkWithCfc(
+  const { checked, flow, policyArgs } = await checkWithCfc(
     { id: 'tu1', name, input },
     'call-0001',
     deps,
@@ -110,7 +111,7 @@ async function propose(
   // As tool-calls.ts proposes it: a call that used handles is digested as the model sent it.
   const modelArgs = flow !== undefined && flow.handles.length > 0 ? { modelArgs: input } : {};
   const ruling = await m.decide(
-    { callId: 'call-0001', toolUseId: 'tu1', checked, flow, ...modelArgs },
+    { callId: 'call-0001', toolUseId: 'tu1', checked, flow, policyArgs, ...modelArgs },
     new AbortController().signal,
   );
   return { checked, flow, ruling };

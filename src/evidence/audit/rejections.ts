@@ -50,6 +50,8 @@ export function rejectionProblem(
   });
   // A handle the run did not hold makes the call invalid (AH-REF-2): the rejection stands.
   if (resolution.kind === 'unknown') return undefined;
+  // Two keys that resolve alike may not run either (cfc/handles.ts): the rejection stands.
+  if (resolution.collisions.length > 0) return undefined;
   if (!schema.safeParse(resolution.value).success) return undefined;
   return `rejected as invalid arguments, yet ${tool.name}'s schema accepts the arguments the model sent`;
 }
