@@ -432,8 +432,15 @@ describe('class 3 and 4: handles leak neither through digests nor through file t
       const results = await toolResults(r.dir);
       const handle = results[0]?.observation.items[0] ?? '';
       expect(handle).toMatch(HANDLE);
+      // The model's text names the call whose permission_decision holds the digest (a digest
+      // over run-salted handle names would differ run to run: AH-REF-4); the evidence has it.
       const refusal = results[1]?.observation.summary ?? '';
-      const digest = /args (sha256:[0-9a-f]{64})/.exec(refusal)?.[1];
+      const named = /args the argsDigest of (call-\d+)'s permission_decision/.exec(refusal)?.[1];
+      expect(named, refusal).toBeDefined();
+      const decision = r.events.find(
+        (e) => e.type === 'permission_decision' && e.data.call_id === named,
+      );
+      const digest = decision?.data.args_digest;
       const d = (args: unknown) =>
         `sha256:${createHash('sha256')
           .update(canonicalJson({ tool: 'write_file', args }))
@@ -563,7 +570,7 @@ describe("utility: an operator's secret passed as a handle costs no integrity", 
     const refusal = (await toolResults(tainted.dir)).at(-1)?.observation.summary ?? '';
     // Every refusal tells the operator how to endorse it, exactly.
     expect(refusal).toMatch(
-      /--approve cfc:integrity .* an --approvals entry \{rule: cfc:integrity, tool: host__deploy, argsDigest: 'sha256:[0-9a-f]{64}'\}/,
+      /--approve cfc:integrity .* an --approvals entry \{rule: cfc:integrity, tool: host__deploy, argsDigest: the argsDigest of call-\d+'s permission_decision\}/,
     );
     expect(await readFile(log, 'utf8')).toBe(`${SECRET}\n\n`);
   }, 240_000);
