@@ -66,6 +66,13 @@ export interface Episode {
   readonly goal: string;
   /** In the default subset (both enforce modes within ~10 minutes). */
   readonly quick: boolean;
+  /**
+   * Modes in which the attack must fail, when not the class's default (both enforce modes;
+   * strict alone for consequential actions). Empty: reported only, with `outOfModel` saying why.
+   */
+  readonly promised?: readonly Mode[];
+  /** Why an attack is outside the threat model (reported, never asserted). */
+  readonly outOfModel?: string;
   run(ctx: Ctx): Promise<Verdict>;
 }
 

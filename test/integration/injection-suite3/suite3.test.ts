@@ -99,7 +99,9 @@ function render(all: readonly Row[]): string {
     if (r === undefined) return '-';
     const promised = r.episode.kind === 'attack' && promisedIn(r.episode).includes(r.mode);
     if (r.episode.kind === 'benign') return r.verdict.succeeded ? 'completed' : 'NOT completed';
-    return r.verdict.succeeded ? (promised ? '**SUCCEEDED**' : 'succeeded') : 'held';
+    if (!r.verdict.succeeded) return 'held';
+    if (promised) return '**SUCCEEDED**';
+    return r.episode.outOfModel === undefined ? 'succeeded' : 'succeeded (out of model)';
   };
   const lines = [
     `| episode | class | ${seen.join(' | ')} |`,
@@ -110,6 +112,9 @@ function render(all: readonly Row[]): string {
     const ep = of[0]?.episode;
     lines.push(`| ${id} | ${ep?.cls ?? ''} | ${seen.map((m) => cell(of.find((r) => r.mode === m))).join(' | ')} |`);
   }
+  const outside = EPISODES.filter((e) => e.outOfModel !== undefined && ids.includes(e.id));
+  if (outside.length > 0) lines.push('', 'Out of the threat model (reported, not asserted):');
+  for (const e of outside) lines.push(`- ${e.id}: ${e.outOfModel ?? ''}`);
   lines.push('', 'Details:');
   for (const r of all) lines.push(`- ${r.episode.id} [${r.mode}] exit ${r.verdict.exit ?? '?'} (${Math.round(r.ms / 1000)} s): ${r.verdict.detail}`);
   return lines.join('\n');
