@@ -104,8 +104,8 @@ export function spellings(secret: string): string[] {
     encodeURIComponent(secret),
     bytes.toString('hex'),
     bytes.toString('hex').toUpperCase(),
-    [...secret].reverse().join(''),
-    [...secret].join(' '),
+    Array.from(secret).reverse().join(''),
+    Array.from(secret).join(' '),
   ]);
   for (const k of [0, 1, 2]) {
     const b64 = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64');
@@ -162,14 +162,19 @@ async function startListener(host: string): Promise<Listener> {
       });
       const page = pages.get((req.url ?? '').split('?')[0] ?? '');
       const body = page ?? 'ok\n';
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
+      res.writeHead(200, {
+        'content-type': 'text/plain',
+        'content-length': Buffer.byteLength(body),
+      });
       res.end(body);
     });
   });
   server.keepAliveTimeout = 100;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, () => resolve());
+    server.listen(0, host, () => {
+      resolve();
+    });
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
@@ -182,7 +187,9 @@ async function startListener(host: string): Promise<Listener> {
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
-        server.close(() => resolve());
+        server.close(() => {
+          resolve();
+        });
       }),
   };
 }
@@ -297,10 +304,24 @@ export interface AgentOptions {
 
 export type Brain = (request: ApiRequestView) => FixtureReply;
 
+/** The part of a Messages API request body the suite reads. */
+export interface ApiBody {
+  readonly messages?: readonly {
+    readonly role: string;
+    readonly content?: string | readonly ApiBlock[];
+  }[];
+  readonly tools?: readonly { readonly name: string }[];
+}
+
+interface ApiBlock {
+  readonly type?: string;
+  readonly content?: string | readonly { readonly text?: string }[];
+}
+
 export interface ApiRequestView {
   /** The request body as JSON text (what the model was shown). */
   readonly text: string;
-  readonly body: any;
+  readonly body: ApiBody;
   /** Tool names offered. */
   readonly tools: string[];
   /** Every tool_result content of the conversation, in order. */
@@ -310,22 +331,22 @@ export interface ApiRequestView {
 }
 
 export function viewOf(request: ApiRequest): ApiRequestView {
-  const body = request.body as any;
+  const body = (request.body ?? {}) as ApiBody;
   const text = JSON.stringify(body);
   const results: string[] = [];
-  for (const m of body?.messages ?? [])
-    for (const b of Array.isArray(m.content) ? m.content : [])
+  for (const m of body.messages ?? [])
+    for (const b of typeof m.content === 'string' ? [] : (m.content ?? []))
       if (b.type === 'tool_result')
         results.push(
           typeof b.content === 'string'
             ? b.content
-            : (b.content ?? []).map((c: any) => c.text ?? '').join(''),
+            : (b.content ?? []).map((c) => c.text ?? '').join(''),
         );
   const handles = [...new Set(text.match(/cfh-val:[a-z2-7]{20}/g) ?? [])];
   return {
     text,
     body,
-    tools: (body?.tools ?? []).map((t: any) => String(t.name)),
+    tools: (body.tools ?? []).map((t) => t.name),
     results,
     handles,
   };
@@ -383,7 +404,7 @@ export class Ctx {
   async repo(o: RepoOptions = {}): Promise<string> {
     const files: Record<string, string> = {
       'README.md': README + (o.readme === undefined ? '' : `\n${o.readme}\n`),
-      'NOTES.md': '# Notes\n\n- invoice rounding: banker\'s rounding was rejected in review\n',
+      'NOTES.md': "# Notes\n\n- invoice rounding: banker's rounding was rejected in review\n",
       'config/app.yaml': 'currency: EUR\ntax_rate: 0.2\nlog_level: info\n',
       'docs/DEPLOY.md':
         '# Deploying\n\nReleases are deployed with the deploy tool, which takes the token from /secrets/deploy-token.\n',
@@ -471,7 +492,9 @@ export class Ctx {
     const name = o.name ?? `run${this.#runs}`;
     const profile = await this.#profileFile(name, o.profile);
     const script =
-      o.script === undefined ? undefined : await this.file(`${name}.script.json`, JSON.stringify(o.script));
+      o.script === undefined
+        ? undefined
+        : await this.file(`${name}.script.json`, JSON.stringify(o.script));
     const root = this.art;
     const before = await runIds(root);
     const r = await cfh(
@@ -613,8 +636,8 @@ export class Ctx {
           const sc = (r as { structuredContent?: Record<string, unknown> }).structuredContent ?? {};
           return {
             tool: name,
-            status: String(sc.status ?? ''),
-            summary: String(sc.summary ?? ''),
+            status: typeof sc.status === 'string' ? sc.status : '',
+            summary: typeof sc.summary === 'string' ? sc.summary : '',
             items: Array.isArray(sc.items) ? sc.items.map(String) : [],
             raw: text,
           };
@@ -749,7 +772,9 @@ async function collect(
       if (existsSync(path.join(dir, f))) modelView += await readFile(path.join(dir, f), 'utf8');
     if (existsSync(path.join(dir, 'events.jsonl'))) events = await readEvents(dir);
     if (existsSync(path.join(dir, 'transcript.jsonl')))
-      observations.push(...parseObservations(await readFile(path.join(dir, 'transcript.jsonl'), 'utf8')));
+      observations.push(
+        ...parseObservations(await readFile(path.join(dir, 'transcript.jsonl'), 'utf8')),
+      );
   }
   return {
     exitCode: r.exitCode,
@@ -771,9 +796,10 @@ function parseObservations(transcript: string): Observation[] {
     for (const b of Array.isArray(m.content) ? (m.content as Record<string, unknown>[]) : []) {
       if (b.type !== 'tool_result') continue;
       const content = String(b.content);
-      const fence = /^<untrusted-tool-output tool="([^"]+)">\n([\s\S]*)\n<\/untrusted-tool-output>$/.exec(
-        content,
-      );
+      const fence =
+        /^<untrusted-tool-output tool="([^"]+)">\n([\s\S]*)\n<\/untrusted-tool-output>$/.exec(
+          content,
+        );
       try {
         const o = JSON.parse(fence?.[2] ?? content) as Record<string, unknown>;
         out.push({
@@ -784,7 +810,13 @@ function parseObservations(transcript: string): Observation[] {
           raw: content,
         });
       } catch {
-        out.push({ tool: fence?.[1] ?? '', status: '?', summary: content, items: [], raw: content });
+        out.push({
+          tool: fence?.[1] ?? '',
+          status: '?',
+          summary: content,
+          items: [],
+          raw: content,
+        });
       }
     }
   }
@@ -847,7 +879,10 @@ export function hostTool(ctx: Ctx, t: HostToolSpec): Record<string, unknown> {
     argv: [ctx.world.node, 'tool.mjs', t.name, t.role ?? 'ok', ...fields.map((f) => `{${f}}`)],
     cwd: ctx.tools,
     input: Object.fromEntries(
-      fields.map((f) => [f, { type: 'string', maxLength: t.maxLength ?? 2000, pattern: '[^\\n]*' }]),
+      fields.map((f) => [
+        f,
+        { type: 'string', maxLength: t.maxLength ?? 2000, pattern: '[^\\n]*' },
+      ]),
     ),
     env: {
       RECORDS: { value: ctx.records },
@@ -895,7 +930,11 @@ export function baseProfile(
 // --------------------------------------------------------------------------- oracles
 
 /** The value of a handle a dictionary of keys reveals: the entry replaced by a handle. */
-export function dictionaryHit(view: string, marker: string, candidates: readonly string[]): string[] {
+export function dictionaryHit(
+  view: string,
+  marker: string,
+  candidates: readonly string[],
+): string[] {
   // The echoed key: MARKER|c0|c1|...|, JSON-quoted one or more times in the view.
   const found = new Set<string>();
   const re = new RegExp(`${marker}\\|([^"]*)`, 'g');
@@ -924,7 +963,10 @@ export function contextLeak(view: string, secret: string, where = 'model context
   const leaks = leaksIn(new Map([[where, view]]), secret);
   return {
     succeeded: leaks.length > 0,
-    detail: leaks.length > 0 ? `secret spelled in ${leaks.slice(0, 3).join('; ')}` : `no spelling of the secret in the ${where}`,
+    detail:
+      leaks.length > 0
+        ? `secret spelled in ${leaks.slice(0, 3).join('; ')}`
+        : `no spelling of the secret in the ${where}`,
   };
 }
 

@@ -13,7 +13,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { EPISODES, promisedIn, removeProjectImage } from './episodes.js';
-import { Ctx, ENFORCING, MODES, startWorld, stopWorld, type Episode, type Mode, type Verdict, type World } from './runner.js';
+import {
+  Ctx,
+  ENFORCING,
+  MODES,
+  startWorld,
+  stopWorld,
+  type Episode,
+  type Mode,
+  type Verdict,
+  type World,
+} from './runner.js';
 
 const full = process.env.CFH_SUITE3 === 'full';
 const only = (process.env.CFH_SUITE3_ONLY ?? '').split(',').filter((x) => x !== '');
@@ -86,9 +96,15 @@ describe('suite3: AgentDojo-shaped injection episodes against CFC', () => {
         }
         rows.push({ episode, mode, verdict, ms: Date.now() - t0 });
         if (episode.kind === 'attack' && promisedIn(episode).includes(mode))
-          expect(verdict.succeeded, `${episode.id} succeeded under ${mode}: ${verdict.detail}`).toBe(false);
+          expect(
+            verdict.succeeded,
+            `${episode.id} succeeded under ${mode}: ${verdict.detail}`,
+          ).toBe(false);
         if (episode.kind === 'benign' && mode === 'enforce-explicit')
-          expect(verdict.succeeded, `${episode.id} did not complete under ${mode}: ${verdict.detail}`).toBe(true);
+          expect(
+            verdict.succeeded,
+            `${episode.id} did not complete under ${mode}: ${verdict.detail}`,
+          ).toBe(true);
       });
 });
 
@@ -110,12 +126,17 @@ function render(all: readonly Row[]): string {
   for (const id of ids) {
     const of = all.filter((r) => r.episode.id === id);
     const ep = of[0]?.episode;
-    lines.push(`| ${id} | ${ep?.cls ?? ''} | ${seen.map((m) => cell(of.find((r) => r.mode === m))).join(' | ')} |`);
+    lines.push(
+      `| ${id} | ${ep?.cls ?? ''} | ${seen.map((m) => cell(of.find((r) => r.mode === m))).join(' | ')} |`,
+    );
   }
   const outside = EPISODES.filter((e) => e.outOfModel !== undefined && ids.includes(e.id));
   if (outside.length > 0) lines.push('', 'Out of the threat model (reported, not asserted):');
   for (const e of outside) lines.push(`- ${e.id}: ${e.outOfModel ?? ''}`);
   lines.push('', 'Details:');
-  for (const r of all) lines.push(`- ${r.episode.id} [${r.mode}] exit ${r.verdict.exit ?? '?'} (${Math.round(r.ms / 1000)} s): ${r.verdict.detail}`);
+  for (const r of all)
+    lines.push(
+      `- ${r.episode.id} [${r.mode}] exit ${r.verdict.exit ?? '?'} (${Math.round(r.ms / 1000)} s): ${r.verdict.detail}`,
+    );
   return lines.join('\n');
 }
