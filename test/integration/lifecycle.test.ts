@@ -43,6 +43,18 @@ function artifactRoot(): string {
   return path.join(scratch, `art-${n}`);
 }
 
+async function waitForState(dir: string, state: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const now = await readJson<{ state?: unknown }>(path.join(dir, 'state.json')).catch(
+      () => undefined,
+    );
+    if (now?.state === state) return;
+    if (Date.now() > deadline) throw new Error(`state.json never said ${state} in ${dir}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 function startSleeping(root: string) {
   return startCfh([
     'sandbox',
@@ -87,6 +99,9 @@ describe('SIGKILL of cfh', () => {
     const root = artifactRoot();
     const child = startSleeping(root);
     const dir = await waitForEvent(root, 'container_started');
+    // The event is appended before state.json says running: wait for both, or the kill can
+    // land between them and the record stops at `created`.
+    await waitForState(dir, 'running');
     child.kill('SIGKILL');
     await child;
     const runId = runIdOf(dir);
