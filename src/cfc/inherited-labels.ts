@@ -81,3 +81,21 @@ export function raisedBy(
   const same = l === undefined || own === undefined ? l === own : sameLabel(l, own);
   return { label: l, raised: !same };
 }
+
+/**
+ * What a child may write into a tree its parent hands on: at most what the parent holds it
+ * under. A child cleared higher there (its own clearance, or a label above the parent's)
+ * would write a value the parent then reads under its lower label (AH-CFC-12, AH-DEL-1).
+ * A tree the parent leaves unlabelled caps nothing: the child's label of it is unlabelled.
+ */
+export function cappedByParents(
+  clearance: readonly string[],
+  parents: readonly (Label | undefined)[],
+): string[] {
+  const held = parents.filter((p): p is Label => p !== undefined);
+  const capped =
+    held.length < parents.length
+      ? clearance
+      : clearance.filter((a) => held.every((p) => p.confidentiality.includes(a)));
+  return [...new Set(capped)].sort();
+}

@@ -23,7 +23,12 @@ import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
 import { label, sameLabel, type Label } from './label.js';
 import { sharedTree, type SourceTrees } from '../host-trees.js';
-import { parentLabels, raisedBy, type InheritedLabels } from './inherited-labels.js';
+import {
+  cappedByParents,
+  parentLabels,
+  raisedBy,
+  type InheritedLabels,
+} from './inherited-labels.js';
 import { targetOf } from './mount-target.js';
 
 export interface MountLabel {
@@ -190,15 +195,13 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
             confidentiality: [...spec.confidentiality, ...m.extra],
             integrity: spec.integrity,
           });
-    const { label: l, raised } = raisedBy(
-      own,
-      parentLabels(m.target, i === 0, options.inherited, options.hostSources),
-    );
+    const parents = parentLabels(m.target, i === 0, options.inherited, options.hostSources);
+    const { label: l, raised } = raisedBy(own, parents);
     return {
       target: m.target,
       writable: m.writable,
       label: l,
-      clearance: [...new Set([...(l?.confidentiality ?? []), ...m.extra])].sort(),
+      clearance: cappedByParents([...(l?.confidentiality ?? []), ...m.extra], parents),
       labelSource: raised
         ? ('parent' as const)
         : flagged === undefined

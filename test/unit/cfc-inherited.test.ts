@@ -7,7 +7,7 @@ import { Profile } from '../../src/config/profile-schema.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
 import { label } from '../../src/cfc/label.js';
 import { planCfc, type CfcPlan } from '../../src/cfc/label-map.js';
-import { atLeast, inheritedFrom } from '../../src/cfc/inherited-labels.js';
+import { atLeast, cappedByParents, inheritedFrom } from '../../src/cfc/inherited-labels.js';
 import type { SourceTrees } from '../../src/host-trees.js';
 import { checkHandedWithinCeiling } from '../../src/engine/child-trees.js';
 import { ConfigError } from '../../src/errors.js';
@@ -95,6 +95,35 @@ describe("a child's mounts of its parent's trees", () => {
     });
     expect(aliased.mounts[1]?.label?.confidentiality).toEqual(['keys']);
     expect(aliased.mounts[1]?.labelSource).toBe('parent');
+  });
+
+  it("a child is cleared to write the parent's tree with no more than the parent holds it under", () => {
+    // The child's profile clears the workspace for `secret` and labels it `keys`: the
+    // parent holds it `internal`, so a value the child wrote there under `secret` would come
+    // back to the parent under `internal`. The child's reads keep both; its writes: only
+    // what the parent holds.
+    const child = profileWith({
+      workspace: {
+        mode: 'ro',
+        label: { confidentiality: ['keys'], integrity: ['repo:untrusted'] },
+        clearance: ['secret'],
+      },
+      cfc: { mode: 'enforce-explicit', modelClearance: [], sinks: {} },
+    });
+    const plan = planCfc(child, {
+      workspaceTarget: WS,
+      hostSources: [tree(WS, '/home/dev/repo')],
+      inherited,
+    });
+    expect(plan.mounts[0]?.label?.confidentiality).toEqual(['internal', 'keys', 'secret']);
+    expect(plan.mounts[0]?.clearance).toEqual(['internal']);
+    // Not a child: its own clearance, as its profile says.
+    const alone = planCfc(child, {
+      workspaceTarget: WS,
+      hostSources: [tree(WS, '/home/dev/repo')],
+    });
+    expect(alone.mounts[0]?.clearance).toEqual(['keys', 'secret']);
+    expect(cappedByParents(['a', 'b'], [undefined])).toEqual(['a', 'b']);
   });
 
   it('a tree either side leaves unlabelled stays unlabelled', () => {
