@@ -23,6 +23,7 @@ import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
 import { label, sameLabel, type Label } from './label.js';
 import { sharedTree, type SourceTrees } from '../host-trees.js';
+import { imageLabel } from './image-label.js';
 import {
   cappedByParents,
   parentLabels,
@@ -90,6 +91,8 @@ export interface CfcPlan {
   readonly sinks: Readonly<Record<string, SinkRequirement>>;
   /** Sources the configuration leaves without a label (`mount /data`, `host tool x`). */
   readonly unlabelled: readonly string[];
+  /** The image's own files (cfc/image-label.ts); undefined: cfh's own recipe, not joined. */
+  readonly image?: Label | undefined;
 }
 
 export interface CfcPlanOptions {
@@ -229,6 +232,7 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
   return {
     mode,
     modeSource,
+    image: imageLabel(profile.image),
     modelClearance: [...new Set(profile.cfc.modelClearance)].sort(),
     mounts,
     network,
@@ -400,6 +404,7 @@ export function workloadReadable(plan: CfcPlan): { labels: Label[]; unlabelled: 
   }
   if (plan.network === 'open') labels.push(label({ integrity: [NETWORK_ATOM] }));
   for (const d of plan.destinations) labels.push(d.label);
+  if (plan.image !== undefined) labels.push(plan.image);
   return { labels, unlabelled };
 }
 

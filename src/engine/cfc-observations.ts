@@ -131,7 +131,10 @@ function readProvenance(tool: ToolDefinition, args: unknown, facts: ObservationF
   // enforcement.
   if (mounts.length === 0 && /^\/(proc|sys|dev)(\/|$)/.test(abs))
     return { source: `kernel ${abs}`, parts: [UNLABELLED], unlabelled: [abs] };
-  if (mounts.length === 0) return { source: 'image', parts: [], unlabelled: [], joins: false };
+  if (mounts.length === 0)
+    return plan.image === undefined
+      ? { source: 'image', parts: [], unlabelled: [], joins: false }
+      : { source: 'image', parts: [plan.image], unlabelled: [] };
   return fromMounts(mounts);
 }
 
