@@ -134,9 +134,12 @@ describe('host MCP server: server-memory', () => {
     expect(created?.observation.status).toBe('success');
     const refs = JSON.stringify(created?.observation).match(/cfh-ref:memory:[a-z2-7]{16}/g) ?? [];
     expect(new Set(refs).size).toBe(1);
-    // The model never saw the identifier; the operator's evidence has it.
+    // The model was shown the identifier only as its own words: its call, and the text
+    // block echoing that call's strings as written (AH-REF-4; the structured field is the
+    // reference); the operator's evidence has it.
     const transcript = await readFile(path.join(dir, 'transcript.jsonl'), 'utf8');
-    expect(transcript.split('bob-the-operator-only-name').length - 1).toBe(1); // the model's own call
+    expect(transcript.split('bob-the-operator-only-name').length - 1).toBe(2);
+    expect(JSON.stringify(created?.observation.items)).toContain(refs[0]);
     const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
     expect(report.hostTools.resources).toEqual([
       expect.objectContaining({

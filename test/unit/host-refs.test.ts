@@ -16,7 +16,7 @@ import {
   mcpObservation,
   type Concealment,
 } from '../../src/tools/host/host-results.js';
-import { withReferences } from '../../src/tools/host/host-tool.js';
+import { UNFIT_ONCE_RESOLVED, withReferences } from '../../src/tools/host/host-tool.js';
 import {
   MAX_REFERENCES,
   OpaqueReferences,
@@ -309,7 +309,7 @@ describe('class: a reference record keeps a digest or the length of its value (A
     ).toBe(false);
   });
 
-  it("a schema's message that quotes its input quotes the reference, not the value", () => {
+  it("a schema's finding on a resolved reference is one fixed answer, never the message quoting the value", () => {
     const refs = new OpaqueReferences();
     const ref = mint(refs, 'billing', 'account', 'acct_1234');
     const quoting = z.strictObject({
@@ -318,7 +318,7 @@ describe('class: a reference record keeps a digest or the length of its value (A
     const checked = withReferences('billing', refs, quoting).safeParse({ to: ref });
     expect(checked.success).toBe(false);
     const messages = checked.error?.issues.map((i) => i.message).join(' ') ?? '';
-    expect(messages).toContain(`no account ${ref}`);
+    expect(messages).toBe(UNFIT_ONCE_RESOLVED);
     expect(messages).not.toContain('acct_1234');
   });
 });

@@ -34,20 +34,41 @@ export class Sanitizer {
   readonly #refs: OpaqueReferences;
   readonly #authority: string;
   readonly #conceal: Concealment;
+  /** The model's own strings of the call whose result this is (left as written in it). */
+  readonly #echoes: readonly string[];
 
-  constructor(scrubber: Scrubber, refs: OpaqueReferences, authority: string, conceal: Concealment) {
+  constructor(
+    scrubber: Scrubber,
+    refs: OpaqueReferences,
+    authority: string,
+    conceal: Concealment,
+    echoes: readonly string[] = [],
+  ) {
     this.#scrubber = scrubber;
     this.#refs = refs;
     this.#authority = authority;
     this.#conceal = conceal;
+    this.#echoes = echoes;
+  }
+
+  /** This sanitizer for the result of the call that resolved to `args` (its echoes). */
+  forCall(args: unknown): Sanitizer {
+    return new Sanitizer(
+      this.#scrubber,
+      this.#refs,
+      this.#authority,
+      this.#conceal,
+      this.#refs.modelStringsOf(args),
+    );
   }
 
   /**
    * Free text for the model: no credential, no value a held reference stands for (a tool
-   * that echoes what it was given), no match of an operator-only pattern.
+   * that echoes what it was given; the model's own strings it echoes are left as written),
+   * no match of an operator-only pattern.
    */
   forModel(text: string): string {
-    const scrubbed = this.#refs.handlesFor(this.#scrubber.text(text));
+    const scrubbed = this.#refs.handlesFor(this.#scrubber.text(text), this.#echoes);
     return this.#refs.conceal(this.#conceal.patterns, scrubbed);
   }
 

@@ -57,7 +57,9 @@ export class HostToolRunner implements ToolRunner {
         { tool: call.tool.name },
       );
     }
-    const { tool, channel, sanitizer } = binding;
+    const { tool, channel } = binding;
+    // The call's result may echo the model's own strings of it: left as written there.
+    const sanitizer = binding.sanitizer.forCall(call.args);
     const timeoutMs = Math.min(tool.timeoutMs, this.#capMs);
     const out = await channel.run(tool, call.args, call.callId, sanitizer, timeoutMs, signal);
     if (tool.resources !== undefined && out.observation.status === 'success') {

@@ -3,9 +3,10 @@
 // tool's own annotations (readOnlyHint, destructiveHint, ...) are recorded and cannot lower
 // anything, and an exposed tool the operator did not classify is treated as changing an
 // external system and decided `approval_required` (its contract says so). Input is checked
-// twice over: opaque references resolved for this authority only, then the declared schema
-// (an exec field's anchored pattern, an MCP tool's JSON Schema as zod), so a cross-authority
-// or schema-incompatible input is an invalid argument and nothing is sent (AH-TOOL-8).
+// against the declared schema (an exec field's anchored pattern, an MCP tool's JSON Schema as
+// zod) in the model's form, its opaque references resolved for this authority only, and the
+// resolved input checked again (withReferences), so a cross-authority or schema-incompatible
+// input is an invalid argument and nothing is sent (AH-TOOL-8).
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -20,7 +21,8 @@ import { hostToolLabels } from '../../cfc/label-map.js';
 import { canonicalJson } from '../../evidence/canonical-json.js';
 import { isToolName, type ToolDefinition } from '../contract.js';
 import { ObservationSchema } from '../observation.js';
-import { ReferenceRefused, type OpaqueReferences } from './opaque-refs.js';
+import { checkModelForm } from '../model-form.js';
+import { ReferenceRefused, isWholeReference, type OpaqueReferences } from './opaque-refs.js';
 import { execToolName, mcpToolName } from './host-plan.js';
 
 export interface HostTool extends ToolDefinition {
@@ -47,10 +49,18 @@ export function schemaDigest(schema: unknown): string {
   return `sha256:${createHash('sha256').update(canonicalJson(schema)).digest('hex')}`;
 }
 
+/** What a call is told when its references resolve to values its schema refuses. */
+export const UNFIT_ONCE_RESOLVED =
+  'not accepted once its references are resolved (the values they stand for do not fit the schema here)';
+
 /**
- * Resolves references for `authority` (AH-REF-2: before the call is checked and decided),
- * then validates with `inner`. A schema's message may quote what it was given: the model
- * hears the reference, never the value it resolved to (AH-REF-4).
+ * The model's form checked, then its references resolved for `authority` (AH-REF-2: before
+ * the call is decided), then the resolved call checked (model-form.ts). A string that is one
+ * reference whole stands for a value the model was not shown: a finding there (a pattern, a
+ * maxLength) is deferred to the resolved check. Every other string is the model's words and
+ * is checked as written, a reference spliced into text counting as its own spelling, so a
+ * bound around it answers nothing of the value's length. A resolved call the schema refuses
+ * gets one fixed answer (UNFIT_ONCE_RESOLVED), never a finding about the value (AH-REF-4).
  */
 export function withReferences(
   authority: string,
@@ -67,15 +77,20 @@ export function withReferences(
         ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
       return z.NEVER;
     }
+    const model = checkModelForm(inner, value, isWholeReference);
+    if (model.kind === 'invalid') {
+      for (const issue of model.found)
+        ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
+      return z.NEVER;
+    }
     const checked = inner.safeParse(resolved);
-    if (checked.success) return checked.data;
-    for (const issue of checked.error.issues)
-      ctx.addIssue({
-        code: 'custom',
-        path: [...issue.path],
-        message: refs.handlesFor(issue.message),
-      });
-    return z.NEVER;
+    if (!checked.success) {
+      ctx.addIssue({ code: 'custom', path: [], message: UNFIT_ONCE_RESOLVED });
+      return z.NEVER;
+    }
+    // The model's own words, which its result may echo as written (opaque-refs.ts).
+    refs.noteModelForm(checked.data, value);
+    return checked.data;
   });
 }
 

@@ -60,6 +60,12 @@ export function concealedMarker(kind: string): string {
   return `[operator-only:${kind}]`;
 }
 
+/** Whether `text` is one reference whole (it stands for a value the model was not shown). */
+export function isWholeReference(text: string): boolean {
+  const whole = text.match(SPELLED);
+  return whole?.length === 1 && whole[0] === text;
+}
+
 /** Whether `text` holds anything spelled like a reference (a call that may name one). */
 export function mentionsReference(text: string): boolean {
   return /cfh-ref:/i.test(text);
@@ -93,6 +99,8 @@ export class OpaqueReferences {
   readonly #byRef = new Map<string, Held>();
   /** The held values' spellings, each replaced by its reference. */
   readonly #spellings = new HeldScrubber();
+  /** Each checked call's resolved arguments: the model's own strings of it (noteModelForm). */
+  readonly #modelStrings = new WeakMap<object, readonly string[]>();
   /** Each new reference, for the evidence (never its value, nor anything computed from it). */
   onIssued: ((issued: IssuedReference) => void) | undefined;
 
@@ -117,10 +125,56 @@ export class OpaqueReferences {
     return ref;
   }
 
-  /** `text` with every value a held reference stands for replaced by that reference. */
-  handlesFor(text: string): string {
+  /**
+   * `text` with every value a held reference stands for replaced by that reference, except
+   * where it lies inside one of `echoes` as written: the model's own strings of the call
+   * (modelStringsOf), which a tool may echo. A guess the model sent is its words, not a
+   * disclosure: replacing it in an echo would mark the guess that is the value. Where a held
+   * value in the text straddles such an echo (it is not inside the model's words), the
+   * whole text is replaced as if there were no echo.
+   */
+  handlesFor(text: string, echoes: readonly string[] = []): string {
     if (this.#byRef.size === 0) return text;
-    return this.#outsideHeld(text, (segment) => this.#spellings.text(segment));
+    const scrub = (segment: string): string =>
+      this.#outsideHeld(segment, (part) => this.#spellings.text(part));
+    const full = scrub(text);
+    const kept = echoes.filter((e) => scrub(e) !== e);
+    if (kept.length === 0) return full;
+    const stretches = splitAt(text, kept);
+    if (!stretches.some((st) => st.echo)) return full;
+    const apart = stretches.map((st) => scrub(st.text)).join('');
+    if (apart !== full) return full;
+    return stretches.map((st) => (st.echo ? st.text : scrub(st.text))).join('');
+  }
+
+  /**
+   * Notes the model's form of a call whose arguments resolved to `args` (an object): its
+   * strings that name no reference, which the call's result may echo as written.
+   */
+  noteModelForm(args: unknown, modelForm: unknown): void {
+    if (typeof args !== 'object' || args === null) return;
+    const strings = new Set<string>();
+    const walk = (v: unknown): void => {
+      if (typeof v === 'string') {
+        if (v === '' || mentionsReference(v)) return;
+        strings.add(v);
+        // As a JSON result holds it, too (a structured result is shown as JSON text).
+        strings.add(JSON.stringify(v).slice(1, -1));
+      } else if (Array.isArray(v)) v.forEach(walk);
+      else if (typeof v === 'object' && v !== null)
+        for (const [k, x] of Object.entries(v)) {
+          walk(k);
+          walk(x);
+        }
+    };
+    walk(modelForm);
+    this.#modelStrings.set(args, [...strings]);
+  }
+
+  /** The model's own strings of the call that resolved to `args` (none if not noted). */
+  modelStringsOf(args: unknown): readonly string[] {
+    if (typeof args !== 'object' || args === null) return [];
+    return this.#modelStrings.get(args) ?? [];
   }
 
   /** `text` with every match of `patterns` replaced by its kind's marker (no reference). */
@@ -168,8 +222,7 @@ export class OpaqueReferences {
     };
     const text = (value: string, path: (string | number)[]): Referent => {
       if (!mentionsReference(value)) return value;
-      const whole = value.match(SPELLED);
-      if (whole?.length === 1 && whole[0] === value) return one(value, path) ?? value;
+      if (isWholeReference(value)) return one(value, path) ?? value;
       return value.replace(SPELLED, (token) => String(one(token, path) ?? token));
     };
     const walk = (value: unknown, path: (string | number)[]): unknown => {
@@ -211,6 +264,30 @@ export interface ConcealPattern {
   readonly regex: RegExp;
   /** Replace capture group 1 only (the id inside its context), not the whole match. */
   readonly group: boolean;
+}
+
+/** `text` cut into stretches, each occurrence of one of `echoes` (the longest first) apart. */
+export function splitAt(
+  text: string,
+  echoes: readonly string[],
+): { readonly text: string; readonly echo: boolean }[] {
+  const byLength = [...echoes].filter((e) => e !== '').sort((a, b) => b.length - a.length);
+  const out: { text: string; echo: boolean }[] = [];
+  let last = 0;
+  let at = 0;
+  while (at < text.length) {
+    const found = byLength.find((e) => text.startsWith(e, at));
+    if (found === undefined) {
+      at += 1;
+      continue;
+    }
+    if (at > last) out.push({ text: text.slice(last, at), echo: false });
+    out.push({ text: found, echo: true });
+    at += found.length;
+    last = at;
+  }
+  if (last < text.length) out.push({ text: text.slice(last), echo: false });
+  return out;
 }
 
 /** `text` with each match of a global regex replaced; the match carries its group indices. */
