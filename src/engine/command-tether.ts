@@ -41,6 +41,8 @@ export function holdTether(
   started: StartedContainer,
   options: {
     envNames: readonly string[];
+    /** The command's working directory: every executor works inside a mount (AH-CONT-6). */
+    workingDir: string;
     log: Logger;
     signal: AbortSignal;
     /** Settles when the container has exited (the run's own wait). */
@@ -49,7 +51,7 @@ export function holdTether(
 ): Tether {
   const cut = started
     .exec(['/bin/sh', '-c', TETHER_SCRIPT], {
-      workingDir: '/',
+      workingDir: options.workingDir,
       maxOutputBytes: 4096,
       env: Object.fromEntries(options.envNames.map((k) => [k, ''])),
       signal: options.signal,

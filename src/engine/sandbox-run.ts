@@ -242,6 +242,7 @@ async function runCommand(
   const exited = started.wait();
   void holdTether(started, {
     envNames: Object.keys(plan.spec.env),
+    workingDir: plan.spec.workingDir,
     log,
     signal: AbortSignal.any([signal, untether.signal]),
     exited,
