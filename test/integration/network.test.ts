@@ -731,7 +731,7 @@ async function execIn(containerId: string, cmd: string[]): Promise<ExecResult> {
 }
 
 describe('fail closed, cancellation and reaping', () => {
-  it('killing cfh (and its gateway) leaves the sandbox with no egress; reap removes everything', async () => {
+  it('killing cfh (and its gateway) stops the sandbox (its tether) and sends nothing more; reap removes everything', async () => {
     const root = net.newRoot();
     const child = startCfh(
       [
@@ -754,18 +754,24 @@ describe('fail closed, cancellation and reaping', () => {
       child.kill('SIGKILL');
       await child;
       const before = web.requests.length;
-      const containers = await containersOfRun(runId);
+      // The command dies with cfh (its tether, command-tether.ts): the sandbox stops; the
+      // guard and the network are left for reap.
+      const deadline = Date.now() + 15_000;
+      let containers = await containersOfRun(runId);
+      const sandboxOf = () => containers.find((c) => c.Names[0] === `/cfh-${runId}`);
+      while (sandboxOf()?.State === 'running' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        containers = await containersOfRun(runId);
+      }
       expect(containers.map((c) => c.Names[0]).sort()).toEqual(
         [`/cfh-${runId}`, `/cfh-guard-${runId}`].sort(),
       );
-      expect(containers.every((c) => c.State === 'running')).toBe(true);
+      expect(sandboxOf()?.State).not.toBe('running');
       expect(await networksOfRun(runId)).toHaveLength(1);
 
-      const dead = await execIn(`cfh-${runId}`, [...curl, url]);
-      expect(dead.exitCode).not.toBe(0);
-      expect(dead.output).not.toBe('200');
-      const resolve = await execIn(`cfh-${runId}`, ['getent', 'hosts', 'api.cfh.test']);
-      expect(resolve.exitCode).not.toBe(0);
+      // Nothing is left to send: no process of the sandbox outlived cfh, and nothing reached
+      // the destination after it died.
+      await new Promise((r) => setTimeout(r, 1000));
       expect(web.requests.length).toBe(before);
 
       // The resolv.conf the sandbox mounts lives in a private directory whose name nobody
