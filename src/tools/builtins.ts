@@ -145,20 +145,31 @@ function grepOperand(given: string): string {
   return given.startsWith('/') ? given : `${WORKSPACE_TARGET}/${given}`;
 }
 
+/** The start grep is handed: the helper's opened start path (file-helper.ts). */
+export const GREP_START = '/proc/self/fd/7';
+
 /**
  * What a grep started in /workspace would have printed for a relative path: each output
- * line loses the /workspace/ its operand gained (`./calc.py:8:…`), an error message the
- * operand itself.
+ * line names its file under the path the model gave (grep was handed the opened start,
+ * GREP_START, in its place), without the /workspace/ its operand gained (`./calc.py:8:…`);
+ * an error message the operand itself.
  */
 function grepAsGiven(given: string): {
   line: (l: string) => string;
   message: (m: string) => string;
 } {
+  const operand = grepOperand(given);
+  const named = (l: string): string =>
+    l === GREP_START || l.startsWith(`${GREP_START}/`) ? operand + l.slice(GREP_START.length) : l;
   const prefix = `${WORKSPACE_TARGET}/`;
-  if (given.startsWith('/')) return { line: (l) => l, message: (m) => m };
+  if (given.startsWith('/'))
+    return { line: named, message: (m) => m.replaceAll(GREP_START, operand) };
   return {
-    line: (l) => (l.startsWith(prefix) ? l.slice(prefix.length) : l),
-    message: (m) => m.replaceAll(grepOperand(given), given),
+    line: (l) => {
+      const n = named(l);
+      return n.startsWith(prefix) ? n.slice(prefix.length) : n;
+    },
+    message: (m) => m.replaceAll(GREP_START, given).replaceAll(operand, given),
   };
 }
 
@@ -309,7 +320,8 @@ export const BUILTIN_TOOLS: readonly BuiltinTool[] = [
           path: args.path,
           // -Z: each file name ends with a NUL, which no name can hold, so a name with a line
           // feed in it cannot pass for a match of another file.
-          argv: [GREP_BINARY, '-rnZ', '-e', args.pattern, '--', grepOperand(args.path)],
+          // The helper appends the start it opened and checked (GREP_START).
+          argv: [GREP_BINARY, '-rnZ', '-e', args.pattern, '--'],
         },
         limits,
       ),

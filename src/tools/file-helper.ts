@@ -9,7 +9,8 @@
 // own files) is refused, so the mount a path names is the mount it reads or writes, and the
 // label cfh gives the result by that mount (mountOf, AH-CFC-2) is the file's. The name is
 // checked before the open and the opened file again after it (/proc/self/fd), so a link
-// swapped in between is caught too. Cross-mount hard links cannot exist (EXDEV).
+// swapped in between is caught too; grep is handed its opened start (/proc/self/fd/7), not
+// the name. Cross-mount hard links cannot exist (EXDEV).
 //
 // A real path is matched against where each mount really is: the engine mounts a target
 // through the image's links (/var/run/secrets lands on /run/secrets when /var/run -> /run),
@@ -114,8 +115,18 @@ try:
         names = sorted(os.listdir(fd))
         out({'entries': [n + ('/' if is_dir(n) else '') for n in names]})
     elif op == 'grep':
-        reaches(path, os.path.realpath(path))
-        os.execv(req['argv'][0], req['argv'])
+        # The start is opened once and checked as opened; grep is then given that open
+        # directory or file (/proc/self/fd/7), never the name again, so a link swapped in
+        # after the check is not what it searches.
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as e:
+            fail('grep', '%s: %s' % (req['path'], e.strerror or str(e)))
+        real = os.readlink('/proc/self/fd/%d' % fd)
+        fenced(path, real)
+        reaches(path, real)
+        os.dup2(fd, 7)
+        os.execv(req['argv'][0], req['argv'] + ['/proc/self/fd/7'])
 except OSError as e:
     fail(errno.errorcode.get(e.errno, 'EIO'), e.strerror or str(e))
 except UnicodeError as e:

@@ -80,3 +80,28 @@ describe('the file helper matches a real path against where each mount is', () =
     expect(r.out).toMatch(/mount_boundary.*rel\/secrets is not at .*real\/secrets/);
   });
 });
+
+describe('grep searches the start the helper checked, not the name again', () => {
+  it('a link swapped in after the check is not what grep searches', () => {
+    // The workspace's `src` is a directory when the helper opens and checks it; the "grep"
+    // the helper becomes first swaps `src` for a link to a secret directory (standing for a
+    // workload process racing the check), then greps what it was handed.
+    const ws = path.join(tmp, 'ws-race');
+    mkdirSync(path.join(ws, 'src'), { recursive: true });
+    writeFileSync(path.join(ws, 'src', 'a.txt'), 'public line\n');
+    mkdirSync(path.join(tmp, 'vault'));
+    writeFileSync(path.join(tmp, 'vault', 'key'), 'SECRET-7Hq\n');
+    const swap = `mv ${ws}/src ${ws}/src.old && ln -s ${tmp}/vault ${ws}/src && exec grep -rnZ -e SECRET -e public -- "$1"`;
+    const r = helper({
+      op: 'grep',
+      base: ws,
+      path: 'src',
+      argv: ['/bin/sh', '-c', swap, 'sh'],
+      mounts: [ws],
+    });
+    expect(r.out).not.toContain('SECRET-7Hq');
+    expect(r.out).toContain('public line');
+    // The name it printed is the opened start's, which the observation maps back.
+    expect(r.out).toContain('/proc/self/fd/7/a.txt');
+  });
+});
