@@ -32,7 +32,7 @@ describe('operator commands', () => {
     expect(caps.protocolFeatures).toEqual({
       json: true,
       streaming: true,
-      cancellation: ['SIGINT', 'SIGTERM'],
+      cancellation: ['SIGINT', 'SIGTERM', 'SIGHUP'],
       interactiveSessions: true,
       // `cfh mcp` (integration/mcp.test.ts): what it serves, approvals from the operator only.
       mcpServer: expect.objectContaining({ transport: 'stdio' }) as unknown,
