@@ -1,13 +1,24 @@
 // The compile cache holds code Node runs: it is used only from a directory no one else can
 // write or swap.
-import { chmodSync, mkdtempSync, mkdirSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdtempSync, mkdirSync, symlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { compileCacheDir, privateDirectory } from '../../src/cli/compile-cache.js';
 
+/** Temporary directories of this file, removed after it (nothing left behind). */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 describe('compile cache directory', () => {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'cfh-cc-'));
+  const root = tempDir('cfh-cc-');
 
   it("lives in cfh's own package, as writable as its code, never $HOME or the temp directory", () => {
     expect(compileCacheDir('file:///opt/cfh/dist/cli/compile-cache.js')).toBe(

@@ -4,9 +4,9 @@
 // the mediator decides host tools by their declared classes, an unclassified MCP tool
 // `approval_required` whatever the server's annotations say; references are resolved in
 // validation, for their own authority only.
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync, chmodSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync, chmodSync, statSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
@@ -25,6 +25,17 @@ import { fillArgv } from '../../src/tools/host/exec-channel.js';
 import { OpaqueReferences } from '../../src/tools/host/opaque-refs.js';
 import { Policy, type RunFacts } from '../../src/mediator/policy.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
+
+/** Temporary directories of this file, removed after it (nothing left behind). */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
 
 const FACTS: RunFacts = {
   mode: 'run',
@@ -116,7 +127,7 @@ describe('hostTools in a profile', () => {
   });
 
   it("resolves a host tool's cwd against the profile file's directory, as mount sources are", () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cfh-unit-hostprofile-'));
+    const dir = tempDir('cfh-unit-hostprofile-');
     mkdirSync(path.join(dir, 'srv'));
     const file = path.join(dir, 'p.yaml');
     writeFileSync(
@@ -135,7 +146,7 @@ describe('hostTools in a profile', () => {
   });
 
   it('reads a fromFile credential, records only its reference and a keyed digest', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cfh-unit-cred-'));
+    const dir = tempDir('cfh-unit-cred-');
     const file = path.join(dir, 'token');
     writeFileSync(file, 'file-secret-123456\n');
     chmodSync(file, 0o600);
@@ -168,7 +179,7 @@ describe('hostTools in a profile', () => {
   });
 
   it('class: a fromFile that is no regular file fails fast instead of blocking or filling cfh', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cfh-unit-cred-kind-'));
+    const dir = tempDir('cfh-unit-cred-kind-');
     const fifo = path.join(dir, 'fifo');
     execFileSync('mkfifo', [fifo]);
     const env = { PATH: '/bin', CFH_KEY_DIR: path.join(dir, 'keys') };

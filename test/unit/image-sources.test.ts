@@ -2,16 +2,27 @@
 // same content-addressed tag, a different content a different one, and a missing image is
 // named with the command that builds THAT image (AH-DIAG-1: the error says what to do).
 // Pure logic: the engine side is in integration/image.test.ts.
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ProfileFile } from '../../src/config/profile-schema.js';
 import { loadRecipe } from '../../src/image/recipe.js';
 import { missingImageMessage, resolveImage } from '../../src/image/source.js';
 import { PACKAGE_SETS, toolchainRecipe } from '../../src/image/toolchain.js';
 import { readContext } from '../../src/image/context-pack.js';
+
+/** Temporary directories of this file, removed after it (nothing left behind). */
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
 
 const base = loadRecipe();
 const cwd = os.tmpdir();
@@ -72,7 +83,7 @@ describe('a missing image is named with the command for that image', () => {
   });
 
   it('a Dockerfile: its build, by profile when a profile named it', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cfh-img-unit-'));
+    const dir = tempDir('cfh-img-unit-');
     writeFileSync(path.join(dir, 'Dockerfile'), 'FROM scratch\n');
     const source = { dockerfile: 'Dockerfile', context: '.' };
     const bare = resolveImage(source, { baseDir: dir });
@@ -108,7 +119,7 @@ describe("a profile's image: takes each documented form", () => {
 
 describe('a Dockerfile context holds regular files and directories only', () => {
   function context(): string {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'cfh-ctx-unit-'));
+    const dir = tempDir('cfh-ctx-unit-');
     mkdirSync(path.join(dir, 'sub'));
     writeFileSync(path.join(dir, 'sub', 'a.txt'), 'a');
     writeFileSync(path.join(dir, 'b.txt'), 'b');
@@ -140,7 +151,7 @@ describe('a Dockerfile context holds regular files and directories only', () => 
 
   it('refuses a context that is itself a link', () => {
     const real = context();
-    const link = path.join(mkdtempSync(path.join(os.tmpdir(), 'cfh-ctx-unit-')), 'ctx');
+    const link = path.join(tempDir('cfh-ctx-unit-'), 'ctx');
     symlinkSync(real, link);
     expect(() => readContext(link)).toThrow(/is not a directory \(a link is not followed\)/);
   });

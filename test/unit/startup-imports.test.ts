@@ -6,15 +6,18 @@
 // commands it is not (audit, report). No wall time is measured: module lists are stable on
 // a shared machine, timings are not (those are in bench/startup.ts).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const HOOK = path.join(ROOT, 'test/fixtures/startup/record-modules.mjs');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'cfh-startup-'));
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+});
 let n = 0;
 
 /** The modules a node process resolves, as paths relative to the package (or node:…). */
