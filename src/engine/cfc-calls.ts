@@ -5,14 +5,14 @@
 //
 // Nothing a resolved value is made of goes back to the model side (AH-REF-4): a call that
 // used handles is checked, digested and decided as the model sent it (the handle form:
-// handle-form.ts), so every status and text the model gets of it is the same whatever the
+// tools/model-form.ts), so every status and text the model gets of it is the same whatever the
 // values are. Where the resolved call would be judged otherwise (its schema, a policy
 // rule, the flow), it does not run and gets the opaque answer of one that ran (`unfit`).
 import type { Label } from '../cfc/label.js';
-import { explicitLabel, type HandleUse } from '../cfc/handles.js';
+import { explicitLabel, mentionsHandle, type HandleUse } from '../cfc/handles.js';
 import { flowGateOf, type ProposalFlow } from '../mediator/flow-gate.js';
 import type { CheckedCall } from '../mediator/policy.js';
-import { checkModelForm } from './handle-form.js';
+import { checkModelForm } from '../tools/model-form.js';
 import { checkAgainst, type ToolCallDeps, type ToolUse } from './tool-call-deps.js';
 
 /** What the CFC part of a check needs of the run's deps. */
@@ -98,9 +98,11 @@ export async function checkWithCfc(
   if (resolution.used.length === 0)
     return withFlow(cfc, checkAgainst(tool, use.name, use.input), influence, []);
   if (tool === undefined) return { checked: { kind: 'unknown', name: use.name } };
-  // Answered from the model's form (handle-form.ts): what it is told is the same whatever
+  // Answered from the model's form (tools/model-form.ts): what it is told is the same whatever
   // the values are; the resolved call runs only where it is what that form was decided as.
-  const model = checkModelForm(tool, use.input);
+  // The model's form (AH-CFC-18, AH-REF-4): issues at strings carrying a handle depend on
+  // the value and are deferred to the resolved check, whose finding the model never hears.
+  const model = checkModelForm(tool.input, use.input, mentionsHandle);
   if (model.kind === 'invalid') return { checked: { kind: 'invalid', tool, issues: model.issues } };
   for (const u of resolution.used) {
     await deps.recorder.event(

@@ -1,9 +1,16 @@
-// The model's form of a call that used handles (engine/handle-form.ts): issues at strings
-// carrying a handle are deferred to the resolved check (never shown), the others shown.
+// The model's form of a call that used handles (tools/model-form.ts with handles as the
+// stand-ins, as engine/cfc-calls.ts checks it): issues at strings carrying a handle are
+// deferred to the resolved check (never shown), the others shown.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { atHandle, checkModelForm } from '../../src/engine/handle-form.js';
+import { mentionsHandle } from '../../src/cfc/handles.js';
 import type { ToolDefinition } from '../../src/tools/contract.js';
+import { atStandIn, checkModelForm as checkForm } from '../../src/tools/model-form.js';
+
+const checkModelForm = (t: ToolDefinition, input: unknown) =>
+  checkForm(t.input, input, mentionsHandle);
+const atHandle = (input: unknown, at: readonly PropertyKey[]) =>
+  atStandIn(input, at, mentionsHandle);
 
 const H = 'cfh-val:abcdefghijklmnopqrst';
 const tool = {
