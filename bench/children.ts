@@ -210,6 +210,7 @@ async function measure(): Promise<Results> {
     owner,
     gateway: new ScriptedGateway(script, source),
     hostProcessDir: env.hostProcessDir,
+    writtenLabelsDir: env.writtenLabelsDir,
     draftRoot: env.draftRoot,
     childPlanner: (child, parentPlan, root) => {
       const p = planSandboxRun(

@@ -80,6 +80,7 @@ async function measure(header: boolean): Promise<Results> {
     owner: currentOwner(),
     // What the CLI's one builder passes (src/cli/run-deps.ts): the sweep the CLI runs.
     hostProcessDir: env.hostProcessDir,
+    writtenLabelsDir: env.writtenLabelsDir,
     draftRoot: env.draftRoot,
   };
   const host = currentHostIdentity();

@@ -85,6 +85,7 @@ async function measure(): Promise<Results> {
     logger: createLogger('silent'),
     owner: currentOwner(),
     hostProcessDir: env.hostProcessDir,
+    writtenLabelsDir: env.writtenLabelsDir,
     draftRoot: env.draftRoot,
   };
   const host = currentHostIdentity();

@@ -725,6 +725,7 @@ async function main(): Promise<number> {
         owner,
         gateway,
         hostProcessDir: env.hostProcessDir,
+        writtenLabelsDir: env.writtenLabelsDir,
         draftRoot: env.draftRoot,
       },
       signal,

@@ -159,6 +159,7 @@ async function measure(): Promise<Results> {
         owner,
         gateway,
         hostProcessDir: env.hostProcessDir,
+        writtenLabelsDir: env.writtenLabelsDir,
         draftRoot: env.draftRoot,
       },
       signal,

@@ -210,6 +210,8 @@ export const ERROR_CODES = [
   // cannot be resumed (chain, schema, transcript, workspace, image, profile changed).
   'resume_broadens',
   'resume_unusable',
+  'written_label_unknown',
+  'written_labels_unreadable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

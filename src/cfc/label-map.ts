@@ -31,6 +31,7 @@ import {
   type InheritedLabels,
 } from './inherited-labels.js';
 import { targetOf } from './mount-target.js';
+import { writtenAt, type WrittenRecord } from './written-labels.js';
 
 export interface MountLabel {
   /** The path inside the containers (`/workspace` for the workspace). */
@@ -42,9 +43,12 @@ export interface MountLabel {
   readonly clearance: readonly string[];
   /**
    * `flag`: `--label` replaced the profile's; `parent`: the delegating run's label of the
-   * same host tree raised it (cfc/inherited-labels.ts). Recorded in the snapshot.
+   * same host tree raised it (cfc/inherited-labels.ts); `written`: what earlier runs wrote
+   * into the tree raised it (cfc/written-labels.ts). Recorded in the snapshot.
    */
-  readonly labelSource: 'profile' | 'flag' | 'parent';
+  readonly labelSource: 'profile' | 'flag' | 'parent' | 'written';
+  /** `written`: the runs whose writes raised it. */
+  readonly writtenBy?: readonly string[] | undefined;
   /**
    * Whether a value read from it keeps its integrity when a call uses it through a handle:
    * false for an operator's mount (not the workspace) whose label names no integrity, which
@@ -109,6 +113,8 @@ export interface CfcPlanOptions {
   readonly hostSources?: readonly SourceTrees[];
   /** A child run's: the labels its parent holds the host trees it hands on under. */
   readonly inherited?: InheritedLabels | undefined;
+  /** What earlier runs wrote into host trees (cfc/written-store.ts): joined by identity. */
+  readonly written?: readonly WrittenRecord[] | undefined;
 }
 
 /**
@@ -199,7 +205,10 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
             integrity: spec.integrity,
           });
     const parents = parentLabels(m.target, i === 0, options.inherited, options.hostSources);
-    const { label: l, raised } = raisedBy(own, parents);
+    const { label: byParents, raised } = raisedBy(own, parents);
+    const written = writtenAt(m.target, options.hostSources, options.written);
+    const byWritten = raisedBy(byParents, written === undefined ? [] : [written.label]);
+    const l = byWritten.label;
     return {
       target: m.target,
       writable: m.writable,
@@ -207,9 +216,12 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
       clearance: cappedByParents([...(l?.confidentiality ?? []), ...m.extra], parents),
       labelSource: raised
         ? ('parent' as const)
-        : flagged === undefined
-          ? ('profile' as const)
-          : ('flag' as const),
+        : byWritten.raised
+          ? ('written' as const)
+          : flagged === undefined
+            ? ('profile' as const)
+            : ('flag' as const),
+      ...(byWritten.raised ? { writtenBy: written?.runs } : {}),
       integrityCounts: integrityCounts(i, l),
     };
   });

@@ -25,6 +25,8 @@ const STATE_REFUSALS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'image_in_use',
   'image_context_refused',
   'image_config_refused',
+  // A written-labels record cfh cannot read (cfc/written-store.ts): the state directory's.
+  'written_labels_unreadable',
 ]);
 
 /** `run`: `cfh sandbox run`; `command`: every other command. */

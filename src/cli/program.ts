@@ -14,6 +14,7 @@ const commands = {
   runs: () => import('./commands/runs.js'),
   audit: () => import('./commands/audit.js'),
   keys: () => import('./commands/keys.js'),
+  labels: () => import('./commands/labels.js'),
   runsReport: () => import('./commands/runs-report.js'),
   runsRetention: () => import('./commands/runs-retention.js'),
   serve: () => import('./commands/serve.js'),
@@ -204,6 +205,22 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       .description('Create the Ed25519 key pair that signs every run from now on'),
     F.KEYS_INIT_FLAGS,
     async (o) => (await commands.keys()).keysInitCommand(o, deps),
+  );
+
+  const labels = program
+    .command('labels')
+    .description('What runs wrote into host trees: the labels later runs mount them under');
+  leaf(labels.command('list', { isDefault: true }), F.LABELS_FLAGS, async (o) =>
+    (await commands.labels()).labelsListCommand(o, deps),
+  );
+  leaf1(
+    labels
+      .command('forget <path>')
+      .description(
+        'Forget what runs wrote into the tree at PATH (your word that it holds no more)',
+      ),
+    F.LABELS_FLAGS,
+    async (p, o) => (await commands.labels()).labelsForgetCommand({ path: p, ...o }, deps),
   );
 
   const audit = program

@@ -25,6 +25,7 @@ export async function buildRunDeps(cli: CliDeps, owner: OwnerIdentity): Promise<
       signer: await loadOperatorSigner(cli.env.keyDir),
       hostProcessDir: cli.env.hostProcessDir,
       draftRoot: cli.env.draftRoot,
+      writtenLabelsDir: cli.env.writtenLabelsDir,
     },
     signal: cli.signal,
   };

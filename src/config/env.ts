@@ -32,6 +32,8 @@ export interface CfhEnvironment {
   readonly draftPatchMaxBytes?: string | undefined;
   /** Where host-tool process records go, for `cfh reap` (CFH_STATE_DIR/host-processes). */
   readonly hostProcessDir: string;
+  /** What runs wrote into host trees, per tree (CFH_STATE_DIR/written-labels; cfc/written-store.ts). */
+  readonly writtenLabelsDir: string;
   /**
    * The shell's name for the working directory (PWD), links as the operator typed them;
    * used only where it names the process's own working directory (AH-CONT-1: a `cd`
@@ -48,6 +50,7 @@ export interface CfhEnvironment {
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnvironment {
   const stateHome = nonEmpty(env.XDG_STATE_HOME) ?? path.join(os.homedir(), '.local', 'state');
   const configHome = nonEmpty(env.XDG_CONFIG_HOME) ?? path.join(os.homedir(), '.config');
+  const stateDir = nonEmpty(env.CFH_STATE_DIR) ?? path.join(stateHome, 'cfh');
   return {
     artifactRoot: nonEmpty(env.CFH_ARTIFACT_ROOT) ?? path.join(stateHome, 'cfh', 'runs'),
     keyDir: nonEmpty(env.CFH_KEY_DIR) ?? path.join(configHome, 'cfh', 'keys'),
@@ -60,10 +63,8 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     draftRoot: nonEmpty(env.CFH_DRAFT_ROOT) ?? nonEmpty(env.TMPDIR) ?? os.tmpdir(),
     draftMaxBytes: nonEmpty(env.CFH_DRAFT_MAX_BYTES),
     draftPatchMaxBytes: nonEmpty(env.CFH_DRAFT_PATCH_MAX_BYTES),
-    hostProcessDir: path.join(
-      nonEmpty(env.CFH_STATE_DIR) ?? path.join(stateHome, 'cfh'),
-      'host-processes',
-    ),
+    hostProcessDir: path.join(stateDir, 'host-processes'),
+    writtenLabelsDir: path.join(stateDir, 'written-labels'),
     workingDirectory: nonEmpty(env.PWD),
     credentialSource: env,
   };

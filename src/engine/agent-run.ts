@@ -387,6 +387,7 @@ function childLauncher(request: AgentRequest, deps: AgentRunDeps): ChildLauncher
         signer: deps.signer,
         hostProcessDir: deps.hostProcessDir,
         draftRoot: deps.draftRoot,
+        writtenLabelsDir: deps.writtenLabelsDir,
         gateway: deps.gateway.forChild?.(child.name) ?? deps.gateway,
         hostTools: deps.hostTools,
         childPlanner: deps.childPlanner,

@@ -23,6 +23,7 @@ import type { AgentLoopDeps } from './agent-loop.js';
 import { AttemptLedger } from './agent-run-records.js';
 import { BudgetTracker } from './budgets.js';
 import { loadRateCard } from '../model/cost.js';
+import { WrittenNotes } from './written-notes.js';
 import type { RunSession } from './run-session.js';
 import type { CfcRuntime } from '../cfc/runtime.js';
 import type { BlockedCalls } from './blocked-calls.js';
@@ -184,7 +185,15 @@ export async function openAgentSurface(
   const loopDeps: AgentLoopDeps = {
     gateway: scrubbingGateway(deps.gateway, scrubber),
     ...(scrubber.empty ? {} : { disclosure: scrubber }),
-    ...(surface.cfc === undefined ? {} : { cfc: surface.cfc, toolLifetime: lifetime }),
+    ...(surface.cfc === undefined
+      ? {}
+      : {
+          cfc: surface.cfc,
+          toolLifetime: lifetime,
+          written: new WrittenNotes(plan, session.deps.writtenLabelsDir, {
+            event: (type, data, durable) => dir.events.append(type, data, durable),
+          }),
+        }),
     registry,
     mediator,
     mode: facts.mode,

@@ -49,6 +49,8 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       'runs prune',
       'audit',
       'keys init',
+      'labels list',
+      'labels forget',
       'serve',
       'mcp',
     ],

@@ -11,6 +11,7 @@ import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
 import { CfcPlanError, planCfc, type CfcPlan } from '../cfc/label-map.js';
 import type { InheritedLabels } from '../cfc/inherited-labels.js';
+import type { WrittenRecord } from '../cfc/written-labels.js';
 import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../cfc/runtime.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import type { SourceTrees } from '../host-trees.js';
@@ -24,6 +25,8 @@ export interface RunCfcOptions {
   readonly describing?: boolean | undefined;
   /** A child run's: its parent's labels of the trees it hands on (label-map.ts). */
   readonly inherited?: InheritedLabels | undefined;
+  /** What earlier runs wrote into host trees (cfc/written-store.ts). */
+  readonly written?: readonly WrittenRecord[] | undefined;
 }
 
 const MODES = CfcMode.options.join(', ');
@@ -86,6 +89,7 @@ export function planRunCfc(
         // By identity: a mount sharing another's tree under another label is refused.
         hostSources: trees,
         inherited: options.inherited,
+        written: options.written,
       },
     );
   } catch (error) {
@@ -190,6 +194,7 @@ export function snapshotCfc(
           : { confidentiality: [...m.label.confidentiality], integrity: [...m.label.integrity] },
       clearance: [...m.clearance],
       labelSource: m.labelSource,
+      ...(m.writtenBy === undefined ? {} : { writtenBy: [...m.writtenBy] }),
       inWorkload: m.inWorkload,
       ...(m.withheldBecause === undefined ? {} : { withheldBecause: m.withheldBecause }),
     })),

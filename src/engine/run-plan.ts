@@ -56,6 +56,7 @@ import type { CfcPlan } from '../cfc/label-map.js';
 import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import type { SourceTrees } from '../host-trees.js';
 import { planRunCfc } from './cfc-plan.js';
+import { readWrittenRecords } from '../cfc/written-store.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
 export interface SandboxRunOptions extends ProfileFlags {
@@ -231,6 +232,8 @@ export function planSandboxRun(
     labels: options.labels,
     describing: options.describing,
     inherited: options.inherited,
+    // What earlier runs wrote into these trees stays in their labels (cfc/written-labels.ts).
+    written: readWrittenRecords(env.writtenLabelsDir),
   });
   // A file the host executes or obeys later (`.git/hooks`, `.envrc`) is not the sandbox's
   // to write: held read-only at the top of each rw mount (draft: the copy is the sandbox's,
@@ -248,6 +251,7 @@ export function planSandboxRun(
     profile.hostTools.some((t) => Object.values(t.env).some((v) => !('value' in v)));
   checkSigningKey(env.keyDir, artifactRoot, mounts, makesDigestKey);
   checkHostProcessLedger(env.hostProcessDir, mounts);
+  checkHostProcessLedger(env.writtenLabelsDir, mounts, 'written-labels records');
 
   const sandboxUser = resolveSandboxUser(profile.user, workspaceMount, host, options.user);
   if (options.user !== undefined) overrides.user = options.user;

@@ -2,6 +2,7 @@
 // (run-session.ts owns preflight, evidence, disposal and the terminal record). The work is
 // one container: created, attached before start (no output lost), started, waited for,
 // stopped by the wall-time limit or a cancellation, and removed on every path.
+import { WrittenNotes } from './written-notes.js';
 import { finished } from 'node:stream/promises';
 import type { Logger } from '../log.js';
 import { CfhError, ContainmentError, EngineError, errorMessage } from '../errors.js';
@@ -170,6 +171,11 @@ async function runCommand(
     await dir.seal('outputs/stdout');
     await dir.seal('outputs/stderr');
   });
+  // What the command may write is in its trees' labels before it runs (written-notes.ts).
+  if (plan.cfc.mode !== 'disabled')
+    await new WrittenNotes(plan, deps.writtenLabelsDir, {
+      event: (type, data, durable) => dir.events.append(type, data, durable),
+    }).command(signal);
   const t0 = performance.now();
   // The workload is created while the guard starts; it starts only once the guard's rules
   // are in force (fail closed, below).

@@ -8,6 +8,7 @@ import type { Mediator } from '../mediator/mediator.js';
 import type { CheckedCall } from '../mediator/policy.js';
 import type { ToolDefinition, ToolRegistry } from '../tools/contract.js';
 import type { ToolRunner } from '../tools/runner.js';
+import type { WrittenNotes } from './written-notes.js';
 
 export interface ToolUse {
   readonly id: string;
@@ -48,6 +49,11 @@ export interface ToolCallDeps {
    * in it for the next exec's label (cfc-observations.ts). Undefined: per-run.
    */
   readonly toolLifetime?: 'per-run' | 'per-call' | undefined;
+  /**
+   * CFC on: records what each call may write into the host trees it reaches before it runs
+   * (written-notes.ts).
+   */
+  readonly written?: WrittenNotes | undefined;
 }
 
 export interface TextScrubber {

@@ -15,6 +15,7 @@ import type { EventInput, EventType } from '../evidence/schema/registry.js';
 import type { CheckedCall, Policy } from './policy.js';
 import { endorsements, flowEvent, gatedDecision, type ProposalFlow } from './flow-gate.js';
 import { joinAll, type Label } from '../cfc/label.js';
+import type { FlowVerdict } from '../cfc/flow.js';
 
 export interface DecisionRecorder {
   /** One event of the registry (src/evidence/schema/registry.ts), of its type's shape. */
@@ -67,6 +68,12 @@ export class AuthorizedCall {
    * explicitly), which whatever it hands on carries (a child's task: cfc/carried.ts).
    */
   readonly label: Label | undefined;
+  /**
+   * CFC on: what the flow decision judged the call's writes to carry (influence, explicit
+   * inputs and what it reads first) and the sinks it reaches: what the engine records as
+   * written into the host trees it may write (cfc/written-labels.ts), before it runs.
+   */
+  readonly judged: { readonly label: Label; readonly sinks: readonly string[] } | undefined;
 
   constructor(
     token: typeof TOKEN,
@@ -76,6 +83,7 @@ export class AuthorizedCall {
     decision: PermissionDecision,
     idempotencyKey: string | undefined,
     label?: Label,
+    judged?: FlowVerdict,
   ) {
     if (token !== TOKEN)
       throw new MediatorError('mediation_failed', 'an AuthorizedCall comes from the mediator only');
@@ -85,6 +93,10 @@ export class AuthorizedCall {
     this.decision = decision;
     this.idempotencyKey = idempotencyKey;
     this.label = label;
+    this.judged =
+      judged === undefined
+        ? undefined
+        : { label: judged.label, sinks: judged.sinks.map((x) => x.sink) };
     issued.add(this);
   }
 }
@@ -196,9 +208,9 @@ export class Mediator {
       for (const e of endorsements(proposal.callId, gated, answer.approver, decision.args_digest))
         await this.#recorder.event('cfc_endorsement', e, true);
       if (!policyAsks)
-        return this.#authorize(proposal, checked, { ...decision, approver: answer.approver });
+        return this.#authorize(proposal, checked, { ...decision, approver: answer.approver }, flow);
     }
-    if (ALLOWING.has(verdict.decision)) return this.#authorize(proposal, checked, decision);
+    if (ALLOWING.has(verdict.decision)) return this.#authorize(proposal, checked, decision, flow);
     if (!policyAsks) return refused(decision, 'denied', verdict.reason, null);
     // Policy's own question, under policy's rule (after an endorsement, a second question).
     const asked =
@@ -215,10 +227,7 @@ export class Mediator {
       return unanswered(decision, verdict.reason, asked, proposal.modelArgs !== undefined);
     if (!answer.granted)
       return refused(decision, 'denied', `not approved: ${answer.why}`, answer.approver);
-    return this.#authorize(proposal, checked, {
-      ...decision,
-      approver: answer.approver,
-    });
+    return this.#authorize(proposal, checked, { ...decision, approver: answer.approver }, flow);
   }
 
   /**
@@ -240,6 +249,7 @@ export class Mediator {
     proposal: Proposal,
     checked: Extract<CheckedCall, { kind: 'valid' }>,
     decision: PermissionDecision,
+    judged: FlowVerdict | undefined,
   ): Ruling {
     const key = isHighRisk(checked.tool) ? randomUUID() : undefined;
     const flow = proposal.flow;
@@ -251,6 +261,7 @@ export class Mediator {
       decision,
       key,
       flow === undefined ? undefined : joinAll(flow.influence, flow.explicit),
+      judged,
     );
     return { kind: 'authorized', decision, call };
   }

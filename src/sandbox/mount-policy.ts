@@ -360,13 +360,17 @@ export function checkSigningKey(
  * root and the signing key: refuse the ledger directory inside any mount source, and any
  * mount source inside it, whether or not the directory exists yet.
  */
-export function checkHostProcessLedger(ledgerDir: string, mounts: readonly SpecMount[]): void {
+export function checkHostProcessLedger(
+  ledgerDir: string,
+  mounts: readonly SpecMount[],
+  what = 'host-process ledger',
+): void {
   const real = realpathOfNearest(ledgerDir);
   const exposedBy = mounts.find((m) => isWithin(real, m.source) || isWithin(m.source, real));
   if (exposedBy !== undefined) {
     throw new ConfigError(
       'state_dir_exposed',
-      `the host-process ledger '${real}' would be reachable in the sandbox through the mount of '${exposedBy.source}' at ${exposedBy.target}; move it (CFH_STATE_DIR) or choose another workspace`,
+      `the ${what} '${real}' would be reachable in the sandbox through the mount of '${exposedBy.source}' at ${exposedBy.target}; move it (CFH_STATE_DIR) or choose another workspace`,
       { field: 'stateDir', value: real },
     );
   }

@@ -43,6 +43,7 @@ function plan(runtime: 'runc' | 'runsc', network = 'disabled'): RunPlan {
     model: 'm',
     draftRoot: os.tmpdir(),
     hostProcessDir: path.join(art, '..', 'host-processes'),
+    writtenLabelsDir: path.join(art, '..', 'written-labels'),
     credentialSource: {},
   };
   return planSandboxRun(

@@ -52,6 +52,7 @@ function env(): CfhEnvironment {
     model: 'm',
     draftRoot: os.tmpdir(),
     hostProcessDir: path.join(tmp, 'host-processes'),
+    writtenLabelsDir: path.join(tmp, 'written-labels'),
     credentialSource: {},
   };
 }

@@ -51,6 +51,7 @@ function env(credentialSource: NodeJS.ProcessEnv = {}): CfhEnvironment {
     model: 'm',
     draftRoot: os.tmpdir(),
     hostProcessDir: at('host-processes'),
+    writtenLabelsDir: at('written-labels'),
     // The digest key is made in the operator's key directory, read through this env.
     credentialSource: { CFH_KEY_DIR: at('keys'), ...credentialSource },
   };

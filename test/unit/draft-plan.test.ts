@@ -37,6 +37,7 @@ function env(extra: Partial<CfhEnvironment> = {}): CfhEnvironment {
     anthropicBaseUrl: undefined,
     model: 'm',
     hostProcessDir: path.join(tmp ?? '', 'host-processes'),
+    writtenLabelsDir: path.join(tmp ?? '', 'written-labels'),
     credentialSource: {},
     draftRoot: os.tmpdir(),
     ...extra,

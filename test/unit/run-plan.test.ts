@@ -49,6 +49,7 @@ function env(artifactRoot = art): CfhEnvironment {
     model: 'm',
     draftRoot: os.tmpdir(),
     hostProcessDir: path.join(artifactRoot, '..', 'host-processes'),
+    writtenLabelsDir: path.join(artifactRoot, '..', 'written-labels'),
     credentialSource: {},
   };
 }

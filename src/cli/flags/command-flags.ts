@@ -154,6 +154,9 @@ export const RUNS_APPLY_FLAGS = {
 
 export const KEYS_INIT_FLAGS = { json: JSON_FLAG } as const satisfies Table;
 
+/** `labels`, `labels forget`: what runs wrote into host trees. */
+export const LABELS_FLAGS = { json: JSON_FLAG } as const satisfies Table;
+
 export const AUDIT_FLAGS = {
   artifactRoot: ARTIFACT_ROOT_FLAG,
   json: JSON_FLAG,

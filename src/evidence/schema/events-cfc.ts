@@ -109,6 +109,19 @@ export const cfcEvents = {
     argsDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
   }),
   /**
+   * What a call (or a command run, no callId) may write into a writable mount, recorded
+   * before it can: the host tree's record in the state directory is raised first
+   * (`recorded`; a draft's copy counts for the host workspace), a mount with no resolved
+   * host tree is `untracked` (cfc/written-labels.ts).
+   */
+  cfc_written: z.strictObject({
+    callId: CallId.optional(),
+    target: z.string(),
+    label: LabelRecord,
+    tree: z.string().nullable(),
+    held: z.enum(['recorded', 'untracked']),
+  }),
+  /**
    * A host tool the operator declared a declassifier answered: its result carries its own
    * label alone, not what its inputs carried (which this records), on the profile's word.
    */

@@ -204,9 +204,12 @@ export const SnapshotCfc = z.strictObject({
       clearance: z.array(z.string()),
       /**
        * `flag`: `--label` replaced the profile's label; `parent`: a child run's, raised to
-       * its delegating run's label of the same host tree (absent before it was recorded).
+       * its delegating run's label of the same host tree (absent before it was recorded);
+       * `written`: raised to what earlier runs wrote into the tree (cfc/written-labels.ts).
        */
-      labelSource: z.enum(['profile', 'flag', 'parent']).optional(),
+      labelSource: z.enum(['profile', 'flag', 'parent', 'written']).optional(),
+      /** `written`: the runs whose writes raised it (the latest 16 of each tree). */
+      writtenBy: z.array(z.string()).optional(),
       inWorkload: z.boolean(),
       withheldBecause: z.string().optional(),
     }),

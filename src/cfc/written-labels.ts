@@ -1,0 +1,119 @@
+// What earlier runs wrote into a host tree stays in its label (AH-CFC-2, AH-CFC-7): a mount's
+// configured label is the operator's claim about what the tree held when they labelled it,
+// and a run cleared to write a secret into it (a deploy profile rendering `.env`) leaves the
+// secret there for the next run, whatever that run's profile says. cfh records, per host
+// tree, the join of every label a judged write carried into it (written-store.ts), and a
+// later run mounts the tree at least at that label. The unit is the tree a mount reaches,
+// not the file: exec writes anywhere its container reaches and is judged as a whole
+// container (AH-CFC-10), so a per-file label would be a claim cfh could not keep. A tree is
+// matched by identity (host-trees.ts sharedTree): a later mount of the tree, of a directory
+// inside it or of one holding it, under any path, joins what was written.
+import { z } from 'zod';
+import { sharedTree, type SourceTrees, type TreePlace } from '../host-trees.js';
+import { join, label, sameLabel, type Label } from './label.js';
+import { targetOf } from './mount-target.js';
+
+/** The most run ids a record keeps (the latest): enough to say who, bounded. */
+export const WRITTEN_RUNS_KEPT = 16;
+
+/** One host tree's record: its place, the join of what was written into it, and by whom. */
+export const WrittenRecord = z.strictObject({
+  version: z.literal(1),
+  /** The tree's place (host-trees.ts TreePlace): its file system and path from that one's root. */
+  place: z.strictObject({ device: z.string().min(1), path: z.string().startsWith('/') }),
+  /** The host path it was mounted from when last written: for messages and pruning. */
+  host: z.string().startsWith('/'),
+  kind: z.enum(['directory', 'file']),
+  label: z.strictObject({
+    confidentiality: z.array(z.string()),
+    integrity: z.array(z.string()),
+  }),
+  /** The runs that raised it, the latest last. */
+  runs: z.array(z.strictObject({ runId: z.string().min(1), at: z.string() })),
+});
+export type WrittenRecord = z.infer<typeof WrittenRecord>;
+
+/** What earlier runs wrote into a mount's tree: their joined label and the runs. */
+export interface WrittenInto {
+  readonly label: Label;
+  readonly runs: readonly string[];
+  /** The host paths of the records that matched, for messages. */
+  readonly trees: readonly string[];
+}
+
+function asTree(r: WrittenRecord): SourceTrees {
+  return {
+    target: '',
+    source: r.host,
+    // Compared by place alone: a record's object may have been replaced at that place, and
+    // what was written there is still to be assumed present.
+    identity: { dev: '', ino: '' },
+    kind: r.kind,
+    names: 1,
+    place: r.place,
+    beneath: [],
+  };
+}
+
+/**
+ * What was written into the tree `source` reaches (or a tree sharing files with it), or
+ * undefined: nothing recorded there.
+ */
+export function writtenInto(
+  source: SourceTrees,
+  records: readonly WrittenRecord[],
+): WrittenInto | undefined {
+  const matched = records.filter((r) => sharedTree(source, asTree(r)) !== undefined);
+  if (matched.length === 0) return undefined;
+  return {
+    label: matched.map((r) => label(r.label)).reduce(join),
+    runs: [...new Set(matched.flatMap((r) => r.runs.map((x) => x.runId)))],
+    trees: matched.map((r) => r.host),
+  };
+}
+
+/** What earlier runs wrote into the tree a run mounts at `target`, by identity. */
+export function writtenAt(
+  target: string,
+  sources: readonly SourceTrees[] | undefined,
+  records: readonly WrittenRecord[] | undefined,
+): WrittenInto | undefined {
+  if (records === undefined || records.length === 0) return undefined;
+  const own = sources?.find((t) => targetOf(t.target) === target);
+  return own === undefined ? undefined : writtenInto(own, records);
+}
+
+/** Whether `held` already holds `written` (joining it changes nothing). */
+export function holdsWritten(held: Label, written: Label): boolean {
+  return sameLabel(join(held, written), held);
+}
+
+/**
+ * The record after `written` is carried into `tree` by `runId`: undefined when the record
+ * already holds it and names the run (nothing to write).
+ */
+export function raisedRecord(
+  existing: WrittenRecord | undefined,
+  tree: { readonly place: TreePlace; readonly source: string; readonly kind: 'directory' | 'file' },
+  written: Label,
+  runId: string,
+  at: string,
+): WrittenRecord | undefined {
+  const held = existing === undefined ? undefined : label(existing.label);
+  if (
+    held !== undefined &&
+    holdsWritten(held, written) &&
+    existing?.runs.some((r) => r.runId === runId) === true
+  )
+    return undefined;
+  const l = held === undefined ? written : join(held, written);
+  const runs = [...(existing?.runs ?? []).filter((r) => r.runId !== runId), { runId, at }];
+  return {
+    version: 1,
+    place: { device: tree.place.device, path: tree.place.path },
+    host: tree.source,
+    kind: tree.kind,
+    label: { confidentiality: [...l.confidentiality], integrity: [...l.integrity] },
+    runs: runs.slice(-WRITTEN_RUNS_KEPT),
+  };
+}
