@@ -109,9 +109,12 @@ describe('snapshot.cfc', () => {
       code: 'cfc-observe',
       detail: 'CFC observe records would-be denials and enforces nothing',
     });
-    // No flow events in a command run (the caller's own command).
+    // No flow events in a command run (the caller's own command); what it may write into
+    // its writable workspace is recorded (cfc/written-labels.ts).
     const types = (await readEvents(await onlyRunDir(root))).map((e) => e.type);
-    expect(types.filter((t) => t.startsWith('cfc_') || t === 'prompt_captured')).toEqual([]);
+    expect(types.filter((t) => t.startsWith('cfc_') || t === 'prompt_captured')).toEqual([
+      'cfc_written',
+    ]);
   });
 
   it('a default run records cfc disabled, with no fallback and no reduced reason', async () => {
