@@ -14,8 +14,23 @@ import { targetOf } from './mount-target.js';
 export interface InheritedLabels {
   /** The parent's workspace label: the child's workspace is the parent's (its copy, in draft). */
   readonly workspace: Label | undefined;
+  /**
+   * What the parent may write into its workspace (its clearance there, itself capped by its
+   * own parents): the most a child may write there. Absent: the label's confidentiality.
+   */
+  readonly workspaceClearance?: readonly string[] | undefined;
   /** Each of the parent's mount sources, by identity (host-trees.ts), with its label there. */
-  readonly trees: readonly { readonly tree: SourceTrees; readonly label: Label | undefined }[];
+  readonly trees: readonly {
+    readonly tree: SourceTrees;
+    readonly label: Label | undefined;
+    readonly clearance?: readonly string[] | undefined;
+  }[];
+}
+
+/** How a parent holds a tree it hands on: the label it reads it under, what it may write. */
+export interface HeldTree {
+  readonly label: Label | undefined;
+  readonly clearance?: readonly string[] | undefined;
 }
 
 /**
@@ -23,14 +38,22 @@ export interface InheritedLabels {
  * CFC plan's (the workspace first, targets as targetOf compares them).
  */
 export function inheritedFrom(
-  mounts: readonly { readonly target: string; readonly label: Label | undefined }[],
+  mounts: readonly {
+    readonly target: string;
+    readonly label: Label | undefined;
+    readonly clearance: readonly string[];
+  }[],
   trees: readonly SourceTrees[],
 ): InheritedLabels {
   const byTarget = new Map(mounts.map((m) => [m.target, m]));
   return {
     workspace: mounts[0]?.label,
+    workspaceClearance: mounts[0]?.clearance,
     // A source the plan does not list (none should be) hands on nothing vouched: unlabelled.
-    trees: trees.map((tree) => ({ tree, label: byTarget.get(targetOf(tree.target))?.label })),
+    trees: trees.map((tree) => {
+      const m = byTarget.get(targetOf(tree.target));
+      return { tree, label: m?.label, clearance: m?.clearance };
+    }),
   };
 }
 
@@ -44,14 +67,16 @@ export function parentLabels(
   isWorkspace: boolean,
   inherited: InheritedLabels | undefined,
   hostSources: readonly SourceTrees[] | undefined,
-): (Label | undefined)[] {
+): HeldTree[] {
   if (inherited === undefined) return [];
   const own = hostSources?.find((t) => targetOf(t.target) === target);
   return [
-    ...(isWorkspace ? [inherited.workspace] : []),
+    ...(isWorkspace
+      ? [{ label: inherited.workspace, clearance: inherited.workspaceClearance }]
+      : []),
     ...(own === undefined
       ? []
-      : inherited.trees.filter((p) => sharedTree(own, p.tree) !== undefined).map((p) => p.label)),
+      : inherited.trees.filter((p) => sharedTree(own, p.tree) !== undefined)),
   ];
 }
 
@@ -83,19 +108,21 @@ export function raisedBy(
 }
 
 /**
- * What a child may write into a tree its parent hands on: at most what the parent holds it
- * under. A child cleared higher there (its own clearance, or a label above the parent's)
- * would write a value the parent then reads under its lower label (AH-CFC-12, AH-DEL-1).
- * A tree the parent leaves unlabelled caps nothing: the child's label of it is unlabelled.
+ * What a child may write into a tree its parent hands on: at most what the parent may write
+ * there (its clearance, itself capped by its own parents: so a grandchild is held to what
+ * every ancestor reads the tree under, not to a middle child's label). A child cleared
+ * higher there would write a value an ancestor then reads under its lower label (AH-CFC-12,
+ * AH-DEL-1). A tree the parent leaves unlabelled caps nothing: the child's label of it is
+ * unlabelled.
  */
 export function cappedByParents(
   clearance: readonly string[],
-  parents: readonly (Label | undefined)[],
+  parents: readonly HeldTree[],
 ): string[] {
-  const held = parents.filter((p): p is Label => p !== undefined);
-  const capped =
-    held.length < parents.length
-      ? clearance
-      : clearance.filter((a) => held.every((p) => p.confidentiality.includes(a)));
+  const capped = parents.some((p) => p.label === undefined)
+    ? clearance
+    : clearance.filter((a) =>
+        parents.every((p) => (p.clearance ?? p.label?.confidentiality ?? []).includes(a)),
+      );
   return [...new Set(capped)].sort();
 }

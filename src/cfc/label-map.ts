@@ -205,7 +205,10 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
             integrity: spec.integrity,
           });
     const parents = parentLabels(m.target, i === 0, options.inherited, options.hostSources);
-    const { label: byParents, raised } = raisedBy(own, parents);
+    const { label: byParents, raised } = raisedBy(
+      own,
+      parents.map((p) => p.label),
+    );
     const written = writtenAt(m.target, options.hostSources, options.written);
     const byWritten = raisedBy(byParents, written === undefined ? [] : [written.label]);
     const l = byWritten.label;

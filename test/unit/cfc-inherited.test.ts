@@ -123,7 +123,27 @@ describe("a child's mounts of its parent's trees", () => {
       hostSources: [tree(WS, '/home/dev/repo')],
     });
     expect(alone.mounts[0]?.clearance).toEqual(['keys', 'secret']);
-    expect(cappedByParents(['a', 'b'], [undefined])).toEqual(['a', 'b']);
+    expect(cappedByParents(['a', 'b'], [{ label: undefined }])).toEqual(['a', 'b']);
+  });
+
+  it('class 5: a grandchild is held to what every ancestor reads the tree under, not to a middle label', () => {
+    // The middle child's profile clears the workspace for `secret`: its label there holds
+    // `secret`, its clearance does not (the parent reads it `internal`). Its own child,
+    // cleared the same way, may write no more than the middle child may.
+    const cleared = profileWith({
+      workspace: { mode: 'rw', label: { integrity: ['repo'] }, clearance: ['secret'] },
+      cfc: { mode: 'enforce-explicit', modelClearance: [], sinks: {} },
+    });
+    const trees = [tree(WS, '/home/dev/repo')];
+    const mid = planCfc(cleared, { workspaceTarget: WS, hostSources: trees, inherited });
+    expect(mid.mounts[0]?.label?.confidentiality).toContain('secret');
+    expect(mid.mounts[0]?.clearance).toEqual(['internal']);
+    const leaf = planCfc(cleared, {
+      workspaceTarget: WS,
+      hostSources: trees,
+      inherited: inheritedFrom(mid.mounts, trees),
+    });
+    expect(leaf.mounts[0]?.clearance).toEqual(['internal']);
   });
 
   it('a tree either side leaves unlabelled stays unlabelled', () => {
