@@ -57,6 +57,7 @@ const AUDIT_KERNELS = [
   'model/cost.ts',
   'model/usage.ts',
   'tools/builtin-inputs.ts',
+  'tools/model-form.ts',
 ];
 const isAuditKernelImport = (file, target) =>
   path.relative(SRC, file).startsWith(`evidence${path.sep}audit${path.sep}`) &&

@@ -71,18 +71,27 @@ describe('rejectionProblem', () => {
     ).toBeUndefined();
   });
 
-  it('resolves a held handle as the mediator does: a value too big for the schema keeps the rejection', async () => {
+  it('decides a call using a held handle on the model form: a value too big once resolved is no rejection', async () => {
+    // The mediator answers such a call opaquely (unfit, engine/cfc-calls.ts), never as the
+    // model's mistake: a rejection recorded for it is a rewrite.
     const run = await runWith('x'.repeat(1_000_001));
-    expect(
-      rejectionProblem(run, call({ path: 'a', content: HANDLE }), writeFileTool),
-    ).toBeUndefined();
+    expect(rejectionProblem(run, call({ path: 'a', content: HANDLE }), writeFileTool)).toMatch(
+      /schema accepts/,
+    );
   });
 
-  it('resolves a held handle as the mediator does: a value that fits fails the rejection', async () => {
+  it('decides a call using a held handle on the model form: a value that fits fails the rejection', async () => {
     const run = await runWith('secret');
     expect(rejectionProblem(run, call({ path: 'a', content: HANDLE }), writeFileTool)).toMatch(
       /schema accepts/,
     );
+  });
+
+  it("keeps the rejection of a call using a held handle whose model form breaks the schema in the model's own words", async () => {
+    const run = await runWith('secret');
+    expect(
+      rejectionProblem(run, call({ path: 'a', content: HANDLE, extra: 1 }), writeFileTool),
+    ).toBeUndefined();
   });
 
   it('a tool it has no schema of (a host tool) is left to the record', () => {

@@ -1,14 +1,16 @@
-// A call recorded as rejected for invalid arguments is checked again (AH-TOOL-4, AH-CFC-1):
-// the arguments the model sent (the transcript's tool_use), with the handles the run held
-// resolved into them as the mediator resolves them (cfc/handles.ts resolveHandles, its held
-// values under cfc-handles/), against the built-in tool's own schema (tools/builtin-inputs.ts,
-// the one the mediator checks). A rejection whose arguments the schema accepts is a rewrite:
-// a refused flow or a denied call hidden as the model's mistake.
+// A call recorded as rejected for invalid arguments is checked again (AH-TOOL-4, AH-CFC-1)
+// as the mediator checked it: the arguments the model sent (the transcript's tool_use)
+// against the built-in tool's own schema (tools/builtin-inputs.ts). A call using handles the
+// run held (cfc/handles.ts resolveHandles, the values under cfc-handles/) is rejected only
+// on the model's own form (tools/model-form.ts: an issue at a string carrying a handle is
+// deferred, never a rejection); a handle the run did not hold makes it invalid. A rejection the check does not give is a rewrite: a refused flow or a
+// denied call hidden as the model's mistake.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { resolveHandles } from '../../cfc/handles.js';
+import { mentionsHandle, resolveHandles } from '../../cfc/handles.js';
 import { label } from '../../cfc/label.js';
 import { BUILTIN_INPUTS } from '../../tools/builtin-inputs.js';
+import { checkModelForm } from '../../tools/model-form.js';
 import { HANDLE_NAME, HeldValueRecord, heldValueFile } from '../schema/held-value.js';
 import type { MediationTool } from '../schema/snapshot.js';
 import type { CallRecord } from './decision-inputs.js';
@@ -50,8 +52,14 @@ export function rejectionProblem(
   });
   // A handle the run did not hold makes the call invalid (AH-REF-2): the rejection stands.
   if (resolution.kind === 'unknown') return undefined;
-  // Two keys that resolve alike may not run either (cfc/handles.ts): the rejection stands.
-  if (resolution.collisions.length > 0) return undefined;
-  if (!schema.safeParse(resolution.value).success) return undefined;
+  if (resolution.used.length === 0) {
+    if (!schema.safeParse(call.input.value).success) return undefined;
+  } else {
+    // Decided on the model's form: what a handle's value breaks once resolved is not a
+    // rejection (the call is answered opaquely), so only the model's own words can be.
+    // Two keys resolving alike are unfit too (engine/cfc-calls.ts), never rejected.
+    if (checkModelForm(schema, call.input.value, mentionsHandle).kind === 'invalid')
+      return undefined;
+  }
   return `rejected as invalid arguments, yet ${tool.name}'s schema accepts the arguments the model sent`;
 }
