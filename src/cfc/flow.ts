@@ -152,6 +152,20 @@ function pathArg(args: unknown): string | undefined {
   return typeof p === 'string' ? p : undefined;
 }
 
+/**
+ * The exact `--label` entry of each unlabelled source that has one (a mount, an env value):
+ * a refusal names what would lift it.
+ */
+function labelEntries(unlabelled: readonly string[]): string {
+  const entries = unlabelled.flatMap((u) => {
+    if (u.startsWith('env '))
+      return [`--label env:${u.slice(4)}=ATOM,... (profile: cfc.envLabels)`];
+    if (u.startsWith('mount ')) return [`--label ${u.slice(6)}=ATOM,...`];
+    return [];
+  });
+  return entries.length === 0 ? '' : ` (${entries.join('; ')})`;
+}
+
 /** The flow decision; under `disabled` every call flows and nothing is judged. */
 export function judgeFlow(input: FlowInput): FlowVerdict {
   const { plan } = input;
@@ -174,7 +188,7 @@ export function judgeFlow(input: FlowInput): FlowVerdict {
       ...base,
       verdict: refuse,
       rule: 'cfc:unlabelled',
-      reason: `cfc: ${input.tool.name} reads ${unlabelled.join(', ')}, which has no label; give it one in the profile or with --label`,
+      reason: `cfc: ${input.tool.name} reads ${unlabelled.join(', ')}, which has no label; give it one in the profile or with --label${labelEntries(unlabelled)}`,
       violations: unlabelled.map((sink) => ({ sink, uncleared: [], missing: [] })),
     };
   if (plan.mode === 'disabled' || violations.length === 0)

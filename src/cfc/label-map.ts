@@ -60,6 +60,21 @@ export interface MountLabel {
   readonly withheldBecause?: string;
 }
 
+/**
+ * An environment value of exec's container that is a source (cfc/env-labels.ts): what
+ * snapshot.cfc records of it is its name and label, never its value.
+ */
+export interface EnvLabel {
+  readonly name: string;
+  /** Undefined: the operator gave it none (`unlabelled`). */
+  readonly label: Label | undefined;
+  /** `flag`: `--label env:NAME=...`; `profile`: the profile's `cfc.envLabels`. */
+  readonly labelSource: 'profile' | 'flag';
+  /** False: kept out of the workload container's environment (exec never sees it). */
+  readonly inWorkload: boolean;
+  readonly withheldBecause?: string;
+}
+
 export interface DestinationLabel {
   /** As the profile's `network.allow` spells it. */
   readonly destination: string;
@@ -97,6 +112,8 @@ export interface CfcPlan {
   readonly unlabelled: readonly string[];
   /** The image's own files (cfc/image-label.ts); undefined: cfh's own recipe, not joined. */
   readonly image?: Label | undefined;
+  /** The workload's environment values that are sources (cfc/env-labels.ts); absent: none. */
+  readonly env?: readonly EnvLabel[] | undefined;
 }
 
 export interface CfcPlanOptions {
@@ -262,7 +279,7 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
  * reach (a writable mount, a destination, anywhere under `open`) is not cleared for its
  * confidentiality.
  */
-function withholdReason(
+export function withholdReason(
   m: { target: string; label: Label | undefined },
   all: readonly { target: string; writable: boolean; clearance: readonly string[] }[],
   destinations: readonly DestinationLabel[],
@@ -408,7 +425,11 @@ export function mountsUnder(
   return within === undefined ? nested : [within, ...nested];
 }
 
-/** What exec's container can read: its mounts, and the network when data can come in. */
+/**
+ * What exec's container can read: its mounts, its environment values that are sources
+ * (`printf $TOKEN` reads an `--env` token as `cat` reads a file), and the network when
+ * data can come in.
+ */
 export function workloadReadable(plan: CfcPlan): { labels: Label[]; unlabelled: string[] } {
   const labels: Label[] = [];
   const unlabelled: string[] = [];
@@ -416,6 +437,11 @@ export function workloadReadable(plan: CfcPlan): { labels: Label[]; unlabelled: 
     if (!m.inWorkload) continue;
     if (m.label === undefined) unlabelled.push(`mount ${m.target}`);
     else labels.push(m.label);
+  }
+  for (const e of plan.env ?? []) {
+    if (!e.inWorkload) continue;
+    if (e.label === undefined) unlabelled.push(`env ${e.name}`);
+    else labels.push(e.label);
   }
   if (plan.network === 'open') labels.push(label({ integrity: [NETWORK_ATOM] }));
   for (const d of plan.destinations) labels.push(d.label);

@@ -84,16 +84,27 @@ export const SinkRequirement = z.strictObject({
 });
 export type SinkRequirement = z.infer<typeof SinkRequirement>;
 
+/** An environment variable's name, as `env:` and `--env` take it (POSIX portable). */
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not a valid environment name');
+
 export const CfcSection = z.strictObject({
   mode: CfcMode.default('disabled'),
   /** Confidentiality atoms that may enter the model context (the provider is a sink). */
   modelClearance: atoms.default([]),
   /** Per built-in tool (`exec`, `write_file`, ...): its requirement, over the defaults. */
   sinks: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), SinkRequirement).default({}),
+  /**
+   * The label of an environment value of exec's container, by name (cfc/env-labels.ts):
+   * every `--env`/`--env-file` value is a source, and a profile `env:` value named here.
+   */
+  envLabels: z.record(EnvName, LabelSpec).default({}),
 });
 export type CfcSection = z.infer<typeof CfcSection>;
 
-/** `--label TARGET=ATOM,...`: a bare or `c:` atom is confidentiality, `i:ATOM` integrity. */
+/**
+ * `--label TARGET=ATOM,...`: a bare or `c:` atom is confidentiality, `i:ATOM` integrity.
+ * TARGET is a mount target (`/secrets`) or an environment value (`env:NAME`).
+ */
 export function parseLabelFlag(value: string): { target: string; label: LabelSpec } | string {
   const eq = value.indexOf('=');
   if (eq <= 0) return `'${value}' is not TARGET=ATOM,... (for instance /secrets=secret)`;

@@ -2,7 +2,8 @@
 // derives from the plan, the secrets the exec tool's env holds, and the mount channel that
 // keeps a plan-mode exec from being harmless.
 import { MIN_CREDENTIAL_CHARS, type HeldCredential } from '../tools/host/scrub.js';
-import { withoutMounts } from '../tools/tool-container.js';
+import { withoutEnv, withoutMounts } from '../tools/tool-container.js';
+import { withheldEnv } from '../cfc/env-labels.js';
 import type { PoolSetting, ToolSpecs } from '../tools/tool-executor.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import type { ToolContainerKind } from '../tools/tool-container.js';
@@ -16,13 +17,17 @@ import type { RunPlan } from './run-plan.js';
  * as draft-only writes (run_as_draft_only): their container keeps only the draft copy
  * writable, every other mount read-only, so that decision is true whatever path the model
  * names (`/data/x`, `../data/x`, a link). `exec` is decided as a process in the sandbox and
- * keeps the run's mounts as they are, less those CFC planning withheld from the workload
- * (AH-CFC-10: a mount whose secrets some sink exec reaches is not cleared for).
+ * keeps the run's mounts and env as they are, less those CFC planning withheld from the
+ * workload (AH-CFC-10: a mount or an env value whose secrets some sink exec reaches is not
+ * cleared for; cfc/env-labels.ts).
  */
 export function toolSpecs(plan: RunPlan): ToolSpecs {
-  const workload = withoutMounts(
-    plan.spec,
-    plan.cfc.mounts.filter((m) => !m.inWorkload).map((m) => m.target),
+  const workload = withoutEnv(
+    withoutMounts(
+      plan.spec,
+      plan.cfc.mounts.filter((m) => !m.inWorkload).map((m) => m.target),
+    ),
+    withheldEnv(plan.cfc),
   );
   if (plan.workspaceMode !== 'draft') return { workload, 'file-tool': plan.spec };
   const mounts = plan.spec.mounts.map((m) =>

@@ -10,8 +10,10 @@ import { ConfigError } from '../errors.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
 import { CfcPlanError, planCfc, type CfcPlan } from '../cfc/label-map.js';
+import type { Label } from '../cfc/label.js';
 import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import type { WrittenRecord } from '../cfc/written-labels.js';
+import { splitEnvLabels, withEnvLabels } from '../cfc/env-labels.js';
 import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../cfc/runtime.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import type { SourceTrees } from '../host-trees.js';
@@ -27,6 +29,8 @@ export interface RunCfcOptions {
   readonly inherited?: InheritedLabels | undefined;
   /** What earlier runs wrote into host trees (cfc/written-store.ts). */
   readonly written?: readonly WrittenRecord[] | undefined;
+  /** The names `--env`/`--env-file` gave: each a source (cfc/env-labels.ts). */
+  readonly commandEnv?: readonly string[] | undefined;
 }
 
 const MODES = CfcMode.options.join(', ');
@@ -53,7 +57,7 @@ export function parseLabelFlags(
         'cfc_label_invalid',
         `--label: ${parsed}`,
         { field: '--label', value },
-        'give --label TARGET=ATOM,... (i:ATOM for integrity), TARGET a mount target such as /workspace',
+        'give --label TARGET=ATOM,... (i:ATOM for integrity), TARGET a mount target such as /workspace or env:NAME for an --env value',
       );
     return parsed;
   });
@@ -73,7 +77,7 @@ export function planRunCfc(
   options: RunCfcOptions,
 ): CfcPlan {
   const mode = options.mode === undefined ? undefined : parseCfcMode(options.mode);
-  const labels = parseLabelFlags(options.labels ?? []);
+  const labels = splitEnvLabels(parseLabelFlags(options.labels ?? []));
   const known = new Set(profile.mounts.map((m) => m.target));
   const extra = mounts
     .filter((m) => m.target !== workspaceTarget && !known.has(m.target))
@@ -85,7 +89,7 @@ export function planRunCfc(
       {
         workspaceTarget,
         mode,
-        labels,
+        labels: labels.mounts,
         // By identity: a mount sharing another's tree under another label is refused.
         hostSources: trees,
         inherited: options.inherited,
@@ -101,8 +105,17 @@ export function planRunCfc(
       { field: nested ? 'mounts' : '--label' },
       nested
         ? 'mount each labelled tree from a host directory outside the others (bind mounts included), or give both the same label'
-        : 'name a mount target exactly as the run mounts it, or a destination as network.allow spells it',
+        : 'name a mount target exactly as the run mounts it, a destination as network.allow spells it, or env:NAME for a value the run is given',
     );
+  }
+  try {
+    plan = withEnvLabels(plan, profile, {
+      commandEnv: options.commandEnv ?? [],
+      flags: labels.env,
+    });
+  } catch (error) {
+    if (!(error instanceof CfcPlanError)) throw error;
+    throw new ConfigError('cfc_label_invalid', error.message, { field: '--label' });
   }
   if (plan.mode === 'enforce-strict' && plan.unlabelled.length > 0 && options.describing !== true)
     throw strictRefusal(plan);
@@ -115,7 +128,7 @@ export function strictRefusal(plan: CfcPlan): ConfigError {
     'cfc_unlabelled',
     `cfc enforce-strict: no label for ${plan.unlabelled.join(', ')}`,
     { field: 'cfc.mode', value: plan.unlabelled },
-    "label each in the profile (a mount's or the workspace's label:, a host tool's resultLabel:) or with --label TARGET=ATOM,...; or run --cfc enforce-explicit, which keeps unlabelled results from the model",
+    "label each in the profile (a mount's or the workspace's label:, a host tool's resultLabel:, an env value's cfc.envLabels:) or with --label TARGET=ATOM,... (--label env:NAME=ATOM,... for an env value); or run --cfc enforce-explicit, which keeps unlabelled results from the model",
   );
 }
 
@@ -208,9 +221,21 @@ export function snapshotCfc(
       requires: [...d.requires],
     })),
     sinks: { ...plan.sinks },
+    // Names and labels only: a value never enters the evidence (AH-INV-2).
+    env: (plan.env ?? []).map((e) => ({
+      name: e.name,
+      label: e.label === undefined ? null : labelRecordOf(e.label),
+      labelSource: e.labelSource,
+      inWorkload: e.inWorkload,
+      ...(e.withheldBecause === undefined ? {} : { withheldBecause: e.withheldBecause }),
+    })),
     unlabelled: [...plan.unlabelled],
     promptCapture: capture?.captureId ?? null,
   };
+}
+
+function labelRecordOf(l: Label): { confidentiality: string[]; integrity: string[] } {
+  return { confidentiality: [...l.confidentiality], integrity: [...l.integrity] };
 }
 
 /** AH-CFC-15: observe records would-be denials and enforces nothing: reduced assurance. */

@@ -234,6 +234,7 @@ export function planSandboxRun(
     inherited: options.inherited,
     // What earlier runs wrote into these trees stays in their labels (cfc/written-labels.ts).
     written: readWrittenRecords(env.writtenLabelsDir),
+    commandEnv: Object.keys(commandEnv.values),
   });
   // A file the host executes or obeys later (`.git/hooks`, `.envrc`) is not the sandbox's
   // to write: held read-only at the top of each rw mount (draft: the copy is the sandbox's,

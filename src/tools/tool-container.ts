@@ -105,6 +105,20 @@ export function withoutMounts(spec: ContainerSpec, targets: readonly string[]): 
   return { ...spec, mounts: spec.mounts.filter((m) => !under(m.target)) };
 }
 
+/**
+ * The run's spec without the environment values `names`: the workload container of a CFC
+ * run keeps out each value planning withheld (AH-CFC-10, cfc/env-labels.ts); the file-tool
+ * container never has them (FILE_TOOL_ENV).
+ */
+export function withoutEnv(spec: ContainerSpec, names: readonly string[]): ContainerSpec {
+  if (names.length === 0) return spec;
+  const out = new Set(names);
+  return {
+    ...spec,
+    env: Object.fromEntries(Object.entries(spec.env).filter(([name]) => !out.has(name))),
+  };
+}
+
 /** The container of `kind`, derived from the run's spec; only what the kind needs differs. */
 export function toolContainerSpec(
   spec: ContainerSpec,

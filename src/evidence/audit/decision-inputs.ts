@@ -70,6 +70,13 @@ export function planOf(
       destinations: cfc.destinations.map((d) => ({ ...d, label: labelOf(d.label) })),
       sinks: sinks.data,
       unlabelled: cfc.unlabelled,
+      env: (cfc.env ?? []).map((e) => ({
+        name: e.name,
+        label: e.label === null ? undefined : labelOf(e.label),
+        labelSource: e.labelSource,
+        inWorkload: e.inWorkload,
+        ...(e.withheldBecause === undefined ? {} : { withheldBecause: e.withheldBecause }),
+      })),
     },
   };
 }

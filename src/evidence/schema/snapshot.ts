@@ -226,6 +226,25 @@ export const SnapshotCfc = z.strictObject({
     }),
   ),
   sinks: z.record(z.string(), z.unknown()),
+  /**
+   * The workload's environment values that are sources (cfc/env-labels.ts): every
+   * `--env`/`--env-file` one and each profile `env:` one labelled; names and labels, never
+   * a value. Absent before it was recorded.
+   */
+  env: z
+    .array(
+      z.strictObject({
+        name: z.string(),
+        label: z
+          .strictObject({ confidentiality: z.array(z.string()), integrity: z.array(z.string()) })
+          .nullable(),
+        labelSource: z.enum(['profile', 'flag']),
+        /** False: kept out of exec's container's environment (enforce modes). */
+        inWorkload: z.boolean(),
+        withheldBecause: z.string().optional(),
+      }),
+    )
+    .optional(),
   unlabelled: z.array(z.string()),
   /** The input-capture record of the direct command (agent runs), or null. */
   promptCapture: z.string().nullable(),
