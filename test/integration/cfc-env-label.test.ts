@@ -45,12 +45,27 @@ afterAll(async () => {
   await listener.close();
 });
 
-/** An exec-only agent profile: a read-only workspace, the listener allowlisted. */
-async function profile(name: string, o: { destClearance?: string[]; model?: string[] } = {}) {
-  const clearance =
-    o.destClearance === undefined
-      ? ''
-      : `  clearance: { '${dest}': [${o.destClearance.join(', ')}] }\n`;
+/**
+ * An exec-only agent profile: a read-only workspace, the listener allowlisted (`offline`:
+ * no network, so exec's container reaches no sink and reads no source but the workspace
+ * and its env).
+ */
+async function profile(
+  name: string,
+  o: { destClearance?: string[]; model?: string[]; offline?: boolean } = {},
+): Promise<string> {
+  const network =
+    o.offline === true
+      ? ['network: { mode: disabled }']
+      : [
+          'network:',
+          '  mode: allowlist',
+          `  allow: ['${dest}']`,
+          `  requires: { '${dest}': [] }`,
+          ...(o.destClearance === undefined
+            ? []
+            : [`  clearance: { '${dest}': [${o.destClearance.join(', ')}] }`]),
+        ];
   return scratch.file(
     `${name}.yaml`,
     [
@@ -59,11 +74,8 @@ async function profile(name: string, o: { destClearance?: string[]; model?: stri
       'tools: [exec]',
       'workspace: { mode: ro, label: { integrity: [repo:untrusted] } }',
       `cfc: { mode: enforce-explicit, modelClearance: [${(o.model ?? []).join(', ')}] }`,
-      'network:',
-      '  mode: allowlist',
-      `  allow: ['${dest}']`,
-      `  requires: { '${dest}': [] }`,
-      clearance,
+      ...network,
+      '',
     ].join('\n'),
   );
 }
@@ -146,25 +158,32 @@ describe.each(ENFORCE)('--env under %s', (mode) => {
     expect(snapshot).not.toContain(TOKEN);
   });
 
-  it("a labelled token in exec's container labels its output: a handle, and the post is refused", async () => {
-    const before = listener.text().length;
-    // The destination is cleared for `secret`, so the token stays in exec's container; the
-    // model is not: exec's observation is a handle.
-    const p = await profile(`held-${mode}`, { destClearance: ['secret'] });
+  it("a labelled token in exec's container labels its output: the model gets a handle", async () => {
+    // Nothing exec reaches is a sink, so the token stays in its container, and nothing
+    // else it reads is secret: only the env value's label makes its output a handle.
+    const p = await profile(`held-${mode}`, { offline: true });
     const { run: r, root } = await run('held', mode, p, ['--label', 'env:DEPLOY_TOKEN=secret']);
     expect(r.exitCode, r.stderr).toBe(0);
     const dir = await onlyRunDir(root);
     const view = await modelView(dir);
     expect(view).not.toContain(TOKEN);
     expect(view).not.toContain(REVERSED);
-    expect((await envOf(dir))?.[0]).toMatchObject({ name: 'DEPLOY_TOKEN', inWorkload: true });
+    expect(await envOf(dir)).toEqual([
+      {
+        name: 'DEPLOY_TOKEN',
+        label: { confidentiality: ['secret'], integrity: [] },
+        labelSource: 'flag',
+        inWorkload: true,
+      },
+    ]);
     const labels = (await readEvents(dir)).filter((e) => e.type === 'cfc_label');
     expect(labels[0]?.data).toMatchObject({
       label: { confidentiality: ['secret'] },
       disposition: 'opaque',
     });
-    // Sent to a destination cleared for it (the operator's word): that is allowed.
-    expect(listener.text().slice(before)).toContain(REVERSED);
+    // The value was there: exec's raw output (under the transcript's boundary) holds it.
+    const stdout = await readFile(path.join(dir, 'outputs', 'call-0001.stdout'), 'utf8');
+    expect(stdout).toContain(REVERSED);
   });
 
   it('an unlabelled token is refused, naming the rule and how to label it', async () => {
