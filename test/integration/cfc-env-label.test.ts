@@ -4,7 +4,7 @@
 // the listener; an unlabelled one is refused naming how to label it; a labelled one the
 // model is cleared for works. A real engine, a scripted model, a listener on the host's
 // docker bridge address (local-servers.ts).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -246,5 +246,49 @@ describe('--env labelled and cleared', () => {
       label: { confidentiality: ['secret'] },
       disposition: 'exposed',
     });
+  });
+});
+
+describe('a command run', () => {
+  it("records the env labels, and its command keeps every value (the operator's own)", async () => {
+    const repo = await scratch.sampleRepo();
+    const root = scratch.path('art-command');
+    // The rw workspace is a sink not cleared for `secret`: an agent run withholds the
+    // value from exec; a command run is the operator's own command and gets it.
+    const r = await cfh(
+      [
+        'sandbox',
+        'run',
+        '--profile',
+        'untrusted-repo',
+        '--workspace',
+        repo,
+        '--artifact-root',
+        root,
+        '--cfc',
+        'enforce-explicit',
+        '-e',
+        'DEPLOY_TOKEN',
+        '--label',
+        'env:DEPLOY_TOKEN=secret',
+        '--',
+        'sh',
+        '-c',
+        `test "$(printf %s "$DEPLOY_TOKEN" | sha256sum)" = "${createHash('sha256').update(TOKEN).digest('hex')}  -"`,
+      ],
+      { env: { DEPLOY_TOKEN: TOKEN } },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const dir = await onlyRunDir(root);
+    expect(await envOf(dir)).toEqual([
+      {
+        name: 'DEPLOY_TOKEN',
+        label: { confidentiality: ['secret'], integrity: [] },
+        labelSource: 'flag',
+        inWorkload: false,
+        withheldBecause:
+          'its confidentiality [secret] is not cleared for /workspace (rw), which exec can reach',
+      },
+    ]);
   });
 });
