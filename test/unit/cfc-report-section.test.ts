@@ -38,6 +38,25 @@ describe('the CFC section of the report', () => {
     );
   });
 
+  it('lists each env value that is a source, by name and label, never a value', () => {
+    const env = [
+      {
+        name: 'DEPLOY_TOKEN',
+        label: { confidentiality: ['secret'], integrity: [] },
+        labelSource: 'flag',
+        inWorkload: false,
+        withheldBecause: 'its confidentiality [secret] is not cleared for /workspace (rw)',
+      },
+      { name: 'OTHER', label: null, labelSource: 'profile', inWorkload: true },
+    ];
+    const run = cleanRun({ snapshot: snapshotOf(snapshotCfc('enforce-explicit', { env })) });
+    const part = cfcSection(run).toString();
+    expect(part).toMatch(
+      /env DEPLOY_TOKEN[\s\S]*c\[secret\][\s\S]*withheld: its confidentiality \[secret\]/,
+    );
+    expect(part).toMatch(/env OTHER[\s\S]*unlabelled[\s\S]*yes/);
+  });
+
   it('marks observe as diagnostic, not enforcement; says so when nothing is recorded', () => {
     const observe = cleanRun({ snapshot: snapshotOf(snapshotCfc('observe')), mode: 'observe' });
     expect(cfcSection(observe).toString()).toContain('observe: diagnostic, not enforcement');

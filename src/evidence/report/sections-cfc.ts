@@ -72,7 +72,7 @@ function labelMap(cfc: SnapshotCfc): Html {
   return html`<h3>Label map</h3>
     <table class="cfc-mounts">
       <tr>
-        <th>mount</th>
+        <th>source</th>
         <th>label</th>
         <th>writable</th>
         <th>clearance</th>
@@ -87,6 +87,18 @@ function labelMap(cfc: SnapshotCfc): Html {
             <td class="mono">[${m.clearance.join(', ')}]</td>
             <td class="${m.inWorkload ? '' : 'bad'}">
               ${m.inWorkload ? 'yes' : `withheld: ${m.withheldBecause ?? ''}`}
+            </td>
+          </tr>`,
+      )}
+      ${(cfc.env ?? []).map(
+        (e) =>
+          html`<tr>
+            <td class="mono any">env ${e.name}</td>
+            <td class="mono">${labelText(e.label)}</td>
+            <td>-</td>
+            <td>-</td>
+            <td class="${e.inWorkload ? '' : 'bad'}">
+              ${e.inWorkload ? 'yes' : `withheld: ${e.withheldBecause ?? ''}`}
             </td>
           </tr>`,
       )}
