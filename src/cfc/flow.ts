@@ -159,11 +159,11 @@ function pathArg(args: unknown): string | undefined {
 function labelEntries(unlabelled: readonly string[]): string {
   const entries = unlabelled.flatMap((u) => {
     if (u.startsWith('env '))
-      return [`--label env:${u.slice(4)}=ATOM,... (profile: cfc.envLabels)`];
+      return [`--label env:${u.slice(4)}=ATOM,... (or cfc.envLabels.${u.slice(4)})`];
     if (u.startsWith('mount ')) return [`--label ${u.slice(6)}=ATOM,...`];
     return [];
   });
-  return entries.length === 0 ? '' : ` (${entries.join('; ')})`;
+  return entries.length === 0 ? '' : `: ${entries.join(', ')}`;
 }
 
 /** The flow decision; under `disabled` every call flows and nothing is judged. */

@@ -102,7 +102,9 @@ describe('labels and withholding', () => {
     expect(v.verdict).toBe('deny');
     expect(v.rule).toBe('cfc:unlabelled');
     expect(v.reason).toContain('exec reads env DEPLOY_TOKEN, which has no label');
-    expect(v.reason).toContain('--label env:DEPLOY_TOKEN=ATOM,... (profile: cfc.envLabels)');
+    expect(v.reason).toContain(
+      'with --label: --label env:DEPLOY_TOKEN=ATOM,... (or cfc.envLabels.DEPLOY_TOKEN)',
+    );
   });
 
   it('a secret some sink exec reaches is not cleared for is withheld, and exec flows without it', () => {
