@@ -22,7 +22,7 @@ import { dockerBridgeAddress, startRawHttpTarget, type RawHttpTarget } from './l
 
 const scratch = useScratch('cfc-env-label');
 const TOKEN = `dpl_${randomBytes(16).toString('hex')}`;
-const REVERSED = [...TOKEN].reverse().join('');
+const REVERSED = Array.from(TOKEN).reverse().join('');
 const ENFORCE = ['enforce-explicit', 'enforce-strict'] as const;
 
 interface EnvRecord {

@@ -48,7 +48,11 @@ function planned(
 }
 
 const secret = { confidentiality: ['secret'], integrity: [] };
-const exec = { name: 'exec', riskClass: 'execute' as const, executor: 'sandbox' as const };
+const exec = {
+  name: 'exec',
+  riskClass: 'process_execution' as const,
+  executor: 'sandbox' as const,
+};
 
 describe('which environment values are sources', () => {
   it('every --env value; a profile env value only where it is labelled', () => {

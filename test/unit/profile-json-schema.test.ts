@@ -17,6 +17,7 @@ describe('docs/schema/profile.json', () => {
       properties: Record<string, { properties?: Record<string, unknown> }>;
     };
     expect(Object.keys(schema.properties.cfc?.properties ?? {}).sort()).toEqual([
+      'envLabels',
       'mode',
       'modelClearance',
       'sinks',
