@@ -449,6 +449,19 @@ export function workloadReadable(plan: CfcPlan): { labels: Label[]; unlabelled: 
   return { labels, unlabelled };
 }
 
+/**
+ * What a command run's container can read: as exec's, less nothing: its command is the
+ * operator's own and gets every mount and every env value, withheld from exec or not
+ * (cfc/env-labels.ts).
+ */
+export function commandReadable(plan: CfcPlan): { labels: Label[]; unlabelled: string[] } {
+  return workloadReadable({
+    ...plan,
+    mounts: plan.mounts.map((m) => ({ ...m, inWorkload: true })),
+    env: plan.env?.map((e) => ({ ...e, inWorkload: true })),
+  });
+}
+
 /** Every sink exec's container can reach, with the confidentiality each may receive. */
 export function workloadSinks(
   plan: CfcPlan,

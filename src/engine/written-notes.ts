@@ -5,7 +5,7 @@
 // both durable before the call runs. A draft run's writes count for the host workspace its
 // copy was made from. A command run writes whatever its container reads:
 // its writable mounts are raised with its container's label before the container starts.
-import { workloadReadable, type CfcPlan } from '../cfc/label-map.js';
+import { commandReadable, type CfcPlan } from '../cfc/label-map.js';
 import { join, joinAll, label, type Label } from '../cfc/label.js';
 import { targetOf } from '../cfc/mount-target.js';
 import { holdsWritten } from '../cfc/written-labels.js';
@@ -52,14 +52,17 @@ export class WrittenNotes {
     for (const target of targets) await this.#note(callId, target, judged.label, signal);
   }
 
-  /** Before a command run's container starts: every writable mount holds what it reads. */
+  /**
+   * Before a command run's container starts: every writable mount holds what it reads. Its
+   * container has every mount and env value, those withheld from exec's included.
+   */
   async command(signal: AbortSignal): Promise<void> {
-    const { labels, unlabelled } = workloadReadable(this.#plan.cfc);
+    const { labels, unlabelled } = commandReadable(this.#plan.cfc);
     const parts = [...labels, ...(unlabelled.length > 0 ? [unknown()] : [])];
     if (parts.length === 0) return;
     const written = joinAll(parts[0] as Label, parts.slice(1));
     for (const m of this.#plan.cfc.mounts)
-      if (m.writable && m.inWorkload) await this.#note(null, m.target, written, signal);
+      if (m.writable) await this.#note(null, m.target, written, signal);
   }
 
   async #note(

@@ -114,7 +114,7 @@ async function run(
       },
       ['--cfc', mode, '--non-interactive', '-e', 'DEPLOY_TOKEN', ...extra],
     ),
-    { env: { DEPLOY_TOKEN: TOKEN } },
+    { env: { DEPLOY_TOKEN: TOKEN, CFH_STATE_DIR: scratch.path(`state-${name}-${mode}`) } },
   );
   return { run: r, root };
 }
@@ -234,7 +234,7 @@ describe('--env labelled and cleared', () => {
         '--label',
         'env:DEPLOY_TOKEN=secret',
       ]),
-      { env: { DEPLOY_TOKEN: TOKEN } },
+      { env: { DEPLOY_TOKEN: TOKEN, CFH_STATE_DIR: scratch.path('state-cleared') } },
     );
     expect(r.exitCode, r.stderr).toBe(0);
     const dir = await onlyRunDir(root);
@@ -276,10 +276,18 @@ describe('a command run', () => {
         '-c',
         `test "$(printf %s "$DEPLOY_TOKEN" | sha256sum)" = "${createHash('sha256').update(TOKEN).digest('hex')}  -"`,
       ],
-      { env: { DEPLOY_TOKEN: TOKEN } },
+      { env: { DEPLOY_TOKEN: TOKEN, CFH_STATE_DIR: scratch.path('state-command') } },
     );
     expect(r.exitCode, r.stderr).toBe(0);
     const dir = await onlyRunDir(root);
+    // What it may write into its workspace carries the token's label (cfc/written-labels.ts).
+    const written = (await readEvents(dir)).filter((e) => e.type === 'cfc_written');
+    expect(written.map((e) => e.data)).toEqual([
+      expect.objectContaining({
+        target: '/workspace',
+        label: { confidentiality: ['secret'], integrity: [] },
+      }),
+    ]);
     expect(await envOf(dir)).toEqual([
       {
         name: 'DEPLOY_TOKEN',
