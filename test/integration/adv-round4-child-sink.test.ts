@@ -92,8 +92,79 @@ describe('adv round 4: a store a child is cleared for, read back by its parent',
     expect(run.stderr).not.toMatch(/exit 125/);
     const { readFile } = await import('node:fs/promises');
     const stored = await readFile(store, 'utf8').catch(() => '');
-    if (process.env.ADV4_DEBUG) console.log("CTX", context.slice(context.indexOf(SECRET) - 300, context.indexOf(SECRET) + 50));
     // cfh holds: either the child could not store it, or the parent's model never sees it.
     expect(stored.includes(SECRET) && context.includes(SECRET)).toBe(false);
   });
+
+  it("a child model never sees a secret its parent wrote to a host tool the child's profile reads lower", async () => {
+    const ws = await scratch.sampleRepo();
+    const tools = scratch.path('tools2');
+    const secrets = scratch.path('secrets2');
+    await mkdir(tools, { recursive: true });
+    await mkdir(secrets, { recursive: true });
+    await writeFile(path.join(tools, 'store.mjs'), STORE_JS);
+    await writeFile(path.join(secrets, 'token'), SECRET);
+    const store = path.join(tools, 'notes.txt');
+    const art = scratch.path('art2');
+    await mkdir(art, { recursive: true });
+    const cfc = { mode: 'enforce-explicit', modelClearance: [] };
+    const profile = await yamlFile(scratch, 'parent2.yaml', {
+      extends: 'default',
+      name: 'parent2',
+      description: 'a parent cleared to store the secret, and a reader child',
+      tools: ['read_file', 'list_dir'],
+      cfc,
+      workspace: { mode: 'ro', label: { integrity: ['repo'] } },
+      mounts: [
+        { source: secrets, target: '/secrets', mode: 'ro', label: { confidentiality: ['secret'] } },
+      ],
+      hostTools: [notesTool(tools, store, { clearance: ['secret'] })],
+      policy: ALLOW_NOTES,
+      children: {
+        reader: {
+          description: 'reads the notes',
+          tools: ['read_file'],
+          cfc,
+          workspace: { mode: 'ro', label: { integrity: ['repo'] } },
+          hostTools: [notesTool(tools, store, {})],
+          policy: ALLOW_NOTES,
+        },
+      },
+    });
+    const script = await yamlFile(scratch, 'script2.yaml', {
+      turns: [
+        { tool_calls: [{ name: 'read_file', input: { path: '/secrets/token' } }] },
+        { tool_calls: [{ name: 'host__notes', input: { op: 'put', text: '{{handle:1}}' } }] },
+        { tool_calls: [{ name: 'delegate', input: { profile: 'reader', task: 'read notes' } }] },
+        { text: 'done' },
+      ],
+      children: {
+        reader: {
+          turns: [
+            { tool_calls: [{ name: 'host__notes', input: { op: 'get', text: 'x' } }] },
+            { text: 'read' },
+          ],
+        },
+      },
+    });
+    await cfh(agentRunArgs({ workspace: ws, artifactRoot: art, profile, script }));
+    const dir = await onlyRunDir(art);
+    const { readFile } = await import('node:fs/promises');
+    const stored = await readFile(store, 'utf8').catch(() => '');
+    const contexts = await transcriptsUnder(dir);
+    // cfh holds: either the parent could not store it, or no model context holds it.
+    expect(stored.includes(SECRET) && contexts.includes(SECRET)).toBe(false);
+  });
 });
+
+/** Every transcript under a run directory (its own and its children's), concatenated. */
+async function transcriptsUnder(dir: string): Promise<string> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  let out = '';
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out += await transcriptsUnder(p);
+    else if (e.name === 'transcript.jsonl') out += await readFile(p, 'utf8');
+  }
+  return out;
+}
