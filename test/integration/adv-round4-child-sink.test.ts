@@ -76,9 +76,7 @@ describe('adv round 4: a store a child is cleared for, read back by its parent',
           turns: [
             { tool_calls: [{ name: 'read_file', input: { path: '/secrets/token' } }] },
             {
-              tool_calls: [
-                { name: 'host__notes', input: { op: 'put', text: '{{handle:1}}' } },
-              ],
+              tool_calls: [{ name: 'host__notes', input: { op: 'put', text: '{{handle:1}}' } }],
             },
             { text: 'stored' },
           ],

@@ -43,7 +43,12 @@ describe('adv round 4: a grandchild under a middle child whose clearance was cap
           cfc,
           workspace: cleared,
           mounts: [
-            { source: secrets, target: '/secrets', mode: 'ro', label: { confidentiality: ['secret'] } },
+            {
+              source: secrets,
+              target: '/secrets',
+              mode: 'ro',
+              label: { confidentiality: ['secret'] },
+            },
           ],
         },
       },

@@ -63,7 +63,11 @@ describe("adv round 4: a repository's image answers for cfh's file helper", () =
       extends: 'default',
       name: 'dev-image',
       description: "a dev image built from the repository's Dockerfile",
-      image: { dockerfile: './img/Dockerfile', context: './img', args: { BASE: await sandboxImage() } },
+      image: {
+        dockerfile: './img/Dockerfile',
+        context: './img',
+        args: { BASE: await sandboxImage() },
+      },
       tools: ['read_file', 'list_dir'],
       cfc: { mode: 'enforce-strict', modelClearance: [] },
       workspace: { mode: 'ro', label: { integrity: ['repo'] } },
@@ -76,7 +80,10 @@ describe("adv round 4: a repository's image answers for cfh's file helper", () =
     const tag = /cfh-built:d-[0-9a-f]+/.exec(build.stdout + build.stderr)?.[0];
     if (tag !== undefined) built.push(tag);
     const script = await yamlFile(scratch, 'script.yaml', {
-      turns: [{ tool_calls: [{ name: 'read_file', input: { path: 'calc.py' } }] }, { text: 'done' }],
+      turns: [
+        { tool_calls: [{ name: 'read_file', input: { path: 'calc.py' } }] },
+        { text: 'done' },
+      ],
     });
     const run = await cfh(agentRunArgs({ workspace: ws, artifactRoot: art, profile, script }));
     expect(run.stderr).not.toMatch(/exit 125/);
