@@ -247,6 +247,8 @@ export async function executeAgentRun(
         lifetime: plan.profile.toolLifetime,
         name: toolContainerName(plan.spec, 'workload'),
         fileToolName: toolContainerName(plan.spec, 'file-tool'),
+        // cfh's own sandbox image, whatever the workload's is (agent-tool-setup.ts toolSpecs).
+        fileToolImage: plan.image.fileTools.ref,
         timeoutCapSeconds: plan.profile.toolTimeoutSeconds ?? null,
         // The warm pool per-call containers come from (null: none).
         pool: poolSnapshot(plan),

@@ -10,16 +10,25 @@ import type { ToolContainerKind } from '../tools/tool-container.js';
 import { poolSpecDigest } from '../tools/tool-pool.js';
 import { WORKSPACE_TARGET } from '../sandbox/mount-policy.js';
 import type { SpecialFileCheck } from '../sandbox/special-files.js';
+import type { ContainerSpec } from '../substrate/container-spec.js';
 import type { RunPlan } from './run-plan.js';
 
 /**
- * The spec each kind of tool container derives from. In a draft run the file tools decide
- * as draft-only writes (run_as_draft_only): their container keeps only the draft copy
- * writable, every other mount read-only, so that decision is true whatever path the model
- * names (`/data/x`, `../data/x`, a link). `exec` is decided as a process in the sandbox and
- * keeps the run's mounts and env as they are, less those CFC planning withheld from the
- * workload (AH-CFC-10: a mount or an env value whose secrets some sink exec reaches is not
- * cleared for; cfc/env-labels.ts).
+ * The spec each kind of tool container derives from. `exec` is decided as a process in the
+ * sandbox and keeps the run's mounts and env as they are, less those CFC planning withheld
+ * from the workload (AH-CFC-10: a mount or an env value whose secrets some sink exec reaches
+ * is not cleared for; cfc/env-labels.ts).
+ *
+ * The file-tool container holds every mount, withheld ones included, and every program in
+ * it (its idle process, the call supervisor, the helper) runs from its image's root: so its
+ * image is always cfh's own sandbox image (plan.image.fileTools), never the workload's. A
+ * workload image built from a repository's Dockerfile is the repository's code; run where
+ * the withheld mounts are, its python3 could answer a read of a public file with a secret
+ * mount's bytes, which cfh labels by the mount the path names (AH-CFC-2). The price: a path
+ * in no mount reads cfh's sandbox image's files, not the workload image's (exec reads those).
+ * In a draft run the file tools decide as draft-only writes (run_as_draft_only): their
+ * container keeps only the draft copy writable, every other mount read-only, so that
+ * decision is true whatever path the model names (`/data/x`, `../data/x`, a link).
  */
 export function toolSpecs(plan: RunPlan): ToolSpecs {
   const workload = withoutEnv(
@@ -29,11 +38,12 @@ export function toolSpecs(plan: RunPlan): ToolSpecs {
     ),
     withheldEnv(plan.cfc),
   );
-  if (plan.workspaceMode !== 'draft') return { workload, 'file-tool': plan.spec };
+  const fileTool: ContainerSpec = { ...plan.spec, image: plan.image.fileTools.ref };
+  if (plan.workspaceMode !== 'draft') return { workload, 'file-tool': fileTool };
   const mounts = plan.spec.mounts.map((m) =>
     m.target === WORKSPACE_TARGET ? m : { ...m, mode: 'ro' as const },
   );
-  return { workload, 'file-tool': { ...plan.spec, mounts } };
+  return { workload, 'file-tool': { ...fileTool, mounts } };
 }
 
 /**

@@ -10,6 +10,9 @@ import type { ContainerSpec, SeccompEnforcement } from '../substrate/container-s
 type ImageName = Pick<ResolvedImage, 'ref' | 'buildCommand'>;
 export interface PreflightImage extends ImageName {
   readonly guard: ImageName | undefined;
+  /** The file-tool container's image (cfh's sandbox image), asked for when a file tool is named. */
+  readonly fileTools?: ImageName | undefined;
+  readonly fileToolsUsed?: boolean | undefined;
 }
 
 export interface PreflightFacts {
@@ -34,12 +37,16 @@ export async function preflight(
   signal?: AbortSignal,
   image: PreflightImage = { ref: spec.image, buildCommand: undefined, guard: undefined },
 ): Promise<PreflightFacts> {
-  const [engine, present, guard, facts] = await Promise.all([
+  const own = (name: ImageName | undefined): Promise<ImageFacts | undefined> =>
+    name === undefined || name.ref === spec.image
+      ? Promise.resolve(undefined)
+      : runtime.inspectImage(name.ref, signal);
+  const fileTools = image.fileToolsUsed === true ? image.fileTools : undefined;
+  const [engine, present, guard, files, facts] = await Promise.all([
     runtime.version(signal),
     runtime.inspectImage(spec.image, signal),
-    image.guard === undefined || image.guard.ref === spec.image
-      ? Promise.resolve(undefined)
-      : runtime.inspectImage(image.guard.ref, signal),
+    own(image.guard),
+    own(fileTools),
     spec.engineRuntime === 'runc' ? Promise.resolve(undefined) : runtime.facts(signal),
   ]);
   if (facts !== undefined && !facts.runtimes.includes(spec.engineRuntime)) {
@@ -58,6 +65,11 @@ export async function preflight(
     throw new ImageNotFoundError(
       'image_not_found',
       `${missingImageMessage(image.guard)} (the egress guard's image)`,
+    );
+  if (fileTools !== undefined && fileTools.ref !== spec.image && files === undefined)
+    throw new ImageNotFoundError(
+      'image_not_found',
+      `${missingImageMessage(fileTools)} (the file tools' image)`,
     );
   const guardImage = image.guard === undefined ? undefined : (guard ?? present);
   if (facts === undefined)

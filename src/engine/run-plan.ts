@@ -100,6 +100,14 @@ export interface SandboxRunOptions extends ProfileFlags {
 export interface PlannedImage extends Pick<ResolvedImage, 'kind' | 'ref' | 'buildCommand'> {
   /** The egress guard's image (cfh's sandbox image), when the posture has network. */
   readonly guard: Pick<ResolvedImage, 'ref' | 'buildCommand'> | undefined;
+  /**
+   * The file-tool container's image, always cfh's sandbox image: that container holds every
+   * mount, withheld ones included, so nothing of the workload's image may run in it
+   * (agent-tool-setup.ts toolSpecs). Preflight asks for it when the profile names a file
+   * tool (`fileToolsUsed`).
+   */
+  readonly fileTools: Pick<ResolvedImage, 'ref' | 'buildCommand'>;
+  readonly fileToolsUsed: boolean;
 }
 /** What the evidence keeps of one `--env`/`--env-file` variable: never its value. */
 export type CommandEnvRecord = CommandEnvSource & { readonly digest: string };
@@ -332,6 +340,8 @@ export function planSandboxRun(
       // is always cfh's own sandbox image, never the workload's (a local image's iptables
       // could install nothing).
       guard: egress === undefined ? undefined : resolveImage('builtin:sandbox', { baseDir: cwd }),
+      fileTools: resolveImage('builtin:sandbox', { baseDir: cwd }),
+      fileToolsUsed: usesFileTools(profile.tools),
     },
     egress,
     caBundle,
@@ -341,6 +351,11 @@ export function planSandboxRun(
     hostTrees: trees,
     hostObeyed,
   };
+}
+
+/** Whether a tool the profile names runs in the file-tool container (builtins.ts runsIn). */
+function usesFileTools(tools: readonly string[]): boolean {
+  return BUILTIN_TOOLS.some((t) => t.runsIn === 'file-tool' && tools.includes(t.name));
 }
 
 /** Names, sources and keyed digests; the key is read (or made) only when there is a value. */

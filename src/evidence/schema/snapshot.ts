@@ -440,6 +440,8 @@ export const Snapshot = z.strictObject({
       lifetime: z.enum(['per-run', 'per-call']),
       name: z.string(),
       fileToolName: z.string(),
+      /** The file-tool container's image, cfh's sandbox image (absent in older logs). */
+      fileToolImage: z.string().optional(),
       timeoutCapSeconds: z.number().nullable(),
       /** Issue 21: per-call's warm pools (null or absent: none). */
       pool: z
