@@ -132,6 +132,11 @@ export interface CfcPlanOptions {
   readonly inherited?: InheritedLabels | undefined;
   /** What earlier runs wrote into host trees (cfc/written-store.ts): joined by identity. */
   readonly written?: readonly WrittenRecord[] | undefined;
+  /**
+   * Mounts a host tool cleared for atoms names a path in (engine/host-tool-stores.ts): a
+   * sink is a source of what it may receive, so a read there carries them too.
+   */
+  readonly stores?: readonly { readonly target: string; readonly atoms: readonly string[] }[];
 }
 
 /**
@@ -214,11 +219,16 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
     const spec = flagged ?? m.spec;
     // What a mount may be written with, it may hold: a read from it carries its clearance's
     // confidentiality too, or a value written into it would come back out unlabelled.
+    const stored = (options.stores ?? []).filter((x) => targetOf(x.target) === m.target);
     const own =
       spec === undefined
         ? undefined
         : label({
-            confidentiality: [...spec.confidentiality, ...m.extra],
+            confidentiality: [
+              ...spec.confidentiality,
+              ...m.extra,
+              ...stored.flatMap((x) => x.atoms),
+            ],
             integrity: spec.integrity,
           });
     const parents = parentLabels(m.target, i === 0, options.inherited, options.hostSources);
@@ -350,7 +360,7 @@ export function heldBack(own: Label, clearance: readonly string[]): Label {
  * Every confidentiality atom some tool of a host tool entry may receive: the entry is one
  * process (an exec command, an MCP server) whose state any of its tools can read back.
  */
-function entryClearance(entry: HostToolEntry): string[] {
+export function entryClearance(entry: HostToolEntry): string[] {
   const own = entry.kind === 'mcp' ? entry.tools.flatMap((t) => t.clearance ?? []) : [];
   return [...new Set([...(entry.clearance ?? []), ...own])];
 }

@@ -13,6 +13,7 @@ import { CfcPlanError, planCfc, type CfcPlan } from '../cfc/label-map.js';
 import type { Label } from '../cfc/label.js';
 import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import type { WrittenRecord } from '../cfc/written-labels.js';
+import { hostToolStores } from './host-tool-stores.js';
 import { splitEnvLabels, withEnvLabels } from '../cfc/env-labels.js';
 import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../cfc/runtime.js';
 import type { SpecMount } from '../substrate/container-spec.js';
@@ -94,6 +95,8 @@ export function planRunCfc(
         hostSources: trees,
         inherited: options.inherited,
         written: options.written,
+        // A mount a cleared host tool keeps its state in hands back what it may receive.
+        stores: hostToolStores(profile.hostTools, mounts),
       },
     );
   } catch (error) {

@@ -1,0 +1,79 @@
+// A sink is a source of what it may receive (AH-CFC-2/10), for the host tree a host tool
+// keeps its state in: a tool cleared for an atom may write what it receives wherever its
+// arguments or environment name, and a mount of that place hands it back to the sandbox.
+// cfh cannot see where a host tool writes, but it does see the paths its configuration
+// names: a mount that holds one (an argument or an env value naming a file or directory in
+// it, through links too) carries the tool's clearance in its label. Its `cwd` is where it
+// runs and its program and script are its code, not stores: they do not count
+// (docs/operators.md "A sink is a source").
+import { realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { HostToolEntry } from '../config/host-tools-schema.js';
+import { entryClearance } from '../cfc/label-map.js';
+import { isWithin } from '../sandbox/mount-policy.js';
+import type { SpecMount } from '../substrate/container-spec.js';
+import { pathCandidates } from '../tools/host/host-reach.js';
+
+/** A mount a host tool's configuration names a path in, and what the tool may receive. */
+export interface HostToolStore {
+  readonly target: string;
+  readonly tool: string;
+  readonly atoms: readonly string[];
+}
+
+const PLACEHOLDER = /^\{[A-Za-z_][A-Za-z0-9_]{0,63}\}$/;
+
+/**
+ * The texts of an entry's configuration that may name where it keeps state: its arguments
+ * and env values, less its code (the program, and the script an interpreter is given first:
+ * an existing regular file, which host-reach.ts pins as code).
+ */
+function texts(entry: HostToolEntry, base: string | undefined): string[] {
+  const args = entry.kind === 'exec' ? entry.argv.slice(1) : entry.args;
+  const first = args[0];
+  const script =
+    first !== undefined && isFile(path.resolve(base ?? '/', first)) ? args.slice(1) : args;
+  const env = Object.values(entry.env).flatMap((v) => ('value' in v ? [v.value] : []));
+  return [...script, ...env].filter((t) => !PLACEHOLDER.test(t));
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The real path of `p`, through its nearest existing ancestor when it does not exist. */
+function realOfNearest(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    const parent = path.dirname(p);
+    return parent === p ? p : path.join(realOfNearest(parent), path.basename(p));
+  }
+}
+
+/** Every mount of `mounts` a cleared host tool of `entries` names a path in. */
+export function hostToolStores(
+  entries: readonly HostToolEntry[],
+  mounts: readonly SpecMount[],
+): HostToolStore[] {
+  const out: HostToolStore[] = [];
+  for (const entry of entries) {
+    const atoms = entryClearance(entry);
+    if (atoms.length === 0) continue;
+    const base = entry.cwd !== undefined && path.isAbsolute(entry.cwd) ? entry.cwd : undefined;
+    const named = texts(entry, base)
+      .flatMap((t) => pathCandidates(t))
+      // An option as a whole (`--file=x`) is no path; what follows its `=` is a candidate.
+      .filter((c) => !c.startsWith('-'))
+      .filter((c) => path.isAbsolute(c) || base !== undefined)
+      .map((c) => realOfNearest(path.resolve(base ?? '/', c)));
+    for (const m of mounts)
+      if (named.some((p) => p === m.source || isWithin(p, m.source)))
+        out.push({ target: m.target, tool: entry.name, atoms: [...atoms].sort() });
+  }
+  return out;
+}

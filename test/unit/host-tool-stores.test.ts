@@ -1,0 +1,67 @@
+// A sink is a source of what it may receive, for the host tree a cleared host tool keeps its
+// state in (engine/host-tool-stores.ts): a mount holding a path the tool's arguments or env
+// name carries the tool's clearance; its cwd, its code, an uncleared tool and other mounts do not.
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HostToolEntry } from '../../src/config/host-tools-schema.js';
+import { hostToolStores } from '../../src/engine/host-tool-stores.js';
+import type { SpecMount } from '../../src/substrate/container-spec.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'cfh-unit-stores-'));
+  for (const d of ['notes', 'other', 'tools']) await mkdir(path.join(dir, d));
+  await writeFile(path.join(dir, 'tools', 'store.mjs'), '');
+  await symlink(path.join(dir, 'notes'), path.join(dir, 'via'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function entry(fields: Record<string, unknown>): HostToolEntry {
+  return HostToolEntry.parse({
+    name: 'notes',
+    kind: 'exec',
+    argv: ['/usr/bin/node', path.join(dir, 'tools', 'store.mjs'), '{op}'],
+    cwd: path.join(dir, 'tools'),
+    input: { op: { type: 'string', pattern: 'get|put' } },
+    riskClass: 'write_local',
+    sideEffectClass: 'local_artifact',
+    resourceScope: 'project',
+    resultLabel: { integrity: ['ops'] },
+    ...fields,
+  });
+}
+
+const mounts = (): SpecMount[] => [
+  { source: path.join(dir, 'notes'), target: '/notes', mode: 'ro' },
+  { source: path.join(dir, 'other'), target: '/other', mode: 'ro' },
+  { source: path.join(dir, 'tools'), target: '/tools', mode: 'ro' },
+];
+
+describe('hostToolStores', () => {
+  it('a mount holding a file an env value names, through a link too', () => {
+    for (const store of [path.join(dir, 'notes', 'n.txt'), path.join(dir, 'via', 'n.txt')])
+      expect(
+        hostToolStores(
+          [entry({ env: { STORE: { value: store } }, clearance: ['secret'] })],
+          mounts(),
+        ),
+      ).toEqual([{ target: '/notes', tool: 'notes', atoms: ['secret'] }]);
+  });
+  it('an argument naming it, relative to the cwd', () => {
+    const e = entry({
+      argv: ['/usr/bin/node', 'store.mjs', '--file=../notes/n.txt', '{op}'],
+      clearance: ['secret'],
+    });
+    expect(hostToolStores([e], mounts()).map((s) => s.target)).toEqual(['/notes']);
+  });
+  it('not its cwd alone, not a tool cleared for nothing', () => {
+    // Its program, and the script it runs from /tools, are its code.
+    expect(hostToolStores([entry({ clearance: ['secret'] })], mounts())).toEqual([]);
+    const uncleared = entry({ env: { STORE: { value: path.join(dir, 'notes', 'n') } } });
+    expect(hostToolStores([uncleared], mounts())).toEqual([]);
+  });
+});
