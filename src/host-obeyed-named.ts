@@ -1,0 +1,157 @@
+// Class 9, what a held configuration names as code to run: `.yarnrc.yml` is on the list
+// (host-obeyed.ts) because its `yarnPath` is the program every yarn command runs, and that
+// program is usually a file the project vendors (`.yarn/releases/yarn-4.5.0.cjs`). Holding
+// the setting and not the program it names would let the sandbox rewrite the program
+// instead. So, as host-obeyed-git.ts does for git's own settings (core.hooksPath, command
+// paths), each path inside the workspace that a listed configuration at its top names as
+// code its tool runs is held beside the names: an apply writes it only when the operator
+// names it, and an rw run that changes it says so.
+//
+// Read from the host workspace as the tool reads it, with no tool run: the files are small
+// text, parsed here; a file that does not parse names nothing (the tool refuses it too).
+// The settings read, each one whose value is a program or module the tool runs:
+// - `.yarnrc.yml` `yarnPath` and each `plugins[].path` (yarn berry loads both on every
+//   command), `.yarnrc` `yarn-path` (yarn 1 hands every command to it);
+// - `.npmrc` `script-shell` (the shell npm runs every script with) and the modules
+//   `node-options` preloads (`--require`, `-r`, `--import`, `--loader`) in every script;
+// - `rust-toolchain.toml` / `rust-toolchain` `[toolchain] path` (the toolchain directory
+//   every cargo and rustc in the directory runs from).
+import { lstatSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { GitHeldPath } from './host-obeyed-git.js';
+
+/** A configuration past this is not one a person wrote; it names nothing. */
+const CONFIG_MAX_BYTES = 256 * 1024;
+
+/** A path a held configuration names as code its tool runs, relative to the workspace. */
+export type NamedHeldPath = GitHeldPath;
+
+interface Setting {
+  /** The tool that obeys it. */
+  readonly tool: string;
+  /** The configuration file at the workspace top. */
+  readonly file: string;
+  /** The values it names as programs, each with the setting's name. */
+  readonly read: (text: string) => readonly { readonly value: string; readonly key: string }[];
+}
+
+const YarnBerry = z.looseObject({
+  yarnPath: z.string().optional(),
+  plugins: z
+    .array(z.union([z.string(), z.looseObject({ path: z.string().optional() })]))
+    .optional(),
+});
+
+function yarnBerry(text: string): { value: string; key: string }[] {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch {
+    return [];
+  }
+  const parsed = YarnBerry.safeParse(doc);
+  if (!parsed.success) return [];
+  const out: { value: string; key: string }[] = [];
+  if (parsed.data.yarnPath !== undefined)
+    out.push({ value: parsed.data.yarnPath, key: 'yarnPath' });
+  for (const p of parsed.data.plugins ?? []) {
+    const value = typeof p === 'string' ? p : p.path;
+    if (value !== undefined) out.push({ value, key: 'plugins' });
+  }
+  return out;
+}
+
+/** `key value` or `key=value` lines (`.yarnrc`, `.npmrc`), quotes taken off. */
+function lines(text: string): { key: string; value: string }[] {
+  const out: { key: string; value: string }[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const m = /^\s*([A-Za-z0-9_.-]+)\s*(?:=\s*|\s+)(.*?)\s*$/.exec(raw);
+    if (m?.[1] === undefined || m[2] === undefined) continue;
+    out.push({ key: m[1].toLowerCase(), value: m[2].replace(/^(["'])(.*)\1$/, '$2') });
+  }
+  return out;
+}
+
+/** The modules a `node-options` value preloads. */
+function preloads(options: string): string[] {
+  const words = options.split(/\s+/).filter((w) => w !== '');
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i += 1) {
+    const w = words[i] ?? '';
+    const eq = /^(--require|--import|--loader|--experimental-loader|-r)=(.+)$/.exec(w);
+    if (eq?.[2] !== undefined) out.push(eq[2]);
+    else if (/^(--require|--import|--loader|--experimental-loader|-r)$/.test(w)) {
+      const next = words[i + 1];
+      if (next !== undefined) out.push(next);
+      i += 1;
+    }
+  }
+  return out;
+}
+
+function npmrc(text: string): { value: string; key: string }[] {
+  return lines(text).flatMap(({ key, value }) => {
+    if (key === 'script-shell') return [{ value, key }];
+    if (key === 'node-options') return preloads(value).map((v) => ({ value: v, key }));
+    return [];
+  });
+}
+
+function rustToolchain(text: string): { value: string; key: string }[] {
+  let section = '';
+  for (const raw of text.split(/\r?\n/)) {
+    const header = /^\s*\[([^\]]+)\]\s*$/.exec(raw);
+    if (header?.[1] !== undefined) section = header[1].trim();
+    const m = /^\s*path\s*=\s*["']([^"']+)["']/.exec(raw);
+    if (m?.[1] !== undefined && section === 'toolchain') return [{ value: m[1], key: 'path' }];
+  }
+  return [];
+}
+
+const SETTINGS: readonly Setting[] = [
+  { tool: 'yarn', file: '.yarnrc.yml', read: yarnBerry },
+  {
+    tool: 'yarn',
+    file: '.yarnrc',
+    read: (t) =>
+      lines(t).flatMap((l) => (l.key === 'yarn-path' ? [{ ...l, key: 'yarn-path' }] : [])),
+  },
+  { tool: 'npm', file: '.npmrc', read: npmrc },
+  { tool: 'rustup', file: 'rust-toolchain.toml', read: rustToolchain },
+  { tool: 'rustup', file: 'rust-toolchain', read: rustToolchain },
+];
+
+function readSmall(file: string): string | undefined {
+  try {
+    const s = lstatSync(file);
+    if (!s.isFile() || s.size > CONFIG_MAX_BYTES) return undefined;
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The paths inside `root` that a listed configuration at its top names as code its tool
+ * runs, relative to `root` and `/`-separated (`.yarn/releases/yarn-4.5.0.cjs`); a value
+ * that is a bare command (`script-shell=bash`) or leads outside `root` is not the
+ * workspace's to hold.
+ */
+export function namedHeldPaths(root: string): NamedHeldPath[] {
+  const held = new Map<string, string>();
+  for (const s of SETTINGS) {
+    const text = readSmall(path.join(root, s.file));
+    if (text === undefined) continue;
+    for (const { value, key } of s.read(text)) {
+      // A bare word is a command found on PATH; a path has a separator or starts with `.`.
+      if (value === '' || (!value.includes('/') && !value.startsWith('.'))) continue;
+      const rel = path.relative(root, path.resolve(root, value));
+      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      const p = rel.split(path.sep).join('/');
+      if (!held.has(p)) held.set(p, `${s.tool} (${key} in ${s.file})`);
+    }
+  }
+  return [...held].map(([p, why]) => ({ path: p, why })).sort((a, b) => (a.path < b.path ? -1 : 1));
+}
