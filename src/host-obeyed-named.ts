@@ -3,9 +3,10 @@
 // program is usually a file the project vendors (`.yarn/releases/yarn-4.5.0.cjs`). Holding
 // the setting and not the program it names would let the sandbox rewrite the program
 // instead. So, as host-obeyed-git.ts does for git's own settings (core.hooksPath, command
-// paths), each path inside the workspace that a listed configuration at its top names as
-// code its tool runs is held beside the names: an apply writes it only when the operator
-// names it, and an rw run that changes it says so.
+// paths), each path inside the workspace that a listed configuration at its top (or in a
+// directory above it) names as code its tool runs is held beside the names: an apply writes
+// it only when the operator names it, and an rw run that changes it says so (watched, not
+// mounted read-only: host-obeyed-mounts.ts says why).
 //
 // Read from the host workspace as the tool reads it, with no tool run: the files are small
 // text, parsed here; a file that does not parse names nothing (the tool refuses it too).
@@ -31,7 +32,7 @@ export type NamedHeldPath = GitHeldPath;
 interface Setting {
   /** The tool that obeys it. */
   readonly tool: string;
-  /** The configuration file at the workspace top. */
+  /** The configuration file's name, read at the workspace top and above it. */
   readonly file: string;
   /** The values it names as programs, each with the setting's name. */
   readonly read: (text: string) => readonly { readonly value: string; readonly key: string }[];
@@ -134,24 +135,37 @@ function readSmall(file: string): string | undefined {
 }
 
 /**
- * The paths inside `root` that a listed configuration at its top names as code its tool
- * runs, relative to `root` and `/`-separated (`.yarn/releases/yarn-4.5.0.cjs`); a value
- * that is a bare command (`script-shell=bash`) or leads outside `root` is not the
- * workspace's to hold.
+ * The paths inside `root` that a listed configuration names as code its tool runs, relative
+ * to `root` and `/`-separated (`.yarn/releases/yarn-4.5.0.cjs`): the configurations at its
+ * top and in each directory above it (yarn and npm read those too, a home's among them),
+ * each value resolved against the directory of the file that names it. A value that is a
+ * bare command (`script-shell=bash`) or leads outside `root` is not the workspace's to hold.
  */
 export function namedHeldPaths(root: string): NamedHeldPath[] {
+  const top = path.resolve(root);
   const held = new Map<string, string>();
+  for (let dir = top; ; dir = path.dirname(dir)) {
+    for (const [p, why] of namedIn(dir, top)) if (!held.has(p)) held.set(p, why);
+    if (path.dirname(dir) === dir) break;
+  }
+  return [...held].map(([p, why]) => ({ path: p, why })).sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+function namedIn(dir: string, root: string): [string, string][] {
+  const out: [string, string][] = [];
   for (const s of SETTINGS) {
-    const text = readSmall(path.join(root, s.file));
+    const text = readSmall(path.join(dir, s.file));
     if (text === undefined) continue;
     for (const { value, key } of s.read(text)) {
       // A bare word is a command found on PATH; a path has a separator or starts with `.`.
       if (value === '' || (!value.includes('/') && !value.startsWith('.'))) continue;
-      const rel = path.relative(root, path.resolve(root, value));
-      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
-      const p = rel.split(path.sep).join('/');
-      if (!held.has(p)) held.set(p, `${s.tool} (${key} in ${s.file})`);
+      const rel = path.relative(root, path.resolve(dir, value));
+      if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      out.push([
+        rel === '' ? '' : rel.split(path.sep).join('/'),
+        `${s.tool} (${key} in ${dir === root ? s.file : path.join(dir, s.file)})`,
+      ]);
     }
   }
-  return [...held].map(([p, why]) => ({ path: p, why })).sort((a, b) => (a.path < b.path ? -1 : 1));
+  return out;
 }
