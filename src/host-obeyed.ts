@@ -20,7 +20,15 @@
 // project's build definitions (Makefile, package.json scripts, build.gradle, build.rs) are
 // not: running them is running the project. The names a repository's own git settings give
 // (core.hooksPath, a `.git` file's gitdir, include.path) are not on this static list: they
-// are read from the host's repository at run start and held the same way (git-held.ts).
+// are read from the host's repository at run start and held the same way
+// (host-obeyed-git.ts); nor are the programs a listed configuration names (`.yarnrc.yml`'s
+// yarnPath: host-obeyed-named.ts). Left off by the rule: configuration that is the
+// project's code and loads more of it (eslint.config.js, prettier.config.js, babel, jest,
+// vite configs): the linter and plugins an editor runs for them come from node_modules and
+// the project's sources, which the sandbox writes as ordinary work, so holding the config
+// would close nothing; build definitions that can also carry a pylint init-hook
+// (pyproject.toml, setup.cfg, tox.ini); instructions to an agent (CLAUDE.md, AGENTS.md),
+// which are text it reads, not settings that name a program.
 //
 // A path is host-obeyed when any of its components is one of these names (compared without
 // regard to case: a case-insensitive file system or git's core.ignorecase finds `.GIT` as
