@@ -17,7 +17,7 @@
 //   `node-options` preloads (`--require`, `-r`, `--import`, `--loader`) in every script;
 // - `rust-toolchain.toml` / `rust-toolchain` `[toolchain] path` (the toolchain directory
 //   every cargo and rustc in the directory runs from).
-import { lstatSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -124,13 +124,23 @@ const SETTINGS: readonly Setting[] = [
   { tool: 'rustup', file: 'rust-toolchain', read: rustToolchain },
 ];
 
+/** The file's text, when it is a regular file of a sane size; opened so a FIFO cannot block. */
 function readSmall(file: string): string | undefined {
+  let fd: number;
   try {
-    const s = lstatSync(file);
-    if (!s.isFile() || s.size > CONFIG_MAX_BYTES) return undefined;
-    return readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
+  }
+  try {
+    const s = fstatSync(fd);
+    if (!s.isFile() || s.size > CONFIG_MAX_BYTES) return undefined;
+    const buffer = Buffer.alloc(CONFIG_MAX_BYTES);
+    return buffer.subarray(0, readSync(fd, buffer, 0, CONFIG_MAX_BYTES, 0)).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
   }
 }
 

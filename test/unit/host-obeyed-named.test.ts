@@ -4,6 +4,7 @@
 // real files in a temp workspace; the apply gate holding them with the setting that names
 // them (workspace/host-obeyed-gate.ts); the rw plan watching them, neither mounting them
 // read-only nor refusing the run (sandbox/host-obeyed-mounts.ts).
+import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -70,12 +71,15 @@ describe('class 9: the paths a held configuration names as code to run', () => {
     ]);
   });
 
-  it('holds nothing for a bare command, a path outside, a file that does not parse', async () => {
+  it('holds nothing for a bare command, a path outside, a file that does not parse, a FIFO', async () => {
     await put('.npmrc', 'script-shell=bash\nnode-options=--require tsx\n');
     await put('.yarnrc.yml', 'yarnPath: ../elsewhere/yarn.cjs\n');
     await put('rust-toolchain.toml', '[other]\npath = "x"\n');
     expect(namedHeldPaths(ws)).toEqual([]);
     await put('.yarnrc.yml', 'yarnPath: [unclosed\n');
+    expect(namedHeldPaths(ws)).toEqual([]);
+    // A FIFO where a configuration is looked for does not block the read.
+    execFileSync('mkfifo', [path.join(ws, '.yarnrc')]);
     expect(namedHeldPaths(ws)).toEqual([]);
   });
 
