@@ -16,7 +16,8 @@
 // - `.npmrc` `script-shell` (the shell npm runs every script with) and the modules
 //   `node-options` preloads (`--require`, `-r`, `--import`, `--loader`) in every script;
 // - `rust-toolchain.toml` / `rust-toolchain` `[toolchain] path` (the toolchain directory
-//   every cargo and rustc in the directory runs from).
+//   every cargo and rustc in the directory runs from);
+// - mise's `[env] _.source` (scripts the shell runs on entering the directory).
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -111,6 +112,31 @@ function rustToolchain(text: string): { value: string; key: string }[] {
   return [];
 }
 
+/**
+ * mise's `[env]` `_.source` (a script or a list of them, run by the shell on entering the
+ * directory with `mise activate`), in the plain forms: `_.source = "x"` or `["x", "y"]`
+ * under `[env]`, `source = ...` under `[env._]`. A table form (`{ path = ... }`) is not read.
+ */
+function miseSource(text: string): { value: string; key: string }[] {
+  let section = '';
+  const out: { value: string; key: string }[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const header = /^\s*\[([^\]]+)\]\s*$/.exec(raw);
+    if (header?.[1] !== undefined) section = header[1].trim();
+    const key =
+      section === 'env'
+        ? /^\s*_\.source\s*=(.*)$/
+        : section === 'env._'
+          ? /^\s*source\s*=(.*)$/
+          : undefined;
+    const rhs = key?.exec(raw)?.[1];
+    if (rhs === undefined) continue;
+    for (const m of rhs.matchAll(/["']([^"']+)["']/g))
+      if (m[1] !== undefined) out.push({ value: m[1], key: 'env._.source' });
+  }
+  return out;
+}
+
 const SETTINGS: readonly Setting[] = [
   { tool: 'yarn', file: '.yarnrc.yml', read: yarnBerry },
   {
@@ -122,6 +148,11 @@ const SETTINGS: readonly Setting[] = [
   { tool: 'npm', file: '.npmrc', read: npmrc },
   { tool: 'rustup', file: 'rust-toolchain.toml', read: rustToolchain },
   { tool: 'rustup', file: 'rust-toolchain', read: rustToolchain },
+  ...['.mise.toml', 'mise.toml', '.mise.local.toml', 'mise.local.toml'].map((file) => ({
+    tool: 'mise',
+    file,
+    read: miseSource,
+  })),
 ];
 
 /** The file's text, when it is a regular file of a sane size; opened so a FIFO cannot block. */

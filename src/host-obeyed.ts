@@ -111,6 +111,16 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   },
   { name: '.mise.toml', tool: 'mise', why: 'hooks, tasks and env run on entering the directory' },
   { name: 'mise.toml', tool: 'mise', why: 'hooks, tasks and env run on entering the directory' },
+  {
+    name: '.mise.local.toml',
+    tool: 'mise',
+    why: 'hooks, tasks and env run on entering the directory',
+  },
+  {
+    name: 'mise.local.toml',
+    tool: 'mise',
+    why: 'hooks, tasks and env run on entering the directory',
+  },
   { name: '.mise', tool: 'mise', why: 'configuration and tasks' },
   { name: '.tool-versions', tool: 'asdf, mise', why: 'plugins installed and run on use' },
   {
