@@ -20,7 +20,15 @@
 // project's build definitions (Makefile, package.json scripts, build.gradle, build.rs) are
 // not: running them is running the project. The names a repository's own git settings give
 // (core.hooksPath, a `.git` file's gitdir, include.path) are not on this static list: they
-// are read from the host's repository at run start and held the same way (git-held.ts).
+// are read from the host's repository at run start and held the same way
+// (host-obeyed-git.ts); nor are the programs a listed configuration names (`.yarnrc.yml`'s
+// yarnPath: host-obeyed-named.ts). Left off by the rule: configuration that is the
+// project's code and loads more of it (eslint.config.js, prettier.config.js, babel, jest,
+// vite configs): the linter and plugins an editor runs for them come from node_modules and
+// the project's sources, which the sandbox writes as ordinary work, so holding the config
+// would close nothing; build definitions that can also carry a pylint init-hook
+// (pyproject.toml, setup.cfg, tox.ini); instructions to an agent (CLAUDE.md, AGENTS.md),
+// which are text it reads, not settings that name a program.
 //
 // A path is host-obeyed when any of its components is one of these names (compared without
 // regard to case: a case-insensitive file system or git's core.ignorecase finds `.GIT` as
@@ -61,18 +69,58 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.idea', tool: 'JetBrains IDEs', why: 'run configurations and tool settings' },
   { name: '.devcontainer', tool: 'Dev Containers', why: 'initializeCommand runs on the host' },
   { name: '.devcontainer.json', tool: 'Dev Containers', why: 'initializeCommand runs on the host' },
+  { name: '.zed', tool: 'Zed', why: 'settings naming language servers and tasks it runs' },
+  { name: '.fleet', tool: 'JetBrains Fleet', why: 'run configurations and tool settings' },
   { name: '.claude', tool: 'Claude Code', why: 'settings: hooks and commands run by the agent' },
+  { name: '.mcp.json', tool: 'Claude Code', why: 'project MCP servers: commands the agent starts' },
+  { name: '.cursor', tool: 'Cursor', why: 'mcp.json: MCP server commands the editor starts' },
+  { name: '.gemini', tool: 'Gemini CLI', why: 'mcpServers and toolDiscoveryCommand it runs' },
+  { name: '.codex', tool: 'Codex CLI', why: 'config.toml: MCP server commands it starts' },
+  { name: '.windsurf', tool: 'Windsurf', why: 'hooks and workflows the agent runs' },
+  { name: '.roo', tool: 'Roo Code', why: 'mcp.json: MCP server commands it starts' },
+  { name: '.continue', tool: 'Continue', why: 'MCP server commands it starts' },
+  { name: '.clinerules', tool: 'Cline', why: 'hooks and workflows the agent runs' },
+  { name: '.amazonq', tool: 'Amazon Q', why: 'mcp.json: MCP server commands it starts' },
+  { name: '.kiro', tool: 'Kiro', why: 'hooks and MCP server commands it runs' },
+  { name: 'opencode.json', tool: 'opencode', why: 'MCP server commands it starts' },
+  { name: '.opencode', tool: 'opencode', why: 'configuration, plugins and commands it runs' },
+  { name: '.aider.conf.yml', tool: 'aider', why: 'lint-cmd and test-cmd it runs after edits' },
   { name: '.dir-locals.el', tool: 'Emacs', why: 'directory-local variables, eval forms' },
   { name: '.dir-locals-2.el', tool: 'Emacs', why: 'directory-local variables, eval forms' },
   { name: '.exrc', tool: 'vim', why: 'commands run on start (exrc)' },
+  { name: '_exrc', tool: 'vim', why: 'commands run on start (exrc)' },
+  { name: '.vimrc', tool: 'vim', why: 'commands run on start (exrc)' },
+  { name: '_vimrc', tool: 'vim', why: 'commands run on start (exrc)' },
+  { name: '.gvimrc', tool: 'gvim', why: 'commands run on start (exrc)' },
+  { name: '_gvimrc', tool: 'gvim', why: 'commands run on start (exrc)' },
   { name: '.nvim.lua', tool: 'Neovim', why: 'Lua run on start (exrc)' },
   { name: '.nvimrc', tool: 'Neovim', why: 'commands run on start (exrc)' },
   { name: '.gdbinit', tool: 'gdb', why: 'commands run on start' },
   { name: '.lldbinit', tool: 'lldb', why: 'commands run on start' },
   { name: '.pdbrc', tool: 'pdb', why: 'Python run when the debugger starts' },
   { name: '.irbrc', tool: 'irb', why: 'Ruby run when irb starts' },
+  {
+    name: '.pylintrc',
+    tool: 'pylint',
+    why: 'init-hook: Python run on start (editors lint on open)',
+  },
+  {
+    name: 'pylintrc',
+    tool: 'pylint',
+    why: 'init-hook: Python run on start (editors lint on open)',
+  },
   { name: '.mise.toml', tool: 'mise', why: 'hooks, tasks and env run on entering the directory' },
   { name: 'mise.toml', tool: 'mise', why: 'hooks, tasks and env run on entering the directory' },
+  {
+    name: '.mise.local.toml',
+    tool: 'mise',
+    why: 'hooks, tasks and env run on entering the directory',
+  },
+  {
+    name: 'mise.local.toml',
+    tool: 'mise',
+    why: 'hooks, tasks and env run on entering the directory',
+  },
   { name: '.mise', tool: 'mise', why: 'configuration and tasks' },
   { name: '.tool-versions', tool: 'asdf, mise', why: 'plugins installed and run on use' },
   {
@@ -80,7 +128,24 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
     tool: 'cargo',
     why: 'config.toml: rustc-wrapper, runners, credential providers',
   },
+  {
+    name: 'rust-toolchain.toml',
+    tool: 'rustup',
+    why: 'toolchain path: the programs every cargo and rustc run',
+  },
+  {
+    name: 'rust-toolchain',
+    tool: 'rustup',
+    why: 'toolchain path: the programs every cargo and rustc run',
+  },
   { name: '.mvn', tool: 'Maven', why: 'extensions.xml and jvm.config: code loaded by every mvn' },
+  { name: '.terraform', tool: 'terraform', why: 'provider plugins every plan and apply runs' },
+  {
+    name: '.terraformrc',
+    tool: 'terraform',
+    why: 'provider installation overrides (a workspace that is a home)',
+  },
+  { name: '.terraform.d', tool: 'terraform', why: 'provider plugins (a workspace that is a home)' },
   { name: '.kube', tool: 'kubectl', why: 'kubeconfig: exec credential plugins' },
   { name: '.docker', tool: 'docker', why: 'credential helpers and stores run by the CLI' },
   { name: '.aws', tool: 'AWS CLI and SDKs', why: 'credential_process run for credentials' },
@@ -96,6 +161,11 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.zshrc', tool: 'zsh', why: 'shell code (a workspace that is a home)' },
   { name: '.zshenv', tool: 'zsh', why: 'shell code (a workspace that is a home)' },
   { name: '.zprofile', tool: 'zsh', why: 'shell code (a workspace that is a home)' },
+  {
+    name: '.gnupg',
+    tool: 'gpg',
+    why: 'gpg-agent.conf: the pinentry program (a workspace that is a home)',
+  },
   {
     name: '.ssh',
     tool: 'ssh',

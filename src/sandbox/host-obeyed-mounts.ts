@@ -29,6 +29,7 @@ import path from 'node:path';
 import { ConfigError, ContainmentError } from '../errors.js';
 import { hostObeyedName } from '../host-obeyed.js';
 import { gitHeldPathsSync, type GitHeldPath } from '../host-obeyed-git.js';
+import { namedHeldPaths } from '../host-obeyed-named.js';
 import { refuseOtherNames } from './host-obeyed-links.js';
 import type { HostObeyedMode } from '../config/profile-schema.js';
 import type { SpecMount } from '../substrate/container-spec.js';
@@ -47,7 +48,9 @@ export interface HostObeyedPlan {
   readonly guarded: readonly string[];
   /**
    * Per rw mount (by host source), the paths its repository sends git to beyond the listed
-   * names (host-obeyed-git.ts), relative to it: held through their top entry, and watched.
+   * names (host-obeyed-git.ts), relative to it: held through their top entry, and watched;
+   * and the paths a listed configuration at its top names as code to run
+   * (host-obeyed-named.ts: a `yarnPath`): watched.
    */
   readonly repository: readonly { readonly source: string; readonly paths: readonly string[] }[];
 }
@@ -70,7 +73,13 @@ export function holdHostObeyed(mounts: readonly SpecMount[], mode: HostObeyedMod
     source: m.source,
     git: gitHeldPathsSync(m.source),
   }));
-  const paths = repository.map((r) => ({ source: r.source, paths: r.git.map((g) => g.path) }));
+  // What a held configuration names (`.yarn/releases/yarn-4.5.0.cjs`) is watched, not held
+  // nor refused: holding it would take its whole top entry read-only (`.yarn`, where the
+  // sandbox's own installs write), and refusing would refuse every such project in rw mode.
+  const paths = repository.map((r) => ({
+    source: r.source,
+    paths: [...r.git.map((g) => g.path), ...namedHeldPaths(r.source).map((n) => n.path)],
+  }));
   if (mode === 'rw') return { mode, mounts: [], guarded: [], repository: paths };
   return {
     mode,

@@ -12,15 +12,18 @@ import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import { hostObeyedPrefix } from '../host-obeyed.js';
 import { gitHeldPaths, underHeld, type GitHeldPath } from '../host-obeyed-git.js';
+import { namedHeldPaths, type NamedHeldPath } from '../host-obeyed-named.js';
 import type { PatchChange } from './patch.js';
 
 /**
  * What the host holds beyond the listed names, read from the host workspace when the gate
- * runs: the paths its repository sends git to (host-obeyed-git.ts), and whether an entry
- * exists there (for a git directory the patch completes).
+ * runs: the paths its repository sends git to (host-obeyed-git.ts), the paths a listed
+ * configuration names as code to run (host-obeyed-named.ts: a `yarnPath`), and whether an
+ * entry exists there (for a git directory the patch completes).
  */
 export interface HostHeld {
   readonly git?: readonly GitHeldPath[];
+  readonly named?: readonly NamedHeldPath[];
   readonly hostHas?: (rel: string) => boolean;
 }
 
@@ -59,6 +62,12 @@ function obeyedBy(rel: string, held: HostHeld, gitDirs: ReadonlySet<string>): st
     git.map((g) => g.path),
   );
   if (at !== undefined) return `git (${git.find((g) => g.path === at)?.why ?? 'config'})`;
+  const named = held.named ?? [];
+  const by = underHeld(
+    rel,
+    named.map((n) => n.path),
+  );
+  if (by !== undefined) return named.find((n) => n.path === by)?.why ?? 'a held configuration';
   if (underHeld(rel, [...gitDirs]) !== undefined) return 'git (a repository directory)';
   return undefined;
 }
@@ -150,5 +159,5 @@ export async function readHostHeld(root: string, signal: AbortSignal): Promise<H
       return false;
     }
   };
-  return { git, hostHas };
+  return { git, named: namedHeldPaths(root), hostHas };
 }
