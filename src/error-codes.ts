@@ -210,6 +210,7 @@ export const ERROR_CODES = [
   // cannot be resumed (chain, schema, transcript, workspace, image, profile changed).
   'resume_broadens',
   'resume_unusable',
+  'host_tool_state_shared',
   'written_label_unknown',
   'written_labels_unreadable',
 ] as const;

@@ -55,6 +55,19 @@ function realOfNearest(p: string): string {
   }
 }
 
+/** The real paths an entry's configuration names (not its code, not its cwd). */
+export function namedPaths(entry: HostToolEntry): string[] {
+  const base = entry.cwd !== undefined && path.isAbsolute(entry.cwd) ? entry.cwd : undefined;
+  return (
+    texts(entry, base)
+      .flatMap((t) => pathCandidates(t))
+      // An option as a whole (`--file=x`) is no path; what follows its `=` is a candidate.
+      .filter((c) => !c.startsWith('-'))
+      .filter((c) => path.isAbsolute(c) || base !== undefined)
+      .map((c) => realOfNearest(path.resolve(base ?? '/', c)))
+  );
+}
+
 /** Every mount of `mounts` a cleared host tool of `entries` names a path in. */
 export function hostToolStores(
   entries: readonly HostToolEntry[],
@@ -64,13 +77,7 @@ export function hostToolStores(
   for (const entry of entries) {
     const atoms = entryClearance(entry);
     if (atoms.length === 0) continue;
-    const base = entry.cwd !== undefined && path.isAbsolute(entry.cwd) ? entry.cwd : undefined;
-    const named = texts(entry, base)
-      .flatMap((t) => pathCandidates(t))
-      // An option as a whole (`--file=x`) is no path; what follows its `=` is a candidate.
-      .filter((c) => !c.startsWith('-'))
-      .filter((c) => path.isAbsolute(c) || base !== undefined)
-      .map((c) => realOfNearest(path.resolve(base ?? '/', c)));
+    const named = namedPaths(entry);
     for (const m of mounts)
       if (named.some((p) => p === m.source || isWithin(p, m.source)))
         out.push({ target: m.target, tool: entry.name, atoms: [...atoms].sort() });

@@ -57,6 +57,7 @@ import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import type { SourceTrees } from '../host-trees.js';
 import { planRunCfc } from './cfc-plan.js';
 import { readWrittenRecords } from '../cfc/written-store.js';
+import { checkHostToolSharing } from './host-tool-sharing.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
 export interface SandboxRunOptions extends ProfileFlags {
@@ -197,7 +198,11 @@ export function planSandboxRun(
   checkProfileTools(profileRef, profile);
   // AH-DEL-2: every child profile resolves (its ceiling, its own children to the depth
   // bound) before anything exists; a child's own plan is checked by its parent's runner.
-  if (options.loaded === undefined) resolveChildren(profile, profile.budgets.maxDelegationDepth);
+  if (options.loaded === undefined) {
+    resolveChildren(profile, profile.budgets.maxDelegationDepth);
+    // One host tool state, one clearance, across the run and every child it may delegate to.
+    checkHostToolSharing(profile, profile.budgets.maxDelegationDepth);
+  }
   // The policy compiles (unique ids, valid regexes) before anything exists (AH-INV-4).
   policyFor(profile, runFactsOf(profile));
   // Every destination is parsed now, whatever the mode, so a typo fails before any run.

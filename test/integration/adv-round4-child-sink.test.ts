@@ -84,6 +84,8 @@ describe('adv round 4: a store a child is cleared for, read back by its parent',
       },
     });
     const run = await cfh(agentRunArgs({ workspace: ws, artifactRoot: art, profile, script }));
+    // cfh may hold by refusing the plan, for this reason only (nothing ran, nothing stored).
+    if (refusedAsShared(run)) return;
     const dir = await onlyRunDir(art);
     const context = await modelContext(dir);
     // Preconditions: the run went as scripted (the child stored the secret).
@@ -145,7 +147,8 @@ describe('adv round 4: a store a child is cleared for, read back by its parent',
         },
       },
     });
-    await cfh(agentRunArgs({ workspace: ws, artifactRoot: art, profile, script }));
+    const run = await cfh(agentRunArgs({ workspace: ws, artifactRoot: art, profile, script }));
+    if (refusedAsShared(run)) return;
     const dir = await onlyRunDir(art);
     const { readFile } = await import('node:fs/promises');
     const stored = await readFile(store, 'utf8').catch(() => '');
@@ -154,6 +157,16 @@ describe('adv round 4: a store a child is cleared for, read back by its parent',
     expect(stored.includes(SECRET) && contexts.includes(SECRET)).toBe(false);
   });
 });
+
+/**
+ * The plan refused because two entries of one host tool state carry different clearances
+ * (engine/host-tool-sharing.ts): a defence, added after this round; any other refusal is not.
+ */
+function refusedAsShared(run: { exitCode: number; stderr: string }): boolean {
+  if (run.exitCode !== 125) return false;
+  expect(run.stderr).toMatch(/under different clearances/);
+  return true;
+}
 
 /** Every transcript under a run directory (its own and its children's), concatenated. */
 async function transcriptsUnder(dir: string): Promise<string> {
