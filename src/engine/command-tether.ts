@@ -62,6 +62,10 @@ export function holdTether(
     .then(
       async (result) => {
         if (options.signal.aborted) return false;
+        // A quick command's end takes the container down while the tether's exec starts:
+        // the engine then answers 126 too, and there is nothing left to hold.
+        if (NO_SHELL.has(result.exitCode) && !(await stillRunning(started, options.exited)))
+          return false;
         if (NO_SHELL.has(result.exitCode)) {
           options.log.warn(
             { exitCode: result.exitCode },
@@ -89,4 +93,16 @@ export function holdTether(
       },
     );
   return { cut };
+}
+
+/** Whether the container still runs once its own end had a moment to be seen. */
+async function stillRunning(started: StartedContainer, exited: Promise<unknown>): Promise<boolean> {
+  const ended = await Promise.race([
+    exited.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<false>((resolve) => setTimeout(resolve, TETHER_END_GRACE_MS, false)),
+  ]);
+  return ended ? false : started.running().catch(() => false);
 }
