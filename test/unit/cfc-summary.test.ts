@@ -80,4 +80,18 @@ describe('runs show: the cfc line', () => {
     );
     expect(cfcLine({}, undefined)).toBe('not recorded (a run from before CFC)');
   });
+
+  it('names a mount whose label what earlier runs wrote raised', async () => {
+    const { cfcLine } = await import('../../src/cli/commands/runs.js');
+    const snap = snapshotCfc('enforce-explicit');
+    const raised = {
+      ...snap,
+      mounts: snap.mounts.map((m, i) =>
+        i === 0 ? { ...m, labelSource: 'written', writtenBy: ['run-1'] } : m,
+      ),
+    };
+    expect(
+      cfcLine({ cfc: raised }, { cfc: summarizeCfc('enforce-explicit', cleanEvents()) }),
+    ).toMatch(/; raised by what earlier runs wrote: \/workspace \(cfh labels\)$/);
+  });
 });

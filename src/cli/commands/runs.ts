@@ -202,7 +202,13 @@ export function cfcLine(
   const declassified =
     (c.declassified ?? 0) > 0 ? `; ${c.declassified ?? 0} declassified by the profile` : '';
   const carried = (c.carried ?? 0) > 0 ? `; ${c.carried ?? 0} context(s) carried in` : '';
-  return `${c.mode} (${kind}); flows ${f.allowed} allowed, ${f.denied} denied, ${f.wouldDeny} would-deny, ${f.endorsed} endorsed; ${c.handles} handle(s), ${c.opaque} opaque${declassified}${carried}`;
+  // A label earlier runs' writes raised (cfc/written-labels.ts): why a read was opaque.
+  const raised = s.success ? s.data.mounts.filter((m) => m.labelSource === 'written') : [];
+  const written =
+    raised.length === 0
+      ? ''
+      : `; raised by what earlier runs wrote: ${raised.map((m) => m.target).join(', ')} (cfh labels)`;
+  return `${c.mode} (${kind}); flows ${f.allowed} allowed, ${f.denied} denied, ${f.wouldDeny} would-deny, ${f.endorsed} endorsed; ${c.handles} handle(s), ${c.opaque} opaque${declassified}${carried}${written}`;
 }
 
 /** Draft runs: the host workspace, the patch's summary, and whether it was applied. */
