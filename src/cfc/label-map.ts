@@ -50,6 +50,12 @@ export interface MountLabel {
   /** `written`: the runs whose writes raised it. */
   readonly writtenBy?: readonly string[] | undefined;
   /**
+   * Raised by what earlier runs wrote: the label and clearance the configuration alone gives
+   * (what a resume or a restore compares: a raise only narrows, it changes no authority).
+   */
+  readonly configured?:
+    { readonly label: Label | undefined; readonly clearance: readonly string[] } | undefined;
+  /**
    * Whether a value read from it keeps its integrity when a call uses it through a handle:
    * false for an operator's mount (not the workspace) whose label names no integrity, which
    * is data the model never saw (docs/operators.md, "Handles").
@@ -251,7 +257,18 @@ export function planCfc(profile: Profile, options: CfcPlanOptions): CfcPlan {
           : flagged === undefined
             ? ('profile' as const)
             : ('flag' as const),
-      ...(byWritten.raised ? { writtenBy: written?.runs } : {}),
+      ...(byWritten.raised
+        ? {
+            writtenBy: written?.runs,
+            configured: {
+              label: byParents,
+              clearance: cappedByParents(
+                [...(byParents?.confidentiality ?? []), ...m.extra],
+                parents,
+              ),
+            },
+          }
+        : {}),
       integrityCounts: integrityCounts(i, l),
     };
   });

@@ -211,6 +211,14 @@ export function snapshotCfc(
       clearance: [...m.clearance],
       labelSource: m.labelSource,
       ...(m.writtenBy === undefined ? {} : { writtenBy: [...m.writtenBy] }),
+      ...(m.configured === undefined
+        ? {}
+        : {
+            configured: {
+              label: m.configured.label === undefined ? null : labelRecordOf(m.configured.label),
+              clearance: [...m.configured.clearance],
+            },
+          }),
       inWorkload: m.inWorkload,
       ...(m.withheldBecause === undefined ? {} : { withheldBecause: m.withheldBecause }),
     })),

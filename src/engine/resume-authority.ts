@@ -36,7 +36,12 @@ function cfcLabelsOf(cfc: SnapshotCfc | undefined): string {
   if (cfc === undefined) return canonicalJson(null);
   return canonicalJson({
     modelClearance: cfc.modelClearance,
-    mounts: cfc.mounts.map((m) => ({ target: m.target, label: m.label, clearance: m.clearance })),
+    // A label earlier runs' writes raised only narrows: the configuration's is compared.
+    mounts: cfc.mounts.map((m) => ({
+      target: m.target,
+      label: m.configured?.label ?? m.label,
+      clearance: m.configured?.clearance ?? m.clearance,
+    })),
     destinations: cfc.destinations,
     sinks: cfc.sinks,
   });

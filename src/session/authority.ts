@@ -10,6 +10,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { canonicalJson } from '../evidence/canonical-json.js';
 import { snapshotCfc } from '../engine/cfc-plan.js';
+import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
 import type { RunPlan } from '../engine/run-plan.js';
 import type { ModelGateway } from '../model/gateway.js';
 import { SessionError } from './session-error.js';
@@ -73,7 +74,7 @@ export function authorityOf(
       };
     }),
     network: digestOf({ posture: plan.profile.network, egress: plan.egress ?? null }),
-    cfc: digestOf(snapshotCfc(plan.cfc, plan.profile.cfc.mode, null)),
+    cfc: digestOf(configuredCfc(snapshotCfc(plan.cfc, plan.profile.cfc.mode, null))),
     mode,
     // Rules approved for the whole session are authority too.
     approvals: [...preApprovedRules].sort(),
@@ -100,4 +101,21 @@ export function checkAuthority(
     { sessionId, fields },
     'restore it with the profile, workspace, mounts, model and credential, network, CFC mode and approvals it was opened with',
   );
+}
+
+/**
+ * The CFC plan as the configuration alone gives it: a label what earlier runs wrote raised
+ * (and the withholding it led to) only narrows what the session may do, and a session's own
+ * writes raise it between a run and its restore (cfc/written-labels.ts).
+ */
+function configuredCfc(cfc: SnapshotCfc): unknown {
+  return {
+    ...cfc,
+    mounts: cfc.mounts.map((m) => ({
+      target: m.target,
+      writable: m.writable,
+      label: m.configured?.label ?? m.label,
+      clearance: m.configured?.clearance ?? m.clearance,
+    })),
+  };
 }

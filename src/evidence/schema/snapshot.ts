@@ -210,6 +210,18 @@ export const SnapshotCfc = z.strictObject({
       labelSource: z.enum(['profile', 'flag', 'parent', 'written']).optional(),
       /** `written`: the runs whose writes raised it (the latest 16 of each tree). */
       writtenBy: z.array(z.string()).optional(),
+      /** Raised by what runs wrote: the label and clearance of the configuration alone. */
+      configured: z
+        .strictObject({
+          label: z
+            .strictObject({
+              confidentiality: z.array(z.string()),
+              integrity: z.array(z.string()),
+            })
+            .nullable(),
+          clearance: z.array(z.string()),
+        })
+        .optional(),
       inWorkload: z.boolean(),
       withheldBecause: z.string().optional(),
     }),
