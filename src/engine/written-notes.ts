@@ -5,6 +5,7 @@
 // both durable before the call runs. A draft run's writes count for the host workspace its
 // copy was made from. A command run writes whatever its container reads:
 // its writable mounts are raised with its container's label before the container starts.
+import { UNLABELLED_ATOM } from '../config/cfc-schema.js';
 import { commandReadable, type CfcPlan } from '../cfc/label-map.js';
 import { join, joinAll, label, type Label } from '../cfc/label.js';
 import { targetOf } from '../cfc/mount-target.js';
@@ -23,9 +24,6 @@ export interface WrittenPlan {
 export interface WrittenRecorder {
   event(type: 'cfc_written', data: EventInput<'cfc_written'>, durable: boolean): Promise<unknown>;
 }
-
-/** The confidentiality a source without a label is recorded under: unknown, cleared for nobody. */
-export const UNLABELLED_ATOM = 'unlabelled';
 
 export class WrittenNotes {
   readonly #plan: WrittenPlan;
@@ -95,6 +93,7 @@ export class WrittenNotes {
   }
 }
 
+/** A source without a label: of unknown confidentiality, cleared for nobody. */
 function unknown(): Label {
   return label({ confidentiality: [UNLABELLED_ATOM] });
 }
