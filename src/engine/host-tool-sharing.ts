@@ -5,9 +5,10 @@
 // this run or in a child (either way: the parent's and the children's profiles are all
 // known when the top run is planned). Entries share state when they run the same command
 // with the same settings, or when their configurations name a common path (a file, or one
-// inside the other's directory: engine/host-tool-stores.ts namedPaths). Two such entries
+// inside a directory the other names: engine/host-tool-stores.ts namedPaths). Two such entries
 // under different clearances are refused at planning, as two mounts of one tree under two
 // labels are (label-map.ts).
+import { statSync } from 'node:fs';
 import { resolveChildren } from '../config/child-profiles.js';
 import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
@@ -56,12 +57,29 @@ function treeEntries(profile: Profile, depth: number, where: string): Placed[] {
   ];
 }
 
+/**
+ * How `a` and `b` share state: the same command; one file both name; or a file one names
+ * inside a directory the other names (it reads what is kept there). One directory both name
+ * is not by itself shared state: tools that each keep their own file in a common directory
+ * (a records or output directory) do not read each other's.
+ */
 function shared(a: Placed, b: Placed): string | undefined {
   if (a.command === b.command) return 'run the same command with the same settings';
   for (const p of a.paths)
-    for (const q of b.paths)
-      if (p === q || isWithin(p, q) || isWithin(q, p)) return `both name '${p === q ? p : q}'`;
+    for (const q of b.paths) {
+      if (p === q && !isDirectory(p)) return `both name '${p}'`;
+      if (isWithin(p, q) && !isDirectory(p)) return `both name '${p}' (through '${q}')`;
+      if (isWithin(q, p) && !isDirectory(q)) return `both name '${q}' (through '${p}')`;
+    }
   return undefined;
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Refuses two entries of one host tool state under different clearances, in the whole tree. */

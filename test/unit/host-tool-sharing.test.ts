@@ -1,6 +1,7 @@
 // One host tool state, one clearance (engine/host-tool-sharing.ts): two entries that run the
 // same command with the same settings, or whose configurations name a common path, under
 // different clearances, in one profile or across its children, are refused at planning.
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { Profile } from '../../src/config/profile-schema.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
@@ -51,6 +52,21 @@ describe('checkHostToolSharing', () => {
       checkHostToolSharing(p, 2);
     }).toThrow(/notes \(this run\) and notes \(child worker\) both name '\/srv\/notes\/n\.txt'/);
   });
+  it('lets two tools keep their own files in one directory both name', () => {
+    const records = { env: { RECORDS: { value: os.tmpdir() } } };
+    expect(() => {
+      checkHostToolSharing(
+        profileWith({
+          hostTools: [
+            tool('vault', { ...records, argv: ['/usr/bin/node', '/opt/vault.mjs', '{op}'] }),
+            tool('deploy', { ...records, clearance: ['secret'] }),
+          ],
+        }),
+        2,
+      );
+    }).not.toThrow();
+  });
+
   it('lets one state under one clearance be, and two states under two', () => {
     expect(() => {
       checkHostToolSharing(
