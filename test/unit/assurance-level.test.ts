@@ -4,7 +4,6 @@
 // its reason. And the audit refuses a `strong` that the recorded runtime does not bear out.
 // Pure logic over planned runs and synthetic evidence; the real engine's runs are in
 // integration/assurance.test.ts.
-import os from 'node:os';
 import { mkdir } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { assuranceCheck } from '../../src/evidence/audit/checks-snapshot.js';
 import { parseEvents, type RunEvidence } from '../../src/evidence/audit/run-evidence.js';
 import { isGvisorBinary } from '../../src/evidence/schema/snapshot.js';
 import { makeTempDir, removeTempDir } from './helpers.js';
+import { testEnvironment } from './test-environment.js';
 
 let tmp: string | undefined;
 let ws = '';
@@ -31,21 +31,7 @@ afterAll(async () => {
 
 function plan(runtime: 'runc' | 'runsc', network = 'disabled'): RunPlan {
   const art = path.join(tmp ?? '', 'runs');
-  const env: CfhEnvironment = {
-    artifactRoot: art,
-    keyDir: path.join(art, '..', 'keys'),
-    dockerHost: undefined,
-    logLevel: 'warn',
-    egressResolver: undefined,
-    draftMaxBytes: undefined,
-    anthropicApiKey: undefined,
-    anthropicBaseUrl: undefined,
-    model: 'm',
-    draftRoot: os.tmpdir(),
-    hostProcessDir: path.join(art, '..', 'host-processes'),
-    writtenLabelsDir: path.join(art, '..', 'written-labels'),
-    credentialSource: {},
-  };
+  const env: CfhEnvironment = testEnvironment(path.join(art, '..'), { artifactRoot: art });
   return planSandboxRun(
     { workspace: ws, command: ['true'], runtime, network },
     env,

@@ -3,7 +3,6 @@
 // source naming every one and the fix (AH-CFC-14); `--mount` mounts are sources too;
 // snapshot.cfc's fallback (AH-CFC-15); the capture record of `--prompt` (AH-CFC-3).
 import { createHash } from 'node:crypto';
-import os from 'node:os';
 import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,6 +23,7 @@ import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-pla
 import { InputCaptureRecord } from '../../src/evidence/schema/events-cfc.js';
 import { SnapshotCfc } from '../../src/evidence/schema/snapshot.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
+import { testEnvironment } from './test-environment.js';
 
 let tmp = '';
 
@@ -39,22 +39,7 @@ afterEach(async () => {
 });
 
 function env(): CfhEnvironment {
-  const art = path.join(tmp, 'runs');
-  return {
-    artifactRoot: art,
-    keyDir: path.join(tmp, 'keys'),
-    dockerHost: undefined,
-    logLevel: 'warn',
-    egressResolver: undefined,
-    draftMaxBytes: undefined,
-    anthropicApiKey: undefined,
-    anthropicBaseUrl: undefined,
-    model: 'm',
-    draftRoot: os.tmpdir(),
-    hostProcessDir: path.join(tmp, 'host-processes'),
-    writtenLabelsDir: path.join(tmp, 'written-labels'),
-    credentialSource: {},
-  };
+  return testEnvironment(tmp);
 }
 
 function plan(options: Partial<SandboxRunOptions> = {}) {

@@ -4,7 +4,6 @@
 import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -18,6 +17,7 @@ import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-pla
 import { describeSpec } from '../../src/substrate/container-spec.js';
 import { toCreateOptions } from '../../src/substrate/docker-runtime.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
+import { testEnvironment } from './test-environment.js';
 
 const SECRET = 'sk-cfh-unit-0123456789abcdef';
 let tmp: string | undefined;
@@ -39,22 +39,10 @@ function at(name: string): string {
 }
 
 function env(credentialSource: NodeJS.ProcessEnv = {}): CfhEnvironment {
-  return {
-    artifactRoot: at('runs'),
-    keyDir: at('keys'),
-    dockerHost: undefined,
-    logLevel: 'warn',
-    egressResolver: undefined,
-    draftMaxBytes: undefined,
-    anthropicApiKey: undefined,
-    anthropicBaseUrl: undefined,
-    model: 'm',
-    draftRoot: os.tmpdir(),
-    hostProcessDir: at('host-processes'),
-    writtenLabelsDir: at('written-labels'),
-    // The digest key is made in the operator's key directory, read through this env.
+  // The digest key is made in the operator's key directory, read through this env.
+  return testEnvironment(at(''), {
     credentialSource: { CFH_KEY_DIR: at('keys'), ...credentialSource },
-  };
+  });
 }
 
 function plan(options: Partial<SandboxRunOptions>, hostEnv: NodeJS.ProcessEnv = {}) {

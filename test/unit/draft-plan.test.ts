@@ -10,6 +10,7 @@ import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-pla
 import type { OwnerIdentity } from '../../src/sandbox/owner.js';
 import type { HostIdentity } from '../../src/sandbox/sandbox-user.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
+import { testEnvironment } from './test-environment.js';
 
 const OWNER: OwnerIdentity = { pid: 4242, start: 'boot/1', host: 'test-host' };
 const self: HostIdentity = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
@@ -26,22 +27,7 @@ afterEach(async () => {
 });
 
 function env(extra: Partial<CfhEnvironment> = {}): CfhEnvironment {
-  return {
-    artifactRoot: path.join(tmp ?? '', 'art'),
-    keyDir: path.join(tmp ?? '', 'keys'),
-    dockerHost: undefined,
-    logLevel: 'warn',
-    egressResolver: undefined,
-    draftMaxBytes: undefined,
-    anthropicApiKey: undefined,
-    anthropicBaseUrl: undefined,
-    model: 'm',
-    hostProcessDir: path.join(tmp ?? '', 'host-processes'),
-    writtenLabelsDir: path.join(tmp ?? '', 'written-labels'),
-    credentialSource: {},
-    draftRoot: os.tmpdir(),
-    ...extra,
-  };
+  return testEnvironment(tmp ?? '', { artifactRoot: path.join(tmp ?? '', 'art'), ...extra });
 }
 
 const plan = (o: Partial<SandboxRunOptions> = {}, e = env(), host = self) =>

@@ -3,7 +3,6 @@
 // profile names; the workload container keeps the profile's image. Pure planning: no engine.
 import { realpathSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CfhEnvironment } from '../../src/config/env.js';
@@ -11,6 +10,7 @@ import { toolSpecs } from '../../src/engine/agent-tool-setup.js';
 import { planSandboxRun } from '../../src/engine/run-plan.js';
 import { resolveImage } from '../../src/image/source.js';
 import { makeTempDir, removeTempDir } from './helpers.js';
+import { testEnvironment } from './test-environment.js';
 
 let tmp = '';
 
@@ -24,22 +24,7 @@ afterEach(async () => {
 });
 
 function env(): CfhEnvironment {
-  const art = path.join(tmp, 'runs');
-  return {
-    artifactRoot: art,
-    keyDir: path.join(tmp, 'keys'),
-    dockerHost: undefined,
-    logLevel: 'warn',
-    egressResolver: undefined,
-    draftMaxBytes: undefined,
-    anthropicApiKey: undefined,
-    anthropicBaseUrl: undefined,
-    model: 'm',
-    draftRoot: os.tmpdir(),
-    hostProcessDir: path.join(tmp, 'host-processes'),
-    writtenLabelsDir: path.join(tmp, 'written-labels'),
-    credentialSource: {},
-  };
+  return testEnvironment(tmp);
 }
 
 async function planWith(image: string, tools: string[], workspace = 'ro') {

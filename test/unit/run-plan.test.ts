@@ -1,4 +1,3 @@
-import os from 'node:os';
 import { chmodSync, chownSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import { isRunId } from '../../src/evidence/run-id.js';
 import type { OwnerIdentity } from '../../src/sandbox/owner.js';
 import { NOBODY, resolveSandboxUser, type HostIdentity } from '../../src/sandbox/sandbox-user.js';
 import { expectConfigError, makeTempDir, removeTempDir, workspaceMountOf } from './helpers.js';
+import { testEnvironment } from './test-environment.js';
 
 const USER: HostIdentity = { uid: 1000, gid: 1000 };
 const ROOT: HostIdentity = { uid: 0, gid: 0 };
@@ -37,21 +37,7 @@ function dir(): string {
 }
 
 function env(artifactRoot = art): CfhEnvironment {
-  return {
-    artifactRoot,
-    keyDir: path.join(artifactRoot, '..', 'keys'),
-    dockerHost: undefined,
-    logLevel: 'warn',
-    egressResolver: undefined,
-    draftMaxBytes: undefined,
-    anthropicApiKey: undefined,
-    anthropicBaseUrl: undefined,
-    model: 'm',
-    draftRoot: os.tmpdir(),
-    hostProcessDir: path.join(artifactRoot, '..', 'host-processes'),
-    writtenLabelsDir: path.join(artifactRoot, '..', 'written-labels'),
-    credentialSource: {},
-  };
+  return testEnvironment(path.join(artifactRoot, '..'), { artifactRoot });
 }
 
 function plan(options: Partial<SandboxRunOptions> = {}, host: HostIdentity = USER) {
