@@ -48,6 +48,7 @@ const AUDIT_KERNELS = [
   'cfc/label.ts',
   'cfc/handles.ts',
   'cfc/label-map.ts',
+  'cfc/host-tool-labels.ts',
   'cfc/flow.ts',
   'cfc/runtime.ts',
   'mediator/policy.ts',

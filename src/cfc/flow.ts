@@ -7,13 +7,8 @@
 import { isEnforcing } from '../config/cfc-schema.js';
 import type { RiskClass } from '../config/vocabulary.js';
 import { describeLabel, join, missingIntegrity, uncleared, type Label } from './label.js';
-import {
-  mountOf,
-  workloadReadable,
-  workloadSinks,
-  type CfcPlan,
-  type HostToolLabels,
-} from './label-map.js';
+import { mountOf, workloadReadable, workloadSinks, type CfcPlan } from './label-map.js';
+import type { HostToolLabels } from './host-tool-labels.js';
 import { defaultRequiredIntegrity } from './sink-defaults.js';
 
 /** What the flow decision needs of a tool (a ToolDefinition has it all). */

@@ -19,7 +19,6 @@ import {
   type LabelSpec,
   type SinkRequirement,
 } from '../config/cfc-schema.js';
-import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
 import { label, sameLabel, type Label } from './label.js';
 import { sharedTree, type SourceTrees } from '../host-trees.js';
@@ -31,6 +30,7 @@ import {
   type InheritedLabels,
 } from './inherited-labels.js';
 import { targetOf } from './mount-target.js';
+import { heldBack, hostToolResultUnlabelled } from './host-tool-labels.js';
 import { writtenAt, type WrittenRecord } from './written-labels.js';
 
 export interface MountLabel {
@@ -88,18 +88,6 @@ export interface DestinationLabel {
   readonly label: Label;
   readonly clearance: readonly string[];
   readonly requires: readonly string[];
-}
-
-export interface HostToolLabels {
-  readonly result: Label | undefined;
-  readonly clearance: readonly string[];
-  readonly requires: readonly string[];
-  readonly readsBeforeWrite: boolean;
-  /**
-   * The operator's word that its result says nothing of its inputs (a declassifier): the
-   * result carries its own label alone, not joined with theirs; recorded at each call.
-   */
-  readonly declassifies: boolean;
 }
 
 export interface CfcPlan {
@@ -349,64 +337,6 @@ function overlapping(mounts: readonly MountLabel[], sources: readonly SourceTree
         'shared-tree',
       );
     }
-}
-
-function hostToolResultUnlabelled(t: HostToolEntry): boolean {
-  if (t.resultLabel !== undefined) return false;
-  if (t.kind === 'exec') return true;
-  return t.tools.some((e) => e.resultLabel === undefined);
-}
-
-/**
- * A sink is a source of what it was cleared to receive (AH-CFC-2/10): a destination, an MCP
- * server or an exec host tool keeps what was sent to it (a store, a graph, a log) and can
- * hand it back to any later call, of this run or another one. What an enforcing run lets
- * into a sink is bounded by its clearance, so data from it carries that clearance's
- * confidentiality, as a mount's reads carry its own (planCfc). Bounding by the clearance
- * rather than by what this run sent covers a value an earlier run left there.
- */
-export function heldBack(own: Label, clearance: readonly string[]): Label {
-  if (clearance.length === 0) return own;
-  return label({
-    confidentiality: [...own.confidentiality, ...clearance],
-    integrity: [...own.integrity],
-  });
-}
-
-/**
- * Every confidentiality atom some tool of a host tool entry may receive: the entry is one
- * process (an exec command, an MCP server) whose state any of its tools can read back.
- */
-export function entryClearance(entry: HostToolEntry): string[] {
-  const own = entry.kind === 'mcp' ? entry.tools.flatMap((t) => t.clearance ?? []) : [];
-  return [...new Set([...(entry.clearance ?? []), ...own])];
-}
-
-/**
- * The CFC labels of a host tool (an `mcp` tool's own entry over its server's). Its result
- * carries its `resultLabel` joined with what its entry may have received (heldBack); a
- * declassifier's, the operator's word that its answer says nothing of what it received,
- * its `resultLabel` alone.
- */
-export function hostToolLabels(entry: HostToolEntry, toolName?: string): HostToolLabels {
-  const own =
-    entry.kind === 'mcp'
-      ? entry.tools.find((t) => t.name === toolName && t.name !== '*')
-      : undefined;
-  const result = own?.resultLabel ?? entry.resultLabel;
-  const declassifies = own?.declassifies ?? entry.declassifies ?? false;
-  return {
-    result:
-      result === undefined
-        ? undefined
-        : declassifies
-          ? label(result)
-          : heldBack(label(result), entryClearance(entry)),
-    clearance: [...new Set(own?.clearance ?? entry.clearance ?? [])].sort(),
-    requires: [...new Set(own?.requires?.integrity ?? entry.requires?.integrity ?? [])].sort(),
-    readsBeforeWrite: own?.readsBeforeWrite ?? entry.readsBeforeWrite ?? false,
-    declassifies,
-  };
 }
 
 /**

@@ -67,7 +67,7 @@ function capToCeiling(
   const within = new Set(ceiling);
   // A source with no label is of unknown confidentiality: `unlabelled`, within a ceiling
   // only when the ceiling names that atom.
-  // A sink hands back what it may receive: its clearance joins (cfc/label-map.ts heldBack).
+  // A sink hands back what it may receive: its clearance joins (cfc/host-tool-labels.ts heldBack).
   const conf = (
     l: { confidentiality: readonly string[] } | undefined,
     held: readonly string[] = [],

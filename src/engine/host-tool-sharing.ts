@@ -12,7 +12,7 @@ import { statSync } from 'node:fs';
 import { resolveChildren } from '../config/child-profiles.js';
 import type { HostToolEntry } from '../config/host-tools-schema.js';
 import type { Profile } from '../config/profile-schema.js';
-import { entryClearance } from '../cfc/label-map.js';
+import { entryClearance } from '../cfc/host-tool-labels.js';
 import { ConfigError } from '../errors.js';
 import { canonicalJson } from '../evidence/canonical-json.js';
 import { isWithin } from '../sandbox/mount-policy.js';

@@ -9,7 +9,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { HostToolEntry } from '../config/host-tools-schema.js';
-import { entryClearance } from '../cfc/label-map.js';
+import { entryClearance } from '../cfc/host-tool-labels.js';
 import { isWithin } from '../sandbox/mount-policy.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { pathCandidates } from '../tools/host/host-reach.js';

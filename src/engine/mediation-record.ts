@@ -2,7 +2,7 @@
 // (`mediation`): the run's facts as policy reads them and the contract of every tool known at
 // the start. The run's Policy is made from the same facts (agent-surface.ts), so the audit
 // re-derives each decision from exactly what the mediator had (audit/checks-policy.ts).
-import { hostToolLabels, type HostToolLabels } from '../cfc/label-map.js';
+import { hostToolLabels, type HostToolLabels } from '../cfc/host-tool-labels.js';
 import type { Profile } from '../config/profile-schema.js';
 import type { HostToolLabelsRecord, SnapshotMediation } from '../evidence/schema/snapshot.js';
 import type { RunFacts } from '../mediator/policy.js';

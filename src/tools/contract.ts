@@ -5,7 +5,7 @@
 // there. The registry is the parent tool surface: built from the profile's explicit
 // allowlist, and nothing a model, file or tool result says can add to it (AH-TOOL-1/2).
 import { z } from 'zod';
-import type { HostToolLabels } from '../cfc/label-map.js';
+import type { HostToolLabels } from '../cfc/host-tool-labels.js';
 import type { Observation } from './observation.js';
 
 import type {

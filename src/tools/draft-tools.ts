@@ -6,7 +6,7 @@
 // configured approvals (--approve, --approvals) can give it: the client's word never does.
 // The executor is the engine's (draft-live.ts); the MCP server binds it (src/mcp/).
 import { z } from 'zod';
-import type { HostToolLabels } from '../cfc/label-map.js';
+import type { HostToolLabels } from '../cfc/host-tool-labels.js';
 import type { ToolDefinition } from './contract.js';
 import { ObservationSchema } from './observation.js';
 

@@ -1,4 +1,4 @@
-// A sink is a source of what it was cleared to receive (cfc/label-map.ts heldBack,
+// A sink is a source of what it was cleared to receive (cfc/host-tool-labels.ts heldBack,
 // AH-CFC-2/10): a destination's data and a host tool's result carry the confidentiality
 // their clearance lets into them, per destination and per host tool entry (an MCP server
 // as one: any of its tools can read back what another was sent); a declassifier's result
@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { HostToolEntry } from '../../src/config/host-tools-schema.js';
 import { Profile } from '../../src/config/profile-schema.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
-import { heldBack, hostToolLabels, planCfc, workloadReadable } from '../../src/cfc/label-map.js';
+import { planCfc, workloadReadable } from '../../src/cfc/label-map.js';
+import { heldBack, hostToolLabels } from '../../src/cfc/host-tool-labels.js';
 import { label } from '../../src/cfc/label.js';
 
 const WS = '/workspace';

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { SinkRequirement } from '../../config/cfc-schema.js';
 import { label, type Label } from '../../cfc/label.js';
-import { integrityCounts, type CfcPlan, type HostToolLabels } from '../../cfc/label-map.js';
+import { integrityCounts, type CfcPlan } from '../../cfc/label-map.js';
+import type { HostToolLabels } from '../../cfc/host-tool-labels.js';
 import { argsDigest } from '../../mediator/mediator.js';
 import type { LabelRecord } from '../schema/events-cfc.js';
 import {

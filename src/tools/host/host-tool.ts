@@ -17,7 +17,7 @@ import type {
   McpHostTool,
   McpToolEntry,
 } from '../../config/host-tools-schema.js';
-import { hostToolLabels } from '../../cfc/label-map.js';
+import { hostToolLabels } from '../../cfc/host-tool-labels.js';
 import { canonicalJson } from '../../evidence/canonical-json.js';
 import { isToolName, type ToolDefinition } from '../contract.js';
 import { ObservationSchema } from '../observation.js';
