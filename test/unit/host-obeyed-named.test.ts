@@ -60,7 +60,7 @@ describe('class 9: the paths a held configuration names as code to run', () => {
   it("reads npm's script-shell and node-options preloads, rustup's toolchain path, mise's _.source", async () => {
     await put(
       '.npmrc',
-      'registry=https://registry.npmjs.org/\nscript-shell=./tools/sh\nnode-options="--require ./tools/pre.js --import=./tools/hook.mjs --max-old-space-size=4096"\n',
+      'registry=http://127.0.0.1:4873/\nscript-shell=./tools/sh\nnode-options="--require ./tools/pre.js --import=./tools/hook.mjs --max-old-space-size=4096"\n',
     );
     await put('rust-toolchain.toml', '[toolchain]\nchannel = "stable"\npath = "toolchains/rust"\n');
     await put('mise.toml', '[tools]\nnode = "24"\n[env]\n_.source = ["./env/a.sh", "env/b.sh"]\n');
