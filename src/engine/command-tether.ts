@@ -64,7 +64,7 @@ export function holdTether(
         if (options.signal.aborted) return false;
         // A quick command's end takes the container down while the tether's exec starts:
         // the engine then answers 126 too, and there is nothing left to hold.
-        if (NO_SHELL.has(result.exitCode) && !(await stillRunning(started, options.exited)))
+        if (NO_SHELL.has(result.exitCode) && !(await stillRunning(started, options.exited, false)))
           return false;
         if (NO_SHELL.has(result.exitCode)) {
           options.log.warn(
@@ -73,16 +73,9 @@ export function holdTether(
           );
           return false;
         }
-        // Ended with the container (the command finished), or cut while it runs on.
-        const ended = await Promise.race([
-          options.exited.then(
-            () => true,
-            () => true,
-          ),
-          new Promise<false>((resolve) => setTimeout(resolve, TETHER_END_GRACE_MS, false)),
-        ]);
-        if (ended) return false;
-        return started.running().catch(() => true);
+        // Ended with the container (the command finished), or cut while it runs on (a
+        // container the engine cannot answer for counts as running: cut).
+        return stillRunning(started, options.exited, true);
       },
       async (error: unknown) => {
         if (options.signal.aborted) return false;
@@ -95,8 +88,15 @@ export function holdTether(
   return { cut };
 }
 
-/** Whether the container still runs once its own end had a moment to be seen. */
-async function stillRunning(started: StartedContainer, exited: Promise<unknown>): Promise<boolean> {
+/**
+ * Whether the container still runs once its own end had a moment to be seen; `unknown`: the
+ * answer when the engine cannot say.
+ */
+async function stillRunning(
+  started: StartedContainer,
+  exited: Promise<unknown>,
+  unknown: boolean,
+): Promise<boolean> {
   const ended = await Promise.race([
     exited.then(
       () => true,
@@ -104,5 +104,5 @@ async function stillRunning(started: StartedContainer, exited: Promise<unknown>)
     ),
     new Promise<false>((resolve) => setTimeout(resolve, TETHER_END_GRACE_MS, false)),
   ]);
-  return ended ? false : started.running().catch(() => false);
+  return ended ? false : started.running().catch(() => unknown);
 }

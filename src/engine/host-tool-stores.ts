@@ -6,11 +6,11 @@
 // it, through links too) carries the tool's clearance in its label. Its `cwd` is where it
 // runs and its program and script are its code, not stores: they do not count
 // (docs/operators.md "A sink is a source").
-import { realpathSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { HostToolEntry } from '../config/host-tools-schema.js';
 import { entryClearance } from '../cfc/host-tool-labels.js';
-import { isWithin } from '../sandbox/mount-policy.js';
+import { isWithin, realpathOfNearest } from '../sandbox/mount-policy.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 import { pathCandidates } from '../tools/host/host-reach.js';
 
@@ -45,16 +45,6 @@ function isFile(p: string): boolean {
   }
 }
 
-/** The real path of `p`, through its nearest existing ancestor when it does not exist. */
-function realOfNearest(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    const parent = path.dirname(p);
-    return parent === p ? p : path.join(realOfNearest(parent), path.basename(p));
-  }
-}
-
 /** The real paths an entry's configuration names (not its code, not its cwd). */
 export function namedPaths(entry: HostToolEntry): string[] {
   const base = entry.cwd !== undefined && path.isAbsolute(entry.cwd) ? entry.cwd : undefined;
@@ -64,7 +54,7 @@ export function namedPaths(entry: HostToolEntry): string[] {
       // An option as a whole (`--file=x`) is no path; what follows its `=` is a candidate.
       .filter((c) => !c.startsWith('-'))
       .filter((c) => path.isAbsolute(c) || base !== undefined)
-      .map((c) => realOfNearest(path.resolve(base ?? '/', c)))
+      .map((c) => realpathOfNearest(path.resolve(base ?? '/', c)))
   );
 }
 

@@ -377,7 +377,7 @@ export function checkHostProcessLedger(
 }
 
 /** The real path of `p`, through its nearest existing ancestor when it does not exist. */
-function realpathOfNearest(p: string): string {
+export function realpathOfNearest(p: string): string {
   const absolute = path.resolve(p);
   const real = safeRealpath(absolute);
   if (real !== undefined) return real;
