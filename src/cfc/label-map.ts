@@ -127,7 +127,7 @@ export interface CfcPlanOptions {
   /** What earlier runs wrote into host trees (cfc/written-store.ts): joined by identity. */
   readonly written?: readonly WrittenRecord[] | undefined;
   /**
-   * Mounts a host tool cleared for atoms names a path in (engine/host-tool-stores.ts): a
+   * Mounts a host tool cleared for atoms names a path in (engine/cfc/host-tool-stores.ts): a
    * sink is a source of what it may receive, so a read there carries them too.
    */
   readonly stores?: readonly { readonly target: string; readonly atoms: readonly string[] }[];

@@ -23,7 +23,7 @@ import type { AgentLoopDeps } from './agent-loop.js';
 import { AttemptLedger } from './agent-run-records.js';
 import { BudgetTracker } from './budgets.js';
 import { loadRateCard } from '../model/cost.js';
-import { WrittenNotes } from './written-notes.js';
+import { WrittenNotes } from './cfc/written-notes.js';
 import type { RunSession } from './run-session.js';
 import type { CfcRuntime } from '../cfc/runtime.js';
 import type { BlockedCalls } from './blocked-calls.js';

@@ -13,7 +13,7 @@ import { CfcPlanError, planCfc, type CfcPlan } from '../cfc/label-map.js';
 import type { Label } from '../cfc/label.js';
 import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import type { WrittenRecord } from '../cfc/written-labels.js';
-import { hostToolStores } from './host-tool-stores.js';
+import { hostToolStores } from './cfc/host-tool-stores.js';
 import { splitEnvLabels, withEnvLabels } from '../cfc/env-labels.js';
 import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../cfc/runtime.js';
 import type { SpecMount } from '../substrate/container-spec.js';

@@ -57,7 +57,7 @@ import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import type { SourceTrees } from '../host-trees.js';
 import { planRunCfc } from './cfc-plan.js';
 import { readWrittenRecords } from '../cfc/written-store.js';
-import { checkHostToolSharing } from './host-tool-sharing.js';
+import { checkHostToolSharing } from './cfc/host-tool-sharing.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
 export interface SandboxRunOptions extends ProfileFlags {

@@ -42,7 +42,7 @@ export interface RunDeps {
   readonly hostProcessDir: string;
   /** Where draft copies are made, swept for copies of dead runs (`cfh reap`). */
   readonly draftRoot: string;
-  /** What runs wrote into host trees (CFH_STATE_DIR/written-labels; engine/written-notes.ts). */
+  /** What runs wrote into host trees (CFH_STATE_DIR/written-labels; engine/cfc/written-notes.ts). */
   readonly writtenLabelsDir: string;
   /** Sees every event record of the run as appended, from the first (`--events jsonl`). */
   readonly events?: EventListener | undefined;

@@ -2,11 +2,11 @@
 // (run-session.ts owns preflight, evidence, disposal and the terminal record). The work is
 // one container: created, attached before start (no output lost), started, waited for,
 // stopped by the wall-time limit or a cancellation, and removed on every path.
-import { WrittenNotes } from './written-notes.js';
+import { WrittenNotes } from './cfc/written-notes.js';
 import { finished } from 'node:stream/promises';
 import type { Logger } from '../log.js';
 import { CfhError, ContainmentError, EngineError, errorMessage } from '../errors.js';
-import { holdTether } from './command-tether.js';
+import { holdTether } from './command/command-tether.js';
 import { OutputCapture, type CaptureResult } from '../evidence/output-capture.js';
 import type { RunDirectory } from '../evidence/run-directory.js';
 import type { CreatedContainer, StartedContainer, TerminalSize } from '../substrate/runtime.js';
@@ -171,7 +171,7 @@ async function runCommand(
     await dir.seal('outputs/stdout');
     await dir.seal('outputs/stderr');
   });
-  // What the command may write is in its trees' labels before it runs (written-notes.ts).
+  // What the command may write is in its trees' labels before it runs (cfc/written-notes.ts).
   if (plan.cfc.mode !== 'disabled')
     await new WrittenNotes(plan, deps.writtenLabelsDir, {
       event: (type, data, durable) => dir.events.append(type, data, durable),
@@ -243,7 +243,7 @@ async function runCommand(
   };
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
-  // The command dies with cfh, however cfh ends (command-tether.ts).
+  // The command dies with cfh, however cfh ends (command/command-tether.ts).
   const untether = new AbortController();
   const exited = started.wait();
   void holdTether(started, {

@@ -8,7 +8,7 @@ import type { Mediator } from '../mediator/mediator.js';
 import type { CheckedCall } from '../mediator/policy.js';
 import type { ToolDefinition, ToolRegistry } from '../tools/contract.js';
 import type { ToolRunner } from '../tools/runner.js';
-import type { WrittenNotes } from './written-notes.js';
+import type { WrittenNotes } from './cfc/written-notes.js';
 
 export interface ToolUse {
   readonly id: string;
@@ -51,7 +51,7 @@ export interface ToolCallDeps {
   readonly toolLifetime?: 'per-run' | 'per-call' | undefined;
   /**
    * CFC on: records what each call may write into the host trees it reaches before it runs
-   * (written-notes.ts).
+   * (cfc/written-notes.ts).
    */
   readonly written?: WrittenNotes | undefined;
 }

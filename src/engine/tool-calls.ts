@@ -274,7 +274,7 @@ async function executeOne(
     : 0;
   const runner = deps.runners[tool.executor];
   if (runner === undefined) throw new Error(`unreachable: no runner for ${tool.executor}`);
-  // What it may write is in its trees' labels before it can write it (written-notes.ts).
+  // What it may write is in its trees' labels before it can write it (cfc/written-notes.ts).
   if (call.judged !== undefined) await deps.written?.call(call.callId, call.judged, signal);
   const retries: { attempt: number; reason: string; durationMs: number }[] = [];
   for (;;) {

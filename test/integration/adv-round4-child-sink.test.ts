@@ -160,7 +160,7 @@ describe('adv round 4: a store a child is cleared for, read back by its parent',
 
 /**
  * The plan refused because two entries of one host tool state carry different clearances
- * (engine/host-tool-sharing.ts): a defence, added after this round; any other refusal is not.
+ * (engine/cfc/host-tool-sharing.ts): a defence, added after this round; any other refusal is not.
  */
 function refusedAsShared(run: { exitCode: number; stderr: string }): boolean {
   if (run.exitCode !== 125) return false;

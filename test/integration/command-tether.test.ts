@@ -1,4 +1,4 @@
-// A command run's container lives no longer than its cfh (AH-LIFE-3; engine/command-tether.ts):
+// A command run's container lives no longer than its cfh (AH-LIFE-3; engine/command/command-tether.ts):
 // a cfh SIGKILLed mid-command leaves a stopped container whose command writes nothing more
 // (reaped later, as ever), and a command that cuts the tether while cfh lives is stopped and
 // fails the run `command_tether_lost`.

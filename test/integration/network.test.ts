@@ -754,7 +754,7 @@ describe('fail closed, cancellation and reaping', () => {
       child.kill('SIGKILL');
       await child;
       const before = web.requests.length;
-      // The command dies with cfh (its tether, command-tether.ts): the sandbox stops; the
+      // The command dies with cfh (its tether, engine/command/command-tether.ts): the sandbox stops; the
       // guard and the network are left for reap.
       const deadline = Date.now() + 15_000;
       let containers = await containersOfRun(runId);

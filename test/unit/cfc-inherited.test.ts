@@ -9,7 +9,7 @@ import { label } from '../../src/cfc/label.js';
 import { planCfc, type CfcPlan } from '../../src/cfc/label-map.js';
 import { atLeast, cappedByParents, inheritedFrom } from '../../src/cfc/inherited-labels.js';
 import type { SourceTrees } from '../../src/host-trees.js';
-import { checkHandedWithinCeiling } from '../../src/engine/child-trees.js';
+import { checkHandedWithinCeiling } from '../../src/engine/children/child-trees.js';
 import { ConfigError } from '../../src/errors.js';
 
 const WS = '/workspace';

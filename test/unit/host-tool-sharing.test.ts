@@ -1,11 +1,11 @@
-// One host tool state, one clearance (engine/host-tool-sharing.ts): two entries that run the
+// One host tool state, one clearance (engine/cfc/host-tool-sharing.ts): two entries that run the
 // same command with the same settings, or whose configurations name a common path, under
 // different clearances, in one profile or across its children, are refused at planning.
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { Profile } from '../../src/config/profile-schema.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
-import { checkHostToolSharing } from '../../src/engine/host-tool-sharing.js';
+import { checkHostToolSharing } from '../../src/engine/cfc/host-tool-sharing.js';
 
 function tool(name: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -1,12 +1,12 @@
 // A sink is a source of what it may receive, for the host tree a cleared host tool keeps its
-// state in (engine/host-tool-stores.ts): a mount holding a path the tool's arguments or env
+// state in (engine/cfc/host-tool-stores.ts): a mount holding a path the tool's arguments or env
 // name carries the tool's clearance; its cwd, its code, an uncleared tool and other mounts do not.
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostToolEntry } from '../../src/config/host-tools-schema.js';
-import { hostToolStores } from '../../src/engine/host-tool-stores.js';
+import { hostToolStores } from '../../src/engine/cfc/host-tool-stores.js';
 import type { SpecMount } from '../../src/substrate/container-spec.js';
 
 let dir: string;

@@ -9,7 +9,7 @@ import type { Approvals } from '../../mediator/approvals.js';
 import { captureOfPrompt } from '../../engine/cfc-plan.js';
 import { loadApprovedPlan } from '../../engine/from-plan.js';
 import { childGuard, planSandboxRun } from '../../engine/run-plan.js';
-import { checkHandedWithinCeiling, childInherits } from '../../engine/child-trees.js';
+import { checkHandedWithinCeiling, childInherits } from '../../engine/children/child-trees.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
 import { AnthropicGateway } from '../../model/anthropic-gateway.js';

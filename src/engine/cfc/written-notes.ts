@@ -5,14 +5,14 @@
 // both durable before the call runs. A draft run's writes count for the host workspace its
 // copy was made from. A command run writes whatever its container reads:
 // its writable mounts are raised with its container's label before the container starts.
-import { UNLABELLED_ATOM } from '../config/cfc-schema.js';
-import { commandReadable, type CfcPlan } from '../cfc/label-map.js';
-import { join, joinAll, label, type Label } from '../cfc/label.js';
-import { targetOf } from '../cfc/mount-target.js';
-import { holdsWritten } from '../cfc/written-labels.js';
-import { noteWritten } from '../cfc/written-store.js';
-import type { EventInput } from '../evidence/schema/registry.js';
-import type { SourceTrees } from '../host-trees.js';
+import { UNLABELLED_ATOM } from '../../config/cfc-schema.js';
+import { commandReadable, type CfcPlan } from '../../cfc/label-map.js';
+import { join, joinAll, label, type Label } from '../../cfc/label.js';
+import { targetOf } from '../../cfc/mount-target.js';
+import { holdsWritten } from '../../cfc/written-labels.js';
+import { noteWritten } from '../../cfc/written-store.js';
+import type { EventInput } from '../../evidence/schema/registry.js';
+import type { SourceTrees } from '../../host-trees.js';
 
 /** What writing needs of a run's plan (RunPlan). */
 export interface WrittenPlan {

@@ -12,9 +12,9 @@
 // tether (same user): cfh, alive, hears its exec end while the container still runs and
 // kills the container, failing the run `command_tether_lost`; an image without /bin/sh
 // (exit 126/127) runs untethered, said in the log.
-import { errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { StartedContainer } from '../substrate/runtime.js';
+import { errorMessage } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { StartedContainer } from '../../substrate/runtime.js';
 
 /** Reads to the end of its stdin, then kills everything it may signal. */
 export const TETHER_SCRIPT = 'while IFS= read -r _; do :; done; kill -KILL -1';

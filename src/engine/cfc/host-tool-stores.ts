@@ -8,11 +8,11 @@
 // (docs/operators.md "A sink is a source").
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type { HostToolEntry } from '../config/host-tools-schema.js';
-import { entryClearance } from '../cfc/host-tool-labels.js';
-import { isWithin, realpathOfNearest } from '../sandbox/mount-policy.js';
-import type { SpecMount } from '../substrate/container-spec.js';
-import { pathCandidates } from '../tools/host/host-reach.js';
+import type { HostToolEntry } from '../../config/host-tools-schema.js';
+import { entryClearance } from '../../cfc/host-tool-labels.js';
+import { isWithin, realpathOfNearest } from '../../sandbox/mount-policy.js';
+import type { SpecMount } from '../../substrate/container-spec.js';
+import { pathCandidates } from '../../tools/host/host-reach.js';
 
 /** A mount a host tool's configuration names a path in, and what the tool may receive. */
 export interface HostToolStore {

@@ -3,12 +3,12 @@
 // under a confidentiality ceiling, the refusal of a tree whose label so raised lies above
 // it, as a labelled source of the child's own profile above it is refused
 // (config/child-profiles.ts capToCeiling).
-import { UNLABELLED_ATOM } from '../config/cfc-schema.js';
-import type { ResolvedChild } from '../config/child-profiles.js';
-import { ConfigError } from '../errors.js';
-import { inheritedFrom, type InheritedLabels } from '../cfc/inherited-labels.js';
-import type { MountLabel } from '../cfc/label-map.js';
-import type { RunPlan } from './run-plan.js';
+import { UNLABELLED_ATOM } from '../../config/cfc-schema.js';
+import type { ResolvedChild } from '../../config/child-profiles.js';
+import { ConfigError } from '../../errors.js';
+import { inheritedFrom, type InheritedLabels } from '../../cfc/inherited-labels.js';
+import type { MountLabel } from '../../cfc/label-map.js';
+import type { RunPlan } from '../run-plan.js';
 
 /** What a child of `parent` is handed with the trees: the parent's labels of them. */
 export function childInherits(parent: RunPlan): InheritedLabels {

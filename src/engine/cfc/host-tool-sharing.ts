@@ -9,13 +9,13 @@
 // under different clearances are refused at planning, as two mounts of one tree under two
 // labels are (label-map.ts).
 import { statSync } from 'node:fs';
-import { resolveChildren } from '../config/child-profiles.js';
-import type { HostToolEntry } from '../config/host-tools-schema.js';
-import type { Profile } from '../config/profile-schema.js';
-import { entryClearance } from '../cfc/host-tool-labels.js';
-import { ConfigError } from '../errors.js';
-import { canonicalJson } from '../evidence/canonical-json.js';
-import { isWithin } from '../sandbox/mount-policy.js';
+import { resolveChildren } from '../../config/child-profiles.js';
+import type { HostToolEntry } from '../../config/host-tools-schema.js';
+import type { Profile } from '../../config/profile-schema.js';
+import { entryClearance } from '../../cfc/host-tool-labels.js';
+import { ConfigError } from '../../errors.js';
+import { canonicalJson } from '../../evidence/canonical-json.js';
+import { isWithin } from '../../sandbox/mount-policy.js';
 import { namedPaths } from './host-tool-stores.js';
 
 interface Placed {
