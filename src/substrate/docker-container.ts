@@ -6,6 +6,7 @@ import { PassThrough, Transform, type TransformCallback } from 'node:stream';
 import type { ContainerSpec } from './container-spec.js';
 import { engineError, isStatus } from './docker-errors.js';
 import { execIn } from './docker-exec.js';
+import { releaseHeld } from './docker-host-tether.js';
 import { Demultiplexer, TerminalStream } from './demux.js';
 import {
   GATE_END,
@@ -190,9 +191,11 @@ export class DockerCreatedContainer implements CreatedContainer {
     try {
       await this.#container.remove({ force: true, v: true });
       this.#removed = true;
+      releaseHeld(this.id);
     } catch (error) {
       if (isStatus(error, 404)) {
         this.#removed = true;
+        releaseHeld(this.id);
         return;
       }
       // 409: removal already in progress elsewhere; that is the outcome we want.

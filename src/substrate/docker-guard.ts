@@ -6,6 +6,7 @@ import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
 import { engineError, isStatus } from './docker-errors.js';
 import { Demultiplexer } from './demux.js';
+import { releaseHeld } from './docker-host-tether.js';
 import type { CreatedGuard, GuardProcess } from './runtime.js';
 
 export class DockerGuard implements CreatedGuard {
@@ -60,6 +61,7 @@ export class DockerGuard implements CreatedGuard {
       if (!isStatus(error, 404, 409)) throw engineError(error, 'remove guard');
     }
     this.#removed = true;
+    releaseHeld(this.id);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

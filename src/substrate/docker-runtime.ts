@@ -10,6 +10,12 @@ import type { ContainerSpec } from './container-spec.js';
 import { engineError, isStatus, throwIfAborted } from './docker-errors.js';
 import { DockerCreatedContainer } from './docker-container.js';
 import { DockerGuard } from './docker-guard.js';
+import {
+  hostTether,
+  releaseHeld,
+  type EngineAddress,
+  type HostTether,
+} from './docker-host-tether.js';
 import { toCreateOptions } from './docker-request.js';
 import { recheckSources } from './mount-gate.js';
 import { collectCgroupUsage } from './cgroup-usage.js';
@@ -60,12 +66,16 @@ function abortable(signal: AbortSignal | undefined): { abortSignal?: AbortSignal
  */
 async function createWhole(
   docker: Docker,
+  tether: HostTether,
   options: Docker.ContainerCreateOptions,
   signal: AbortSignal | undefined,
 ): Promise<Docker.Container> {
   throwIfAborted(signal);
   const container = await docker.createContainer(options);
+  // Held before it can start: it dies with this process, however that ends.
+  tether.hold(container.id);
   if (signal?.aborted === true) {
+    releaseHeld(container.id);
     await container.remove({ force: true, v: true }).catch(() => undefined);
     throwIfAborted(signal);
   }
@@ -77,23 +87,26 @@ export interface DockerRuntimeOptions {
   readonly dockerHost?: string | undefined;
 }
 
+/** Where the engine listens: a unix socket (the default) or plain tcp. */
+function engineAddress(host: string | undefined): EngineAddress {
+  if (host === undefined || host === '') return { socketPath: '/var/run/docker.sock' };
+  if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) };
+  if (host.startsWith('/')) return { socketPath: host };
+  const url = new URL(host.replace(/^tcp:/, 'http:'));
+  return { host: url.hostname, port: Number(url.port || 2375) };
+}
+
 export class DockerRuntime implements ContainerRuntime {
   readonly #docker: Docker;
+  /** Kills this process's containers when it ends without removing them. */
+  readonly #tether: HostTether;
   /** Whether containers get the run's cgroup parent (false once the engine refused one). */
   #accounting = true;
 
   constructor(options: DockerRuntimeOptions = {}) {
-    const host = options.dockerHost;
-    if (host === undefined || host === '') {
-      this.#docker = new Docker({ socketPath: '/var/run/docker.sock' });
-    } else if (host.startsWith('unix://')) {
-      this.#docker = new Docker({ socketPath: host.slice('unix://'.length) });
-    } else if (host.startsWith('/')) {
-      this.#docker = new Docker({ socketPath: host });
-    } else {
-      const url = new URL(host.replace(/^tcp:/, 'http:'));
-      this.#docker = new Docker({ host: url.hostname, port: Number(url.port || 2375) });
-    }
+    const address = engineAddress(options.dockerHost);
+    this.#docker = new Docker(address);
+    this.#tether = hostTether(address);
   }
 
   async ping(signal?: AbortSignal): Promise<void> {
@@ -178,6 +191,7 @@ export class DockerRuntime implements ContainerRuntime {
     try {
       const container = await createWhole(
         this.#docker,
+        this.#tether,
         {
           name: spec.name,
           Image: spec.image,
@@ -300,12 +314,17 @@ export class DockerRuntime implements ContainerRuntime {
    */
   async #create(spec: ContainerSpec, signal: AbortSignal | undefined): Promise<Docker.Container> {
     try {
-      return await createWhole(this.#docker, toCreateOptions(spec, this.#accounting), signal);
+      return await createWhole(
+        this.#docker,
+        this.#tether,
+        toCreateOptions(spec, this.#accounting),
+        signal,
+      );
     } catch (error) {
       const text = error instanceof Error ? error.message : String(error);
       if (!this.#accounting || spec.usageGroup === undefined || !/slice/i.test(text)) throw error;
       this.#accounting = false;
-      return await createWhole(this.#docker, toCreateOptions(spec, false), signal);
+      return await createWhole(this.#docker, this.#tether, toCreateOptions(spec, false), signal);
     }
   }
 
@@ -398,13 +417,17 @@ export class DockerRuntime implements ContainerRuntime {
         await this.#docker
           .getContainer(object.id)
           .remove({ force: true, v: true, ...abortable(signal) });
+        releaseHeld(object.id);
       } else if (object.kind === 'network') {
         await this.#docker.getNetwork(object.id).remove({ ...abortable(signal) });
       } else {
         await this.#docker.getVolume(object.id).remove({ ...abortable(signal) });
       }
     } catch (error) {
-      if (isStatus(error, 404)) return;
+      if (isStatus(error, 404)) {
+        releaseHeld(object.id);
+        return;
+      }
       throw engineError(error, `remove ${object.kind} ${object.name}`);
     }
   }

@@ -34,10 +34,9 @@ async function tick(file: string): Promise<number> {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('adv round 4: the command tether', () => {
-  // Published deviation (docs/conformance.md, "A command that stops its tether outlives a
-  // SIGKILLed cfh"): the tether runs as the command's user; this finding stays open until it
-  // is a process the command cannot signal. Skipped so the suite stays green; it fails today.
-  it.skip('a command that SIGSTOPs its tether does not outlive a SIGKILLed cfh', async () => {
+  // Closed by the host tether (substrate/docker-host-tether.ts): a host process the command
+  // cannot reach kills the container when cfh's pipe to it ends.
+  it('a command that SIGSTOPs its tether does not outlive a SIGKILLed cfh', async () => {
     const ws = scratch.path('ws');
     const art = scratch.path('art');
     await mkdir(ws, { recursive: true });
