@@ -58,6 +58,7 @@ import type { SourceTrees } from '../host-trees.js';
 import { planRunCfc } from './cfc-plan.js';
 import { readWrittenRecords } from '../cfc/written-store.js';
 import { checkHostToolSharing } from './cfc/host-tool-sharing.js';
+import { storeTrees, type StoreTree } from './cfc/host-tool-stores.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
 export interface SandboxRunOptions extends ProfileFlags {
@@ -161,6 +162,8 @@ export interface RunPlan {
   readonly cfc: CfcPlan;
   /** The host tree each mount source reaches, by identity: what a child's mounts are compared with. */
   readonly hostTrees: readonly SourceTrees[];
+  /** The trees cleared host tools may keep what they receive in (engine/cfc/host-tool-stores.ts). */
+  readonly storeTrees: readonly StoreTree[];
   /** Class 9: the paths a host tool obeys, held read-only at the top of each rw mount. */
   readonly hostObeyed: HostObeyedPlan;
 }
@@ -354,6 +357,7 @@ export function planSandboxRun(
     commandEnv: recordCommandEnv(commandEnv, env.credentialSource),
     cfc,
     hostTrees: trees,
+    storeTrees: storeTrees(profile.hostTools),
     hostObeyed,
   };
 }

@@ -97,7 +97,7 @@ describe('adv round 5: a run going while another writes the tree', () => {
       // Secure: B's model is shown no secret another run wrote into its tree.
       expect(await transcriptText(bDir)).not.toContain(TOKEN);
     } finally {
-      if (b.exitCode === null) b.kill('SIGTERM');
+      b.kill('SIGTERM');
       await b.catch(() => undefined);
     }
   });

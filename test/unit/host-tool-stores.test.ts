@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostToolEntry } from '../../src/config/host-tools-schema.js';
-import { hostToolStores } from '../../src/engine/cfc/host-tool-stores.js';
+import { hostToolStores, storeOf, storeTrees } from '../../src/engine/cfc/host-tool-stores.js';
 import type { SpecMount } from '../../src/substrate/container-spec.js';
 
 let dir: string;
@@ -63,5 +63,38 @@ describe('hostToolStores', () => {
     expect(hostToolStores([entry({ clearance: ['secret'] })], mounts())).toEqual([]);
     const uncleared = entry({ env: { STORE: { value: path.join(dir, 'notes', 'n') } } });
     expect(hostToolStores([uncleared], mounts())).toEqual([]);
+  });
+});
+
+describe('the trees a cleared host tool stores into (written labels, mounted or not)', () => {
+  it('a named store is its own tree; one not made yet is the directory it will be made in', () => {
+    const made = path.join(dir, 'notes');
+    const later = path.join(dir, 'other', 'not-yet', 'store.db');
+    const trees = storeTrees([
+      entry({ env: { A: { value: made }, B: { value: later } }, clearance: ['secret'] }),
+    ]);
+    expect(trees.map((t) => [t.tool, t.tree.source, t.tree.kind])).toEqual([
+      ['notes', made, 'directory'],
+      ['notes', path.join(dir, 'other'), 'directory'],
+    ]);
+    // Its place is on the file system it lies on, the path from that one's root.
+    for (const t of trees) expect(t.tree.place.device).toMatch(/^\d+:\d+$/);
+  });
+
+  it('an uncleared tool, and the code and cwd of a cleared one, name no store', () => {
+    expect(storeTrees([entry({ env: { A: { value: path.join(dir, 'notes') } } })])).toEqual([]);
+    expect(storeTrees([entry({ clearance: ['secret'] })])).toEqual([]);
+  });
+
+  it('a call reaches an exec entry by its one name, an MCP server by its prefix', () => {
+    const [exec] = storeTrees([
+      entry({ env: { A: { value: path.join(dir, 'notes') } }, clearance: ['secret'] }),
+    ]);
+    if (exec === undefined) throw new Error('no store');
+    expect(storeOf(exec, 'host__notes')).toBe(true);
+    expect(storeOf(exec, 'host__notes2')).toBe(false);
+    const mcp = { ...exec, names: { prefix: 'mcp__mem__' } };
+    expect(storeOf(mcp, 'mcp__mem__create_entities')).toBe(true);
+    expect(storeOf(mcp, 'mcp__memo__x')).toBe(false);
   });
 });

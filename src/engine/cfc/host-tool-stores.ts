@@ -6,12 +6,16 @@
 // it, through links too) carries the tool's clearance in its label. Its `cwd` is where it
 // runs and its program and script are its code, not stores: they do not count
 // (docs/operators.md "A sink is a source").
-import { statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { HostToolEntry } from '../../config/host-tools-schema.js';
 import { entryClearance } from '../../cfc/host-tool-labels.js';
+import type { WrittenTree } from '../../cfc/written-store.js';
 import { isWithin, realpathOfNearest } from '../../sandbox/mount-policy.js';
+import { placeObject, readMountTable } from '../../sandbox/mount-table.js';
+import { ResolutionError, resolveObject } from '../../sandbox/source-resolution.js';
 import type { SpecMount } from '../../substrate/container-spec.js';
+import { execToolName, mcpToolName } from '../../tools/host/host-plan.js';
 import { pathCandidates } from '../../tools/host/host-reach.js';
 
 /** A mount a host tool's configuration names a path in, and what the tool may receive. */
@@ -71,6 +75,68 @@ export function hostToolStores(
     for (const m of mounts)
       if (named.some((p) => p === m.source || isWithin(p, m.source)))
         out.push({ target: m.target, tool: entry.name, atoms: [...atoms].sort() });
+  }
+  return out;
+}
+
+/** A tree a cleared host tool may write what it receives into: its store's place. */
+export interface StoreTree {
+  /** The entry's name. */
+  readonly tool: string;
+  /** The model-facing names of its tools: an exec entry's one, an MCP server's by prefix. */
+  readonly names: { readonly exact: string } | { readonly prefix: string };
+  readonly tree: WrittenTree;
+}
+
+/** Whether a call of the model-facing tool `name` reaches the entry `store` belongs to. */
+export function storeOf(store: StoreTree, name: string): boolean {
+  return 'exact' in store.names ? name === store.names.exact : name.startsWith(store.names.prefix);
+}
+
+/** `p`, or its nearest ancestor that exists: where a store not made yet will be. */
+function nearestExisting(p: string): string {
+  for (let at = p; ; at = path.dirname(at)) {
+    try {
+      lstatSync(at);
+      return at;
+    } catch {
+      if (path.dirname(at) === at) return at;
+    }
+  }
+}
+
+/**
+ * The trees each cleared host tool's configuration names (AH-CFC-2/7): what a call carries
+ * to the tool may be kept there, on the host, whether or not this run mounts it, so a call's
+ * label is recorded against them as a write into a mount is (written-notes.ts), and a later
+ * run that mounts any part of them reads it at that label. A store not made yet is recorded
+ * against the directory it will be made in.
+ */
+export function storeTrees(entries: readonly HostToolEntry[]): StoreTree[] {
+  const table = readMountTable();
+  const out: StoreTree[] = [];
+  for (const entry of entries) {
+    if (entryClearance(entry).length === 0) continue;
+    for (const named of new Set(namedPaths(entry))) {
+      let object;
+      try {
+        object = resolveObject(nearestExisting(named));
+      } catch (error) {
+        // Not a tree any run can mount either (mount sources resolve the same way).
+        if (error instanceof ResolutionError) continue;
+        throw error;
+      }
+      if (object.kind !== 'directory' && object.kind !== 'file') continue;
+      const { place } = placeObject(object, table);
+      out.push({
+        tool: entry.name,
+        names:
+          entry.kind === 'exec'
+            ? { exact: execToolName(entry) }
+            : { prefix: mcpToolName(entry, '') },
+        tree: { place, source: object.real, kind: object.kind },
+      });
+    }
   }
   return out;
 }

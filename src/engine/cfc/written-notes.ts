@@ -10,15 +10,20 @@ import { commandReadable, type CfcPlan } from '../../cfc/label-map.js';
 import { join, joinAll, label, type Label } from '../../cfc/label.js';
 import { targetOf } from '../../cfc/mount-target.js';
 import { holdsWritten } from '../../cfc/written-labels.js';
-import { noteWritten } from '../../cfc/written-store.js';
+import { noteWritten, type WrittenTree } from '../../cfc/written-store.js';
 import type { EventInput } from '../../evidence/schema/registry.js';
 import type { SourceTrees } from '../../host-trees.js';
+import { storeOf, type StoreTree } from './host-tool-stores.js';
+
+/** How a judged call names a host tool it reaches (cfc/flow.ts sinksOf). */
+const HOST_TOOL = 'host tool ';
 
 /** What writing needs of a run's plan (RunPlan). */
 export interface WrittenPlan {
   readonly runId: string;
   readonly cfc: CfcPlan;
   readonly hostTrees: readonly SourceTrees[];
+  readonly storeTrees: readonly StoreTree[];
 }
 
 export interface WrittenRecorder {
@@ -48,6 +53,38 @@ export class WrittenNotes {
       .filter((s) => s.startsWith('mount '))
       .map((s) => targetOf(s.slice('mount '.length)));
     for (const target of targets) await this.#note(callId, target, judged.label, signal);
+    // A host tool keeps what it is given where its configuration says, on the host, whatever
+    // this run mounts: those trees hold it too (host-tool-stores.ts storeTrees).
+    for (const sink of judged.sinks.filter((s) => s.startsWith(HOST_TOOL)))
+      for (const store of this.#plan.storeTrees.filter((t) =>
+        storeOf(t, sink.slice(HOST_TOOL.length)),
+      ))
+        await this.#noteStore(callId, sink, store.tree, judged.label, signal);
+  }
+
+  async #noteStore(
+    callId: string,
+    sink: string,
+    tree: WrittenTree,
+    written: Label,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const key = `${sink}\0${tree.source}`;
+    const held = this.#held.get(key);
+    if (held !== undefined && holdsWritten(held, written)) return;
+    await noteWritten(this.#dir, tree, written, this.#plan.runId, signal);
+    await this.#recorder.event(
+      'cfc_written',
+      {
+        callId,
+        target: sink,
+        label: { confidentiality: [...written.confidentiality], integrity: [...written.integrity] },
+        tree: tree.source,
+        held: 'recorded',
+      },
+      true,
+    );
+    this.#held.set(key, held === undefined ? written : join(held, written));
   }
 
   /**

@@ -112,7 +112,8 @@ export const cfcEvents = {
    * What a call (or a command run, no callId) may write into a writable mount, recorded
    * before it can: the host tree's record in the state directory is raised first
    * (`recorded`; a draft's copy counts for the host workspace), a mount with no resolved
-   * host tree is `untracked` (cfc/written-labels.ts).
+   * host tree is `untracked` (cfc/written-labels.ts). A call to a cleared host tool names
+   * the tool (`target: host tool NAME`) and the tree its configuration names as its store.
    */
   cfc_written: z.strictObject({
     callId: CallId.optional(),
