@@ -21,8 +21,16 @@ export const WrittenRecord = z.strictObject({
   version: z.literal(1),
   /** The tree's place (host-trees.ts TreePlace): its file system and path from that one's root. */
   place: z.strictObject({ device: z.string().min(1), path: z.string().startsWith('/') }),
-  /** The host path it was mounted from when last written: for messages and pruning. */
+  /** The host path it was mounted from when last written: for messages. */
   host: z.string().startsWith('/'),
+  /**
+   * The tree's own identity when it was written (device, inode and birth time, which
+   * together no later object reuses): it follows the tree when it is renamed or moved, which
+   * its place does not (engine/cfc/written-moved.ts). Absent in records of older cfh.
+   */
+  identity: z
+    .strictObject({ dev: z.string().min(1), ino: z.string().min(1), birth: z.string() })
+    .optional(),
   kind: z.enum(['directory', 'file']),
   label: z.strictObject({
     confidentiality: z.array(z.string()),
@@ -32,6 +40,9 @@ export const WrittenRecord = z.strictObject({
   runs: z.array(z.strictObject({ runId: z.string().min(1), at: z.string() })),
 });
 export type WrittenRecord = z.infer<typeof WrittenRecord>;
+
+/** A tree's identity as a record keeps it (WrittenRecord.identity). */
+export type TreeIdentity = NonNullable<WrittenRecord['identity']>;
 
 /** What earlier runs wrote into a mount's tree: their joined label and the runs. */
 export interface WrittenInto {
@@ -94,7 +105,12 @@ export function holdsWritten(held: Label, written: Label): boolean {
  */
 export function raisedRecord(
   existing: WrittenRecord | undefined,
-  tree: { readonly place: TreePlace; readonly source: string; readonly kind: 'directory' | 'file' },
+  tree: {
+    readonly place: TreePlace;
+    readonly source: string;
+    readonly kind: 'directory' | 'file';
+    readonly identity?: TreeIdentity | undefined;
+  },
   written: Label,
   runId: string,
   at: string,
@@ -112,6 +128,11 @@ export function raisedRecord(
     version: 1,
     place: { device: tree.place.device, path: tree.place.path },
     host: tree.source,
+    ...(tree.identity === undefined
+      ? existing?.identity === undefined
+        ? {}
+        : { identity: existing.identity }
+      : { identity: tree.identity }),
     kind: tree.kind,
     label: { confidentiality: [...l.confidentiality], integrity: [...l.integrity] },
     runs: runs.slice(-WRITTEN_RUNS_KEPT),

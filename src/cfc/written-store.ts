@@ -7,13 +7,14 @@
 // cannot be read fails the run closed (what it held is unknown).
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, readFile, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ConfigError } from '../errors.js';
 import { writeFileAtomic } from '../evidence/atomic-file.js';
 import type { TreePlace } from '../host-trees.js';
 import type { Label } from './label.js';
+import { confirmedIdentity } from './tree-identity.js';
 import { raisedRecord, WrittenRecord } from './written-labels.js';
 
 const RECORD = /^[0-9a-f]{64}\.json$/;
@@ -25,6 +26,8 @@ export interface WrittenTree {
   /** The host path it was mounted from. */
   readonly source: string;
   readonly kind: 'directory' | 'file';
+  /** Device and inode the plan resolved it to: the record keeps its identity when they hold. */
+  readonly identity?: { readonly dev: string; readonly ino: string } | undefined;
 }
 
 function recordName(place: TreePlace): string {
@@ -115,9 +118,10 @@ export async function noteWritten(
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, recordName(tree.place));
   return locked(file, async () => {
+    const identity = confirmedIdentity(tree.source, tree.identity);
     const next = raisedRecord(
       await readRecord(file),
-      tree,
+      { ...tree, identity },
       written,
       runId,
       new Date().toISOString(),
@@ -126,24 +130,6 @@ export async function noteWritten(
     await writeFileAtomic(file, `${JSON.stringify(next, null, 2)}\n`, 0o600);
     return true;
   });
-}
-
-/**
- * Removes the records of trees that no longer exist at their host path (a deleted
- * scratch workspace): nothing can be read from them again. Returns the paths forgotten.
- */
-export async function pruneWritten(dir: string, signal: AbortSignal): Promise<string[]> {
-  const gone: string[] = [];
-  for (const r of await listRecords(dir)) {
-    signal.throwIfAborted();
-    await locked(r.file, async () => {
-      const current = await readRecord(r.file);
-      if (current === undefined || (await exists(current.host))) return;
-      await unlink(r.file);
-      gone.push(current.host);
-    });
-  }
-  return gone;
 }
 
 /** The records with their files, for `cfh labels`. */
@@ -173,16 +159,6 @@ export async function forgetRecord(file: string): Promise<WrittenRecord | undefi
     if (current !== undefined) await unlink(file);
     return current;
   });
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch (error) {
-    if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return false;
-    throw error;
-  }
 }
 
 function codeOf(error: unknown): unknown {

@@ -14,6 +14,7 @@ import type { Label } from '../cfc/label.js';
 import type { InheritedLabels } from '../cfc/inherited-labels.js';
 import type { WrittenRecord } from '../cfc/written-labels.js';
 import { hostToolStores } from './cfc/host-tool-stores.js';
+import { movedRecords } from './cfc/written-moved.js';
 import { splitEnvLabels, withEnvLabels } from '../cfc/env-labels.js';
 import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../cfc/runtime.js';
 import type { SpecMount } from '../substrate/container-spec.js';
@@ -94,7 +95,11 @@ export function planRunCfc(
         // By identity: a mount sharing another's tree under another label is refused.
         hostSources: trees,
         inherited: options.inherited,
-        written: options.written,
+        // A written tree renamed or moved since is found by its identity (cfc/written-moved.ts).
+        written:
+          options.written === undefined
+            ? undefined
+            : [...options.written, ...movedRecords(options.written, trees)],
         // A mount a cleared host tool keeps its state in hands back what it may receive.
         stores: hostToolStores(profile.hostTools, mounts),
       },

@@ -16,7 +16,7 @@ import {
   WRITTEN_RUNS_KEPT,
   type WrittenRecord,
 } from '../../src/cfc/written-labels.js';
-import { noteWritten, pruneWritten, readWrittenRecords } from '../../src/cfc/written-store.js';
+import { noteWritten, readWrittenRecords } from '../../src/cfc/written-store.js';
 import type { SourceTrees } from '../../src/host-trees.js';
 
 function tree(target: string, place: string, device = '0:45'): SourceTrees {
@@ -167,12 +167,21 @@ describe('the store', () => {
     expect(readWrittenRecords(path.join(dir, 'none'))).toEqual([]);
   });
 
-  it('prunes only the records of trees that are gone', async () => {
-    const gone = path.join(dir, 'gone');
-    await mkdir(gone);
-    await noteWritten(store(), at(gone), label({ confidentiality: ['x'] }), 'r9', signal);
-    await rm(gone, { recursive: true });
-    expect(await pruneWritten(store(), signal)).toEqual([gone]);
-    expect(readWrittenRecords(store()).map((r) => r.host)).toEqual([ws]);
+  it('keeps the identity of the tree it records (device, inode, birth time)', async () => {
+    const own = path.join(dir, 'own');
+    await mkdir(own);
+    const st = await stat(own, { bigint: true });
+    const where = { ...at(own), identity: { dev: String(st.dev), ino: String(st.ino) } };
+    await noteWritten(store(), where, label({ confidentiality: ['y'] }), 'r8', signal);
+    const r = readWrittenRecords(store()).find((x) => x.host === own);
+    expect(r?.identity).toEqual({
+      dev: String(st.dev),
+      ino: String(st.ino),
+      birth: String(st.birthtimeNs),
+    });
+    // A plan's identity that is not what is there now is not kept.
+    const stale = { ...at(ws), identity: { dev: '1', ino: '1' } };
+    await noteWritten(store(), stale, label({ confidentiality: ['z'] }), 'r7', signal);
+    expect(readWrittenRecords(store()).find((x) => x.host === ws)?.identity).toBeUndefined();
   });
 });

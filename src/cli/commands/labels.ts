@@ -1,9 +1,13 @@
 // `cfh labels`: what runs wrote into host trees (cfc/written-labels.ts), as the state
 // directory records it; `cfh labels forget PATH`: the operator's word that the tree at PATH
 // holds no more than its configured label again (a declassification by a person, said on
-// stderr and never done by a run). Records of trees that no longer exist are pruned first.
+// stderr and never done by a run). A record whose tree is not at its place any more (moved,
+// renamed or deleted: cfh cannot tell which) is listed as such and kept: its label follows
+// the tree wherever a run finds it (engine/cfc/written-moved.ts); only `forget` removes it.
 import path from 'node:path';
-import { forgetRecord, listRecords, pruneWritten } from '../../cfc/written-store.js';
+import { identityAt, sameIdentity } from '../../cfc/tree-identity.js';
+import type { WrittenRecord } from '../../cfc/written-labels.js';
+import { forgetRecord, listRecords } from '../../cfc/written-store.js';
 import { describeLabel, label } from '../../cfc/label.js';
 import { ConfigError } from '../../errors.js';
 import type { CliDeps } from '../deps.js';
@@ -12,15 +16,15 @@ import { reportFailure } from '../report-failure.js';
 export async function labelsListCommand(args: { json: boolean }, deps: CliDeps): Promise<number> {
   try {
     const dir = deps.env.writtenLabelsDir;
-    const pruned = await pruneWritten(dir, deps.signal);
+    deps.signal.throwIfAborted();
     const records = await listRecords(dir);
     if (args.json) {
       deps.printer.json({
         dir,
-        pruned,
         trees: records.map(({ record }) => ({
           path: record.host,
           place: record.place,
+          state: stateOf(record),
           label: record.label,
           runs: record.runs,
         })),
@@ -30,14 +34,23 @@ export async function labelsListCommand(args: { json: boolean }, deps: CliDeps):
     if (records.length === 0) deps.printer.out(`no tree holds what a run wrote (${dir})`);
     for (const { record } of records) {
       const last = record.runs.at(-1);
+      const away =
+        stateOf(record) === 'away' ? '  (not at this path: moved, renamed or deleted)' : '';
       deps.printer.out(
-        `${record.host}  ${describeLabel(label(record.label))}  by ${String(record.runs.length)} run(s), last ${last?.runId ?? '-'} at ${last?.at ?? '-'}`,
+        `${record.host}  ${describeLabel(label(record.label))}  by ${String(record.runs.length)} run(s), last ${last?.runId ?? '-'} at ${last?.at ?? '-'}${away}`,
       );
     }
     return 0;
   } catch (error) {
     return reportFailure(error, deps, { json: args.json });
   }
+}
+
+/** `here`: the tree is at the path it was written through; `away`: it is not (or unknown). */
+function stateOf(record: WrittenRecord): 'here' | 'away' {
+  const now = identityAt(record.host);
+  if (now === undefined) return 'away';
+  return record.identity === undefined || sameIdentity(now, record.identity) ? 'here' : 'away';
 }
 
 export async function labelsForgetCommand(

@@ -134,7 +134,7 @@ export function storeTrees(entries: readonly HostToolEntry[]): StoreTree[] {
           entry.kind === 'exec'
             ? { exact: execToolName(entry) }
             : { prefix: mcpToolName(entry, '') },
-        tree: { place, source: object.real, kind: object.kind },
+        tree: { place, source: object.real, kind: object.kind, identity: object.identity },
       });
     }
   }
