@@ -213,6 +213,8 @@ export const ERROR_CODES = [
   'host_tool_state_shared',
   'written_label_unknown',
   'written_labels_unreadable',
+  'written_labels_changed',
+  'written_tree_in_use',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

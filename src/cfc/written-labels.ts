@@ -52,13 +52,19 @@ export interface WrittenInto {
   readonly trees: readonly string[];
 }
 
-function asTree(r: WrittenRecord): SourceTrees {
+/** A recorded tree as the match by place sees it (host-trees.ts). */
+export function placedTree(r: {
+  readonly host: string;
+  readonly kind: 'directory' | 'file';
+  readonly place: TreePlace;
+}): SourceTrees {
   return {
     target: '',
     source: r.host,
     // Compared by place alone: a record's object may have been replaced at that place, and
-    // what was written there is still to be assumed present.
-    identity: { dev: '', ino: '' },
+    // what was written there is still to be assumed present. So no real object's identity
+    // (a device is a number): two placed trees are one object only at one place.
+    identity: { dev: `place ${r.place.device}`, ino: r.place.path },
     kind: r.kind,
     names: 1,
     place: r.place,
@@ -74,7 +80,7 @@ export function writtenInto(
   source: SourceTrees,
   records: readonly WrittenRecord[],
 ): WrittenInto | undefined {
-  const matched = records.filter((r) => sharedTree(source, asTree(r)) !== undefined);
+  const matched = records.filter((r) => sharedTree(source, placedTree(r)) !== undefined);
   if (matched.length === 0) return undefined;
   return {
     label: matched.map((r) => label(r.label)).reduce(join),

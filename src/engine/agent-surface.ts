@@ -182,6 +182,19 @@ export async function openAgentSurface(
   );
   session.markStarted();
   session.startSweep();
+  // Held for the run's life: the trees it mounts, under the labels it reads them as
+  // (cfc/written-leases.ts); taken before the first call.
+  const written =
+    surface.cfc === undefined
+      ? undefined
+      : session.stack.use(
+          await WrittenNotes.open(
+            plan,
+            session.deps.writtenLabelsDir,
+            { event: (type, data, durable) => dir.events.append(type, data, durable) },
+            signal,
+          ),
+        );
   const loopDeps: AgentLoopDeps = {
     gateway: scrubbingGateway(deps.gateway, scrubber),
     ...(scrubber.empty ? {} : { disclosure: scrubber }),
@@ -190,9 +203,7 @@ export async function openAgentSurface(
       : {
           cfc: surface.cfc,
           toolLifetime: lifetime,
-          written: new WrittenNotes(plan, session.deps.writtenLabelsDir, {
-            event: (type, data, durable) => dir.events.append(type, data, durable),
-          }),
+          ...(written === undefined ? {} : { written }),
         }),
     registry,
     mediator,

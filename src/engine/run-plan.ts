@@ -116,6 +116,8 @@ export type CommandEnvRecord = CommandEnvSource & { readonly digest: string };
 
 export interface RunPlan {
   readonly runId: string;
+  /** The top run of its delegation tree (its own id for a top run): engine/cfc/written-leases.ts. */
+  readonly lineage: string;
   readonly profile: Profile;
   readonly profileSources: readonly string[];
   readonly profileDigest: string;
@@ -327,6 +329,7 @@ export function planSandboxRun(
   });
   return {
     runId,
+    lineage: options.inherited?.lineage ?? runId,
     profile,
     profileSources: loaded.sources,
     profileDigest: createHash('sha256').update(canonicalJson(profile)).digest('hex'),

@@ -172,10 +172,18 @@ async function runCommand(
     await dir.seal('outputs/stderr');
   });
   // What the command may write is in its trees' labels before it runs (cfc/written-notes.ts).
-  if (plan.cfc.mode !== 'disabled')
-    await new WrittenNotes(plan, deps.writtenLabelsDir, {
-      event: (type, data, durable) => dir.events.append(type, data, durable),
-    }).command(signal);
+  // It holds a lease on its trees for its life (cfc/written-leases.ts).
+  if (plan.cfc.mode !== 'disabled') {
+    const notes = session.stack.use(
+      await WrittenNotes.open(
+        plan,
+        deps.writtenLabelsDir,
+        { event: (type, data, durable) => dir.events.append(type, data, durable) },
+        signal,
+      ),
+    );
+    await notes.command(signal);
+  }
   const t0 = performance.now();
   // The workload is created while the guard starts; it starts only once the guard's rules
   // are in force (fail closed, below).

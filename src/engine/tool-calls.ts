@@ -275,7 +275,11 @@ async function executeOne(
   const runner = deps.runners[tool.executor];
   if (runner === undefined) throw new Error(`unreachable: no runner for ${tool.executor}`);
   // What it may write is in its trees' labels before it can write it (cfc/written-notes.ts).
-  if (call.judged !== undefined) await deps.written?.call(call.callId, call.judged, signal);
+  // Another live run reading one of its trees under less refuses it (written-leases.ts).
+  if (call.judged !== undefined) {
+    const refused = await deps.written?.call(call.callId, call.judged, signal);
+    if (refused !== undefined) return unfitExecuted(refused, tool.name);
+  }
   const retries: { attempt: number; reason: string; durationMs: number }[] = [];
   for (;;) {
     const outcome = await runner.run(call, limit, signal);

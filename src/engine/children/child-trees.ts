@@ -12,7 +12,7 @@ import type { RunPlan } from '../run-plan.js';
 
 /** What a child of `parent` is handed with the trees: the parent's labels of them. */
 export function childInherits(parent: RunPlan): InheritedLabels {
-  return inheritedFrom(parent.cfc.mounts, parent.hostTrees);
+  return { ...inheritedFrom(parent.cfc.mounts, parent.hostTrees), lineage: parent.lineage };
 }
 
 /** Refuses a child plan that mounts a tree the parent labels above the child's ceiling. */

@@ -1,0 +1,189 @@
+// Two runs going at once on one host tree (AH-CFC-2/7): a run reads the records of what
+// earlier runs wrote when it is planned (cfc/written-labels.ts), so a run already going
+// when another writes a secret into its tree would read it under its own, lower label. So
+// every run under CFC holds a lease in the state directory for as long as it lives: the
+// trees it mounts and the confidentiality it holds each under. A write that would carry into
+// a tree a confidentiality some other live run does not hold it under is refused before it
+// happens. Runs of one delegation tree (one lineage) do not refuse each other: a child's
+// writes come back to its parent under the parent's own rules (cfc/inherited-labels.ts).
+//
+// The order makes it whole without a common lock: a run writes its lease, then reads the
+// records again (recheckWritten); a writer raises the record, then reads the leases. Either
+// the lease is there when the writer looks (refused), or the record was raised before the
+// run read it (the run fails: it would read the tree under a label that is already wrong).
+// Integrity is not leased: published in docs/conformance.md ("A run going reads what
+// another writes at its own integrity").
+import { hostname } from 'node:os';
+import { readdir, readFile, unlink, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { uncleared, type Label } from '../../cfc/label.js';
+import { placedTree, writtenAt } from '../../cfc/written-labels.js';
+import { readWrittenRecords, type WrittenTree } from '../../cfc/written-store.js';
+import { writeFileAtomic } from '../../evidence/atomic-file.js';
+import { ConfigError } from '../../errors.js';
+import { sharedTree, type SourceTrees } from '../../host-trees.js';
+import { currentOwner, processStart } from '../../sandbox/owner.js';
+import type { CfcPlan } from '../../cfc/label-map.js';
+
+/** What a lease needs of a run's plan (RunPlan). */
+export interface LeasePlan {
+  readonly runId: string;
+  /** The top run of its delegation tree: runs of one lineage do not refuse each other. */
+  readonly lineage: string;
+  readonly cfc: CfcPlan;
+  readonly hostTrees: readonly SourceTrees[];
+}
+
+const LEASES = 'leases';
+const LEASE = /^[A-Za-z0-9._-]{1,128}\.json$/;
+
+export const WrittenLease = z.strictObject({
+  version: z.literal(1),
+  runId: z.string().min(1),
+  /** The top run of its delegation tree. */
+  lineage: z.string().min(1),
+  owner: z.strictObject({
+    pid: z.number().int().positive(),
+    start: z.string(),
+    host: z.string(),
+  }),
+  trees: z.array(
+    z.strictObject({
+      place: z.strictObject({ device: z.string().min(1), path: z.string().startsWith('/') }),
+      host: z.string().startsWith('/'),
+      kind: z.enum(['directory', 'file']),
+      /** What the run reads the tree's content as: the confidentiality of its mount's label. */
+      confidentiality: z.array(z.string()),
+    }),
+  ),
+});
+export type WrittenLease = z.infer<typeof WrittenLease>;
+
+/** A mount without a label is read as of unknown confidentiality: it holds nothing more. */
+function heldAs(plan: LeasePlan, tree: SourceTrees): readonly string[] {
+  const m = plan.cfc.mounts.find((x) => x.target === tree.target);
+  return m?.label?.confidentiality ?? [];
+}
+
+function leaseOf(plan: LeasePlan): WrittenLease {
+  const owner = currentOwner();
+  return {
+    version: 1,
+    runId: plan.runId,
+    lineage: plan.lineage,
+    owner: { pid: owner.pid, start: owner.start, host: owner.host },
+    trees: plan.hostTrees.map((t) => ({
+      place: { device: t.place.device, path: t.place.path },
+      host: t.source,
+      kind: t.kind,
+      confidentiality: [...heldAs(plan, t)],
+    })),
+  };
+}
+
+/**
+ * Holds the lease of `plan`'s run until disposed, after checking no record was raised past
+ * the plan's labels since it was read (then the run fails: `written_labels_changed`).
+ */
+export async function holdLease(
+  plan: LeasePlan,
+  dir: string,
+  signal: AbortSignal,
+): Promise<AsyncDisposable> {
+  signal.throwIfAborted();
+  const leases = path.join(dir, LEASES);
+  await mkdir(leases, { recursive: true, mode: 0o700 });
+  const file = path.join(leases, `${plan.runId}.json`);
+  await writeFileAtomic(file, `${JSON.stringify(leaseOf(plan))}\n`, 0o600);
+  const lease = {
+    async [Symbol.asyncDispose]() {
+      await unlink(file).catch((e: unknown) => {
+        if (!(e instanceof Error && 'code' in e && e.code === 'ENOENT')) throw e;
+      });
+    },
+  };
+  try {
+    recheckWritten(plan, dir);
+  } catch (error) {
+    await lease[Symbol.asyncDispose]();
+    throw error;
+  }
+  return lease;
+}
+
+/** Fails when a record now raises a mount past the confidentiality the plan holds it under. */
+function recheckWritten(plan: LeasePlan, dir: string): void {
+  const records = readWrittenRecords(dir);
+  for (const t of plan.hostTrees) {
+    const now = writtenAt(t.target, [t], records);
+    if (now === undefined) continue;
+    const above = uncleared(now.label, heldAs(plan, t));
+    if (above.length > 0)
+      throw new ConfigError(
+        'written_labels_changed',
+        `run ${now.runs.at(-1) ?? '?'} wrote [${above.join(', ')}] into '${t.source}' while this run was being planned`,
+        { field: 'workspace', value: t.source },
+        'run it again: it is then planned with what was written',
+      );
+  }
+}
+
+function alive(lease: WrittenLease): boolean {
+  if (lease.owner.host !== hostname()) return true;
+  return processStart(lease.owner.pid) === lease.owner.start;
+}
+
+async function readLeases(dir: string): Promise<{ file: string; lease: WrittenLease }[]> {
+  const leases = path.join(dir, LEASES);
+  let names: string[];
+  try {
+    names = await readdir(leases);
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return [];
+    throw error;
+  }
+  const out: { file: string; lease: WrittenLease }[] = [];
+  for (const name of names.filter((n) => LEASE.test(n))) {
+    const file = path.join(leases, name);
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    // Ended since the listing; or half-written by nobody (writes are atomic): not a lease.
+    const parsed = text === undefined ? undefined : WrittenLease.safeParse(safeJson(text));
+    if (parsed?.success === true) out.push({ file, lease: parsed.data });
+  }
+  return out;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What refuses a write of `written` into `tree` by a run of `lineage`: undefined when nothing. */
+export async function leaseAgainst(
+  dir: string,
+  tree: WrittenTree,
+  written: Label,
+  lineage: string,
+): Promise<string | undefined> {
+  if (written.confidentiality.length === 0) return undefined;
+  const into = placedTree({ host: tree.source, kind: tree.kind, place: tree.place });
+  for (const { file, lease } of await readLeases(dir)) {
+    if (lease.lineage === lineage) continue;
+    if (!alive(lease)) {
+      // Its run is gone (a SIGKILLed cfh): it reads nothing any more.
+      await unlink(file).catch(() => undefined);
+      continue;
+    }
+    for (const t of lease.trees) {
+      if (sharedTree(into, placedTree(t)) === undefined) continue;
+      const above = uncleared(written, t.confidentiality);
+      if (above.length > 0)
+        return `run ${lease.runId} (pid ${String(lease.owner.pid)}) has '${t.host}' mounted and reads it as [${t.confidentiality.join(', ')}]: writing [${above.join(', ')}] into '${tree.source}' would reach it under that label; let that run end first`;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,124 @@
+// Two runs at once on one host tree (engine/cfc/written-leases.ts): a live run's lease
+// refuses another lineage's write of a confidentiality it does not hold the tree under, in
+// the tree, inside it or around it; its own lineage, a write it holds, a run that is gone
+// (its lease removed) and an unrelated tree do not refuse; a run whose tree was raised past
+// its plan between planning and its lease fails (written_labels_changed); a lease ends with
+// its run.
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { label } from '../../src/cfc/label.js';
+import type { CfcPlan } from '../../src/cfc/label-map.js';
+import { noteWritten } from '../../src/cfc/written-store.js';
+import { holdLease, leaseAgainst } from '../../src/engine/cfc/written-leases.js';
+import type { WrittenPlan } from '../../src/engine/cfc/written-notes.js';
+import type { SourceTrees } from '../../src/host-trees.js';
+
+let dir: string;
+const signal = new AbortController().signal;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'cfh-unit-leases-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+const state = () => path.join(dir, 'state');
+
+function tree(p: string): SourceTrees {
+  return {
+    target: '/workspace',
+    source: p,
+    identity: { dev: '1', ino: p },
+    kind: 'directory',
+    names: 1,
+    place: { device: '8:1', path: p },
+    beneath: [],
+  };
+}
+
+function plan(runId: string, p: string, confidentiality: string[], lineage = runId): WrittenPlan {
+  const cfc = {
+    mode: 'enforce-explicit',
+    mounts: [
+      {
+        target: '/workspace',
+        writable: true,
+        label: label({ confidentiality }),
+        clearance: confidentiality,
+        labelSource: 'profile',
+      },
+    ],
+  } as unknown as CfcPlan;
+  return { runId, lineage, cfc, hostTrees: [tree(p)], storeTrees: [] };
+}
+
+const secret = label({ confidentiality: ['secret'] });
+const at = (p: string) => ({
+  place: { device: '8:1', path: p },
+  source: p,
+  kind: 'directory' as const,
+});
+
+describe('written leases', () => {
+  it('a live run reading a tree under less refuses another lineage a write of more, in it, inside or around it', async () => {
+    const ws = path.join(dir, 'ws');
+    await mkdir(ws);
+    await using lease = await holdLease(plan('run-b', ws, []), state(), signal);
+    expect(typeof lease[Symbol.asyncDispose]).toBe('function');
+    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toMatch(
+      /run run-b \(pid \d+\) has '.*ws' mounted and reads it as \[\]: writing \[secret\]/,
+    );
+    expect(await leaseAgainst(state(), at(path.join(ws, 'sub')), secret, 'run-a')).toBeDefined();
+    expect(await leaseAgainst(state(), at(dir), secret, 'run-a')).toBeDefined();
+    // Its own lineage (a child of run-b), nothing confidential, another tree: no refusal.
+    expect(await leaseAgainst(state(), at(ws), secret, 'run-b')).toBeUndefined();
+    expect(await leaseAgainst(state(), at(ws), label({ integrity: [] }), 'run-a')).toBeUndefined();
+    expect(
+      await leaseAgainst(state(), at(path.join(dir, 'elsewhere')), secret, 'run-a'),
+    ).toBeUndefined();
+  });
+
+  it('a run that holds the tree under what is written does not refuse it', async () => {
+    const ws = path.join(dir, 'held');
+    await mkdir(ws);
+    await using lease = await holdLease(plan('run-c', ws, ['secret']), state(), signal);
+    expect(typeof lease[Symbol.asyncDispose]).toBe('function');
+    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toBeUndefined();
+  });
+
+  it('a lease ends with its run; one whose process is gone is removed by the next writer', async () => {
+    const ws = path.join(dir, 'ends');
+    await mkdir(ws);
+    {
+      await using lease = await holdLease(plan('run-d', ws, []), state(), signal);
+      expect(typeof lease[Symbol.asyncDispose]).toBe('function');
+      expect(await readdir(path.join(state(), 'leases'))).toContain('run-d.json');
+    }
+    expect(await readdir(path.join(state(), 'leases'))).not.toContain('run-d.json');
+    const { writeFile } = await import('node:fs/promises');
+    const dead = {
+      version: 1,
+      runId: 'run-dead',
+      lineage: 'run-dead',
+      owner: { pid: 999_999_999, start: 'x/1', host: os.hostname() },
+      trees: [
+        { place: { device: '8:1', path: ws }, host: ws, kind: 'directory', confidentiality: [] },
+      ],
+    };
+    await writeFile(path.join(state(), 'leases', 'run-dead.json'), JSON.stringify(dead));
+    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toBeUndefined();
+    expect(await readdir(path.join(state(), 'leases'))).not.toContain('run-dead.json');
+  });
+
+  it('a run whose tree was raised past its plan before its lease fails: written_labels_changed', async () => {
+    const ws = path.join(dir, 'raced');
+    await mkdir(ws);
+    await noteWritten(state(), at(ws), secret, 'run-a', signal);
+    await expect(holdLease(plan('run-e', ws, []), state(), signal)).rejects.toMatchObject({
+      code: 'written_labels_changed',
+    });
+    // The failed run leaves no lease behind.
+    expect(await readdir(path.join(state(), 'leases'))).not.toContain('run-e.json');
+  });
+});
