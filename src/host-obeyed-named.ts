@@ -10,19 +10,22 @@
 //
 // Read from the host workspace as the tool reads it, with no tool run: the files are small
 // text, parsed here; a file that does not parse names nothing (the tool refuses it too).
-// The settings read, each one whose value is a program or module the tool runs:
-// - `.yarnrc.yml` `yarnPath` and each `plugins[].path` (yarn berry loads both on every
-//   command), `.yarnrc` `yarn-path` (yarn 1 hands every command to it);
-// - `.npmrc` `script-shell` (the shell npm runs every script with) and the modules
-//   `node-options` preloads (`--require`, `-r`, `--import`, `--loader`) in every script;
-// - `rust-toolchain.toml` / `rust-toolchain` `[toolchain] path` (the toolchain directory
-//   every cargo and rustc in the directory runs from);
-// - mise's `[env] _.source` (scripts the shell runs on entering the directory).
+// The rule for what is read: every key of a listed configuration whose value can be a
+// program, a script, a module it loads, a hook or a PATH entry. The readers, and why each
+// key is read, are by family: host-obeyed-named-js.ts (yarn, npm, pnpm) and
+// host-obeyed-named-tools.ts (mise, asdf, rustup, cargo, bun).
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import type { GitHeldPath } from './host-obeyed-git.js';
+import { npmrc, pnpmWorkspace, yarnBerry, yarnClassic } from './host-obeyed-named-js.js';
+import {
+  bunfig,
+  cargoConfig,
+  mise,
+  rustToolchain,
+  toolVersions,
+  type Named,
+} from './host-obeyed-named-tools.js';
 
 /** A configuration past this is not one a person wrote; it names nothing. */
 const CONFIG_MAX_BYTES = 256 * 1024;
@@ -33,126 +36,26 @@ export type NamedHeldPath = GitHeldPath;
 interface Setting {
   /** The tool that obeys it. */
   readonly tool: string;
-  /** The configuration file's name, read at the workspace top and above it. */
+  /** The configuration file's path, read at the workspace top and above it. */
   readonly file: string;
   /** The values it names as programs, each with the setting's name. */
-  readonly read: (text: string) => readonly { readonly value: string; readonly key: string }[];
-}
-
-const YarnBerry = z.looseObject({
-  yarnPath: z.string().optional(),
-  plugins: z
-    .array(z.union([z.string(), z.looseObject({ path: z.string().optional() })]))
-    .optional(),
-});
-
-function yarnBerry(text: string): { value: string; key: string }[] {
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch {
-    return [];
-  }
-  const parsed = YarnBerry.safeParse(doc);
-  if (!parsed.success) return [];
-  const out: { value: string; key: string }[] = [];
-  if (parsed.data.yarnPath !== undefined)
-    out.push({ value: parsed.data.yarnPath, key: 'yarnPath' });
-  for (const p of parsed.data.plugins ?? []) {
-    const value = typeof p === 'string' ? p : p.path;
-    if (value !== undefined) out.push({ value, key: 'plugins' });
-  }
-  return out;
-}
-
-/** `key value` or `key=value` lines (`.yarnrc`, `.npmrc`), quotes taken off. */
-function lines(text: string): { key: string; value: string }[] {
-  const out: { key: string; value: string }[] = [];
-  for (const raw of text.split(/\r?\n/)) {
-    const m = /^\s*([A-Za-z0-9_.-]+)\s*(?:=\s*|\s+)(.*?)\s*$/.exec(raw);
-    if (m?.[1] === undefined || m[2] === undefined) continue;
-    out.push({ key: m[1].toLowerCase(), value: m[2].replace(/^(["'])(.*)\1$/, '$2') });
-  }
-  return out;
-}
-
-/** The modules a `node-options` value preloads. */
-function preloads(options: string): string[] {
-  const words = options.split(/\s+/).filter((w) => w !== '');
-  const out: string[] = [];
-  for (let i = 0; i < words.length; i += 1) {
-    const w = words[i] ?? '';
-    const eq = /^(--require|--import|--loader|--experimental-loader|-r)=(.+)$/.exec(w);
-    if (eq?.[2] !== undefined) out.push(eq[2]);
-    else if (/^(--require|--import|--loader|--experimental-loader|-r)$/.test(w)) {
-      const next = words[i + 1];
-      if (next !== undefined) out.push(next);
-      i += 1;
-    }
-  }
-  return out;
-}
-
-function npmrc(text: string): { value: string; key: string }[] {
-  return lines(text).flatMap(({ key, value }) => {
-    if (key === 'script-shell') return [{ value, key }];
-    if (key === 'node-options') return preloads(value).map((v) => ({ value: v, key }));
-    return [];
-  });
-}
-
-function rustToolchain(text: string): { value: string; key: string }[] {
-  let section = '';
-  for (const raw of text.split(/\r?\n/)) {
-    const header = /^\s*\[([^\]]+)\]\s*$/.exec(raw);
-    if (header?.[1] !== undefined) section = header[1].trim();
-    const m = /^\s*path\s*=\s*["']([^"']+)["']/.exec(raw);
-    if (m?.[1] !== undefined && section === 'toolchain') return [{ value: m[1], key: 'path' }];
-  }
-  return [];
-}
-
-/**
- * mise's `[env]` `_.source` (a script or a list of them, run by the shell on entering the
- * directory with `mise activate`), in the plain forms: `_.source = "x"` or `["x", "y"]`
- * under `[env]`, `source = ...` under `[env._]`. A table form (`{ path = ... }`) is not read.
- */
-function miseSource(text: string): { value: string; key: string }[] {
-  let section = '';
-  const out: { value: string; key: string }[] = [];
-  for (const raw of text.split(/\r?\n/)) {
-    const header = /^\s*\[([^\]]+)\]\s*$/.exec(raw);
-    if (header?.[1] !== undefined) section = header[1].trim();
-    const key =
-      section === 'env'
-        ? /^\s*_\.source\s*=(.*)$/
-        : section === 'env._'
-          ? /^\s*source\s*=(.*)$/
-          : undefined;
-    const rhs = key?.exec(raw)?.[1];
-    if (rhs === undefined) continue;
-    for (const m of rhs.matchAll(/["']([^"']+)["']/g))
-      if (m[1] !== undefined) out.push({ value: m[1], key: 'env._.source' });
-  }
-  return out;
+  readonly read: (text: string) => readonly Named[];
 }
 
 const SETTINGS: readonly Setting[] = [
   { tool: 'yarn', file: '.yarnrc.yml', read: yarnBerry },
-  {
-    tool: 'yarn',
-    file: '.yarnrc',
-    read: (t) =>
-      lines(t).flatMap((l) => (l.key === 'yarn-path' ? [{ ...l, key: 'yarn-path' }] : [])),
-  },
+  { tool: 'yarn', file: '.yarnrc', read: yarnClassic },
   { tool: 'npm', file: '.npmrc', read: npmrc },
+  { tool: 'pnpm', file: 'pnpm-workspace.yaml', read: pnpmWorkspace },
   { tool: 'rustup', file: 'rust-toolchain.toml', read: rustToolchain },
   { tool: 'rustup', file: 'rust-toolchain', read: rustToolchain },
-  ...['.mise.toml', 'mise.toml', '.mise.local.toml', 'mise.local.toml'].map((file) => ({
-    tool: 'mise',
-    file,
-    read: miseSource,
-  })),
+  { tool: 'cargo', file: '.cargo/config.toml', read: cargoConfig },
+  { tool: 'cargo', file: '.cargo/config', read: cargoConfig },
+  { tool: 'bun', file: 'bunfig.toml', read: bunfig },
+  { tool: 'asdf, mise', file: '.tool-versions', read: toolVersions },
+  ...['.mise.toml', 'mise.toml', '.mise.local.toml', 'mise.local.toml', '.mise/config.toml'].map(
+    (file) => ({ tool: 'mise', file, read: mise }),
+  ),
 ];
 
 /** The file's text, when it is a regular file of a sane size; opened so a FIFO cannot block. */
@@ -199,7 +102,9 @@ function namedIn(dir: string, root: string): [string, string][] {
     if (text === undefined) continue;
     for (const { value, key } of s.read(text)) {
       // A bare word is a command found on PATH; a path has a separator or starts with `.`.
+      // A home (`~/bin`), a variable (`$HOME/bin`) or a URL is not the workspace's.
       if (value === '' || (!value.includes('/') && !value.startsWith('.'))) continue;
+      if (value.startsWith('~') || value.includes('$') || value.includes('://')) continue;
       const rel = path.relative(root, path.resolve(dir, value));
       if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
       out.push([

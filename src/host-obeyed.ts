@@ -30,12 +30,28 @@
 // (pyproject.toml, setup.cfg, tox.ini); instructions to an agent (CLAUDE.md, AGENTS.md),
 // which are text it reads, not settings that name a program.
 //
+// The rule read by family, each member checked against what its tool does (and the family
+// table in test/unit/host-obeyed-families.test.ts fails when a member is missing): version
+// control systems' repository directories and the files beside them that their commands
+// obey (git, Mercurial, Sapling, Jujutsu, Pijul, Darcs, Fossil's checkout database);
+// editors' and IDEs' project settings that name a language server, a task or a builder they
+// start on opening the folder (VS Code and Theia, JetBrains and Fleet, Zed, Helix, Sublime
+// Text, Kate, Eclipse), and the files vim, Neovim and Emacs run from the directory; AI agent
+// CLIs' and agentic editors' project settings naming hooks or MCP server commands; package
+// managers' and toolchain managers' settings naming a program, a preload or a PATH entry;
+// debuggers' and REPLs' start files; credential helpers; a home's shell and tool files.
+// Left off by the same check: Bazaar's `.bzr` and Subversion's `.svn` (nothing in a branch
+// or working copy names a program their client runs), Fossil's `.fossil-settings` (its
+// versioned settings are globs, no commands), Kakoune's `.kakrc` (Kakoune reads no file
+// from the project unless the user's own kakrc sources it), goose's `.goosehints` (text).
+//
 // A path is host-obeyed when any of its components is one of these names (compared without
 // regard to case: a case-insensitive file system or git's core.ignorecase finds `.GIT` as
-// `.git`): each tool looks for them in whatever directory it runs in, not only at the top.
+// `.git`): each tool looks for them in whatever directory it runs in, not only at the top. A
+// name of two components (`.github/hooks`) matches two consecutive components.
 
 export interface HostObeyedName {
-  /** The file or directory name, or `*SUFFIX` for a name ending so. */
+  /** The file or directory name, `*SUFFIX` for a name ending so, `a/b` for b inside a. */
   readonly name: string;
   /** Who obeys it. */
   readonly tool: string;
@@ -59,6 +75,21 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: 'lefthook.yml', tool: 'lefthook', why: 'commands run by git hooks' },
   { name: '.lefthook.yml', tool: 'lefthook', why: 'commands run by git hooks' },
   { name: '.hg', tool: 'Mercurial', why: 'the repository: .hg/hgrc hooks run on hg status' },
+  { name: '.hgsub', tool: 'Mercurial', why: 'subrepositories: what hg update fetches and runs' },
+  { name: '.sl', tool: 'Sapling', why: 'the repository: .sl/config [hooks] run on sl status' },
+  { name: '.jj', tool: 'Jujutsu', why: '.jj/repo/config.toml: ui.pager, ui.editor, fix tools' },
+  { name: '.pijul', tool: 'Pijul', why: 'the repository: .pijul/hooks run on record' },
+  { name: '_darcs', tool: 'Darcs', why: 'prefs/defaults: posthook and prehook commands' },
+  {
+    name: '.fslckout',
+    tool: 'Fossil',
+    why: 'the checkout: names the repository whose hooks and commands run',
+  },
+  {
+    name: '_FOSSIL_',
+    tool: 'Fossil',
+    why: 'the checkout: names the repository whose hooks and commands run',
+  },
   { name: '.envrc', tool: 'direnv', why: 'shell code run on entering the directory' },
   {
     name: '.vscode',
@@ -70,11 +101,26 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.devcontainer', tool: 'Dev Containers', why: 'initializeCommand runs on the host' },
   { name: '.devcontainer.json', tool: 'Dev Containers', why: 'initializeCommand runs on the host' },
   { name: '.zed', tool: 'Zed', why: 'settings naming language servers and tasks it runs' },
+  {
+    name: '.helix',
+    tool: 'Helix',
+    why: 'languages.toml: language-server commands it starts on opening a file',
+  },
+  { name: '.theia', tool: 'Eclipse Theia', why: 'tasks and settings, as .vscode' },
+  {
+    name: '*.sublime-project',
+    tool: 'Sublime Text',
+    why: 'project settings: LSP server commands it starts',
+  },
+  { name: '.kateproject', tool: 'Kate', why: 'lspclient: language-server commands it starts' },
+  { name: '.project', tool: 'Eclipse', why: 'builders run by the automatic build' },
+  { name: '.externalToolBuilders', tool: 'Eclipse', why: 'external programs run as builders' },
   { name: '.fleet', tool: 'JetBrains Fleet', why: 'run configurations and tool settings' },
   { name: '.claude', tool: 'Claude Code', why: 'settings: hooks and commands run by the agent' },
   { name: '.mcp.json', tool: 'Claude Code', why: 'project MCP servers: commands the agent starts' },
   { name: '.cursor', tool: 'Cursor', why: 'mcp.json: MCP server commands the editor starts' },
   { name: '.gemini', tool: 'Gemini CLI', why: 'mcpServers and toolDiscoveryCommand it runs' },
+  { name: '.qwen', tool: 'Qwen Code', why: 'settings.json: mcpServers commands it starts' },
   { name: '.codex', tool: 'Codex CLI', why: 'config.toml: MCP server commands it starts' },
   { name: '.windsurf', tool: 'Windsurf', why: 'hooks and workflows the agent runs' },
   { name: '.roo', tool: 'Roo Code', why: 'mcp.json: MCP server commands it starts' },
@@ -82,6 +128,21 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.clinerules', tool: 'Cline', why: 'hooks and workflows the agent runs' },
   { name: '.amazonq', tool: 'Amazon Q', why: 'mcp.json: MCP server commands it starts' },
   { name: '.kiro', tool: 'Kiro', why: 'hooks and MCP server commands it runs' },
+  { name: '.kilocode', tool: 'Kilo Code', why: 'mcp.json: MCP server commands it starts' },
+  { name: '.kilo', tool: 'Kilo Code', why: 'kilo.jsonc: MCP server commands it starts' },
+  { name: 'kilo.json', tool: 'Kilo Code', why: 'MCP server commands it starts' },
+  { name: 'kilo.jsonc', tool: 'Kilo Code', why: 'MCP server commands it starts' },
+  { name: '.junie', tool: 'Junie', why: 'mcp/mcp.json: MCP server commands it starts' },
+  { name: '.trae', tool: 'Trae', why: 'mcp.json: MCP server commands it starts' },
+  { name: '.factory', tool: 'Factory Droid', why: 'hooks and MCP server commands it runs' },
+  { name: '.augment', tool: 'Auggie', why: 'settings.json: hooks and MCP servers it runs' },
+  { name: 'crush.json', tool: 'Crush', why: 'LSP and MCP server commands it starts' },
+  { name: '.crush.json', tool: 'Crush', why: 'LSP and MCP server commands it starts' },
+  {
+    name: '.github/hooks',
+    tool: 'Copilot CLI, VS Code',
+    why: 'agent hooks: commands run around its tool calls',
+  },
   { name: 'opencode.json', tool: 'opencode', why: 'MCP server commands it starts' },
   { name: '.opencode', tool: 'opencode', why: 'configuration, plugins and commands it runs' },
   { name: '.aider.conf.yml', tool: 'aider', why: 'lint-cmd and test-cmd it runs after edits' },
@@ -95,6 +156,7 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '_gvimrc', tool: 'gvim', why: 'commands run on start (exrc)' },
   { name: '.nvim.lua', tool: 'Neovim', why: 'Lua run on start (exrc)' },
   { name: '.nvimrc', tool: 'Neovim', why: 'commands run on start (exrc)' },
+  { name: '.lazy.lua', tool: 'Neovim (lazy.nvim)', why: 'a plugin spec: Lua run on start' },
   { name: '.gdbinit', tool: 'gdb', why: 'commands run on start' },
   { name: '.lldbinit', tool: 'lldb', why: 'commands run on start' },
   { name: '.pdbrc', tool: 'pdb', why: 'Python run when the debugger starts' },
@@ -154,6 +216,18 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.yarnrc', tool: 'yarn', why: 'yarn-path: the program every yarn command runs' },
   { name: '.yarnrc.yml', tool: 'yarn', why: 'yarnPath: the program every yarn command runs' },
   { name: '.pnpmfile.cjs', tool: 'pnpm', why: 'code run on install, scripts disabled or not' },
+  { name: '.pnpmfile.mjs', tool: 'pnpm', why: 'code run on install, scripts disabled or not' },
+  {
+    name: 'pnpm-workspace.yaml',
+    tool: 'pnpm',
+    why: 'settings: pnpmfile, scriptShell, nodeOptions, as .npmrc',
+  },
+  {
+    name: '.env.yarn',
+    tool: 'yarn',
+    why: 'environment every yarn script gets: NODE_OPTIONS preloads',
+  },
+  { name: 'bunfig.toml', tool: 'bun', why: 'preload: modules run before every bun run' },
   { name: '.bashrc', tool: 'bash', why: 'shell code (a workspace that is a home)' },
   { name: '.bash_profile', tool: 'bash', why: 'shell code (a workspace that is a home)' },
   { name: '.bash_login', tool: 'bash', why: 'shell code (a workspace that is a home)' },
@@ -179,15 +253,21 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.local', tool: 'many', why: 'per-user programs on PATH (a home)' },
 ];
 
+const single = HOST_OBEYED_NAMES.filter((n) => !n.name.includes('/'));
 const EXACT = new Map(
-  HOST_OBEYED_NAMES.filter((n) => !n.name.startsWith('*')).map((n) => [n.name.toLowerCase(), n]),
+  single.filter((n) => !n.name.startsWith('*')).map((n) => [n.name.toLowerCase(), n]),
 );
-const SUFFIXES = HOST_OBEYED_NAMES.filter((n) => n.name.startsWith('*')).map((n) => ({
-  suffix: n.name.slice(1).toLowerCase(),
+const SUFFIXES = single
+  .filter((n) => n.name.startsWith('*'))
+  .map((n) => ({ suffix: n.name.slice(1).toLowerCase(), entry: n }));
+// An entry of more than one component (`.github/hooks`): the name alone (`hooks`) is too
+// common to hold, the pair is what the tool reads.
+const NESTED = HOST_OBEYED_NAMES.filter((n) => n.name.includes('/')).map((n) => ({
+  parts: n.name.toLowerCase().split('/'),
   entry: n,
 }));
 
-/** The list entry a single file name matches, if any. */
+/** The list entry a single file name matches, if any (not a nested one: `.github/hooks`). */
 export function hostObeyedName(name: string): HostObeyedName | undefined {
   const lower = name.toLowerCase();
   const exact = EXACT.get(lower);
@@ -204,9 +284,13 @@ export function hostObeyedPrefix(
   relPath: string,
 ): { readonly prefix: string; readonly entry: HostObeyedName } | undefined {
   const parts = relPath.split('/');
+  const lower = parts.map((p) => p.toLowerCase());
   for (let i = 0; i < parts.length; i += 1) {
     const entry = hostObeyedName(parts[i] ?? '');
     if (entry !== undefined) return { prefix: parts.slice(0, i + 1).join('/'), entry };
+    const nested = NESTED.find((n) => n.parts.every((p, k) => lower[i + k] === p));
+    if (nested !== undefined)
+      return { prefix: parts.slice(0, i + nested.parts.length).join('/'), entry: nested.entry };
   }
   return undefined;
 }
