@@ -206,7 +206,7 @@ export function planSandboxRun(
   if (options.loaded === undefined) {
     resolveChildren(profile, profile.budgets.maxDelegationDepth);
     // One host tool state, one clearance, across the run and every child it may delegate to.
-    checkHostToolSharing(profile, profile.budgets.maxDelegationDepth);
+    checkHostToolSharing(profile, profile.budgets.maxDelegationDepth, env.credentialSource.PATH);
   }
   // The policy compiles (unique ids, valid regexes) before anything exists (AH-INV-4).
   policyFor(profile, runFactsOf(profile));

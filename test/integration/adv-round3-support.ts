@@ -84,6 +84,9 @@ export async function scriptedRun(
     { env: { CFH_KEY_DIR: scratch.path('keys'), ...(o.env ?? {}) } },
   );
   const dir = await onlyRunDir(artifactRoot).catch((error: unknown) => {
+    // A planning refusal (125) makes no run: `dir` is empty, for callers that accept one
+    // (they check r.exitCode first).
+    if (r.exitCode === 125) return '';
     throw new Error(`${String(error)}; cfh exited ${r.exitCode}: ${r.stderr}`);
   });
   return { r, dir, artifactRoot };

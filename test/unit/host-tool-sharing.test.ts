@@ -1,11 +1,13 @@
 // One host tool state, one clearance (engine/cfc/host-tool-sharing.ts): two entries that run the
-// same command with the same settings, or whose configurations name a common path, under
-// different clearances, in one profile or across its children, are refused at planning.
+// same command (by identity: host-tool-identity.test.ts), or whose configurations name a
+// common path, under different clearances, in one profile or across its children, are refused at planning.
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { Profile } from '../../src/config/profile-schema.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
 import { checkHostToolSharing } from '../../src/engine/cfc/host-tool-sharing.js';
+
+const PATH = process.env.PATH;
 
 function tool(name: string, fields: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -32,9 +34,9 @@ describe('checkHostToolSharing', () => {
       hostTools: [tool('notes'), tool('vault-notes', { clearance: ['secret'] })],
     });
     expect(() => {
-      checkHostToolSharing(p, 2);
+      checkHostToolSharing(p, 2, PATH);
     }).toThrow(
-      'hostTools notes (this run) and vault-notes (this run) run the same command with the same settings, under different clearances (none; secret): what one is given the other hands back under its own label',
+      /hostTools notes \(this run\) and vault-notes \(this run\) run the same command.*, under different clearances \(none; secret\): what one is given the other hands back under its own label/,
     );
   });
   it('refuses two commands naming one store; a child entry counts', () => {
@@ -49,7 +51,7 @@ describe('checkHostToolSharing', () => {
       },
     });
     expect(() => {
-      checkHostToolSharing(p, 2);
+      checkHostToolSharing(p, 2, PATH);
     }).toThrow(/notes \(this run\) and notes \(child worker\) both name '\/srv\/notes\/n\.txt'/);
   });
   it('lets two tools keep their own files in one directory both name', () => {
@@ -63,6 +65,7 @@ describe('checkHostToolSharing', () => {
           ],
         }),
         2,
+        PATH,
       );
     }).not.toThrow();
   });
@@ -78,6 +81,7 @@ describe('checkHostToolSharing', () => {
           ],
         }),
         2,
+        PATH,
       );
     }).not.toThrow();
   });

@@ -67,8 +67,22 @@ export function findProgram(
   return undefined;
 }
 
-function programOf(entry: HostToolEntry): string {
+/** The program as the entry spells it: an exec's argv[0], an MCP server's command. */
+export function programOf(entry: HostToolEntry): string {
   return entry.kind === 'mcp' ? entry.command : (entry.argv[0] ?? '');
+}
+
+/** Where the entry runs: its `cwd`, or cfh's own working directory. */
+export function cwdOf(entry: HostToolEntry): string {
+  return entry.cwd ?? process.cwd();
+}
+
+/** Its program as planHostTools finds it (absolute), or undefined when it finds none. */
+export function findEntryProgram(
+  entry: HostToolEntry,
+  searchPath: string | undefined,
+): string | undefined {
+  return findProgram(programOf(entry), cwdOf(entry), searchPath);
 }
 
 /** The argv template's placeholders, each a declared field used as a whole argument. */
@@ -131,7 +145,7 @@ export function planHostTools(
   const tools: PlannedHostTool[] = [];
   const credentials: HeldCredential[] = [];
   for (const entry of entries) {
-    const cwd = entry.cwd ?? process.cwd();
+    const cwd = cwdOf(entry);
     if (!path.isAbsolute(cwd)) throw configError(entry, `cwd '${cwd}' is not absolute`);
     try {
       if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
@@ -139,7 +153,7 @@ export function planHostTools(
       throw configError(entry, `cwd '${cwd}': ${errorMessage(error)}`);
     }
     if (entry.kind === 'exec') checkArgvTemplate(entry);
-    const program = findProgram(programOf(entry), cwd, hostEnv.PATH);
+    const program = findEntryProgram(entry, hostEnv.PATH);
     if (program === undefined) {
       throw new ConfigError(
         'host_tool_program_missing',

@@ -1,0 +1,110 @@
+// What a host tool entry runs, by identity rather than by spelling (AH-CFC-2/10, AH-CFC-12).
+// "One host tool state, one clearance" (host-tool-sharing.ts) must see `/opt/t/store.mjs` and
+// `./store.mjs` run from /opt/t, a program found on PATH and its absolute path, a link and
+// what it leads to, as the one file they are: otherwise a second spelling of one tool, under a
+// lower clearance, hands back what the first was given. So an entry's program is found as the
+// launcher finds it (host-plan.ts findEntryProgram: the entry's cwd, cfh's PATH) and known by
+// device and inode through every link; its script (the first argument that names an existing
+// regular file, against its real cwd, as the program will open it) likewise; and every other
+// argument and env value that names a path is written as that path's real path.
+import { realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { HostToolEntry } from '../../config/host-tools-schema.js';
+import { canonicalJson } from '../../evidence/canonical-json.js';
+import { realpathOfNearest } from '../../sandbox/mount-policy.js';
+import { againstCwd } from '../../tools/host/host-pin.js';
+import { cwdOf, findEntryProgram, programOf } from '../../tools/host/host-plan.js';
+
+/** A regular file by identity: one device and inode, however it is reached. */
+export interface FileIdentity {
+  /** `dev:ino`. */
+  readonly id: string;
+  readonly real: string;
+  /** As the entry wrote it. */
+  readonly spelled: string;
+}
+
+export interface EntryIdentity {
+  /** Its program; undefined when the launcher finds none now (one may appear later). */
+  readonly program: FileIdentity | undefined;
+  readonly programSpelled: string;
+  /** The first argument that names an existing regular file: an interpreter's script. */
+  readonly script: FileIdentity | undefined;
+  /** Its arguments after the program, its real cwd and its env, paths by their real path. */
+  readonly settings: string;
+}
+
+const PLACEHOLDER = /^\{[A-Za-z_][A-Za-z0-9_]{0,63}\}$/;
+/** An option with its value attached: `--db=./notes.db`. */
+const ATTACHED = /^(-[^=]*=)([\s\S]*)$/;
+
+function fileIdentity(spelled: string, cwd: string): FileIdentity | undefined {
+  // Joined, not path.resolve'd: `link/../x` is where the kernel goes, not where the text does.
+  const absolute = againstCwd(spelled, cwd);
+  try {
+    const st = statSync(absolute, { bigint: true });
+    if (!st.isFile()) return undefined;
+    return { id: `${String(st.dev)}:${String(st.ino)}`, real: realpathSync(absolute), spelled };
+  } catch {
+    return undefined;
+  }
+}
+
+function exists(p: string): boolean {
+  try {
+    statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A text as the path it names, when it names one: it has a `/` (or is `.`/`..`), or names an
+ * entry of the cwd. A missing path is the real path of its nearest existing ancestor joined
+ * with the rest, so two spellings of one place that does not exist yet still agree.
+ */
+function canonicalPath(text: string, cwd: string): string {
+  if (text === '' || text.includes('\0') || text.includes('://')) return text;
+  const absolute = againstCwd(text, cwd);
+  if (!text.includes('/') && text !== '.' && text !== '..' && !exists(absolute)) return text;
+  try {
+    return realpathSync(absolute);
+  } catch {
+    return realpathOfNearest(absolute);
+  }
+}
+
+/** One argument or env value with every path it is by its real path. */
+function canonicalText(text: string, cwd: string): string {
+  if (PLACEHOLDER.test(text)) return text;
+  const attached = ATTACHED.exec(text);
+  if (attached !== null) return `${attached[1] ?? ''}${canonicalPath(attached[2] ?? '', cwd)}`;
+  return canonicalPath(text, cwd);
+}
+
+/** What `entry` runs and with what, as the files and places its spellings name. */
+export function identityOf(entry: HostToolEntry, searchPath: string | undefined): EntryIdentity {
+  const cwd = realpathOfNearest(path.resolve(cwdOf(entry)));
+  const found = findEntryProgram(entry, searchPath);
+  const args = entry.kind === 'exec' ? entry.argv.slice(1) : entry.args;
+  let script: FileIdentity | undefined;
+  for (const arg of args) {
+    // A {field} is the model's, chosen per call: never the tool's code.
+    if (PLACEHOLDER.test(arg)) continue;
+    script = fileIdentity(arg, cwd);
+    if (script !== undefined) break;
+  }
+  const env = Object.fromEntries(
+    Object.entries(entry.env).map(([k, v]) => [
+      k,
+      'value' in v ? canonicalText(v.value, cwd) : '(credential)',
+    ]),
+  );
+  return {
+    program: found === undefined ? undefined : fileIdentity(found, '/'),
+    programSpelled: programOf(entry),
+    script,
+    settings: canonicalJson({ args: args.map((a) => canonicalText(a, cwd)), cwd, env }),
+  };
+}
