@@ -2,6 +2,7 @@
 // look at the real engine to check what exists.
 import Docker from 'dockerode';
 import { execa } from 'execa';
+import { randomUUID } from 'node:crypto';
 import { chown, cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll } from 'vitest';
 import os from 'node:os';
@@ -34,12 +35,22 @@ export interface CfhOptions {
   readonly cwd?: string;
 }
 
+/**
+ * The state directory of this test file's cfh runs (written-labels records and leases,
+ * host-process records): a test reads no state another test file, or the machine, left
+ * there. One per file (each evaluates this module afresh), under the suite's own directory,
+ * which global-setup.ts makes and removes.
+ */
+const STATE_ROOT = process.env.CFH_TEST_STATE_ROOT;
+const STATE_DIR = STATE_ROOT === undefined ? undefined : path.join(STATE_ROOT, randomUUID());
+
 /** A clean environment: nothing of the developer's leaks into a test by accident. */
 export function baseEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/root',
     CFH_LOG_LEVEL: 'error',
+    ...(STATE_DIR === undefined ? {} : { CFH_STATE_DIR: STATE_DIR }),
     // The child talks to the same engine as the test's own client.
     ...(process.env.DOCKER_HOST === undefined ? {} : { DOCKER_HOST: process.env.DOCKER_HOST }),
     ...extra,
