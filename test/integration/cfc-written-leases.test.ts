@@ -68,7 +68,7 @@ describe('cfc: a tree another live run reads under less', () => {
     // The refusal is the call's observation, in the evidence; the model holds it as a handle
     // (it is labelled as the call was: it names what would have been written).
     expect(await allText(refused.dir)).toMatch(
-      /not run: run \S+ \(pid \d+\) has '[^']*' mounted and reads it as \[\]/,
+      /not run: run \S+ \(pid \d+\) has '[^']*' mounted and reads it as \{confidentiality: -; integrity: repo\}/,
     );
     expect((await modelResults(refused.dir)).join('\n')).not.toContain(TOKEN);
     expect((await readEvents(refused.dir)).some((e) => e.type === 'cfc_written')).toBe(false);

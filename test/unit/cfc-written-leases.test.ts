@@ -1,5 +1,6 @@
 // Two runs at once on one host tree (engine/cfc/written-leases.ts): a live run's lease
-// refuses another lineage's write of a confidentiality it does not hold the tree under, in
+// refuses another lineage's write that would change the label it reads the tree as (more
+// confidential or less trusted), in
 // the tree, inside it or around it; its own lineage, a write it holds, a run that is gone
 // (its lease removed) and an unrelated tree do not refuse; a run whose tree was raised past
 // its plan between planning and its lease fails (written_labels_changed); a lease ends with
@@ -37,7 +38,13 @@ function tree(p: string): SourceTrees {
   };
 }
 
-function plan(runId: string, p: string, confidentiality: string[], lineage = runId): WrittenPlan {
+function plan(
+  runId: string,
+  p: string,
+  confidentiality: string[],
+  lineage = runId,
+  mode = 'rw',
+): WrittenPlan {
   const cfc = {
     mode: 'enforce-explicit',
     mounts: [
@@ -50,7 +57,14 @@ function plan(runId: string, p: string, confidentiality: string[], lineage = run
       },
     ],
   } as unknown as CfcPlan;
-  return { runId, lineage, cfc, hostTrees: [tree(p)], storeTrees: [] };
+  return {
+    profile: { workspace: { mode } },
+    runId,
+    lineage,
+    cfc,
+    hostTrees: [tree(p)],
+    storeTrees: [],
+  };
 }
 
 const secret = label({ confidentiality: ['secret'] });
@@ -67,16 +81,45 @@ describe('written leases', () => {
     await using lease = await holdLease(plan('run-b', ws, []), state(), signal);
     expect(typeof lease[Symbol.asyncDispose]).toBe('function');
     expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toMatch(
-      /run run-b \(pid \d+\) has '.*ws' mounted and reads it as \[\]: writing \[secret\]/,
+      /run run-b \(pid \d+\) has '.*ws' mounted and reads it as \{confidentiality: -; integrity: -\}: writing \{confidentiality: secret; integrity: -\}/,
     );
     expect(await leaseAgainst(state(), at(path.join(ws, 'sub')), secret, 'run-a')).toBeDefined();
     expect(await leaseAgainst(state(), at(dir), secret, 'run-a')).toBeDefined();
     // Its own lineage (a child of run-b), nothing confidential, another tree: no refusal.
     expect(await leaseAgainst(state(), at(ws), secret, 'run-b')).toBeUndefined();
-    expect(await leaseAgainst(state(), at(ws), label({ integrity: [] }), 'run-a')).toBeUndefined();
+    expect(await leaseAgainst(state(), at(ws), label({}), 'run-a')).toBeUndefined();
     expect(
       await leaseAgainst(state(), at(path.join(dir, 'elsewhere')), secret, 'run-a'),
     ).toBeUndefined();
+  });
+
+  it('a write less trusted than a live run reads the tree as is refused too; one as trusted is not', async () => {
+    const ws = path.join(dir, 'vouched');
+    await mkdir(ws);
+    const vouched = plan('run-f', ws, []);
+    const repo = {
+      ...vouched,
+      cfc: {
+        ...vouched.cfc,
+        mounts: vouched.cfc.mounts.map((m) => ({ ...m, label: label({ integrity: ['repo'] }) })),
+      },
+    };
+    await using lease = await holdLease(repo, state(), signal);
+    expect(typeof lease[Symbol.asyncDispose]).toBe('function');
+    expect(await leaseAgainst(state(), at(ws), label({}), 'run-a')).toMatch(
+      /reads it as \{confidentiality: -; integrity: repo\}: writing \{confidentiality: -; integrity: -\}/,
+    );
+    expect(
+      await leaseAgainst(state(), at(ws), label({ integrity: ['repo'] }), 'run-a'),
+    ).toBeUndefined();
+  });
+
+  it('a draft run reads its copy: it does not hold the host workspace', async () => {
+    const ws = path.join(dir, 'drafted');
+    await mkdir(ws);
+    await using lease = await holdLease(plan('run-g', ws, [], 'run-g', 'draft'), state(), signal);
+    expect(typeof lease[Symbol.asyncDispose]).toBe('function');
+    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toBeUndefined();
   });
 
   it('a run that holds the tree under what is written does not refuse it', async () => {
@@ -103,12 +146,24 @@ describe('written leases', () => {
       lineage: 'run-dead',
       owner: { pid: 999_999_999, start: 'x/1', host: os.hostname() },
       trees: [
-        { place: { device: '8:1', path: ws }, host: ws, kind: 'directory', confidentiality: [] },
+        {
+          place: { device: '8:1', path: ws },
+          host: ws,
+          kind: 'directory',
+          label: { confidentiality: [], integrity: [] },
+        },
       ],
     };
     await writeFile(path.join(state(), 'leases', 'run-dead.json'), JSON.stringify(dead));
     expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toBeUndefined();
     expect(await readdir(path.join(state(), 'leases'))).not.toContain('run-dead.json');
+    // A lease cfh cannot read refuses every write (what it holds is unknown), and says where.
+    await writeFile(path.join(state(), 'leases', 'run-bad.json'), '{"version":1}');
+    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toMatch(
+      /the lease '.*run-bad\.json' cannot be read/,
+    );
+    const { rm: remove } = await import('node:fs/promises');
+    await remove(path.join(state(), 'leases', 'run-bad.json'));
   });
 
   it('a run whose tree was raised past its plan before its lease fails: written_labels_changed', async () => {

@@ -2,32 +2,32 @@
 // earlier runs wrote when it is planned (cfc/written-labels.ts), so a run already going
 // when another writes a secret into its tree would read it under its own, lower label. So
 // every run under CFC holds a lease in the state directory for as long as it lives: the
-// trees it mounts and the confidentiality it holds each under. A write that would carry into
-// a tree a confidentiality some other live run does not hold it under is refused before it
-// happens. Runs of one delegation tree (one lineage) do not refuse each other: a child's
+// trees it mounts and the label it reads each under. A write that would change that label
+// (more confidential, or less trusted, than some other live run holds the tree under) is
+// refused before it happens. Runs of one delegation tree (one lineage) do not refuse each other: a child's
 // writes come back to its parent under the parent's own rules (cfc/inherited-labels.ts).
 //
 // The order makes it whole without a common lock: a run writes its lease, then reads the
 // records again (recheckWritten); a writer raises the record, then reads the leases. Either
 // the lease is there when the writer looks (refused), or the record was raised before the
 // run read it (the run fails: it would read the tree under a label that is already wrong).
-// Integrity is not leased: published in docs/conformance.md ("A run going reads what
-// another writes at its own integrity").
 import { hostname } from 'node:os';
 import { readdir, readFile, unlink, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { uncleared, type Label } from '../../cfc/label.js';
-import { placedTree, writtenAt } from '../../cfc/written-labels.js';
+import { describeLabel, label, type Label } from '../../cfc/label.js';
+import { holdsWritten, placedTree, writtenAt } from '../../cfc/written-labels.js';
 import { readWrittenRecords, type WrittenTree } from '../../cfc/written-store.js';
 import { writeFileAtomic } from '../../evidence/atomic-file.js';
 import { ConfigError } from '../../errors.js';
 import { sharedTree, type SourceTrees } from '../../host-trees.js';
+import { WORKSPACE_TARGET } from '../../sandbox/mount-policy.js';
 import { currentOwner, processStart } from '../../sandbox/owner.js';
 import type { CfcPlan } from '../../cfc/label-map.js';
 
 /** What a lease needs of a run's plan (RunPlan). */
 export interface LeasePlan {
+  readonly profile: { readonly workspace: { readonly mode: string } };
   readonly runId: string;
   /** The top run of its delegation tree: runs of one lineage do not refuse each other. */
   readonly lineage: string;
@@ -53,17 +53,30 @@ export const WrittenLease = z.strictObject({
       place: z.strictObject({ device: z.string().min(1), path: z.string().startsWith('/') }),
       host: z.string().startsWith('/'),
       kind: z.enum(['directory', 'file']),
-      /** What the run reads the tree's content as: the confidentiality of its mount's label. */
-      confidentiality: z.array(z.string()),
+      /** What the run reads the tree's content as: its mount's label. */
+      label: z.strictObject({
+        confidentiality: z.array(z.string()),
+        integrity: z.array(z.string()),
+      }),
     }),
   ),
 });
 export type WrittenLease = z.infer<typeof WrittenLease>;
 
-/** A mount without a label is read as of unknown confidentiality: it holds nothing more. */
-function heldAs(plan: LeasePlan, tree: SourceTrees): readonly string[] {
+/** A mount without a label vouches for nothing and holds nothing confidential. */
+function heldAs(plan: LeasePlan, tree: SourceTrees): Label {
   const m = plan.cfc.mounts.find((x) => x.target === tree.target);
-  return m?.label?.confidentiality ?? [];
+  return m?.label ?? label({});
+}
+
+/**
+ * The trees the run reads while it lives. A draft run reads its copy, made before the lease
+ * is taken and the records read again, never the host workspace afterwards: what another
+ * run writes there later does not reach it.
+ */
+function readTrees(plan: LeasePlan): readonly SourceTrees[] {
+  if (plan.profile.workspace.mode !== 'draft') return plan.hostTrees;
+  return plan.hostTrees.filter((t) => t.target !== WORKSPACE_TARGET);
 }
 
 function leaseOf(plan: LeasePlan): WrittenLease {
@@ -73,11 +86,14 @@ function leaseOf(plan: LeasePlan): WrittenLease {
     runId: plan.runId,
     lineage: plan.lineage,
     owner: { pid: owner.pid, start: owner.start, host: owner.host },
-    trees: plan.hostTrees.map((t) => ({
+    trees: readTrees(plan).map((t) => ({
       place: { device: t.place.device, path: t.place.path },
       host: t.source,
       kind: t.kind,
-      confidentiality: [...heldAs(plan, t)],
+      label: {
+        confidentiality: [...heldAs(plan, t).confidentiality],
+        integrity: [...heldAs(plan, t).integrity],
+      },
     })),
   };
 }
@@ -112,20 +128,19 @@ export async function holdLease(
   return lease;
 }
 
-/** Fails when a record now raises a mount past the confidentiality the plan holds it under. */
+/** Fails when a record now raises a mount past the label the plan holds it under. */
 function recheckWritten(plan: LeasePlan, dir: string): void {
   const records = readWrittenRecords(dir);
   for (const t of plan.hostTrees) {
     const now = writtenAt(t.target, [t], records);
     if (now === undefined) continue;
-    const above = uncleared(now.label, heldAs(plan, t));
-    if (above.length > 0)
-      throw new ConfigError(
-        'written_labels_changed',
-        `run ${now.runs.at(-1) ?? '?'} wrote [${above.join(', ')}] into '${t.source}' while this run was being planned`,
-        { field: 'workspace', value: t.source },
-        'run it again: it is then planned with what was written',
-      );
+    if (holdsWritten(heldAs(plan, t), now.label)) continue;
+    throw new ConfigError(
+      'written_labels_changed',
+      `run ${now.runs.at(-1) ?? '?'} wrote ${describeLabel(now.label)} into '${t.source}' while this run was being planned`,
+      { field: 'workspace', value: t.source },
+      'run it again: it is then planned with what was written',
+    );
   }
 }
 
@@ -134,7 +149,15 @@ function alive(lease: WrittenLease): boolean {
   return processStart(lease.owner.pid) === lease.owner.start;
 }
 
-async function readLeases(dir: string): Promise<{ file: string; lease: WrittenLease }[]> {
+/** A lease cfh cannot read: what it holds is unknown, so it refuses every write. */
+interface Unreadable {
+  readonly file: string;
+  readonly unreadable: true;
+}
+
+async function readLeases(
+  dir: string,
+): Promise<({ file: string; lease: WrittenLease } | Unreadable)[]> {
   const leases = path.join(dir, LEASES);
   let names: string[];
   try {
@@ -143,13 +166,15 @@ async function readLeases(dir: string): Promise<{ file: string; lease: WrittenLe
     if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return [];
     throw error;
   }
-  const out: { file: string; lease: WrittenLease }[] = [];
+  const out: ({ file: string; lease: WrittenLease } | Unreadable)[] = [];
   for (const name of names.filter((n) => LEASE.test(n))) {
     const file = path.join(leases, name);
     const text = await readFile(file, 'utf8').catch(() => undefined);
-    // Ended since the listing; or half-written by nobody (writes are atomic): not a lease.
-    const parsed = text === undefined ? undefined : WrittenLease.safeParse(safeJson(text));
-    if (parsed?.success === true) out.push({ file, lease: parsed.data });
+    // Ended since the listing: not a lease any more. Written atomically, so a lease that
+    // does not parse is not one half-written: fail closed.
+    if (text === undefined) continue;
+    const parsed = WrittenLease.safeParse(safeJson(text));
+    out.push(parsed.success ? { file, lease: parsed.data } : { file, unreadable: true });
   }
   return out;
 }
@@ -169,9 +194,11 @@ export async function leaseAgainst(
   written: Label,
   lineage: string,
 ): Promise<string | undefined> {
-  if (written.confidentiality.length === 0) return undefined;
   const into = placedTree({ host: tree.source, kind: tree.kind, place: tree.place });
-  for (const { file, lease } of await readLeases(dir)) {
+  for (const entry of await readLeases(dir)) {
+    if ('unreadable' in entry)
+      return `the lease '${entry.file}' cannot be read, so what its run holds is unknown; remove it if no cfh run is going`;
+    const { file, lease } = entry;
     if (lease.lineage === lineage) continue;
     if (!alive(lease)) {
       // Its run is gone (a SIGKILLed cfh): it reads nothing any more.
@@ -180,9 +207,9 @@ export async function leaseAgainst(
     }
     for (const t of lease.trees) {
       if (sharedTree(into, placedTree(t)) === undefined) continue;
-      const above = uncleared(written, t.confidentiality);
-      if (above.length > 0)
-        return `run ${lease.runId} (pid ${String(lease.owner.pid)}) has '${t.host}' mounted and reads it as [${t.confidentiality.join(', ')}]: writing [${above.join(', ')}] into '${tree.source}' would reach it under that label; let that run end first`;
+      const held = label(t.label);
+      if (!holdsWritten(held, written))
+        return `run ${lease.runId} (pid ${String(lease.owner.pid)}) has '${t.host}' mounted and reads it as ${describeLabel(held)}: writing ${describeLabel(written)} into '${tree.source}' would reach it under that label; let that run end first`;
     }
   }
   return undefined;
