@@ -2,7 +2,7 @@
 // a scratch directory with its own state and key directories, profiles and scripts as YAML,
 // and readers of a run's snapshot and transcript.
 import { execa } from 'execa';
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { cfh, ownBySandbox, type CfhResult, type Scratch } from './helpers.js';
@@ -13,6 +13,9 @@ let counter = 0;
 export async function dirIn(scratch: Scratch, name: string): Promise<string> {
   const d = await plainDir(scratch, name);
   await ownBySandbox(d);
+  // The sandbox user walks to it (a draft is copied as that user).
+  await chmod(path.dirname(d), 0o755);
+  await chmod(d, 0o755);
   return d;
 }
 
