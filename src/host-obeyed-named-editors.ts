@@ -28,7 +28,7 @@ import { commandWords, type Named } from './host-obeyed-named-tools.js';
 
 /** A setting's last name part that makes it a program or its path. */
 const PROGRAM =
-  /^(path|command|cmd|executable|program|binary|interpreter|runtime|shell|tsdk|wrapper|launcher)$|(Path|_path|Executable|Command|CommandLine|Interpreter|Binary|Wrapper|Program|Tools)$/;
+  /^(path|command|cmd|executable|program|binary|interpreter|runtime|shell|tsdk|wrapper|launcher)$|(Path|_path|Executable|Command|CommandLine|Interpreter|Binary|Wrapper|Program|Tools|Shell)$/;
 const ARGS = /^(args|arguments)$|(Args|_args|_arguments)$/;
 const ENV_FILE = /^env_?[Ff]ile$|(EnvFile|_env_file)$/;
 const ENV = /^(env|environment)$|(Env|_env)$/;
@@ -45,7 +45,9 @@ const partsOf = (keys: readonly string[]): string[] => keys.flatMap((k) => k.spl
 /** One setting's value, by the name it is reached by (walked into while it is an object). */
 function setting(keys: readonly string[], value: unknown): Named[] {
   const parts = partsOf(keys);
-  const last = parts.at(-1) ?? '';
+  // A per-platform value is read by the setting's name (`terminal.integrated.shell.linux`).
+  const last =
+    (/^(linux|osx|windows)$/.test(parts.at(-1) ?? '') ? parts.at(-2) : parts.at(-1)) ?? '';
   const key = keys.join('.');
   if (parts.some((p) => NOT_READ.test(p))) return [];
   const strings = Strings.safeParse(value);
