@@ -29,11 +29,30 @@ export interface Named {
   readonly key: string;
 }
 
-/** The words of a shell command that may be paths (quotes taken off): `./x.sh`, `bin/y`. */
+/**
+ * The words of a shell command that may be paths (quotes taken off, as the shell joins them:
+ * `"$D"/x.sh` is one word): `./x.sh`, `bin/y`, and the value of a `--flag=./z` or `V=./z`.
+ */
 export function commandWords(command: string): string[] {
-  return (command.match(/"[^"]*"|'[^']*'|[^\s;&|()<>]+/g) ?? [])
-    .map((w) => w.replace(/^(["'])(.*)\1$/, '$2'))
+  return (command.match(/(?:"[^"]*"|'[^']*'|[^\s;&|()<>"'])+/g) ?? [])
+    .map((w) => w.replace(/"([^"]*)"|'([^']*)'/g, (_m, d?: string, s?: string) => d ?? s ?? ''))
+    .flatMap((w) => {
+      const value = /^[^=/]+=(.+)$/.exec(w)?.[1];
+      return value === undefined ? [w] : [value];
+    })
     .filter((w) => w !== '.' && w !== '..' && (w.includes('/') || w.startsWith('.')));
+}
+
+/**
+ * What an exported variable's value names as code a program run with it loads: each entry of
+ * `PATH` (the next command found there) and `LD_PRELOAD`, what `NODE_OPTIONS` preloads, the
+ * file `BASH_ENV` or `ENV` has every shell source. Any other variable names nothing.
+ */
+export function envNames(name: string, value: string): string[] {
+  if (name === 'PATH' || name === 'LD_PRELOAD') return value.split(/[:\s]/);
+  if (name === 'NODE_OPTIONS') return preloads(value);
+  if (name === 'BASH_ENV' || name === 'ENV') return [value];
+  return [];
 }
 
 /** The modules a `node-options` / `NODE_OPTIONS` value preloads or loads settings from. */
@@ -61,13 +80,10 @@ const configRoot = (v: string): string => v.replace(/^\{\{\s*config_root\s*\}\}/
 /** The exported `[env]` variables whose value names code a program run there loads. */
 function envVariable(e: TomlEntry): Named[] {
   const name = e.parts[1] ?? '';
-  const values = tomlStrings(e.raw).map(configRoot);
-  const key = e.key;
-  if (name === 'PATH' || name === 'LD_PRELOAD')
-    return values.flatMap((v) => v.split(/[:\s]/)).map((value) => ({ value, key }));
-  if (name === 'NODE_OPTIONS') return values.flatMap(preloads).map((value) => ({ value, key }));
-  if (name === 'BASH_ENV' || name === 'ENV') return values.map((value) => ({ value, key }));
-  return [];
+  return tomlStrings(e.raw)
+    .map(configRoot)
+    .flatMap((v) => envNames(name, v))
+    .map((value) => ({ value, key: e.key }));
 }
 
 /** The task names a hook runs: `{ task = "setup" }`, `[[hooks.enter]] task = "setup"`. */

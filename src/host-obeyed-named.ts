@@ -12,11 +12,29 @@
 // text, parsed here; a file that does not parse names nothing (the tool refuses it too).
 // The rule for what is read: every key of a listed configuration whose value can be a
 // program, a script, a module it loads, a hook or a PATH entry. The readers, and why each
-// key is read, are by family: host-obeyed-named-js.ts (yarn, npm, pnpm) and
-// host-obeyed-named-tools.ts (mise, asdf, rustup, cargo, bun).
+// key is read, are by family: host-obeyed-named-js.ts (yarn, npm, pnpm),
+// host-obeyed-named-tools.ts (mise, asdf, rustup, cargo, bun), host-obeyed-named-agents.ts
+// (MCP servers, Claude Code, Gemini CLI, Qwen Code, opencode, Crush, Codex CLI hooks and
+// helpers) and host-obeyed-named-editors.ts (VS Code, Zed settings, tasks and launch).
+//
+// An agent or editor starts what it names in the directory it was opened in, the workspace
+// (Claude Code runs a hook of `~/.claude/settings.json` in the project), so what their
+// settings name is read against that directory as well as against the file's; and a value
+// naming that whole directory (a task's `cwd`, an MCP filesystem server's root) is where the
+// program works, not a program: holding it would hold every change.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import type { GitHeldPath } from './host-obeyed-git.js';
+import {
+  claudeSettings,
+  codexConfig,
+  crush,
+  geminiSettings,
+  hooksJson,
+  mcpJson,
+  opencode,
+} from './host-obeyed-named-agents.js';
+import { editorSettings, launchJson, tasksJson } from './host-obeyed-named-editors.js';
 import { npmrc, pnpmWorkspace, yarnBerry, yarnClassic } from './host-obeyed-named-js.js';
 import {
   bunfig,
@@ -40,7 +58,12 @@ interface Setting {
   readonly file: string;
   /** The values it names as programs, each with the setting's name. */
   readonly read: (text: string) => readonly Named[];
+  /** An editor's or agent's: read against the workspace too, never naming it whole. */
+  readonly agent?: true;
 }
+
+const agents = (tool: string, read: Setting['read'], files: readonly string[]): Setting[] =>
+  files.map((file) => ({ tool, file, read, agent: true }));
 
 const SETTINGS: readonly Setting[] = [
   { tool: 'yarn', file: '.yarnrc.yml', read: yarnBerry },
@@ -56,6 +79,48 @@ const SETTINGS: readonly Setting[] = [
   ...['.mise.toml', 'mise.toml', '.mise.local.toml', 'mise.local.toml', '.mise/config.toml'].map(
     (file) => ({ tool: 'mise', file, read: mise }),
   ),
+  ...agents('Claude Code', mcpJson, ['.mcp.json']),
+  ...agents('Claude Code', claudeSettings, [
+    '.claude/settings.json',
+    '.claude/settings.local.json',
+  ]),
+  ...agents('Gemini CLI', geminiSettings, ['.gemini/settings.json']),
+  ...agents('Qwen Code', geminiSettings, ['.qwen/settings.json']),
+  ...agents('Cursor', mcpJson, ['.cursor/mcp.json']),
+  ...agents('Cursor', hooksJson, ['.cursor/hooks.json']),
+  ...agents('Windsurf', hooksJson, ['.windsurf/hooks.json']),
+  ...agents('Kilo Code', mcpJson, ['.kilocode/mcp.json']),
+  ...agents('Roo Code', mcpJson, ['.roo/mcp.json']),
+  ...agents('Trae', mcpJson, ['.trae/mcp.json']),
+  ...agents('Amazon Q', mcpJson, ['.amazonq/mcp.json']),
+  ...agents('Kiro', mcpJson, ['.kiro/settings/mcp.json']),
+  ...agents('Junie', mcpJson, ['.junie/mcp/mcp.json']),
+  ...agents('Factory Droid', mcpJson, ['.factory/mcp.json']),
+  ...agents('Factory Droid', claudeSettings, ['.factory/settings.json']),
+  ...agents('Auggie', claudeSettings, ['.augment/settings.json']),
+  ...agents('opencode', opencode, [
+    'opencode.json',
+    'opencode.jsonc',
+    '.opencode/opencode.json',
+    '.opencode/opencode.jsonc',
+  ]),
+  ...agents('Kilo Code', opencode, [
+    'kilo.json',
+    'kilo.jsonc',
+    '.kilo/kilo.json',
+    '.kilo/kilo.jsonc',
+  ]),
+  ...agents('Crush', crush, ['crush.json', '.crush.json']),
+  ...agents('Codex CLI', codexConfig, ['.codex/config.toml']),
+  ...agents('VS Code', editorSettings, ['.vscode/settings.json']),
+  ...agents('VS Code', tasksJson, ['.vscode/tasks.json']),
+  ...agents('VS Code', launchJson, ['.vscode/launch.json']),
+  ...agents('VS Code', mcpJson, ['.vscode/mcp.json']),
+  ...agents('Eclipse Theia', editorSettings, ['.theia/settings.json']),
+  ...agents('Eclipse Theia', tasksJson, ['.theia/tasks.json']),
+  ...agents('Eclipse Theia', launchJson, ['.theia/launch.json']),
+  ...agents('Zed', editorSettings, ['.zed/settings.json']),
+  ...agents('Zed', tasksJson, ['.zed/tasks.json']),
 ];
 
 /** The file's text, when it is a regular file of a sane size; opened so a FIFO cannot block. */
@@ -100,17 +165,20 @@ function namedIn(dir: string, root: string): [string, string][] {
   for (const s of SETTINGS) {
     const text = readSmall(path.join(dir, s.file));
     if (text === undefined) continue;
+    const why = (key: string): string =>
+      `${s.tool} (${key} in ${dir === root ? s.file : path.join(dir, s.file)})`;
+    const bases = s.agent === true && dir !== root ? [dir, root] : [dir];
     for (const { value, key } of s.read(text)) {
       // A bare word is a command found on PATH; a path has a separator or starts with `.`.
       // A home (`~/bin`), a variable (`$HOME/bin`) or a URL is not the workspace's.
       if (value === '' || (!value.includes('/') && !value.startsWith('.'))) continue;
       if (value.startsWith('~') || value.includes('$') || value.includes('://')) continue;
-      const rel = path.relative(root, path.resolve(dir, value));
-      if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
-      out.push([
-        rel === '' ? '' : rel.split(path.sep).join('/'),
-        `${s.tool} (${key} in ${dir === root ? s.file : path.join(dir, s.file)})`,
-      ]);
+      for (const base of bases) {
+        const rel = path.relative(root, path.resolve(base, value));
+        if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
+        if (rel === '' && s.agent === true) continue;
+        out.push([rel === '' ? '' : rel.split(path.sep).join('/'), why(key)]);
+      }
     }
   }
   return out;
