@@ -12,8 +12,8 @@ import { targetOf } from './mount-target.js';
  * one of them lower would otherwise launder what the parent's label protects.
  */
 export interface InheritedLabels {
-  /** The top run of the delegation tree the child belongs to. */
-  readonly lineage?: string | undefined;
+  /** The runs that delegated to the child, the nearest (its parent) last. */
+  readonly ancestry?: readonly string[] | undefined;
   /** The parent's workspace label: the child's workspace is the parent's (its copy, in draft). */
   readonly workspace: Label | undefined;
   /**

@@ -116,8 +116,8 @@ export type CommandEnvRecord = CommandEnvSource & { readonly digest: string };
 
 export interface RunPlan {
   readonly runId: string;
-  /** The top run of its delegation tree (its own id for a top run): engine/cfc/written-leases.ts. */
-  readonly lineage: string;
+  /** The runs that delegated to it, the nearest last (none for a top run): written-leases.ts. */
+  readonly ancestry: readonly string[];
   readonly profile: Profile;
   readonly profileSources: readonly string[];
   readonly profileDigest: string;
@@ -329,7 +329,7 @@ export function planSandboxRun(
   });
   return {
     runId,
-    lineage: options.inherited?.lineage ?? runId,
+    ancestry: options.inherited?.ancestry ?? [],
     profile,
     profileSources: loaded.sources,
     profileDigest: createHash('sha256').update(canonicalJson(profile)).digest('hex'),

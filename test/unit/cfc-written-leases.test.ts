@@ -1,7 +1,7 @@
 // Two runs at once on one host tree (engine/cfc/written-leases.ts): a live run's lease
-// refuses another lineage's write that would change the label it reads the tree as (more
+// refuses a write by any run but one it delegated to that would change the label it reads the tree as (more
 // confidential or less trusted), in
-// the tree, inside it or around it; its own lineage, a write it holds, a run that is gone
+// the tree, inside it or around it; its own child's write, a write it holds, a run that is gone
 // (its lease removed) and an unrelated tree do not refuse; a run whose tree was raised past
 // its plan between planning and its lease fails (written_labels_changed); a lease ends with
 // its run.
@@ -42,7 +42,7 @@ function plan(
   runId: string,
   p: string,
   confidentiality: string[],
-  lineage = runId,
+  ancestry: string[] = [],
   mode = 'rw',
 ): WrittenPlan {
   const cfc = {
@@ -60,7 +60,7 @@ function plan(
   return {
     profile: { workspace: { mode } },
     runId,
-    lineage,
+    ancestry,
     cfc,
     hostTrees: [tree(p)],
     storeTrees: [],
@@ -75,21 +75,23 @@ const at = (p: string) => ({
 });
 
 describe('written leases', () => {
-  it('a live run reading a tree under less refuses another lineage a write of more, in it, inside or around it', async () => {
+  it('a live run reading a tree under less refuses another run (a sibling too) a write of more, in it, inside or around it', async () => {
     const ws = path.join(dir, 'ws');
     await mkdir(ws);
     await using lease = await holdLease(plan('run-b', ws, []), state(), signal);
     expect(typeof lease[Symbol.asyncDispose]).toBe('function');
-    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toMatch(
+    expect(await leaseAgainst(state(), at(ws), secret, ['run-a'])).toMatch(
       /run run-b \(pid \d+\) has '.*ws' mounted and reads it as \{confidentiality: -; integrity: -\}: writing \{confidentiality: secret; integrity: -\}/,
     );
-    expect(await leaseAgainst(state(), at(path.join(ws, 'sub')), secret, 'run-a')).toBeDefined();
-    expect(await leaseAgainst(state(), at(dir), secret, 'run-a')).toBeDefined();
-    // Its own lineage (a child of run-b), nothing confidential, another tree: no refusal.
-    expect(await leaseAgainst(state(), at(ws), secret, 'run-b')).toBeUndefined();
-    expect(await leaseAgainst(state(), at(ws), label({}), 'run-a')).toBeUndefined();
+    expect(await leaseAgainst(state(), at(path.join(ws, 'sub')), secret, ['run-a'])).toBeDefined();
+    expect(await leaseAgainst(state(), at(dir), secret, ['run-a'])).toBeDefined();
+    // A child of run-b writes: it comes back to run-b under run-b's rules; a sibling's does not.
+    expect(await leaseAgainst(state(), at(ws), secret, ['run-b1', 'run-b'])).toBeUndefined();
+    expect(await leaseAgainst(state(), at(ws), secret, ['run-b2', 'run-top'])).toBeDefined();
+    // Nothing confidential, another tree: no refusal.
+    expect(await leaseAgainst(state(), at(ws), label({}), ['run-a'])).toBeUndefined();
     expect(
-      await leaseAgainst(state(), at(path.join(dir, 'elsewhere')), secret, 'run-a'),
+      await leaseAgainst(state(), at(path.join(dir, 'elsewhere')), secret, ['run-a']),
     ).toBeUndefined();
   });
 
@@ -106,20 +108,20 @@ describe('written leases', () => {
     };
     await using lease = await holdLease(repo, state(), signal);
     expect(typeof lease[Symbol.asyncDispose]).toBe('function');
-    expect(await leaseAgainst(state(), at(ws), label({}), 'run-a')).toMatch(
+    expect(await leaseAgainst(state(), at(ws), label({}), ['run-a'])).toMatch(
       /reads it as \{confidentiality: -; integrity: repo\}: writing \{confidentiality: -; integrity: -\}/,
     );
     expect(
-      await leaseAgainst(state(), at(ws), label({ integrity: ['repo'] }), 'run-a'),
+      await leaseAgainst(state(), at(ws), label({ integrity: ['repo'] }), ['run-a']),
     ).toBeUndefined();
   });
 
   it('a draft run reads its copy: it does not hold the host workspace', async () => {
     const ws = path.join(dir, 'drafted');
     await mkdir(ws);
-    await using lease = await holdLease(plan('run-g', ws, [], 'run-g', 'draft'), state(), signal);
+    await using lease = await holdLease(plan('run-g', ws, [], [], 'draft'), state(), signal);
     expect(typeof lease[Symbol.asyncDispose]).toBe('function');
-    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toBeUndefined();
+    expect(await leaseAgainst(state(), at(ws), secret, ['run-a'])).toBeUndefined();
   });
 
   it('a run that holds the tree under what is written does not refuse it', async () => {
@@ -127,7 +129,7 @@ describe('written leases', () => {
     await mkdir(ws);
     await using lease = await holdLease(plan('run-c', ws, ['secret']), state(), signal);
     expect(typeof lease[Symbol.asyncDispose]).toBe('function');
-    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toBeUndefined();
+    expect(await leaseAgainst(state(), at(ws), secret, ['run-a'])).toBeUndefined();
   });
 
   it('a lease ends with its run; one whose process is gone is removed by the next writer', async () => {
@@ -143,7 +145,6 @@ describe('written leases', () => {
     const dead = {
       version: 1,
       runId: 'run-dead',
-      lineage: 'run-dead',
       owner: { pid: 999_999_999, start: 'x/1', host: os.hostname() },
       trees: [
         {
@@ -155,11 +156,11 @@ describe('written leases', () => {
       ],
     };
     await writeFile(path.join(state(), 'leases', 'run-dead.json'), JSON.stringify(dead));
-    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toBeUndefined();
+    expect(await leaseAgainst(state(), at(ws), secret, ['run-a'])).toBeUndefined();
     expect(await readdir(path.join(state(), 'leases'))).not.toContain('run-dead.json');
     // A lease cfh cannot read refuses every write (what it holds is unknown), and says where.
     await writeFile(path.join(state(), 'leases', 'run-bad.json'), '{"version":1}');
-    expect(await leaseAgainst(state(), at(ws), secret, 'run-a')).toMatch(
+    expect(await leaseAgainst(state(), at(ws), secret, ['run-a'])).toMatch(
       /the lease '.*run-bad\.json' cannot be read/,
     );
     const { rm: remove } = await import('node:fs/promises');

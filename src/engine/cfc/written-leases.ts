@@ -4,8 +4,9 @@
 // every run under CFC holds a lease in the state directory for as long as it lives: the
 // trees it mounts and the label it reads each under. A write that would change that label
 // (more confidential, or less trusted, than some other live run holds the tree under) is
-// refused before it happens. Runs of one delegation tree (one lineage) do not refuse each other: a child's
-// writes come back to its parent under the parent's own rules (cfc/inherited-labels.ts).
+// refused before it happens. A run's delegators (its parent, theirs) do not refuse its writes: what a child
+// writes comes back to them under their own rules (cfc/inherited-labels.ts). Its siblings
+// and every other run do: nothing comes back to them under anyone's rules.
 //
 // The order makes it whole without a common lock: a run writes its lease, then reads the
 // records again (recheckWritten); a writer raises the record, then reads the leases. Either
@@ -29,8 +30,8 @@ import type { CfcPlan } from '../../cfc/label-map.js';
 export interface LeasePlan {
   readonly profile: { readonly workspace: { readonly mode: string } };
   readonly runId: string;
-  /** The top run of its delegation tree: runs of one lineage do not refuse each other. */
-  readonly lineage: string;
+  /** The runs that delegated to it, the nearest last: their leases do not refuse its writes. */
+  readonly ancestry: readonly string[];
   readonly cfc: CfcPlan;
   readonly hostTrees: readonly SourceTrees[];
 }
@@ -41,8 +42,6 @@ const LEASE = /^[A-Za-z0-9._-]{1,128}\.json$/;
 export const WrittenLease = z.strictObject({
   version: z.literal(1),
   runId: z.string().min(1),
-  /** The top run of its delegation tree. */
-  lineage: z.string().min(1),
   owner: z.strictObject({
     pid: z.number().int().positive(),
     start: z.string(),
@@ -84,7 +83,6 @@ function leaseOf(plan: LeasePlan): WrittenLease {
   return {
     version: 1,
     runId: plan.runId,
-    lineage: plan.lineage,
     owner: { pid: owner.pid, start: owner.start, host: owner.host },
     trees: readTrees(plan).map((t) => ({
       place: { device: t.place.device, path: t.place.path },
@@ -187,19 +185,22 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** What refuses a write of `written` into `tree` by a run of `lineage`: undefined when nothing. */
+/**
+ * What refuses a write of `written` into `tree` (undefined: nothing), the leases of the runs
+ * in `exempt` aside (the writer and its delegators).
+ */
 export async function leaseAgainst(
   dir: string,
   tree: WrittenTree,
   written: Label,
-  lineage: string,
+  exempt: readonly string[],
 ): Promise<string | undefined> {
   const into = placedTree({ host: tree.source, kind: tree.kind, place: tree.place });
   for (const entry of await readLeases(dir)) {
     if ('unreadable' in entry)
       return `the lease '${entry.file}' cannot be read, so what its run holds is unknown; remove it if no cfh run is going`;
     const { file, lease } = entry;
-    if (lease.lineage === lineage) continue;
+    if (exempt.includes(lease.runId)) continue;
     if (!alive(lease)) {
       // Its run is gone (a SIGKILLed cfh): it reads nothing any more.
       await unlink(file).catch(() => undefined);

@@ -128,11 +128,12 @@ export class WrittenNotes implements AsyncDisposable {
     written: Label,
     signal: AbortSignal,
   ): Promise<string | undefined> {
-    const lineage = this.#plan.lineage;
-    const before = await leaseAgainst(this.#dir, tree, written, lineage);
+    // What this run's writes come back to under its own rules: itself and its delegators.
+    const exempt = [this.#plan.runId, ...this.#plan.ancestry];
+    const before = await leaseAgainst(this.#dir, tree, written, exempt);
     if (before !== undefined) return before;
     await noteWritten(this.#dir, tree, written, this.#plan.runId, signal);
-    return leaseAgainst(this.#dir, tree, written, lineage);
+    return leaseAgainst(this.#dir, tree, written, exempt);
   }
 
   /**

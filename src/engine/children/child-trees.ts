@@ -12,7 +12,10 @@ import type { RunPlan } from '../run-plan.js';
 
 /** What a child of `parent` is handed with the trees: the parent's labels of them. */
 export function childInherits(parent: RunPlan): InheritedLabels {
-  return { ...inheritedFrom(parent.cfc.mounts, parent.hostTrees), lineage: parent.lineage };
+  return {
+    ...inheritedFrom(parent.cfc.mounts, parent.hostTrees),
+    ancestry: [...parent.ancestry, parent.runId],
+  };
 }
 
 /** Refuses a child plan that mounts a tree the parent labels above the child's ceiling. */
