@@ -215,6 +215,7 @@ export const ERROR_CODES = [
   'written_labels_unreadable',
   'written_labels_changed',
   'written_tree_in_use',
+  'host_tool_store_written',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

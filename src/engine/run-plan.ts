@@ -58,7 +58,7 @@ import type { SourceTrees } from '../host-trees.js';
 import { planRunCfc } from './cfc-plan.js';
 import { readWrittenRecords } from '../cfc/written-store.js';
 import { checkHostToolSharing } from './cfc/host-tool-sharing.js';
-import { storeTrees, type StoreTree } from './cfc/host-tool-stores.js';
+import { checkStoreRecords, storeTrees, type StoreTree } from './cfc/host-tool-stores.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
 export interface SandboxRunOptions extends ProfileFlags {
@@ -243,6 +243,10 @@ export function planSandboxRun(
   checkNotInsideWritableMount(mounts, trees);
   checkWorkspaceWrittenOnlyByMode(mounts, trees, workspaceMount, profile.workspace.mode);
   checkClearOfAncestors(mounts, options.ancestors ?? []);
+  // What earlier runs wrote into host trees stays in their labels (cfc/written-labels.ts),
+  // the stores of this run's host tools among them.
+  const written = readWrittenRecords(env.writtenLabelsDir);
+  checkStoreRecords(profile.hostTools, written);
   // AH-CFC-14: a bad --cfc/--label, or enforce-strict with an unlabelled source, is refused
   // here, before any container exists.
   const cfc = planRunCfc(profile, mounts, trees, WORKSPACE_TARGET, {
@@ -250,8 +254,7 @@ export function planSandboxRun(
     labels: options.labels,
     describing: options.describing,
     inherited: options.inherited,
-    // What earlier runs wrote into these trees stays in their labels (cfc/written-labels.ts).
-    written: readWrittenRecords(env.writtenLabelsDir),
+    written,
     commandEnv: Object.keys(commandEnv.values),
   });
   // A file the host executes or obeys later (`.git/hooks`, `.envrc`) is not the sandbox's

@@ -6,7 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostToolEntry } from '../../src/config/host-tools-schema.js';
-import { hostToolStores, storeOf, storeTrees } from '../../src/engine/cfc/host-tool-stores.js';
+import {
+  checkStoreRecords,
+  hostToolStores,
+  storeOf,
+  storeTrees,
+} from '../../src/engine/cfc/host-tool-stores.js';
 import type { SpecMount } from '../../src/substrate/container-spec.js';
 
 let dir: string;
@@ -96,5 +101,41 @@ describe('the trees a cleared host tool stores into (written labels, mounted or 
     const mcp = { ...exec, names: { prefix: 'mcp__mem__' } };
     expect(storeOf(mcp, 'mcp__mem__create_entities')).toBe(true);
     expect(storeOf(mcp, 'mcp__memo__x')).toBe(false);
+  });
+});
+
+describe('a store holding what runs wrote above an entry clearance', () => {
+  const record = (p: string) => ({
+    version: 1 as const,
+    place: storeTrees([entry({ env: { A: { value: p } }, clearance: ['x'] })])[0]?.tree.place ?? {
+      device: '0:0',
+      path: '/',
+    },
+    host: p,
+    kind: 'directory' as const,
+    label: { confidentiality: ['secret'], integrity: [] },
+    runs: [{ runId: 'deploy-1', at: '2026-12-07T00:00:00Z' }],
+  });
+
+  it('refuses the entry (host_tool_store_written); one cleared for it plans', () => {
+    const notes = path.join(dir, 'notes');
+    const records = [record(notes)];
+    const everyday = entry({ env: { STORE: { value: path.join(notes, 'n.json') } } });
+    expect(() => {
+      checkStoreRecords([everyday], records);
+    }).toThrow(
+      /host tool notes keeps its state in .*which holds \[secret\] that run deploy-1 wrote there/,
+    );
+    const cleared = entry({
+      env: { STORE: { value: path.join(notes, 'n.json') } },
+      clearance: ['secret'],
+    });
+    expect(() => {
+      checkStoreRecords([cleared], records);
+    }).not.toThrow();
+    const elsewhere = entry({ env: { STORE: { value: path.join(dir, 'other', 'n.json') } } });
+    expect(() => {
+      checkStoreRecords([elsewhere], records);
+    }).not.toThrow();
   });
 });

@@ -10,7 +10,10 @@ import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { HostToolEntry } from '../../config/host-tools-schema.js';
 import { entryClearance } from '../../cfc/host-tool-labels.js';
+import { uncleared } from '../../cfc/label.js';
+import { placedTree, writtenInto, type WrittenRecord } from '../../cfc/written-labels.js';
 import type { WrittenTree } from '../../cfc/written-store.js';
+import { ConfigError } from '../../errors.js';
 import { isWithin, realpathOfNearest } from '../../sandbox/mount-policy.js';
 import { placeObject, readMountTable } from '../../sandbox/mount-table.js';
 import { ResolutionError, resolveObject } from '../../sandbox/source-resolution.js';
@@ -112,11 +115,14 @@ function nearestExisting(p: string): string {
  * run that mounts any part of them reads it at that label. A store not made yet is recorded
  * against the directory it will be made in.
  */
-export function storeTrees(entries: readonly HostToolEntry[]): StoreTree[] {
+export function storeTrees(
+  entries: readonly HostToolEntry[],
+  options: { readonly uncleared?: boolean } = {},
+): StoreTree[] {
   const table = readMountTable();
   const out: StoreTree[] = [];
   for (const entry of entries) {
-    if (entryClearance(entry).length === 0) continue;
+    if (options.uncleared !== true && entryClearance(entry).length === 0) continue;
     for (const named of new Set(namedPaths(entry))) {
       let object;
       try {
@@ -139,4 +145,30 @@ export function storeTrees(entries: readonly HostToolEntry[]): StoreTree[] {
     }
   }
   return out;
+}
+
+/**
+ * Refuses an entry whose store holds what earlier runs wrote above its clearance (AH-CFC-2,
+ * AH-CFC-12): a tool hands back what it keeps, so an entry cleared for less than its store
+ * holds would return it under its own lower label (another profile's entry over the store a
+ * deploy run's tool filled, say).
+ */
+export function checkStoreRecords(
+  entries: readonly HostToolEntry[],
+  records: readonly WrittenRecord[],
+): void {
+  if (records.length === 0) return;
+  for (const store of storeTrees(entries, { uncleared: true })) {
+    const entry = entries.find((e) => e.name === store.tool);
+    const held = writtenInto(placedTree({ ...store.tree, host: store.tree.source }), records);
+    if (entry === undefined || held === undefined) continue;
+    const above = uncleared(held.label, entryClearance(entry));
+    if (above.length === 0) continue;
+    throw new ConfigError(
+      'host_tool_store_written',
+      `host tool ${entry.name} keeps its state in '${store.tree.source}', which holds [${above.join(', ')}] that run ${held.runs.at(-1) ?? '?'} wrote there; its clearance does not cover it`,
+      { field: 'hostTools', value: entry.name },
+      `clear ${entry.name} for [${above.join(', ')}], give it a store of its own, or cfh labels forget ${held.trees[0] ?? store.tree.source} once the store no longer holds it`,
+    );
+  }
 }
