@@ -4,9 +4,9 @@
 // what it leads to, as the one file they are: otherwise a second spelling of one tool, under a
 // lower clearance, hands back what the first was given. So an entry's program is found as the
 // launcher finds it (host-plan.ts findEntryProgram: the entry's cwd, cfh's PATH) and known by
-// device and inode through every link; its script (the first argument that names an existing
-// regular file, against its real cwd, as the program will open it) likewise; and every other
-// argument and env value that names a path is written as that path's real path.
+// device and inode through every link; its script (found as its interpreter finds it:
+// host-tool-script.ts) likewise; and every other argument and env value that names a path is
+// written as that path's real path.
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { HostToolEntry } from '../../config/host-tools-schema.js';
@@ -14,41 +14,27 @@ import { canonicalJson } from '../../evidence/canonical-json.js';
 import { realpathOfNearest } from '../../sandbox/mount-policy.js';
 import { againstCwd } from '../../tools/host/host-pin.js';
 import { cwdOf, findEntryProgram, programOf } from '../../tools/host/host-plan.js';
+import { fileIdentity, PLACEHOLDER, type FileIdentity } from './host-tool-files.js';
+import { scriptOf } from './host-tool-script.js';
 
-/** A regular file by identity: one device and inode, however it is reached. */
-export interface FileIdentity {
-  /** `dev:ino`. */
-  readonly id: string;
-  readonly real: string;
-  /** As the entry wrote it. */
-  readonly spelled: string;
-}
+export type { FileIdentity };
 
 export interface EntryIdentity {
   /** Its program; undefined when the launcher finds none now (one may appear later). */
   readonly program: FileIdentity | undefined;
   readonly programSpelled: string;
-  /** The first argument that names an existing regular file: an interpreter's script. */
+  /** The file it hands its interpreter to run (host-tool-script.ts). */
   readonly script: FileIdentity | undefined;
+  /** Why cfh cannot tell which file it runs (inline code, stdin, a wrapper), when it cannot. */
+  readonly opaque: string | undefined;
+  /** Its real cwd: where code cfh cannot resolve is taken to keep its state. */
+  readonly cwd: string;
   /** Its arguments after the program, its real cwd and its env, paths by their real path. */
   readonly settings: string;
 }
 
-const PLACEHOLDER = /^\{[A-Za-z_][A-Za-z0-9_]{0,63}\}$/;
 /** An option with its value attached: `--db=./notes.db`. */
 const ATTACHED = /^(-[^=]*=)([\s\S]*)$/;
-
-function fileIdentity(spelled: string, cwd: string): FileIdentity | undefined {
-  // Joined, not path.resolve'd: `link/../x` is where the kernel goes, not where the text does.
-  const absolute = againstCwd(spelled, cwd);
-  try {
-    const st = statSync(absolute, { bigint: true });
-    if (!st.isFile()) return undefined;
-    return { id: `${String(st.dev)}:${String(st.ino)}`, real: realpathSync(absolute), spelled };
-  } catch {
-    return undefined;
-  }
-}
 
 function exists(p: string): boolean {
   try {
@@ -88,13 +74,10 @@ export function identityOf(entry: HostToolEntry, searchPath: string | undefined)
   const cwd = realpathOfNearest(path.resolve(cwdOf(entry)));
   const found = findEntryProgram(entry, searchPath);
   const args = entry.kind === 'exec' ? entry.argv.slice(1) : entry.args;
-  let script: FileIdentity | undefined;
-  for (const arg of args) {
-    // A {field} is the model's, chosen per call: never the tool's code.
-    if (PLACEHOLDER.test(arg)) continue;
-    script = fileIdentity(arg, cwd);
-    if (script !== undefined) break;
-  }
+  const plain = Object.fromEntries(
+    Object.entries(entry.env).flatMap(([k, v]) => ('value' in v ? [[k, v.value]] : [])),
+  );
+  const script = scriptOf(programOf(entry), found, args, cwd, plain);
   const env = Object.fromEntries(
     Object.entries(entry.env).map(([k, v]) => [
       k,
@@ -104,7 +87,9 @@ export function identityOf(entry: HostToolEntry, searchPath: string | undefined)
   return {
     program: found === undefined ? undefined : fileIdentity(found, '/'),
     programSpelled: programOf(entry),
-    script,
+    script: script.file,
+    opaque: script.opaque,
+    cwd,
     settings: canonicalJson({ args: args.map((a) => canonicalText(a, cwd)), cwd, env }),
   };
 }

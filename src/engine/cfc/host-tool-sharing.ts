@@ -8,11 +8,14 @@
 //
 // Entries share state when they run the same code, compared by what their spellings resolve
 // to (host-tool-identity.ts), never by how they are written:
-// - both run one script (the first argument that names an existing regular file), whatever
-//   program runs it and whatever else they are given: a script may keep its state in a place
+// - both run one script (as its interpreter finds it: `-m MODULE`, a directory's
+//   __main__.py, node's package main; host-tool-script.ts), whatever program runs it and
+//   whatever else they are given: a script may keep its state in a place
 //   of its own (beside itself, under $HOME) that no setting names, so one script's state is
 //   one;
 // - one runs as its program the file the other hands its interpreter (a `#!` script);
+// - one runs code cfh cannot resolve to a file (`sh -c`, `python3 -c`, stdin, `env`/`npx`
+//   naming no file), and both run in one real cwd: it may be the other's code (fail safe);
 // - neither has a script, and their programs are one file and their settings (arguments,
 //   real cwd, env) agree, paths by their real path; a program the launcher cannot find now
 //   may be any file later, so it is taken for the other's (fail safe);
@@ -82,6 +85,20 @@ function scriptIsProgram(x: EntryIdentity, y: EntryIdentity): Sharing | undefine
   };
 }
 
+/**
+ * `x` runs code cfh cannot resolve to a file (inline, stdin, a wrapper): it may be `y`'s code,
+ * or keep its state where `y` does. A tool keeps its state by its own code or its cwd, so
+ * only entries in one real cwd are taken for each other (fail safe; AH-CFC-12): a different
+ * cwd per entry, or one clearance, lets them be.
+ */
+function opaqueInCwd(x: EntryIdentity, y: EntryIdentity): Sharing | undefined {
+  if (x.opaque === undefined || x.cwd !== y.cwd) return undefined;
+  return {
+    how: `may run the same code as far as cfh can tell: '${x.programSpelled}' ${x.opaque}, so cfh cannot tell which file it runs, and both run in '${x.cwd}' (the other runs '${y.programSpelled}')`,
+    hint: `${SAME_CLEARANCE}, or give each its own cwd, or hand the interpreter its script as a file (so cfh can tell which it is)`,
+  };
+}
+
 /** Whether `a` and `b` run the same code (the rule above), by identity. */
 function sameCode(a: EntryIdentity, b: EntryIdentity): Sharing | undefined {
   if (a.script !== undefined && a.script.id === b.script?.id)
@@ -91,6 +108,8 @@ function sameCode(a: EntryIdentity, b: EntryIdentity): Sharing | undefined {
     };
   const asProgram = scriptIsProgram(a, b) ?? scriptIsProgram(b, a);
   if (asProgram !== undefined) return asProgram;
+  const opaque = opaqueInCwd(a, b) ?? opaqueInCwd(b, a);
+  if (opaque !== undefined) return opaque;
   if (a.script !== undefined || b.script !== undefined || a.settings !== b.settings)
     return undefined;
   if (a.program !== undefined && b.program !== undefined)
