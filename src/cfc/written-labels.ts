@@ -9,7 +9,7 @@
 // matched by identity (host-trees.ts sharedTree): a later mount of the tree, of a directory
 // inside it or of one holding it, under any path, joins what was written.
 import { z } from 'zod';
-import { sharedTree, type SourceTrees, type TreePlace } from '../host-trees.js';
+import { sharedTree, type MountedTree, type SourceTrees, type TreePlace } from '../host-trees.js';
 import { join, label, sameLabel, type Label } from './label.js';
 import { targetOf } from './mount-target.js';
 
@@ -32,6 +32,20 @@ export const WrittenRecord = z.strictObject({
     .strictObject({ dev: z.string().min(1), ino: z.string().min(1), birth: z.string() })
     .optional(),
   kind: z.enum(['directory', 'file']),
+  /**
+   * A file with more names (hard links) than one: another may lie in any tree of its file
+   * system, as planning takes it (host-trees.ts). Absent: one.
+   */
+  names: z.number().int().positive().optional(),
+  /** Trees mounted beneath it when written: reachable through it (host-trees.ts). */
+  beneath: z
+    .array(
+      z.strictObject({
+        at: z.string(),
+        place: z.strictObject({ device: z.string().min(1), path: z.string() }),
+      }),
+    )
+    .optional(),
   label: z.strictObject({
     confidentiality: z.array(z.string()),
     integrity: z.array(z.string()),
@@ -57,6 +71,8 @@ export function placedTree(r: {
   readonly host: string;
   readonly kind: 'directory' | 'file';
   readonly place: TreePlace;
+  readonly names?: number | undefined;
+  readonly beneath?: readonly MountedTree[] | undefined;
 }): SourceTrees {
   return {
     target: '',
@@ -66,9 +82,9 @@ export function placedTree(r: {
     // (a device is a number): two placed trees are one object only at one place.
     identity: { dev: `place ${r.place.device}`, ino: r.place.path },
     kind: r.kind,
-    names: 1,
+    names: r.names ?? 1,
     place: r.place,
-    beneath: [],
+    beneath: r.beneath ?? [],
   };
 }
 
@@ -116,6 +132,8 @@ export function raisedRecord(
     readonly source: string;
     readonly kind: 'directory' | 'file';
     readonly identity?: TreeIdentity | undefined;
+    readonly names?: number | undefined;
+    readonly beneath?: readonly MountedTree[] | undefined;
   },
   written: Label,
   runId: string,
@@ -140,6 +158,10 @@ export function raisedRecord(
         : { identity: existing.identity }
       : { identity: tree.identity }),
     kind: tree.kind,
+    ...((tree.names ?? 1) > 1 ? { names: tree.names } : {}),
+    ...((tree.beneath ?? []).length > 0
+      ? { beneath: (tree.beneath ?? []).map((b) => ({ at: b.at, place: { ...b.place } })) }
+      : {}),
     label: { confidentiality: [...l.confidentiality], integrity: [...l.integrity] },
     runs: runs.slice(-WRITTEN_RUNS_KEPT),
   };

@@ -12,7 +12,7 @@ import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ConfigError } from '../errors.js';
 import { writeFileAtomic } from '../evidence/atomic-file.js';
-import type { TreePlace } from '../host-trees.js';
+import type { MountedTree, TreePlace } from '../host-trees.js';
 import type { Label } from './label.js';
 import { confirmedIdentity } from './tree-identity.js';
 import { raisedRecord, WrittenRecord } from './written-labels.js';
@@ -28,6 +28,9 @@ export interface WrittenTree {
   readonly kind: 'directory' | 'file';
   /** Device and inode the plan resolved it to: the record keeps its identity when they hold. */
   readonly identity?: { readonly dev: string; readonly ino: string } | undefined;
+  /** A file's names (hard links) and the trees mounted beneath it: kept in the record. */
+  readonly names?: number | undefined;
+  readonly beneath?: readonly MountedTree[] | undefined;
 }
 
 function recordName(place: TreePlace): string {

@@ -151,6 +151,8 @@ describe('written leases', () => {
           place: { device: '8:1', path: ws },
           host: ws,
           kind: 'directory',
+          names: 1,
+          beneath: [],
           label: { confidentiality: [], integrity: [] },
         },
       ],

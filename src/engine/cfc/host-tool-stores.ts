@@ -140,7 +140,13 @@ export function storeTrees(
           entry.kind === 'exec'
             ? { exact: execToolName(entry) }
             : { prefix: mcpToolName(entry, '') },
-        tree: { place, source: object.real, kind: object.kind, identity: object.identity },
+        tree: {
+          place,
+          source: object.real,
+          kind: object.kind,
+          identity: object.identity,
+          names: object.names,
+        },
       });
     }
   }

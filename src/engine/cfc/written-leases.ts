@@ -52,6 +52,14 @@ export const WrittenLease = z.strictObject({
       place: z.strictObject({ device: z.string().min(1), path: z.string().startsWith('/') }),
       host: z.string().startsWith('/'),
       kind: z.enum(['directory', 'file']),
+      /** As in a written record: a file's other names, the trees mounted beneath. */
+      names: z.number().int().positive(),
+      beneath: z.array(
+        z.strictObject({
+          at: z.string(),
+          place: z.strictObject({ device: z.string().min(1), path: z.string() }),
+        }),
+      ),
       /** What the run reads the tree's content as: its mount's label. */
       label: z.strictObject({
         confidentiality: z.array(z.string()),
@@ -88,6 +96,8 @@ function leaseOf(plan: LeasePlan): WrittenLease {
       place: { device: t.place.device, path: t.place.path },
       host: t.source,
       kind: t.kind,
+      names: t.names,
+      beneath: t.beneath.map((b) => ({ at: b.at, place: { ...b.place } })),
       label: {
         confidentiality: [...heldAs(plan, t).confidentiality],
         integrity: [...heldAs(plan, t).integrity],
@@ -195,7 +205,7 @@ export async function leaseAgainst(
   written: Label,
   exempt: readonly string[],
 ): Promise<string | undefined> {
-  const into = placedTree({ host: tree.source, kind: tree.kind, place: tree.place });
+  const into = placedTree({ ...tree, host: tree.source });
   for (const entry of await readLeases(dir)) {
     if ('unreadable' in entry)
       return `the lease '${entry.file}' cannot be read, so what its run holds is unknown; remove it if no cfh run is going`;
