@@ -1,58 +1,106 @@
 // What the toolchain and environment managers' listed settings name as code to run (class 9,
-// host-obeyed-named.ts): mise and asdf, rustup, cargo, bun. Each reader takes the file's text
+// host-obeyed-named.ts): mise and asdf, bun (rustup and cargo: host-obeyed-named-cargo.ts),
+// and the word and environment rules every reader shares. Each reader takes the file's text
 // and gives the values that are a program, a script, a hook or a PATH entry, each with the
 // setting that names it; host-obeyed-named.ts resolves them and keeps those inside the
 // workspace. Why each key is read:
 // - mise, on entering the directory (`mise activate`), puts each `[env] _.path` first on PATH
 //   (a `bin/git` there is the next `git`), runs each `_.source` script, loads each `_.file`
 //   into the environment, activates `_.python.venv` (its `bin` first on PATH): every string
-//   under `env._` names such a path. Its `[env]` values are exported too: `PATH`,
-//   `NODE_OPTIONS` preloads, `LD_PRELOAD`, `BASH_ENV`/`ENV` name code every program run
-//   there loads. Its `[hooks]` (`enter`, `cd`, `leave`, `preinstall`, `postinstall`) are
+//   under `env._` names such a path. Its other `[env]` values are exported to every program
+//   run there, and which variables a program obeys is open-ended (`GIT_PAGER`,
+//   `RUSTC_WRAPPER`, `JAVA_TOOL_OPTIONS`): each path word of each value is held (envNames).
+//   Its `[hooks]` (`enter`, `cd`, `leave`, `preinstall`, `postinstall`) are
 //   shell commands run on their event, the words of which that are paths are held, and a
 //   task a hook runs by name (`{ task = "setup" }`) has its `run` and `file` read the same
 //   way; other tasks run when you run them (`mise run`), as package.json scripts do, and are
 //   not read. A tool version `path:./dir` (mise `[tools]`, asdf `.tool-versions`) runs that
 //   directory's programs as the tool.
-// - rustup: `[toolchain] path`, the toolchain every cargo and rustc there runs.
-// - cargo (`.cargo/config.toml`), run by rust-analyzer on opening the folder: the programs
-//   `build.rustc`, `rustc-wrapper`, `rustc-workspace-wrapper`, `rustdoc`, each target's
-//   `runner` and `linker`, credential providers, and `paths` (crates built in place of the
-//   registry's, their build scripts run).
 // - bun (`bunfig.toml`): `preload` and `[test] preload`, modules run before every `bun run`
 //   and `bun test`; `[run] shell`.
+import path from 'node:path';
 import { tomlEntries, tomlField, tomlStrings, type TomlEntry } from './host-obeyed-named-toml.js';
 
 /** A value a setting names as code to run, with the setting's name. */
 export interface Named {
   readonly value: string;
   readonly key: string;
+  /**
+   * A value that may be the directory a program works in (an exported variable's path word):
+   * naming the whole workspace, it holds nothing, as an agent's `cwd` does not.
+   */
+  readonly notWhole?: true;
+}
+
+/**
+ * The values inside one word that may be paths, the word among them: what follows a flag's
+ * `=` or `:` (`--opt=./z`, `-Clinker=tools/ld`, `-javaagent:tools/a.jar`) or an assignment's
+ * `=` (`V=./z`, `linker=tools/ld`), followed again (`--codegen=linker=x`); a path before its
+ * options (`tools/a.jar=opts`); each entry of a `:` list (`PYTHONPATH`-like values) and of
+ * a flag's `,` list (`-Wl,-rpath,tools/lib`). A word split at `:` or `,` stays a candidate too: a file may have either in its name.
+ */
+function wordValues(word: string): string[] {
+  const out = new Set<string>();
+  const todo = [word];
+  for (let w = todo.pop(); w !== undefined; w = todo.pop()) {
+    if (w === '' || out.has(w)) continue;
+    const value = /^-[^=:]*?[=:](.+)$/.exec(w)?.[1] ?? /^[^=/:\s-][^=/:]*=(.+)$/.exec(w)?.[1];
+    // An option or assignment is its value, not a path itself (as the shell reads `V=./z`).
+    if (value !== undefined) {
+      todo.push(value);
+      continue;
+    }
+    out.add(w);
+    const beforeOptions = /^([^=]*\/[^=]*)=/.exec(w)?.[1];
+    if (beforeOptions !== undefined) todo.push(beforeOptions);
+    if (w.includes(':')) todo.push(...w.split(':'));
+    if (w.startsWith('-') && w.includes(',')) todo.push(...w.split(','));
+  }
+  return [...out];
 }
 
 /**
  * The words of a shell command that may be paths (quotes taken off, as the shell joins them:
- * `"$D"/x.sh` is one word): `./x.sh`, `bin/y`, and the value of a `--flag=./z` or `V=./z`.
+ * `"$D"/x.sh` is one word): `./x.sh`, `bin/y`, and the values inside a word (wordValues).
+ * The directory itself (`.`, `./`) and its parent are where a command works, not programs.
  */
 export function commandWords(command: string): string[] {
   return (command.match(/(?:"[^"]*"|'[^']*'|[^\s;&|()<>"'])+/g) ?? [])
     .map((w) => w.replace(/"([^"]*)"|'([^']*)'/g, (_m, d?: string, s?: string) => d ?? s ?? ''))
-    .flatMap((w) => {
-      const value = /^[^=/]+=(.+)$/.exec(w)?.[1];
-      return value === undefined ? [w] : [value];
-    })
-    .filter((w) => w !== '.' && w !== '..' && (w.includes('/') || w.startsWith('.')));
+    .flatMap(wordValues)
+    .filter((w) => w.includes('/') || w.startsWith('.'))
+    .filter((w) => !['.', '..'].includes(path.posix.normalize(w)));
 }
 
 /**
- * What an exported variable's value names as code a program run with it loads: each entry of
- * `PATH` (the next command found there) and `LD_PRELOAD`, what `NODE_OPTIONS` preloads, the
- * file `BASH_ENV` or `ENV` has every shell source. Any other variable names nothing.
+ * What an exported variable's value names as code a program run with it loads, by what the
+ * variable is: each entry of `PATH` (the next command found there) and `LD_PRELOAD`, what
+ * `NODE_OPTIONS` preloads, the file `BASH_ENV` or `ENV` has every shell source.
  */
-export function envNames(name: string, value: string): string[] {
+export function envCode(name: string, value: string): string[] {
   if (name === 'PATH' || name === 'LD_PRELOAD') return value.split(/[:\s]/);
   if (name === 'NODE_OPTIONS') return preloads(value);
   if (name === 'BASH_ENV' || name === 'ENV') return [value];
   return [];
+}
+
+/**
+ * What an exported variable names: its code by name (envCode), and, whatever its name, each
+ * path word of its value (commandWords). Which variables a host program obeys is open-ended
+ * (`GIT_EXTERNAL_DIFF`, `GIT_PAGER`, `GIT_SSH_COMMAND`, `RUSTC_WRAPPER`,
+ * `JAVA_TOOL_OPTIONS=-javaagent:…`, `PYTHONPATH`, a tool's own `FOO_PATH`), so a list of
+ * names would always miss one: every path inside the workspace a value names is held.
+ */
+export function envNames(name: string, value: string): string[] {
+  return [...envCode(name, value), ...commandWords(value)];
+}
+
+/** An exported variable, as a setting: the words of its value may name the workspace whole. */
+export function envVariable(name: string, value: string, key: string): Named[] {
+  return [
+    ...envCode(name, value).map((v) => ({ value: v, key })),
+    ...commandWords(value).map((v) => ({ value: v, key, notWhole: true as const })),
+  ];
 }
 
 /** The modules a `node-options` / `NODE_OPTIONS` value preloads or loads settings from. */
@@ -74,16 +122,13 @@ export function preloads(options: string): string[] {
   return out;
 }
 
-/** mise's `{{config_root}}` is the directory of the file read here. */
-const configRoot = (v: string): string => v.replace(/^\{\{\s*config_root\s*\}\}/, '.');
+/** mise's `{{config_root}}` is the directory of the file read here, wherever it stands. */
+const configRoot = (v: string): string => v.replace(/\{\{\s*config_root\s*\}\}/g, '.');
 
-/** The exported `[env]` variables whose value names code a program run there loads. */
-function envVariable(e: TomlEntry): Named[] {
+/** An exported `[env]` variable: what it names (envVariable). */
+function miseEnv(e: TomlEntry): Named[] {
   const name = e.parts[1] ?? '';
-  return tomlStrings(e.raw)
-    .map(configRoot)
-    .flatMap((v) => envNames(name, v))
-    .map((value) => ({ value, key: e.key }));
+  return tomlStrings(e.raw).flatMap((v) => envVariable(name, configRoot(v), e.key));
 }
 
 /** The task names a hook runs: `{ task = "setup" }`, `[[hooks.enter]] task = "setup"`. */
@@ -105,7 +150,7 @@ function miseEntry(e: TomlEntry, tasks: ReadonlySet<string>): Named[] {
   const words = (): Named[] =>
     tomlStrings(e.raw).flatMap((v) => commandWords(configRoot(v)).map((value) => ({ value, key })));
   if (top === 'env' && second === '_') return paths();
-  if (top === 'env' && e.parts.length === 2) return envVariable(e);
+  if (top === 'env' && e.parts.length === 2) return miseEnv(e);
   if (top === 'hooks') return words();
   if (top === 'tasks' && second !== undefined && tasks.has(second)) {
     const field = e.parts[2];
@@ -139,41 +184,6 @@ export function toolVersions(text: string): Named[] {
     .flatMap((line) => line.replace(/#.*/, '').trim().split(/\s+/).slice(1))
     .filter((w) => w.startsWith('path:'))
     .map((w) => ({ value: w.slice('path:'.length), key: 'path:' }));
-}
-
-/** rustup's `rust-toolchain(.toml)`: `[toolchain] path`. */
-export function rustToolchain(text: string): Named[] {
-  return tomlEntries(text)
-    .filter((e) => e.key === 'toolchain.path')
-    .flatMap((e) => tomlStrings(e.raw).map((value) => ({ value, key: 'path' })));
-}
-
-const CARGO_PROGRAMS = new Set([
-  'build.rustc',
-  'build.rustc-wrapper',
-  'build.rustc-workspace-wrapper',
-  'build.rustdoc',
-  'registry.credential-provider',
-  'registry.global-credential-providers',
-]);
-
-/** cargo's `.cargo/config.toml`: the programs it runs, the crates it builds in place. */
-export function cargoConfig(text: string): Named[] {
-  return tomlEntries(text).flatMap((e): Named[] => {
-    const [top] = e.parts;
-    const last = e.parts.at(-1) ?? '';
-    const command =
-      CARGO_PROGRAMS.has(e.key) ||
-      ((top === 'target' || top === 'host') && (last === 'runner' || last === 'linker')) ||
-      (top === 'registries' && last === 'credential-provider') ||
-      top === 'credential-alias';
-    if (command)
-      return tomlStrings(e.raw).flatMap((v) =>
-        commandWords(v).map((value) => ({ value, key: e.key })),
-      );
-    if (e.key === 'paths') return tomlStrings(e.raw).map((value) => ({ value, key: e.key }));
-    return [];
-  });
 }
 
 /** bun's `bunfig.toml`: the modules it preloads, the shell it runs scripts with. */

@@ -13,7 +13,8 @@
 // The rule for what is read: every key of a listed configuration whose value can be a
 // program, a script, a module it loads, a hook or a PATH entry. The readers, and why each
 // key is read, are by family: host-obeyed-named-js.ts (yarn, npm, pnpm),
-// host-obeyed-named-tools.ts (mise, asdf, rustup, cargo, bun), host-obeyed-named-agents.ts
+// host-obeyed-named-tools.ts (mise, asdf, bun), host-obeyed-named-cargo.ts (rustup, cargo),
+// host-obeyed-named-agents.ts
 // (MCP servers, Claude Code, Gemini CLI, Qwen Code, opencode, Crush, Codex CLI hooks and
 // helpers) and host-obeyed-named-editors.ts (VS Code, Zed settings, tasks and launch).
 //
@@ -21,7 +22,8 @@
 // (Claude Code runs a hook of `~/.claude/settings.json` in the project), so what their
 // settings name is read against that directory as well as against the file's; and a value
 // naming that whole directory (a task's `cwd`, an MCP filesystem server's root) is where the
-// program works, not a program: holding it would hold every change.
+// program works, not a program: holding it would hold every change. So it is for a path
+// word of an exported variable's value (`PROJECT_ROOT={{config_root}}`), wherever read.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import type { GitHeldPath } from './host-obeyed-git.js';
@@ -36,14 +38,8 @@ import {
 } from './host-obeyed-named-agents.js';
 import { editorSettings, launchJson, tasksJson } from './host-obeyed-named-editors.js';
 import { npmrc, pnpmWorkspace, yarnBerry, yarnClassic } from './host-obeyed-named-js.js';
-import {
-  bunfig,
-  cargoConfig,
-  mise,
-  rustToolchain,
-  toolVersions,
-  type Named,
-} from './host-obeyed-named-tools.js';
+import { cargoConfig, rustToolchain } from './host-obeyed-named-cargo.js';
+import { bunfig, mise, toolVersions, type Named } from './host-obeyed-named-tools.js';
 
 /** A configuration past this is not one a person wrote; it names nothing. */
 const CONFIG_MAX_BYTES = 256 * 1024;
@@ -168,7 +164,7 @@ function namedIn(dir: string, root: string): [string, string][] {
     const why = (key: string): string =>
       `${s.tool} (${key} in ${dir === root ? s.file : path.join(dir, s.file)})`;
     const bases = s.agent === true && dir !== root ? [dir, root] : [dir];
-    for (const { value, key } of s.read(text)) {
+    for (const { value, key, notWhole } of s.read(text)) {
       // A bare word is a command found on PATH; a path has a separator or starts with `.`.
       // A home (`~/bin`), a variable (`$HOME/bin`) or a URL is not the workspace's.
       if (value === '' || (!value.includes('/') && !value.startsWith('.'))) continue;
@@ -176,7 +172,7 @@ function namedIn(dir: string, root: string): [string, string][] {
       for (const base of bases) {
         const rel = path.relative(root, path.resolve(base, value));
         if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
-        if (rel === '' && s.agent === true) continue;
+        if (rel === '' && (s.agent === true || notWhole === true)) continue;
         out.push([rel === '' ? '' : rel.split(path.sep).join('/'), why(key)]);
       }
     }

@@ -39,11 +39,16 @@
 // Text, Kate, Eclipse), and the files vim, Neovim and Emacs run from the directory; AI agent
 // CLIs' and agentic editors' project settings naming hooks or MCP server commands; package
 // managers' and toolchain managers' settings naming a program, a preload or a PATH entry;
-// debuggers' and REPLs' start files; credential helpers; a home's shell and tool files.
-// Left off by the same check: Bazaar's `.bzr` and Subversion's `.svn` (nothing in a branch
-// or working copy names a program their client runs), Fossil's `.fossil-settings` (its
-// versioned settings are globs, no commands), Kakoune's `.kakrc` (Kakoune reads no file
-// from the project unless the user's own kakrc sources it), goose's `.goosehints` (text).
+// debuggers', REPLs' and document builders' start files read from the directory they start
+// in (gdb, lldb, pdb, the Perl debugger, irb, pry, PsySH, GHCi, ghcid, IEx, the OCaml
+// toplevel, R, Octave, MATLAB, latexmk); credential helpers; a home's shell and tool files.
+// Left off by the same check: start files their tool reads from the home only (psql's
+// `.psqlrc`, sqlite3's `.sqliterc`, mysql's `.my.cnf`, Julia's `startup.jl`, Erlang's
+// `.erlang` since OTP 21, Python's PYTHONSTARTUP file); Bazaar's `.bzr` and Subversion's
+// `.svn` (nothing in a branch or working copy names a program their client runs), Fossil's
+// `.fossil-settings` (its versioned settings are globs, no commands), Kakoune's `.kakrc`
+// (Kakoune reads no file from the project unless the user's own kakrc sources it), goose's
+// `.goosehints` (text).
 //
 // A path is host-obeyed when any of its components is one of these names (compared without
 // regard to case: a case-insensitive file system or git's core.ignorecase finds `.GIT` as
@@ -157,10 +162,30 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.nvim.lua', tool: 'Neovim', why: 'Lua run on start (exrc)' },
   { name: '.nvimrc', tool: 'Neovim', why: 'commands run on start (exrc)' },
   { name: '.lazy.lua', tool: 'Neovim (lazy.nvim)', why: 'a plugin spec: Lua run on start' },
+  // Debuggers', REPLs' and document builders' start files, each read from the directory the
+  // tool starts in (not only from the home): what one says is code the tool runs there.
   { name: '.gdbinit', tool: 'gdb', why: 'commands run on start' },
   { name: '.lldbinit', tool: 'lldb', why: 'commands run on start' },
   { name: '.pdbrc', tool: 'pdb', why: 'Python run when the debugger starts' },
+  { name: '.perldb', tool: 'perl -d', why: 'Perl run when the debugger starts' },
+  { name: 'perldb.ini', tool: 'perl -d', why: 'Perl run when the debugger starts (Windows)' },
   { name: '.irbrc', tool: 'irb', why: 'Ruby run when irb starts' },
+  { name: 'irb.rc', tool: 'irb', why: 'Ruby run when irb starts (its other spellings)' },
+  { name: '_irbrc', tool: 'irb', why: 'Ruby run when irb starts (its other spellings)' },
+  { name: '$irbrc', tool: 'irb', why: 'Ruby run when irb starts (its other spellings)' },
+  { name: '.pryrc', tool: 'pry', why: 'Ruby run when pry starts' },
+  { name: '.psysh.php', tool: 'PsySH (tinker)', why: 'PHP run when the REPL starts' },
+  { name: '.ghci', tool: 'GHCi', why: 'commands run on start: `:!` shell, `:def` macros' },
+  { name: '.ghcid', tool: 'ghcid', why: 'its arguments: the --command it runs' },
+  { name: '.iex.exs', tool: 'IEx', why: 'Elixir run when IEx starts' },
+  { name: '.ocamlinit', tool: 'ocaml, utop', why: 'OCaml run when the toplevel starts' },
+  { name: '.Rprofile', tool: 'R, RStudio', why: 'R run when R starts' },
+  { name: '.Renviron', tool: 'R, RStudio', why: 'environment: R_PROFILE_USER, R_LIBS' },
+  { name: '.RData', tool: 'R, RStudio', why: 'the workspace restored on start: its .First runs' },
+  { name: '.octaverc', tool: 'GNU Octave', why: 'Octave run when Octave starts' },
+  { name: 'startup.m', tool: 'MATLAB', why: 'MATLAB code run on start in its startup folder' },
+  { name: '.latexmkrc', tool: 'latexmk', why: 'Perl run by latexmk (editors build on save)' },
+  { name: 'latexmkrc', tool: 'latexmk', why: 'Perl run by latexmk (editors build on save)' },
   {
     name: '.pylintrc',
     tool: 'pylint',

@@ -104,6 +104,31 @@ const FAMILIES: Record<string, readonly string[]> = {
     '.mvn',
     '.terraform',
   ],
+  // Debuggers', REPLs' and document builders' start files read from the directory they start in.
+  'REPL and debugger start files': [
+    '.gdbinit',
+    '.lldbinit',
+    '.pdbrc',
+    '.perldb',
+    'perldb.ini',
+    '.irbrc',
+    'irb.rc',
+    '_irbrc',
+    '$irbrc',
+    '.pryrc',
+    '.psysh.php',
+    '.ghci',
+    '.ghcid',
+    '.iex.exs',
+    '.ocamlinit',
+    '.Rprofile',
+    '.Renviron',
+    '.RData',
+    '.octaverc',
+    'startup.m',
+    '.latexmkrc',
+    'latexmkrc',
+  ],
 };
 
 describe('class 9: the list closes each family', () => {
@@ -129,6 +154,11 @@ describe('class 9: the list closes each family', () => {
 
   it('leaves off what runs nothing of the workspace: instructions, globs, plain VCS metadata', () => {
     for (const p of ['AGENTS.md', 'CLAUDE.md', '.goosehints', '.svn', '.bzr', '.kakrc'])
+      expect(isHostObeyed(p), p).toBe(false);
+  });
+
+  it('leaves off start files their tool reads from the home only (psql, sqlite3, Julia)', () => {
+    for (const p of ['.psqlrc', '.sqliterc', '.my.cnf', 'startup.jl', '.erlang'])
       expect(isHostObeyed(p), p).toBe(false);
   });
 });

@@ -58,6 +58,7 @@ describe('class 9: MCP servers an agent starts (command, args, cwd, envFile, env
       '.env.mcp',
       '@scope/pkg',
       'bin',
+      'bin:/usr/bin',
       'server.js',
       'srv',
       'srv/server.js',
@@ -97,7 +98,7 @@ describe('class 9: Claude Code, Gemini CLI, Qwen Code settings', () => {
         statusLine: { type: 'command', command: './tools/status.sh' },
         apiKeyHelper: 'sh ./tools/key.sh',
         awsCredentialExport: './tools/aws.sh',
-        env: { NODE_OPTIONS: '--require ./tools/pre.cjs', FOO: './not-code' },
+        env: { NODE_OPTIONS: '--require ./tools/pre.cjs', GIT_PAGER: './tools/pager' },
         extraKnownMarketplaces: { local: { source: { source: 'directory', path: './plugins' } } },
       }),
     );
@@ -112,6 +113,7 @@ describe('class 9: Claude Code, Gemini CLI, Qwen Code settings', () => {
       'scripts/stop.py',
       'tools/aws.sh',
       'tools/key.sh',
+      'tools/pager',
       'tools/pre.cjs',
       'tools/status.sh',
     ]);

@@ -124,9 +124,47 @@ describe('class 9: mise and asdf keys that name a PATH entry, a script, a hook',
   it('[env] variables that load code: PATH, NODE_OPTIONS, LD_PRELOAD, BASH_ENV', async () => {
     await put(
       'mise.toml',
-      '[env]\nPATH = "./p1:./p2"\nNODE_OPTIONS = "--require ./pre.cjs"\nLD_PRELOAD = "./lib/x.so"\nBASH_ENV = "./env.sh"\nFOO = "./not-code"\n',
+      '[env]\nPATH = "./p1:./p2"\nNODE_OPTIONS = "--require ./pre.cjs"\nLD_PRELOAD = "./lib/x.so"\nBASH_ENV = "./env.sh"\n',
     );
-    expect(held()).toEqual(['env.sh', 'lib/x.so', 'p1', 'p2', 'pre.cjs']);
+    // `p1:./p2` too: a word split at `:` is a candidate whole (a file may have `:` in its name).
+    expect(held()).toEqual(['env.sh', 'lib/x.so', 'p1', 'p1:./p2', 'p2', 'pre.cjs']);
+  });
+
+  it('[env]: every variable whose value has a path word, whatever its name', async () => {
+    await put(
+      'mise.toml',
+      [
+        '[env]',
+        'GIT_EXTERNAL_DIFF = "tools/diff"',
+        'GIT_SSH_COMMAND = "tools/ssh -o BatchMode=yes"',
+        'RUSTC_WRAPPER = "{{config_root}}/tools/wrap"',
+        'JAVA_TOOL_OPTIONS = "-Xmx1g -javaagent:tools/agent.jar=opt"',
+        'MY_TOOL = "--plugin=./tools/plug.so"',
+        'PYTHONPATH = "lib/py:/usr/lib/py"',
+        'PROJECT_ROOT = "{{config_root}}"',
+        'HERE = "{{config_root}}/"',
+        'GREETING = "hello world"',
+        '',
+      ].join('\n'),
+    );
+    expect(held()).toEqual([
+      'lib/py',
+      'lib/py:/usr/lib/py',
+      'tools/agent.jar',
+      'tools/agent.jar=opt',
+      'tools/diff',
+      'tools/plug.so',
+      'tools/ssh',
+      'tools/wrap',
+    ]);
+  });
+
+  it('[env]: a value naming the whole workspace, from a file above it, holds nothing', async () => {
+    await writeFile(
+      path.join(path.dirname(ws), 'mise.toml'),
+      '[env]\nROOT = "./ws/"\nT = "ws/t"\n',
+    );
+    expect(held()).toEqual(['t']);
   });
 
   it('[hooks]: the path words of each command, and the tasks a hook runs by name', async () => {
@@ -193,6 +231,63 @@ describe('class 9: cargo, rustup and bun keys that name a program', () => {
       'tools/rustc',
       'tools/wrap',
     ]);
+  });
+
+  it('.cargo/config.toml: the programs and code rustflags and rustdocflags name, doc.browser', async () => {
+    await put(
+      '.cargo/config.toml',
+      [
+        '[build]',
+        'rustflags = ["-C", "linker=tools/ld", "-Zcodegen-backend=tools/cg.so"]',
+        'rustdocflags = "--codegen linker=tools/doc-ld @tools/args"',
+        '[target.x86_64-unknown-linux-gnu]',
+        'rustflags = ["-Clinker=tools/ld2", "-Clink-arg=-fuse-ld=tools/mold"]',
+        "[target.'cfg(unix)']",
+        'rustflags = ["--codegen=linker=tools/ld3", "-Clink-args=-Wl,-rpath,tools/lib"]',
+        '[host]',
+        'rustflags = ["-Z", "llvm-plugins=tools/plugin.so", "--extern", "m=tools/libm.so"]',
+        '[doc]',
+        'browser = ["tools/browser", "--new-window"]',
+        '[patch.crates-io]',
+        'serde = { path = "patched/serde" }',
+        '[patch.crates-io.log]',
+        'path = "patched/log"',
+        '',
+      ].join('\n'),
+    );
+    expect(held()).toEqual([
+      '-Wl,-rpath,tools/lib',
+      '@tools/args',
+      'patched/log',
+      'patched/serde',
+      'tools/args',
+      'tools/browser',
+      'tools/cg.so',
+      'tools/doc-ld',
+      'tools/ld',
+      'tools/ld2',
+      'tools/ld3',
+      'tools/lib',
+      'tools/libm.so',
+      'tools/mold',
+      'tools/plugin.so',
+    ]);
+  });
+
+  it('.cargo/config.toml [env]: every variable whose value has a path word, each form', async () => {
+    await put(
+      '.cargo/config.toml',
+      [
+        '[env]',
+        'RUSTC_WRAPPER = "tools/wrap"',
+        'CC = { value = "tools/cc", force = true, relative = true }',
+        'OPENSSL_DIR = "/usr"',
+        '[env.LD_PRELOAD]',
+        'value = "tools/pre.so"',
+        '',
+      ].join('\n'),
+    );
+    expect(held()).toEqual(['tools/cc', 'tools/pre.so', 'tools/wrap']);
   });
 
   it('bunfig.toml: preload, [test] preload, [run] shell', async () => {
