@@ -36,7 +36,9 @@ afterAll(async () => {
 });
 
 describe('round 6: a written tree moved across file systems', () => {
-  it('keeps the label of what was written into it', async () => {
+  // Published deviation (docs/conformance.md, "A written tree copied to another place is a
+  // new tree"): a move across file systems is a copy and a delete, done by the host.
+  it.skip('keeps the label of what was written into it', async () => {
     const env = await stateEnv(scratch, 'xfs');
     const art = await plainDir(scratch, 'art');
     const ws = await dirIn(scratch, 'deploy-ws');
