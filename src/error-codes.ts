@@ -216,6 +216,7 @@ export const ERROR_CODES = [
   'written_labels_changed',
   'written_tree_in_use',
   'host_tool_store_written',
+  'written_tree_unlocated',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -16,13 +16,13 @@ export function identityAt(p: string): TreeIdentity | undefined {
   }
 }
 
-/** Whether two identities are one object (a birth time of "0" is one nobody kept). */
+/**
+ * Whether two identities are surely one object. Without a birth time ("0": the file system
+ * keeps none) device and inode could be a reused inode's, and a false match would raise an
+ * unrelated tree's label and with it what may be written there: no match then.
+ */
 export function sameIdentity(a: TreeIdentity, b: TreeIdentity): boolean {
-  return (
-    a.dev === b.dev &&
-    a.ino === b.ino &&
-    (a.birth === b.birth || a.birth === '0' || b.birth === '0')
-  );
+  return a.dev === b.dev && a.ino === b.ino && a.birth === b.birth && a.birth !== '0';
 }
 
 /**

@@ -1,13 +1,12 @@
 // A written tree renamed or moved keeps its label (engine/cfc/written-moved.ts): a record
 // whose place no longer holds its tree is found by identity where the run's mounts reach it
 // (the mount is the tree, lies in it, or holds it), placed there for the one match by
-// place; a walk cut short by its budget counts as a find (fail closed); a tree still at its
+// place; a walk cut short by its budget refuses the run (fail closed); a tree still at its
 // place, or one on no mount of the run, adds nothing.
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { label } from '../../src/cfc/label.js';
 import { identityAt } from '../../src/cfc/tree-identity.js';
 import { writtenInto, type WrittenRecord } from '../../src/cfc/written-labels.js';
 import { movedRecords } from '../../src/engine/cfc/written-moved.js';
@@ -83,13 +82,24 @@ describe('a written tree that moved', () => {
     expect(raised([record], mounted(other))).toBeUndefined();
   });
 
-  it('a walk cut short by its budget counts as a find: fail closed', async () => {
+  it('a walk cut short by its budget refuses the run (written_tree_unlocated): fail closed', async () => {
     const { record } = await writtenTree('c');
     const big = path.join(dir, 'big');
     for (let i = 0; i < 5; i++) await mkdir(path.join(big, `d${String(i)}`), { recursive: true });
     await rename(path.join(dir, 'c'), path.join(dir, 'c-gone'));
-    const found = movedRecords([record], [mounted(big)], 2);
-    expect(found.map((r) => r.host)).toEqual([big]);
-    expect(label(found[0]?.label ?? {}).confidentiality).toEqual(['secret']);
+    expect(() => movedRecords([record], [mounted(big)], 2)).toThrow(
+      expect.objectContaining({ code: 'written_tree_unlocated' }),
+    );
+  });
+
+  it('without a birth time, device and inode alone match nothing (an inode may be reused)', async () => {
+    const { record } = await writtenTree('d');
+    const after = path.join(dir, 'd-moved');
+    await rename(path.join(dir, 'd'), after);
+    const unborn = {
+      ...record,
+      identity: { ...(record.identity ?? { dev: '', ino: '' }), birth: '0' },
+    };
+    expect(movedRecords([unborn], [mounted(after)])).toEqual([]);
   });
 });

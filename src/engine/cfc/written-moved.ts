@@ -5,11 +5,13 @@
 // tree's identity), or a mount the tree lies in (a bounded walk of the mount for it). Each
 // find is handed to planning as a copy of the record placed where the mount reaches the
 // tree, so the one match by place (host-trees.ts) decides as for a tree that never moved.
-// A walk cut short by its budget counts as a find at the mount itself: fail closed.
+// A walk cut short by its budget refuses the run: cfh cannot say the tree is not there, and
+// taking it to be there would raise what may be written into the mount as well.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { identityAt, sameIdentity } from '../../cfc/tree-identity.js';
 import type { TreeIdentity, WrittenRecord } from '../../cfc/written-labels.js';
+import { ConfigError } from '../../errors.js';
 import type { SourceTrees } from '../../host-trees.js';
 
 /** The most entries one mount's walk reads before it counts as holding the tree. */
@@ -80,6 +82,16 @@ function placedAt(r: WrittenRecord, tree: SourceTrees, at: string): WrittenRecor
   };
 }
 
+function unlocated(away: readonly Displaced[], tree: SourceTrees, budget: number): ConfigError {
+  const first = away[0]?.host ?? '?';
+  return new ConfigError(
+    'written_tree_unlocated',
+    `the tree '${first}' that a run wrote into is not at its place any more, and cfh cannot tell whether it now lies in '${tree.source}' (the search stopped at ${String(budget)} entries)`,
+    { field: 'mounts', value: tree.source },
+    `if it was deleted, cfh labels forget ${first}; if it was moved into '${tree.source}', mount it by its new path`,
+  );
+}
+
 /** Copies of the records whose tree left its place, placed where `trees` reach it now. */
 export function movedRecords(
   records: readonly WrittenRecord[],
@@ -97,8 +109,8 @@ export function movedRecords(
     const below = away.filter((r) => !within.includes(r) && r.identity.dev === device);
     if (below.length === 0 || tree.kind !== 'directory') continue;
     const found = walkFor(tree.source, below, budget);
-    if (found === 'cut') for (const r of below) out.push(placedAt(r, tree, tree.source));
-    else for (const [r, at] of found) out.push(placedAt(r, tree, at));
+    if (found === 'cut') throw unlocated(below, tree, budget);
+    for (const [r, at] of found) out.push(placedAt(r, tree, at));
   }
   return out;
 }
