@@ -57,7 +57,9 @@ async function bothWays(
   const s = await script(scratch, [[{ name: tool, input: call }]]);
   // A run that refuses its profile (exit 125, no run) decides every call: none runs.
   const run = await scriptedRun(scratch, { profile: p, script: s, extra }).catch(() => undefined);
-  if (run === undefined) return { said, decided: { decision: 'deny', rule: 'run refused' } };
+  // scriptedRun answers a run refused at planning (exit 125) with no directory.
+  if (run === undefined || run.dir === '')
+    return { said, decided: { decision: 'deny', rule: 'run refused' } };
   const { dir } = run;
   const e = (await readEvents(dir)).find(
     (x) => x.type === 'permission_decision' && x.data.tool_name === tool,

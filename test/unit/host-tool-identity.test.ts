@@ -76,9 +76,12 @@ describe('host tool state by identity', () => {
     expect(check(linked, tool('b', [NODE, 'store.mjs'], SECRET))).toThrow(/one script/);
   });
 
-  it('refuses one script behind interpreter flags and other arguments', () => {
-    const flagged = tool('a', [NODE, '--no-warnings', './store.mjs', '--verbose']);
+  it('refuses one script behind interpreter flags; lets it be given other arguments', () => {
+    const flagged = tool('a', [NODE, '--no-warnings', './store.mjs']);
     expect(check(flagged, tool('b', [NODE, 'store.mjs'], SECRET))).toThrow(/one script/);
+    // Its own arguments say where it keeps its state (a store each): the operator's word.
+    const other = tool('a', [NODE, './store.mjs', '--store', 'a.json']);
+    expect(check(other, tool('b', [NODE, 'store.mjs'], SECRET))).not.toThrow();
   });
 
   it('lets two scripts of one interpreter be under two clearances', () => {

@@ -96,32 +96,30 @@ describe('node finds its script', () => {
 describe('code cfh cannot resolve to a file', () => {
   const SH = ['sh', '-c', 'exec python3 notes_server.py "$1"', 'sh'];
 
-  it('takes inline code for any entry in the same real cwd, saying why', () => {
+  it('refuses inline code or a wrapper naming the script of the other entry, saying why', () => {
     expect(check(SH, PY)).toThrow(
-      `may run the same code as far as cfh can tell: 'sh' is handed its code inline ('-c'), so cfh cannot tell which file it runs, and both run in '${at('tools')}'`,
+      `may run the same code: 'sh' is handed its code inline ('-c'), and it names '${at('tools', 'notes_server.py')}' (as 'notes_server.py'), which the other runs`,
     );
-    expect(check(['python3', '-c', 'print(1)'], PY)).toThrow(/inline \('-c'\)/);
-    expect(check([NODE, '-e', '1'], [NODE, 'store.mjs'])).toThrow(/inline \('-e'\)/);
-    expect(check(['perl', '-ne', '1'], PY)).toThrow(/inline \('-ne'\)/);
+    expect(check(['python3', '-c', 'exec(open("notes_server.py").read())'], PY)).toThrow(
+      /inline \('-c'\), and it names/,
+    );
+    expect(check(['env', 'python3', 'notes_server.py'], PY)).not.toThrow(/inline/);
+    expect(check(['npx', 'tsx', 'notes_server.py'], PY)).toThrow(/notes_server\.py/);
   });
 
-  it('takes stdin, a script the model names, a wrapper naming no file, and a module off its path likewise', () => {
-    expect(check(['python3', '-'], PY)).toThrow(/reads its code from stdin/);
-    // `python3 {op}`: the model names the script.
-    expect(check(['python3'], PY)).toThrow(/runs the script the model names \('\{op\}'\)/);
-    expect(check(['env', 'python3', '-m', 'notes_server'], PY)).toThrow(/cfh does not follow/);
-    expect(check(['npx', 'notes-mcp'], PY)).toThrow(/\('npx'\)/);
-    expect(check(['python3', '-m', 'http.server'], PY)).toThrow(/not in its cwd or PYTHONPATH/);
-  });
-
-  it('lets it be in another cwd, and names the remedies', () => {
-    expect(check(SH, PY, { cwd: at('work') })).not.toThrow();
-    try {
-      check(SH, PY)();
-    } catch (error) {
-      expect(JSON.stringify(error)).toMatch(/give each its own cwd/);
-      return;
-    }
-    expect.unreachable();
+  it('lets other inline code, stdin, a model-named script and a module off its path be', () => {
+    // Other code: its state is its own, as two different scripts' are.
+    expect(check(['python3', '-c', 'print(1)'], PY)).not.toThrow();
+    expect(check([NODE, '-e', '1'], [NODE, 'store.mjs'])).not.toThrow();
+    expect(check(['perl', '-ne', '1'], PY)).not.toThrow();
+    expect(check(['python3', '-'], PY)).not.toThrow();
+    expect(check(['python3'], PY)).not.toThrow();
+    expect(check(['python3', '-m', 'http.server'], PY)).not.toThrow();
+    // Naming the script from another cwd names the same file.
+    expect(
+      check(['sh', '-c', `exec python3 ${at('tools', 'notes_server.py')}`], PY, {
+        cwd: at('work'),
+      }),
+    ).toThrow(/and it names/);
   });
 });

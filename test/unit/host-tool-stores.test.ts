@@ -72,15 +72,19 @@ describe('hostToolStores', () => {
 });
 
 describe('the trees a cleared host tool stores into (written labels, mounted or not)', () => {
-  it('a named store is its own tree; one not made yet is the directory it will be made in', () => {
+  it('a named store is its own tree; one not made yet the directory it will be made in; one deeper in nothing none', () => {
     const made = path.join(dir, 'notes');
-    const later = path.join(dir, 'other', 'not-yet', 'store.db');
+    const later = path.join(dir, 'other', 'store.db');
+    const nowhere = path.join(dir, 'other', 'not-made', 'deeper', 'x');
     const trees = storeTrees([
-      entry({ env: { A: { value: made }, B: { value: later } }, clearance: ['secret'] }),
+      entry({
+        env: { A: { value: made }, B: { value: later }, C: { value: nowhere } },
+        clearance: ['secret'],
+      }),
     ]);
     expect(trees.map((t) => [t.tool, t.tree.source, t.tree.kind])).toEqual([
       ['notes', made, 'directory'],
-      ['notes', path.join(dir, 'other'), 'directory'],
+      ['notes', later, 'file'],
     ]);
     // Its place is on the file system it lies on, the path from that one's root.
     for (const t of trees) expect(t.tree.place.device).toMatch(/^\d+:\d+$/);

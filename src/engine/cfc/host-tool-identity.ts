@@ -14,7 +14,7 @@ import { canonicalJson } from '../../evidence/canonical-json.js';
 import { realpathOfNearest } from '../../sandbox/mount-policy.js';
 import { againstCwd } from '../../tools/host/host-pin.js';
 import { cwdOf, findEntryProgram, programOf } from '../../tools/host/host-plan.js';
-import { fileIdentity, PLACEHOLDER, type FileIdentity } from './host-tool-files.js';
+import { fileIdentity, isDirectoryAt, PLACEHOLDER, type FileIdentity } from './host-tool-files.js';
 import { scriptOf } from './host-tool-script.js';
 
 export type { FileIdentity };
@@ -27,11 +27,25 @@ export interface EntryIdentity {
   readonly script: FileIdentity | undefined;
   /** Why cfh cannot tell which file it runs (inline code, stdin, a wrapper), when it cannot. */
   readonly opaque: string | undefined;
-  /** Its real cwd: where code cfh cannot resolve is taken to keep its state. */
+  /** Its real cwd. */
   readonly cwd: string;
+  /**
+   * Code cfh cannot resolve to one file: the files its words name (inline code's
+   * `python3 notes.py`, a wrapper's command), by identity: it may run any of them.
+   */
+  readonly named: readonly FileIdentity[];
   /** Its arguments after the program, its real cwd and its env, paths by their real path. */
   readonly settings: string;
+  /**
+   * The script's own arguments and the env, paths by their real path: what, beside the
+   * script, says where it keeps its state (its cwd is not: a script may keep it beside
+   * itself, wherever it runs).
+   */
+  readonly rest: string;
 }
+
+/** Variables that say where code is found, not where state is kept. */
+const CODE_SEARCH = new Set(['PATH', 'PYTHONPATH', 'NODE_PATH', 'PERL5LIB', 'RUBYLIB']);
 
 /** An option with its value attached: `--db=./notes.db`. */
 const ATTACHED = /^(-[^=]*=)([\s\S]*)$/;
@@ -69,6 +83,42 @@ function canonicalText(text: string, cwd: string): string {
   return canonicalPath(text, cwd);
 }
 
+/** The script's own file, as a name with or without node's extension or as its directory. */
+function namesScript(arg: string, script: FileIdentity, cwd: string): boolean {
+  if (['', '.js', '.mjs', '.cjs'].some((ext) => fileIdentity(arg + ext, cwd)?.id === script.id))
+    return true;
+  // A directory the interpreter finds the script in (a package, its __main__.py).
+  const real = canonicalPath(arg, cwd);
+  return isDirectoryAt(arg, cwd) && script.real.startsWith(`${real}/`);
+}
+
+/**
+ * The script's own arguments: what follows the one that says which script runs (its path,
+ * `-m MODULE`, `-mMODULE`); the interpreter's flags before it change no state.
+ */
+function scriptArgs(
+  args: readonly string[],
+  script: FileIdentity | undefined,
+  cwd: string,
+): string[] {
+  if (script === undefined) return [...args];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? '';
+    if (a === '-m') return args.slice(i + 2);
+    if (/^-m[^-]/.test(a) || namesScript(a, script, cwd)) return args.slice(i + 1);
+  }
+  return [...args];
+}
+
+/** Every existing regular file a word of `args` names (inline code split as a shell would, roughly). */
+function namedFiles(args: readonly string[], cwd: string): FileIdentity[] {
+  const words = args.flatMap((a) => a.split(/[\s'"`;&|()<>=,]+/)).filter((w) => w !== '');
+  return words.flatMap((w) => {
+    const f = fileIdentity(w, cwd);
+    return f === undefined ? [] : [f];
+  });
+}
+
 /** What `entry` runs and with what, as the files and places its spellings name. */
 export function identityOf(entry: HostToolEntry, searchPath: string | undefined): EntryIdentity {
   const cwd = realpathOfNearest(path.resolve(cwdOf(entry)));
@@ -90,6 +140,11 @@ export function identityOf(entry: HostToolEntry, searchPath: string | undefined)
     script: script.file,
     opaque: script.opaque,
     cwd,
+    named: script.opaque === undefined ? [] : namedFiles(args, cwd),
     settings: canonicalJson({ args: args.map((a) => canonicalText(a, cwd)), cwd, env }),
+    rest: canonicalJson({
+      args: scriptArgs(args, script.file, cwd).map((a) => canonicalText(a, cwd)),
+      env: Object.fromEntries(Object.entries(env).filter(([k]) => !CODE_SEARCH.has(k))),
+    }),
   };
 }

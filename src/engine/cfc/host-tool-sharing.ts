@@ -9,13 +9,14 @@
 // Entries share state when they run the same code, compared by what their spellings resolve
 // to (host-tool-identity.ts), never by how they are written:
 // - both run one script (as its interpreter finds it: `-m MODULE`, a directory's
-//   __main__.py, node's package main; host-tool-script.ts), whatever program runs it and
-//   whatever else they are given: a script may keep its state in a place
-//   of its own (beside itself, under $HOME) that no setting names, so one script's state is
-//   one;
+//   __main__.py, node's package main; host-tool-script.ts), whatever program runs it, with
+//   the same other settings: one script given one configuration keeps one state, wherever
+//   it keeps it (beside itself, under $HOME), however each entry spells it. One script
+//   given other settings (another store argument or env value) is taken to keep another
+//   state: the operator's settings say where (docs/operators.md);
 // - one runs as its program the file the other hands its interpreter (a `#!` script);
-// - one runs code cfh cannot resolve to a file (`sh -c`, `python3 -c`, stdin, `env`/`npx`
-//   naming no file), and both run in one real cwd: it may be the other's code (fail safe);
+// - one runs code cfh cannot resolve to a file (`sh -c`, `python3 -c`, a wrapper) whose
+//   words name the other's script or program: it may run it;
 // - neither has a script, and their programs are one file and their settings (arguments,
 //   real cwd, env) agree, paths by their real path; a program the launcher cannot find now
 //   may be any file later, so it is taken for the other's (fail safe);
@@ -86,29 +87,32 @@ function scriptIsProgram(x: EntryIdentity, y: EntryIdentity): Sharing | undefine
 }
 
 /**
- * `x` runs code cfh cannot resolve to a file (inline, stdin, a wrapper): it may be `y`'s code,
- * or keep its state where `y` does. A tool keeps its state by its own code or its cwd, so
- * only entries in one real cwd are taken for each other (fail safe; AH-CFC-12): a different
- * cwd per entry, or one clearance, lets them be.
+ * `x` runs code cfh cannot resolve to one file (inline, a wrapper): when a word of it names
+ * `y`'s script or program, it may run `y`'s code (`sh -c 'exec python3 notes.py'` beside
+ * `python3 notes.py`; AH-CFC-12). Inline code that names none of them is other code; two
+ * entries of one inline text and settings are one command (the rule below).
  */
-function opaqueInCwd(x: EntryIdentity, y: EntryIdentity): Sharing | undefined {
-  if (x.opaque === undefined || x.cwd !== y.cwd) return undefined;
+function opaqueNames(x: EntryIdentity, y: EntryIdentity): Sharing | undefined {
+  if (x.opaque === undefined) return undefined;
+  const theirs = [y.script, y.program].filter((f) => f !== undefined);
+  const hit = x.named.find((f) => theirs.some((t) => t.id === f.id));
+  if (hit === undefined) return undefined;
   return {
-    how: `may run the same code as far as cfh can tell: '${x.programSpelled}' ${x.opaque}, so cfh cannot tell which file it runs, and both run in '${x.cwd}' (the other runs '${y.programSpelled}')`,
-    hint: `${SAME_CLEARANCE}, or give each its own cwd, or hand the interpreter its script as a file (so cfh can tell which it is)`,
+    how: `may run the same code: '${x.programSpelled}' ${x.opaque}, and it names '${hit.real}' (as '${hit.spelled}'), which the other runs`,
+    hint: `${SAME_CLEARANCE}, or give each its own copy of the script`,
   };
 }
 
 /** Whether `a` and `b` run the same code (the rule above), by identity. */
 function sameCode(a: EntryIdentity, b: EntryIdentity): Sharing | undefined {
-  if (a.script !== undefined && a.script.id === b.script?.id)
+  if (a.script !== undefined && a.script.id === b.script?.id && a.rest === b.rest)
     return {
-      how: `run the same command: one script, '${a.script.real}' (given as '${a.script.spelled}' and '${b.script.spelled}'), whatever runs it and whatever else it is given`,
+      how: `run the same command: one script, '${a.script.real}' (given as '${a.script.spelled}' and '${b.script.spelled}'), with the same settings, whatever runs it`,
       hint: OWN_COPY,
     };
   const asProgram = scriptIsProgram(a, b) ?? scriptIsProgram(b, a);
   if (asProgram !== undefined) return asProgram;
-  const opaque = opaqueInCwd(a, b) ?? opaqueInCwd(b, a);
+  const opaque = opaqueNames(a, b) ?? opaqueNames(b, a);
   if (opaque !== undefined) return opaque;
   if (a.script !== undefined || b.script !== undefined || a.settings !== b.settings)
     return undefined;

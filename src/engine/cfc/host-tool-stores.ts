@@ -15,7 +15,7 @@ import { placedTree, writtenInto, type WrittenRecord } from '../../cfc/written-l
 import type { WrittenTree } from '../../cfc/written-store.js';
 import { ConfigError } from '../../errors.js';
 import { isWithin, realpathOfNearest } from '../../sandbox/mount-policy.js';
-import { placeObject, readMountTable } from '../../sandbox/mount-table.js';
+import { placeObject, readMountTable, type MountEntry } from '../../sandbox/mount-table.js';
 import { ResolutionError, resolveObject } from '../../sandbox/source-resolution.js';
 import type { SpecMount } from '../../substrate/container-spec.js';
 import { execToolName, mcpToolName } from '../../tools/host/host-plan.js';
@@ -96,16 +96,53 @@ export function storeOf(store: StoreTree, name: string): boolean {
   return 'exact' in store.names ? name === store.names.exact : name.startsWith(store.names.prefix);
 }
 
-/** `p`, or its nearest ancestor that exists: where a store not made yet will be. */
-function nearestExisting(p: string): string {
-  for (let at = p; ; at = path.dirname(at)) {
-    try {
-      lstatSync(at);
-      return at;
-    } catch {
-      if (path.dirname(at) === at) return at;
-    }
+/** What a named store is: `p` itself, or, not made yet, its name in the directory it will be in. */
+function storeAt(p: string): { readonly at: string; readonly unmade?: string } | undefined {
+  try {
+    lstatSync(p);
+    return { at: p };
+  } catch {
+    // Not made yet: its directory, when that exists.
   }
+  const dir = path.dirname(p);
+  try {
+    lstatSync(dir);
+    return { at: dir, unmade: path.basename(p) };
+  } catch {
+    // A text naming a place deeper in nothing (a URL's path, an option's value): no store.
+    return undefined;
+  }
+}
+
+/** The tree of the store `named` (its place, even before it is made), or undefined. */
+function storeTree(named: string, table: readonly MountEntry[]): WrittenTree | undefined {
+  const store = storeAt(named);
+  if (store === undefined) return undefined;
+  let object;
+  try {
+    object = resolveObject(store.at);
+  } catch (error) {
+    // Not a tree any run can mount either (mount sources resolve the same way).
+    if (error instanceof ResolutionError) return undefined;
+    throw error;
+  }
+  if (object.kind !== 'directory' && object.kind !== 'file') return undefined;
+  const { place } = placeObject(object, table);
+  if (store.unmade === undefined)
+    return {
+      place,
+      source: object.real,
+      kind: object.kind,
+      identity: object.identity,
+      names: object.names,
+    };
+  // The file it will be: a later mount of its directory holds it, a sibling's does not.
+  if (object.kind !== 'directory') return undefined;
+  return {
+    place: { device: place.device, path: path.join(place.path, store.unmade) },
+    source: path.join(object.real, store.unmade),
+    kind: 'file',
+  };
 }
 
 /**
@@ -124,29 +161,15 @@ export function storeTrees(
   for (const entry of entries) {
     if (options.uncleared !== true && entryClearance(entry).length === 0) continue;
     for (const named of new Set(namedPaths(entry))) {
-      let object;
-      try {
-        object = resolveObject(nearestExisting(named));
-      } catch (error) {
-        // Not a tree any run can mount either (mount sources resolve the same way).
-        if (error instanceof ResolutionError) continue;
-        throw error;
-      }
-      if (object.kind !== 'directory' && object.kind !== 'file') continue;
-      const { place } = placeObject(object, table);
+      const tree = storeTree(named, table);
+      if (tree === undefined) continue;
       out.push({
         tool: entry.name,
         names:
           entry.kind === 'exec'
             ? { exact: execToolName(entry) }
             : { prefix: mcpToolName(entry, '') },
-        tree: {
-          place,
-          source: object.real,
-          kind: object.kind,
-          identity: object.identity,
-          names: object.names,
-        },
+        tree,
       });
     }
   }
