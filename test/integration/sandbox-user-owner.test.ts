@@ -217,7 +217,12 @@ describe.runIf(isRoot && hasTester)('cfh as an ordinary user on a root-owned che
         '--',
         'true',
       ],
-      { reject: false, env: { ...baseEnv(), HOME: '/tmp' }, extendEnv: false },
+      // Its state directory is its own: the suite's is root's.
+      {
+        reject: false,
+        env: { ...baseEnv({ CFH_STATE_DIR: path.join(art, 'state') }), HOME: '/tmp' },
+        extendEnv: false,
+      },
     );
     expect(r.exitCode, r.stderr).toBe(125);
     expect(r.stderr).toContain(
