@@ -50,7 +50,7 @@ describe('class 9: MCP servers an agent starts (command, args, cwd, envFile, env
           y: { command: 'node', args: ['server.js', '--config=./y.json'], cwd: 'srv' },
           z: { command: 'npx', args: ['-y', '@scope/pkg'], envFile: './.env.mcp' },
           w: { command: 'uv', args: ['${workspaceFolder}'], env: { PATH: './bin:/usr/bin' } },
-          u: { type: 'http', url: 'https://example.com/mcp' },
+          u: { type: 'http', url: 'http://127.0.0.1:4873/mcp' },
         },
       }),
     );
