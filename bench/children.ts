@@ -50,7 +50,7 @@ import { createLogger } from '../src/log.js';
 import { Script, ScriptedGateway } from '../src/model/scripted-gateway.js';
 import { LABEL_RUN_ID, currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
-import { DockerRuntime } from '../src/substrate/docker-runtime.js';
+import { DockerRuntime } from '../src/substrate/docker/adapter.js';
 import {
   checkLeftovers,
   dockerClient,

@@ -34,7 +34,7 @@ import { loadRecipe } from '../src/image/recipe.js';
 import { createLogger } from '../src/log.js';
 import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
-import { DockerRuntime, toCreateOptions } from '../src/substrate/docker-runtime.js';
+import { DockerRuntime, toCreateOptions } from '../src/substrate/docker/adapter.js';
 import {
   BENCH_LABEL,
   checkLeftovers,

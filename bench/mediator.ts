@@ -26,7 +26,7 @@ import { Policy, type CheckedCall, type RunFacts } from '../src/mediator/policy.
 import { compilePolicy } from '../src/mediator/policy-rule.js';
 import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
-import { DockerRuntime } from '../src/substrate/docker-runtime.js';
+import { DockerRuntime } from '../src/substrate/docker/adapter.js';
 import { BUILTIN_TOOLS } from '../src/tools/builtins.js';
 import { SandboxToolRunner } from '../src/tools/sandbox-runner.js';
 import { toolExecutor } from '../src/tools/tool-executor.js';

@@ -35,7 +35,7 @@ import { egressNames, openEgress } from '../src/sandbox/egress-sandbox.js';
 import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import { LABEL_RUN_ID } from '../src/sandbox/owner.js';
-import { DockerRuntime } from '../src/substrate/docker-runtime.js';
+import { DockerRuntime } from '../src/substrate/docker/adapter.js';
 import { writePlanHosts } from './plan-hosts.js';
 import { PostureFloor } from './posture-floor.js';
 import { fmt, round1, summarize, type Summary } from './stats.js';

@@ -43,7 +43,7 @@ import { loadRecipe } from '../src/image/recipe.js';
 import { SECCOMP_DIR } from '../src/paths.js';
 import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
-import { toCreateOptions } from '../src/substrate/docker-runtime.js';
+import { toCreateOptions } from '../src/substrate/docker/adapter.js';
 import { fmt, round1, round3, rounded, summarize, type Summary } from './stats.js';
 import {
   type DemuxModem,

@@ -95,7 +95,7 @@ import { Script, ScriptedGateway } from '../src/model/scripted-gateway.js';
 import { currentOwner, type OwnerIdentity } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
 import type { ContainerSpec } from '../src/substrate/container-spec.js';
-import { DockerRuntime, toCreateOptions } from '../src/substrate/docker-runtime.js';
+import { DockerRuntime, toCreateOptions } from '../src/substrate/docker/adapter.js';
 import type {
   AttachedOutput,
   ContainerExit,

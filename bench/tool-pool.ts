@@ -29,7 +29,7 @@ import type { ModelGateway, ModelRequest, ModelResponse } from '../src/model/gat
 import { Script, ScriptedGateway } from '../src/model/scripted-gateway.js';
 import { currentOwner } from '../src/sandbox/owner.js';
 import { currentHostIdentity } from '../src/sandbox/sandbox-user.js';
-import { DockerRuntime } from '../src/substrate/docker-runtime.js';
+import { DockerRuntime } from '../src/substrate/docker/adapter.js';
 import {
   checkLeftovers,
   dockerClient,

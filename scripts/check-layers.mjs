@@ -76,13 +76,26 @@ function areaOf(file) {
   return rel.length === 1 ? 'root' : rel[0];
 }
 
+function specifiersOf(file) {
+  return ts
+    .preProcessFile(readFileSync(file, 'utf8'), true, true)
+    .importedFiles.map((f) => f.fileName);
+}
+
 function importsOf(file) {
-  const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-  return info.importedFiles
-    .map((f) => f.fileName)
+  return specifiersOf(file)
     .filter((spec) => spec.startsWith('.'))
     .map((spec) => path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')));
 }
+
+/**
+ * An engine adapter is known only to itself and to the composition root: the Docker
+ * client is imported under substrate/docker/ alone, and that folder only from cli/ (which
+ * makes the runtime) and from itself. The rest of cfh speaks to the port (substrate/runtime.ts).
+ */
+const ADAPTERS = { 'substrate/docker': ['dockerode', 'docker-modem'] };
+const relOf = (file) => path.relative(SRC, file).split(path.sep).join('/');
+const inside = (file, folder) => relOf(file).startsWith(`${folder}/`);
 
 const all = files(SRC);
 const graph = new Map(all.map((f) => [f, importsOf(f).filter((t) => all.includes(t))]));
@@ -102,6 +115,17 @@ for (const [file, targets] of graph) {
       problems.push(
         `layer: ${path.relative(SRC, file)} (${from}) imports ${path.relative(SRC, target)} (${to})`,
       );
+  }
+}
+
+for (const [file, targets] of graph) {
+  for (const [folder, clients] of Object.entries(ADAPTERS)) {
+    if (inside(file, folder)) continue;
+    for (const spec of specifiersOf(file))
+      if (clients.includes(spec)) problems.push(`adapter: ${relOf(file)} imports ${spec}`);
+    for (const target of targets)
+      if (inside(target, folder) && areaOf(file) !== 'cli')
+        problems.push(`adapter: ${relOf(file)} imports ${relOf(target)} (only cli/ may)`);
   }
 }
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { readEnvironment } from '../config/env.js';
 import { createLogger } from '../log.js';
 import { CancelRequest, cancelExit, type CancelBySignal } from '../engine/terminal.js';
-import { DockerRuntime } from '../substrate/docker-runtime.js';
+import { DockerRuntime } from '../substrate/docker/adapter.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import { EXIT_CANNOT_START } from '../errors.js';
 import { buildProgram } from './program.js';

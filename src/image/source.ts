@@ -131,7 +131,7 @@ export function missingImageMessage(image: Pick<ResolvedImage, 'ref' | 'buildCom
  * What an image's own config would add to a container beyond its rootfs. A VOLUME makes
  * the engine create a writable volume at create time, outside the read-only rootfs, the
  * tmpfs limits and every mount cfh checked: refused (AH-CONT-1). ENTRYPOINT and HEALTHCHECK
- * are reset by the request itself (substrate/docker-request.ts).
+ * are reset by the request itself (substrate/docker/request.ts).
  */
 export function checkImageConfig(image: ImageFacts, ref: string): void {
   if (image.config.volumes.length > 0) {

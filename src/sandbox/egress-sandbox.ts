@@ -220,7 +220,7 @@ export async function openEgress(options: {
   } catch (error) {
     await unwind();
     // A cancelled set-up is the run's cancellation (130/143), never a failed start (125):
-    // the abort passes through untyped, as engineError passes it (docker-errors.ts).
+    // the abort passes through untyped, as engineError passes it (substrate/docker/errors.ts).
     if (error instanceof CfhError || options.signal?.aborted === true) throw error;
     throw new EngineError('egress_setup_failed', `egress set-up failed: ${errorMessage(error)}`, {
       cause: error,

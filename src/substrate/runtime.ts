@@ -1,5 +1,5 @@
 // The ContainerRuntime interface: everything cfh asks of an engine. One implementation
-// (docker-runtime.ts); the rest of cfh never sees dockerode.
+// (substrate/docker/adapter.ts); the rest of cfh never sees dockerode.
 import type { Readable } from 'node:stream';
 import type { ContainerSpec } from './container-spec.js';
 

@@ -522,7 +522,7 @@ describe.concurrent('child profiles under attack', () => {
   // Once seen: SIGTERM right after the first child_started (a child still in its preflight)
   // ended the parent `failed`, exit 1 (`engine_request_failed: engine version: The operation
   // was aborted`), with no end for the started child. An aborted engine request is now the
-  // abort, not an engine failure (substrate/docker-errors.ts), and a child stopped before its
+  // abort, not an engine failure (substrate/docker/errors.ts), and a child stopped before its
   // run reached an end is recorded child_refused `cancelled` (child-runner.ts). A race: the
   // test passes whichever moment the signal lands.
   it('cancels every child when SIGTERM comes right after the first child_started', async () => {

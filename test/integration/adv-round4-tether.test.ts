@@ -34,7 +34,7 @@ async function tick(file: string): Promise<number> {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('adv round 4: the command tether', () => {
-  // Closed by the host tether (substrate/docker-host-tether.ts): a host process the command
+  // Closed by the host tether (substrate/docker/host-tether.ts): a host process the command
   // cannot reach kills the container when cfh's pipe to it ends.
   it('a command that SIGSTOPs its tether does not outlive a SIGKILLed cfh', async () => {
     const ws = scratch.path('ws');

@@ -12,7 +12,7 @@ import { planSandboxRun } from '../../src/engine/run-plan.js';
 import { HOSTS_FILE, LOOPBACK_HOSTS } from '../../src/sandbox/derive-spec.js';
 import { currentOwner } from '../../src/sandbox/owner.js';
 import { currentHostIdentity } from '../../src/sandbox/sandbox-user.js';
-import { DockerRuntime } from '../../src/substrate/docker-runtime.js';
+import { DockerRuntime } from '../../src/substrate/docker/adapter.js';
 import type { CallStop } from '../../src/tools/call-supervisor.js';
 import { ToolContainer, type ToolCallOptions } from '../../src/tools/tool-container.js';
 import { containersOfRun, copySampleRepo, docker, removeDir, tempDir } from './helpers.js';

@@ -1,4 +1,4 @@
-// The host tether (substrate/docker-host-tether.ts) for every kind of run: a process holding
+// The host tether (substrate/docker/host-tether.ts) for every kind of run: a process holding
 // containers through it is SIGKILLed, and what it held stops; what it released runs on; a
 // tether child killed while its process lives is replaced and told the whole set. The
 // holding process is a small Node program on the built dist/, so the test names its own
@@ -50,7 +50,7 @@ async function waitStopped(id: string, ms: number): Promise<boolean> {
  */
 function holder(o: { hold: string[]; release?: string[]; replace?: string[] }): ChildProcess {
   const program = `
-    const { hostTether } = await import(${JSON.stringify(`${REPO_ROOT}dist/substrate/docker-host-tether.js`)});
+    const { hostTether } = await import(${JSON.stringify(`${REPO_ROOT}dist/substrate/docker/host-tether.js`)});
     const { execFileSync } = await import('node:child_process');
     const t = hostTether({ socketPath: '/var/run/docker.sock' });
     for (const id of ${JSON.stringify(o.hold)}) t.hold(id);
@@ -59,7 +59,7 @@ function holder(o: { hold: string[]; release?: string[]; replace?: string[] }): 
     if (replace.length > 0) {
       await new Promise((r) => setTimeout(r, 500));
       // The tether child is this process's only child: kill it as an operator could.
-      execFileSync('pkill', ['-KILL', '-P', String(process.pid), '-f', 'docker-host-tether-main']);
+      execFileSync('pkill', ['-KILL', '-P', String(process.pid), '-f', 'docker/host-tether-main']);
       await new Promise((r) => setTimeout(r, 300));
       for (const id of replace) t.hold(id);
     }

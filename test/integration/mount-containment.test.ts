@@ -39,8 +39,8 @@ import { expectOneLineRefusal, refusal } from './refusal.js';
 import { deriveContainerSpec } from '../../src/sandbox/derive-spec.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
 import { loadRecipe } from '../../src/image/recipe.js';
-import { toCreateOptions } from '../../src/substrate/docker-request.js';
-import { DockerCreatedContainer } from '../../src/substrate/docker-container.js';
+import { toCreateOptions } from '../../src/substrate/docker/request.js';
+import { DockerCreatedContainer } from '../../src/substrate/docker/container.js';
 import { ContainmentError } from '../../src/errors.js';
 
 const scratch = useScratch('mounts');

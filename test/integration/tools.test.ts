@@ -9,7 +9,7 @@ import { planSandboxRun } from '../../src/engine/run-plan.js';
 import { HOSTS_FILE, LOOPBACK_HOSTS } from '../../src/sandbox/derive-spec.js';
 import { currentOwner } from '../../src/sandbox/owner.js';
 import { currentHostIdentity } from '../../src/sandbox/sandbox-user.js';
-import { DockerRuntime } from '../../src/substrate/docker-runtime.js';
+import { DockerRuntime } from '../../src/substrate/docker/adapter.js';
 import { BUILTIN_TOOLS, type BuiltinTool } from '../../src/tools/builtins.js';
 import type { ContainerSpec } from '../../src/substrate/container-spec.js';
 import type { ContainerRuntime } from '../../src/substrate/runtime.js';

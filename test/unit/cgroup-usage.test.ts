@@ -1,4 +1,4 @@
-// Reading a run's cgroup counters (substrate/cgroup-usage.ts) over a synthetic cgroup tree:
+// Reading a run's cgroup counters (substrate/docker/cgroup-usage.ts) over a synthetic cgroup tree:
 // v1 and v2 layouts, units converted, a counter the kernel does not keep stays absent (never
 // zero), the run's directories are released, and a tree that is not there says why. The
 // real kernel's counters are proved in integration/resources.test.ts.
@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cgroupParentOf, collectCgroupUsage } from '../../src/substrate/cgroup-usage.js';
+import { cgroupParentOf, collectCgroupUsage } from '../../src/substrate/docker/cgroup-usage.js';
 import { makeTempDir, removeTempDir } from './helpers.js';
 
 const RUN = '20260101T000000Z-0123abcd';

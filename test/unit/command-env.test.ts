@@ -15,7 +15,7 @@ import {
 import type { CfhEnvironment } from '../../src/config/env.js';
 import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-plan.js';
 import { describeSpec } from '../../src/substrate/container-spec.js';
-import { toCreateOptions } from '../../src/substrate/docker-runtime.js';
+import { toCreateOptions } from '../../src/substrate/docker/adapter.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';
 import { testEnvironment } from './test-environment.js';
 

@@ -9,7 +9,7 @@ import {
   type SpecInputs,
 } from '../../src/sandbox/derive-spec.js';
 import { describeSpec, type ContainerSpec } from '../../src/substrate/container-spec.js';
-import { toCreateOptions } from '../../src/substrate/docker-runtime.js';
+import { toCreateOptions } from '../../src/substrate/docker/adapter.js';
 import { expectConfigError, must } from './helpers.js';
 
 const CANARY = 'CFH_UNIT_TEST_CANARY';

@@ -70,7 +70,7 @@ describe('start-up imports', { timeout: 60_000 }, () => {
   it('the recorder sees what a command loads (the guard above can fail)', () => {
     const { modules } = modulesLoaded(['src/cli/main.ts', 'sandbox', 'run', '--help']);
     expect(matching(modules, HEAVY)).toEqual(
-      expect.arrayContaining(['src/substrate/docker-runtime.ts']),
+      expect.arrayContaining(['src/substrate/docker/adapter.ts']),
     );
     expect(modules.some((m) => m.startsWith('node_modules/dockerode/'))).toBe(true);
   });

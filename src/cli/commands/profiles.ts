@@ -6,7 +6,7 @@ import { resolveChildren } from '../../config/child-profiles.js';
 import { snapshotCfc } from '../../engine/cfc-plan.js';
 import { planSandboxRun } from '../../engine/run-plan.js';
 import { effectivePolicy, runFactsOf } from '../../engine/policy-explain.js';
-import { toCreateOptions } from '../../substrate/docker-runtime.js';
+import { toCreateOptions } from '../../substrate/docker/adapter.js';
 import { describeSpec } from '../../substrate/container-spec.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';

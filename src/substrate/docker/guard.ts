@@ -4,10 +4,10 @@
 // these capabilities.
 import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
-import { engineError, isStatus } from './docker-errors.js';
+import { engineError, isStatus } from './errors.js';
 import { Demultiplexer } from './demux.js';
-import { releaseHeld } from './docker-host-tether.js';
-import type { CreatedGuard, GuardProcess } from './runtime.js';
+import { releaseHeld } from './host-tether.js';
+import type { CreatedGuard, GuardProcess } from '../runtime.js';
 
 export class DockerGuard implements CreatedGuard {
   readonly #container: Docker.Container;

@@ -3,10 +3,10 @@
 // stdin that the process answers by ending (ExecOptions.stopWord).
 import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
-import { onAbort } from '../abort.js';
-import { engineError } from './docker-errors.js';
+import { onAbort } from '../../abort.js';
+import { engineError } from './errors.js';
 import { Demultiplexer } from './demux.js';
-import type { ExecOptions, ExecResult } from './runtime.js';
+import type { ExecOptions, ExecResult } from '../runtime.js';
 
 export interface ExecIn extends ExecOptions {
   readonly user?: string;

@@ -1,8 +1,8 @@
 // The engine request for a ContainerSpec: everything the spec says, nothing it does not.
 // Exported for the spec tests and `profiles show --resolved`: what we ask is what we record.
 import type Docker from 'dockerode';
-import type { ContainerSpec } from './container-spec.js';
-import { gatedCommand } from './mount-gate.js';
+import type { ContainerSpec } from '../container-spec.js';
+import { gatedCommand } from '../mount-gate.js';
 import { cgroupParentOf } from './cgroup-usage.js';
 
 /** `accounting: false`: without the cgroup parent (an engine on the systemd driver). */
@@ -11,7 +11,7 @@ export function toCreateOptions(
   accounting = true,
 ): Docker.ContainerCreateOptions {
   const gated = spec.mountCheck === 'gate';
-  // The gate reads cfh's word on stdin; a forwarded stdin follows it (docker-container.ts).
+  // The gate reads cfh's word on stdin; a forwarded stdin follows it (substrate/docker/container.ts).
   const stdin = gated || spec.stdin === 'forwarded';
   const cgroupParent =
     accounting && spec.usageGroup !== undefined
@@ -72,7 +72,7 @@ export function toCreateOptions(
       RestartPolicy: { Name: 'no' },
       // Output reaches cfh by attach; the engine keeps no log file a flood could fill.
       LogConfig: { Type: 'none', Config: {} },
-      // The run's accounting (cgroup-usage.ts): limits stay on the container's own cgroup.
+      // The run's accounting (substrate/docker/cgroup-usage.ts): limits stay on the container's own cgroup.
       ...(cgroupParent === undefined ? {} : { CgroupParent: cgroupParent }),
     },
   };

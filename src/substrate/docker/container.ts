@@ -3,10 +3,10 @@
 // (mount-gate.ts), waited for, exec'd into, killed, removed (idempotent).
 import type Docker from 'dockerode';
 import { PassThrough, Transform, type TransformCallback } from 'node:stream';
-import type { ContainerSpec } from './container-spec.js';
-import { engineError, isStatus } from './docker-errors.js';
-import { execIn } from './docker-exec.js';
-import { releaseHeld } from './docker-host-tether.js';
+import type { ContainerSpec } from '../container-spec.js';
+import { engineError, isStatus } from './errors.js';
+import { execIn } from './exec.js';
+import { releaseHeld } from './host-tether.js';
 import { Demultiplexer, TerminalStream } from './demux.js';
 import {
   GATE_END,
@@ -15,7 +15,7 @@ import {
   GATE_WORD,
   recheckSources,
   verifyGateReport,
-} from './mount-gate.js';
+} from '../mount-gate.js';
 import type {
   AttachOptions,
   AttachedOutput,
@@ -26,8 +26,8 @@ import type {
   StartOptions,
   StartedContainer,
   TerminalSize,
-} from './runtime.js';
-import { ContainmentError } from '../errors.js';
+} from '../runtime.js';
+import { ContainmentError } from '../../errors.js';
 
 function abortable(signal: AbortSignal | undefined): { abortSignal?: AbortSignal } {
   return signal === undefined ? {} : { abortSignal: signal };

@@ -1,4 +1,4 @@
-// The host tether's child (docker-host-tether.ts): started by cfh in a session of its own,
+// The host tether's child (substrate/docker/host-tether.ts): started by cfh in a session of its own,
 // with the engine's address as its one argument. It reads `+ID` (hold) and `-ID` (release)
 // lines from cfh's pipe; when the pipe ends, cfh has ended, however it ended, and every
 // container still held is SIGKILLed through the engine's API, then once more a moment later

@@ -1,6 +1,6 @@
 // What a run's containers used, read from the host's cgroup filesystem after they are gone.
 // Every sandbox container of a run is created under the cgroup parent
-// /cfh-usage/<run>/<container> (docker-request.ts). The runtime (runc, and runsc for its
+// /cfh-usage/<run>/<container> (substrate/docker/request.ts). The runtime (runc, and runsc for its
 // sandbox's host processes) creates the container's own cgroup below it and removes only
 // that one, so once the container is removed the parents still hold its final counters:
 // the memory and pids high-water marks and the cumulative CPU time are charged up the
@@ -9,7 +9,7 @@
 // directory gives the total (its memory peak is the peak of all containers at once).
 import { readFile, readdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { ResourceCounters, RunResourceUsage } from './runtime.js';
+import type { ResourceCounters, RunResourceUsage } from '../runtime.js';
 
 export const CGROUP_ROOT = '/sys/fs/cgroup';
 const USAGE_DIR = 'cfh-usage';

@@ -5,7 +5,7 @@ import {
   EngineUnavailableError,
   ImageNotFoundError,
   errorMessage,
-} from '../errors.js';
+} from '../../errors.js';
 
 interface DockerodeErrorShape {
   statusCode?: number;

@@ -2,9 +2,9 @@
 // parsed (zod), not trusted by shape: a field missing is a field absent, never a crash.
 import type Docker from 'dockerode';
 import { z } from 'zod';
-import { engineError, isStatus } from './docker-errors.js';
-import type { ImageFacts, ImageSummary } from './runtime.js';
-import { EngineError } from '../errors.js';
+import { engineError, isStatus } from './errors.js';
+import type { ImageFacts, ImageSummary } from '../runtime.js';
+import { EngineError } from '../../errors.js';
 
 const stringList = z.array(z.string()).nullish();
 

@@ -1,7 +1,7 @@
 // A container cfh makes lives no longer than the cfh that made it (AH-LIFE-3), however cfh
 // ends. cfh's signal handlers stop its containers, but a cfh that is SIGKILLed, OOM-killed
 // or crashes runs no handler. So every container this process creates is held by a host
-// process: a small child (docker-host-tether-main.ts) in a session of its own (a signal to
+// process: a small child (substrate/docker/host-tether-main.ts) in a session of its own (a signal to
 // cfh's process group or terminal does not reach it) that reads a pipe from cfh. However cfh
 // ends, the kernel closes the pipe; the child then SIGKILLs every container still held,
 // through the engine's API, and exits. Nothing in a container can reach it: it is a host
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 export type EngineAddress =
   { readonly socketPath: string } | { readonly host: string; readonly port: number };
 
-const PROGRAM = fileURLToPath(new URL('./docker-host-tether-main.js', import.meta.url));
+const PROGRAM = fileURLToPath(new URL('./host-tether-main.js', import.meta.url));
 
 export class HostTether {
   readonly #address: EngineAddress;
