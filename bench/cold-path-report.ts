@@ -1,6 +1,6 @@
 // The cold-path bench's report (bench/cold-path.ts measures): the per-series table, the
 // ratios against raw dockerode, where cfh's time goes, and one JSON line.
-import type { RunTimings } from '../src/engine/sandbox-run.js';
+import type { RunTimings } from '../src/engine/command/sandbox-run.js';
 import { table } from './bench-util.js';
 import { fmt, median, round1, round3, rounded, summarize, type Summary } from './stats.js';
 

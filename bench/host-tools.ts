@@ -23,7 +23,7 @@ import { McpConnection, type McpServerSpec } from '../src/tools/host/mcp-connect
 import { OpaqueReferences, concealPattern } from '../src/tools/host/opaque-refs.js';
 import { Scrubber } from '../src/tools/host/scrub.js';
 import { McpHostTool } from '../src/config/host-tools-schema.js';
-import { serverSpec } from '../src/engine/host-tools.js';
+import { serverSpec } from '../src/engine/agent/host-tools.js';
 import { planHostTools } from '../src/tools/host/host-plan.js';
 import { scrubBench } from './scrub.js';
 import { summarize } from './stats.js';

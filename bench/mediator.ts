@@ -19,7 +19,7 @@ import { readEnvironment } from '../src/config/env.js';
 import { PolicyRule } from '../src/config/policy-schema.js';
 import { EventLog } from '../src/evidence/event-log.js';
 import { GovernanceRecord } from '../src/evidence/governance-record.js';
-import { planSandboxRun } from '../src/engine/run-plan.js';
+import { planSandboxRun } from '../src/engine/run/run-plan.js';
 import { Approvals } from '../src/mediator/approvals.js';
 import { Mediator, type Ruling } from '../src/mediator/mediator.js';
 import { Policy, type CheckedCall, type RunFacts } from '../src/mediator/policy.js';

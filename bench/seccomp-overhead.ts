@@ -38,7 +38,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
-import { planSandboxRun } from '../src/engine/run-plan.js';
+import { planSandboxRun } from '../src/engine/run/run-plan.js';
 import { loadRecipe } from '../src/image/recipe.js';
 import { SECCOMP_DIR } from '../src/paths.js';
 import { currentOwner } from '../src/sandbox/owner.js';

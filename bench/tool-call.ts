@@ -84,9 +84,13 @@ import type { Readable } from 'node:stream';
 import type Docker from 'dockerode';
 import { readEnvironment, type CfhEnvironment } from '../src/config/env.js';
 import type { ToolLifetime } from '../src/config/profile-schema.js';
-import { executeAgentRun } from '../src/engine/agent-run.js';
-import { planSandboxRun, type RunPlan, type SandboxRunOptions } from '../src/engine/run-plan.js';
-import { CancelRequest } from '../src/engine/terminal.js';
+import { executeAgentRun } from '../src/engine/agent/agent-run.js';
+import {
+  planSandboxRun,
+  type RunPlan,
+  type SandboxRunOptions,
+} from '../src/engine/run/run-plan.js';
+import { CancelRequest } from '../src/engine/run/terminal.js';
 import { RUN_FILES } from '../src/evidence/run-directory.js';
 import { verifyEventChain } from '../src/evidence/event-log.js';
 import { createLogger } from '../src/log.js';

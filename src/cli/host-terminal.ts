@@ -3,7 +3,7 @@
 // stdout's `resize`), and raw mode while a `-it` session is attached, always restored: on
 // the normal path by the caller's `finally`, and by the process's `exit` if cfh leaves
 // another way (a third signal, the cancel grace running out).
-import type { TerminalSizeSource } from '../engine/sandbox-run.js';
+import type { TerminalSizeSource } from '../engine/command/sandbox-run.js';
 
 export interface HostInput {
   readonly stream: NodeJS.ReadableStream;

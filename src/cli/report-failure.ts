@@ -4,7 +4,7 @@
 // object (status, exitCode, error: code, boundary, message, hint) to stdout, so a script
 // reading stdout always gets one JSON document.
 import { CfhError, ConfigError, errorMessage } from '../errors.js';
-import { cancelSignalOf, decideTerminal } from '../engine/terminal.js';
+import { cancelSignalOf, decideTerminal } from '../engine/run/terminal.js';
 import type { CliDeps } from './deps.js';
 import { exitStatusOf, type ExitSurface } from './exit-status.js';
 

@@ -4,7 +4,7 @@
 // the cancellation signal. Built in one place so the two paths cannot drift: a command run
 // sweeps the host-tool processes a killed agent run left, as an agent run does (AH-LIFE-3).
 import { loadOperatorSigner } from '../evidence/signing.js';
-import type { RunDeps } from '../engine/run-session.js';
+import type { RunDeps } from '../engine/run/run-session.js';
 import type { OwnerIdentity } from '../sandbox/owner.js';
 import type { CliDeps } from './deps.js';
 

@@ -5,7 +5,7 @@ import { CommanderError } from 'commander';
 import { z } from 'zod';
 import { readEnvironment } from '../config/env.js';
 import { createLogger } from '../log.js';
-import { CancelRequest, cancelExit, type CancelBySignal } from '../engine/terminal.js';
+import { CancelRequest, cancelExit, type CancelBySignal } from '../engine/run/terminal.js';
 import { DockerRuntime } from '../substrate/docker/adapter.js';
 import type { ContainerRuntime } from '../substrate/runtime.js';
 import { EXIT_CANNOT_START } from '../errors.js';

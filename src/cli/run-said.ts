@@ -3,9 +3,9 @@
 // evidence is; a draft adds the patch waiting and the commands that show and apply it; an
 // agent run adds its blocked calls. The printer escapes the line (terminal-text.ts): a
 // path or a count is cfh's, but nothing here is trusted to be free of control characters.
-import type { PatchReport } from '../engine/run-summary.js';
-import type { HostObeyedReport } from '../engine/rw-sweep.js';
-import type { BlockedSummary } from '../engine/blocked-calls.js';
+import type { PatchReport } from '../engine/run/run-summary.js';
+import type { HostObeyedReport } from '../engine/run/rw-sweep.js';
+import type { BlockedSummary } from '../engine/agent/blocked-calls.js';
 import type { EventListener } from '../evidence/event-log.js';
 import type { Printer } from './print.js';
 

@@ -2,7 +2,7 @@
 // cfh itself was started with) and `--env-file FILE` (docker's env-file syntax). Resolved
 // once at planning, before anything exists (AH-INV-4). The values reach only the sandbox's
 // environment; what the evidence keeps of them is their names, where each came from and a
-// keyed digest (engine/run-plan.ts), never a value (AH-INV-2: values may be secrets).
+// keyed digest (engine/run/run-plan.ts), never a value (AH-INV-2: values may be secrets).
 import { ConfigError } from '../errors.js';
 import { readInputFileSync } from './input-file.js';
 

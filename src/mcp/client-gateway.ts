@@ -2,7 +2,7 @@
 // it no model request (the client proposes calls on its own), so the gateway the run session
 // needs is a stand-in that says so, and refuses if anything ever asks it for a turn.
 import { HarnessInvariantError } from '../errors.js';
-import { MCP_CLIENT_ADAPTER } from '../engine/agent-run-records.js';
+import { MCP_CLIENT_ADAPTER } from '../engine/agent/agent-run-records.js';
 import type { ModelGateway, ModelResponse } from '../model/gateway.js';
 
 export function mcpClientGateway(client: { name: string; version: string }): ModelGateway {

@@ -8,15 +8,19 @@
 // is deterministic. The run ends when the connection closes, a budget runs out, or cfh is
 // cancelled.
 import type { ContentBlock, ModelMessage } from '../model/gateway.js';
-import { answeredOrBlocked, type AgentDriver, type AgentResult } from '../engine/agent-run.js';
-import type { AgentLoopDeps } from '../engine/agent-loop.js';
-import type { BudgetTracker } from '../engine/budgets.js';
-import { abortUnanswered, answerTurn, type ToolUse } from '../engine/tool-calls.js';
+import {
+  answeredOrBlocked,
+  type AgentDriver,
+  type AgentResult,
+} from '../engine/agent/agent-run.js';
+import type { AgentLoopDeps } from '../engine/agent/agent-loop.js';
+import type { BudgetTracker } from '../engine/agent/budgets.js';
+import { abortUnanswered, answerTurn, type ToolUse } from '../engine/agent/tool-calls.js';
 import type { Ruling } from '../mediator/mediator.js';
-import { fenceToolOutput } from '../engine/prompt-fence.js';
-import type { RunEnd } from '../engine/terminal.js';
+import { fenceToolOutput } from '../engine/agent/prompt-fence.js';
+import type { RunEnd } from '../engine/run/terminal.js';
 import { errorObservation, type Observation } from '../tools/observation.js';
-import { DraftToolRunner } from '../engine/draft-runner.js';
+import { DraftToolRunner } from '../engine/draft/draft-runner.js';
 import type { ToolRegistry } from '../tools/contract.js';
 
 interface Opened {

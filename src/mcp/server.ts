@@ -19,9 +19,9 @@ import {
   type AgentOutcome,
   type AgentRequest,
   type AgentRunDeps,
-} from '../engine/agent-run.js';
-import type { RunPlan } from '../engine/run-plan.js';
-import { draftPart } from '../engine/tool-surface.js';
+} from '../engine/agent/agent-run.js';
+import type { RunPlan } from '../engine/run/run-plan.js';
+import { draftPart } from '../engine/agent/tool-surface.js';
 import type { Logger } from '../log.js';
 import { CFH_VERSION } from '../version.js';
 import { mcpClientGateway } from './client-gateway.js';

@@ -3,7 +3,7 @@
 // tools the profile allows are listed; the schema is derived from the tool's own zod schema,
 // so the client is held to the same input contract as an agent (the mediator checks it again).
 import { z } from 'zod';
-import { toolSurface } from '../engine/tool-surface.js';
+import { toolSurface } from '../engine/agent/tool-surface.js';
 import type { ToolRegistry, ToolDefinition } from '../tools/contract.js';
 import type { Observation } from '../tools/observation.js';
 
@@ -33,7 +33,7 @@ export function mcpNameOf(builtin: string): string {
 }
 
 /**
- * The registry of what MCP lists: the MCP front of a run's surface (engine/tool-surface.ts),
+ * The registry of what MCP lists: the MCP front of a run's surface (engine/agent/tool-surface.ts),
  * the profile's built-ins, no host tool and no `delegate`, and for a draft session
  * `runs_diff` and `runs_apply` (draftPart; docs/operators.md).
  */

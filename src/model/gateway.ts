@@ -31,7 +31,7 @@ export interface ModelRequest {
   }[];
   readonly maxOutputTokens: number;
   /**
-   * `compaction`: a summarising request of context compaction (engine/compaction.ts), not a
+   * `compaction`: a summarising request of context compaction (engine/agent/compaction.ts), not a
    * turn of the run; a scripted gateway answers it from its script's `compactions`.
    */
   readonly purpose?: 'compaction';

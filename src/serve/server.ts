@@ -7,8 +7,8 @@
 // signal closes the session, or cancels the one opening: the run ends and everything it
 // started is removed.
 import path from 'node:path';
-import type { AgentOutcome, AgentRunDeps, ApprovalSetup } from '../engine/agent-run.js';
-import type { RunPlan } from '../engine/run-plan.js';
+import type { AgentOutcome, AgentRunDeps, ApprovalSetup } from '../engine/agent/agent-run.js';
+import type { RunPlan } from '../engine/run/run-plan.js';
 import { RUN_FILES } from '../evidence/run-directory.js';
 import type { ApprovalSource } from '../mediator/approvals.js';
 import { checkAuthority, type SessionAuthority } from '../session/authority.js';

@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { canonicalJson } from '../evidence/canonical-json.js';
-import { snapshotCfc } from '../engine/cfc-plan.js';
+import { snapshotCfc } from '../engine/cfc/cfc-plan.js';
 import type { SnapshotCfc } from '../evidence/schema/snapshot.js';
-import type { RunPlan } from '../engine/run-plan.js';
+import type { RunPlan } from '../engine/run/run-plan.js';
 import type { ModelGateway } from '../model/gateway.js';
 import { SessionError } from './session-error.js';
 

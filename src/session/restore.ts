@@ -18,7 +18,7 @@ import { TranscriptMessage } from '../evidence/schema/transcript.js';
 import { sessionEvents } from '../evidence/schema/events-session.js';
 import { processStart } from '../sandbox/owner.js';
 import type { CarriedContext } from '../cfc/carried.js';
-import { carriedFromRun, recordedSources } from '../engine/cfc-carry.js';
+import { carriedFromRun, recordedSources } from '../engine/cfc/cfc-carry.js';
 import { HeldValuesUnreadable } from '../evidence/held-values.js';
 import type { ModelMessage } from '../model/gateway.js';
 import type { SessionAuthority } from './authority.js';

@@ -15,17 +15,17 @@ import {
   type AgentResult,
   type AgentRunDeps,
   type ApprovalSetup,
-} from '../engine/agent-run.js';
+} from '../engine/agent/agent-run.js';
 import {
   newConversation,
   runAgentLoop,
   type AgentLoopResult,
   type Conversation,
   type PromptSlots,
-} from '../engine/agent-loop.js';
-import { captureOfPrompt } from '../engine/cfc-plan.js';
-import type { RunPlan } from '../engine/run-plan.js';
-import type { RunEnd } from '../engine/terminal.js';
+} from '../engine/agent/agent-loop.js';
+import { captureOfPrompt } from '../engine/cfc/cfc-plan.js';
+import type { RunPlan } from '../engine/run/run-plan.js';
+import type { RunEnd } from '../engine/run/terminal.js';
 import type { EventRecord } from '../evidence/event-log.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import { RUN_FILES } from '../evidence/run-directory.js';

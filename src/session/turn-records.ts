@@ -4,10 +4,10 @@
 // totals of every turn together (report.json, AH-USAGE-2).
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { AgentResult } from '../engine/agent-run.js';
-import type { AgentLoopResult, PromptSlots, UsageRecord } from '../engine/agent-loop.js';
-import { digest } from '../engine/agent-run-records.js';
-import type { RunEnd } from '../engine/terminal.js';
+import type { AgentResult } from '../engine/agent/agent-run.js';
+import type { AgentLoopResult, PromptSlots, UsageRecord } from '../engine/agent/agent-loop.js';
+import { digest } from '../engine/agent/agent-run-records.js';
+import type { RunEnd } from '../engine/run/terminal.js';
 import type { InputCaptureRecord } from '../evidence/schema/events-cfc.js';
 import type { sessionEvents } from '../evidence/schema/events-session.js';
 import type { z } from 'zod';

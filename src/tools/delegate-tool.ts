@@ -1,6 +1,6 @@
 // `delegate`: the model starts a child run of one of its profile's child profiles (AH-DEL-1..5,
 // AH-CFC-12/12a/13). cfh's own code on the host (executor `host`): the child runs in
-// containers of its own, under its own profile, mediator and evidence (engine/child-runner.ts);
+// containers of its own, under its own profile, mediator and evidence (engine/children/child-runner.ts);
 // what comes back is bounded, validated and labelled before the parent sees it. On the surface
 // only when the profile lists children.
 import { z } from 'zod';

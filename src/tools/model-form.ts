@@ -4,7 +4,7 @@
 // stands for a value it was not shown (a value handle, an opaque reference) depends on that
 // value (a maxLength, a pattern) and is deferred to the check of the resolved call, whose
 // failure gets one answer that does not depend on the value. Shared by value handles
-// (engine/cfc-calls.ts) and host-tool references (tools/host/host-tool.ts).
+// (engine/cfc/cfc-calls.ts) and host-tool references (tools/host/host-tool.ts).
 import type { z } from 'zod';
 
 export interface FormIssue {

@@ -1,7 +1,7 @@
 // The containers a run's tools execute in. Two kinds, both derived from the run's
 // ContainerSpec, so the mounts and modes, user, seccomp filter, limits and owner labels are
 // the sandbox's own (the file-tool container's image is cfh's own sandbox image, never the
-// workload's: engine/agent-tool-setup.ts toolSpecs), and paths are resolved by the kernel inside, never on the
+// workload's: engine/agent/agent-tool-setup.ts toolSpecs), and paths are resolved by the kernel inside, never on the
 // host. Each idles under its init process; each tool call is an exec of the call supervisor
 // (call-supervisor.ts), which runs the command in a session the call cannot leave, ends it
 // at its deadline, and kills that whole session when cfh stops the call (AH-LIFE-3).

@@ -149,7 +149,7 @@ describe.concurrent('child profiles under attack, second battery', () => {
   // breaks returns.schema at /QX7-the-internal-plan<U+202E><ESC>[31m<U+200B>: must be
   // string`: a value of the invalid answer (AH-DEL-4: "never the value"), with a bidi
   // override, an escape and a zero-width space unstripped. At fault: ReturnCheck.verdict
-  // (src/engine/child-return.ts) puts ajv's instancePath (built from the child's keys) into
+  // (src/engine/children/child-return.ts) puts ajv's instancePath (built from the child's keys) into
   // the message; sanitize() ran only on the raw text, before JSON.parse decoded the escapes.
   it("keeps a schema-breaking answer's property names and controls out of the parent", async () => {
     const secret = 'QX7-the-internal-plan';
@@ -355,7 +355,7 @@ describe.concurrent('child profiles under attack, second battery', () => {
   // (its chain: run_created, cancelled, run_finished; no container ever existed). Seen at
   // both delays, twice. At fault: snapshotCheck (src/evidence/audit/checks-snapshot.ts)
   // demands a draft record of every draft run, while the run session
-  // (engine/run-session.ts, DraftWorkspace.open) writes the snapshot of a run cancelled
+  // (engine/run/run-session.ts, DraftWorkspace.open) writes the snapshot of a run cancelled
   // before its copy existed without one: the audit's rule and the session's writes disagree
   // on a run cancelled in setup; children.tree (checks-children.ts) inherits it.
   for (const delay of [0, 100])
@@ -415,7 +415,7 @@ describe.concurrent('child profiles under attack, second battery', () => {
   // Once broken (fixed since): the parent run ends failed, exit 1, `error:engine_unreachable` ("the Docker
   // engine at /var/run/docker.sock refuses cfh's user (EACCES)"): its grep/list_dir calls
   // connected to the engine while cfh's euid was the sandbox user's (3 of 3 runs by hand).
-  // At fault: authorityFor().asWriter (src/engine/write-authority.ts) holds a process-wide
+  // At fault: authorityFor().asWriter (src/engine/run/write-authority.ts) holds a process-wide
   // seteuid across awaits in DraftWorkspace.open (draft-workspace.ts, copyTree), and the
   // guard for it (ChildRunner's constructor: children one at a time) does not cover the
   // parent's concurrent calls (tool-calls.ts executeAll runs `delegate`, sideEffectClass

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readEnvironment } from '../../src/config/env.js';
-import { planSandboxRun } from '../../src/engine/run-plan.js';
+import { planSandboxRun } from '../../src/engine/run/run-plan.js';
 import { HOSTS_FILE, LOOPBACK_HOSTS } from '../../src/sandbox/derive-spec.js';
 import { currentOwner } from '../../src/sandbox/owner.js';
 import { currentHostIdentity } from '../../src/sandbox/sandbox-user.js';

@@ -4,7 +4,7 @@
 // in draft mode). What a run advertises is its snapshot's `tools` and, advertised apart
 // (AH-TOOL-7), the host tools it opened (`host_tools_ready`) and a draft session's tools
 // (`draft_tools_ready`). Explain's side is the function `policy explain` decides over
-// (engine/explain-surface.ts), and the CLI's answer for the kinds it once missed. Class:
+// (engine/ops/explain-surface.ts), and the CLI's answer for the kinds it once missed. Class:
 // explain built its own surface, so each new kind of tool (host tools, then `delegate` and
 // the draft tools) was unknown to it while a run offered it.
 import { describe, expect, it } from 'vitest';
@@ -13,9 +13,9 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { loadProfile } from '../../src/config/profile-loader.js';
-import { surfaceOf } from '../../src/engine/explain-surface.js';
-import { runFactsOf } from '../../src/engine/policy-explain.js';
-import type { SurfaceFront } from '../../src/engine/tool-surface.js';
+import { surfaceOf } from '../../src/engine/ops/explain-surface.js';
+import { runFactsOf } from '../../src/engine/ops/policy-explain.js';
+import type { SurfaceFront } from '../../src/engine/agent/tool-surface.js';
 import {
   CFH_MAIN,
   REPO_ROOT,

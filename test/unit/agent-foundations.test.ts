@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { ToolRegistry, type ToolDefinition } from '../../src/tools/contract.js';
 import { ObservationSchema } from '../../src/tools/observation.js';
 import { boundObservation, errorObservation } from '../../src/tools/observation.js';
-import { BudgetTracker, type Budgets } from '../../src/engine/budgets.js';
+import { BudgetTracker, type Budgets } from '../../src/engine/agent/budgets.js';
 import {
   ScriptedGateway,
   ScriptExhaustedError,

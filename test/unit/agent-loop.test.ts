@@ -6,8 +6,8 @@ import {
   firstUserMessage,
   type AgentLoopDeps,
   type LoopRecorder,
-} from '../../src/engine/agent-loop.js';
-import { BudgetTracker, type Budgets } from '../../src/engine/budgets.js';
+} from '../../src/engine/agent/agent-loop.js';
+import { BudgetTracker, type Budgets } from '../../src/engine/agent/budgets.js';
 import type { z } from 'zod';
 import { Script, ScriptedGateway } from '../../src/model/scripted-gateway.js';
 import type { ModelGateway, ModelMessage } from '../../src/model/gateway.js';

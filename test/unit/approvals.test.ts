@@ -24,7 +24,7 @@ import {
   type PromptTerminal,
 } from '../../src/cli/tty-approvals.js';
 import { loadApprovalsFile } from '../../src/config/approvals-file.js';
-import { BudgetTracker } from '../../src/engine/budgets.js';
+import { BudgetTracker } from '../../src/engine/agent/budgets.js';
 import { BUILTIN_TOOLS } from '../../src/tools/builtins.js';
 import type { PolicyRule } from '../../src/mediator/policy-rule.js';
 import { ConfigError } from '../../src/errors.js';

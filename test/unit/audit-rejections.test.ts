@@ -72,7 +72,7 @@ describe('rejectionProblem', () => {
   });
 
   it('decides a call using a held handle on the model form: a value too big once resolved is no rejection', async () => {
-    // The mediator answers such a call opaquely (unfit, engine/cfc-calls.ts), never as the
+    // The mediator answers such a call opaquely (unfit, engine/cfc/cfc-calls.ts), never as the
     // model's mistake: a rejection recorded for it is a rewrite.
     const run = await runWith('x'.repeat(1_000_001));
     expect(rejectionProblem(run, call({ path: 'a', content: HANDLE }), writeFileTool)).toMatch(

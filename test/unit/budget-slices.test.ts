@@ -1,8 +1,8 @@
-// A child's budget slice (engine/budgets.ts carve/settle): a fair share of what the parent
+// A child's budget slice (engine/agent/budgets.ts carve/settle): a fair share of what the parent
 // has neither used nor lent, held while the child runs, then charged with what it used, so
 // the parent's limits hold over the parent and its descendants together (AH-USAGE-2).
 import { describe, expect, it } from 'vitest';
-import { BudgetTracker, type Budgets } from '../../src/engine/budgets.js';
+import { BudgetTracker, type Budgets } from '../../src/engine/agent/budgets.js';
 
 const budgets = (over: Partial<Budgets> = {}): Budgets => ({
   maxModelTurns: 10,

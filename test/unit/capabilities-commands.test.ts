@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/program.js';
 import type { CliDeps } from '../../src/cli/deps.js';
-import { describeCapabilities } from '../../src/engine/capabilities.js';
+import { describeCapabilities } from '../../src/engine/ops/capabilities.js';
 
 /** Every leaf command's full name (`runs show`), the program's own name left out. */
 function leaves(command: Command, prefix: string[] = []): string[] {

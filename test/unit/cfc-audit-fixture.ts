@@ -205,7 +205,7 @@ export function cleanEvents(): Ev[] {
     },
     influence(1, direct, 'capture-1'),
     turn(1),
-    // Every call of a turn is decided before any of them runs (engine/tool-calls.ts).
+    // Every call of a turn is decided before any of them runs (engine/agent/tool-calls.ts).
     requested('call-0001', 'read_file'),
     flow('call-0001', 'read_file', { influence: direct, authority: 'capture-1' }),
     decision('call-0001', 'read_file'),

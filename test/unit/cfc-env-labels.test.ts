@@ -12,7 +12,7 @@ import { planCfc, workloadReadable, type CfcPlan } from '../../src/cfc/label-map
 import { envSources, splitEnvLabels, withEnvLabels } from '../../src/cfc/env-labels.js';
 import { judgeFlow } from '../../src/cfc/flow.js';
 import { label } from '../../src/cfc/label.js';
-import { planRunCfc, snapshotCfc } from '../../src/engine/cfc-plan.js';
+import { planRunCfc, snapshotCfc } from '../../src/engine/cfc/cfc-plan.js';
 import { withoutEnv } from '../../src/tools/tool-container.js';
 import { ConfigError } from '../../src/errors.js';
 import type { ContainerSpec } from '../../src/substrate/container-spec.js';

@@ -10,7 +10,7 @@ import type { CfcMode } from '../../src/config/cfc-schema.js';
 import { label, type Label } from '../../src/cfc/label.js';
 import { planCfc } from '../../src/cfc/label-map.js';
 import { CfcRuntime } from '../../src/cfc/runtime.js';
-import { checkWithCfc } from '../../src/engine/cfc-calls.js';
+import { checkWithCfc } from '../../src/engine/cfc/cfc-calls.js';
 import { Approvals, FileApprovals, type ApprovalSource } from '../../src/mediator/approvals.js';
 import { Mediator, argsDigest, type DecisionRecorder } from '../../src/mediator/mediator.js';
 import { Policy, type RunFacts } from '../../src/mediator/policy.js';

@@ -1,4 +1,4 @@
-// Observation labels by provenance and the model as a sink (engine/cfc-observations.ts;
+// Observation labels by provenance and the model as a sink (engine/cfc/cfc-observations.ts;
 // AH-CFC-2/6/7/18, design 3/4): file tools by the mount the path names (the image's own
 // files recorded, not joined), exec by all its container can read, host tools by their
 // resultLabel joined with their inputs' (a declassifier's alone), every one joined with the
@@ -15,8 +15,8 @@ import {
   labelExecuted,
   labelRefused,
   observationLabel,
-} from '../../src/engine/cfc-observations.js';
-import type { ToolCallDeps } from '../../src/engine/tool-call-deps.js';
+} from '../../src/engine/cfc/cfc-observations.js';
+import type { ToolCallDeps } from '../../src/engine/agent/tool-call-deps.js';
 import { BUILTIN_TOOLS } from '../../src/tools/builtins.js';
 import type { ToolDefinition } from '../../src/tools/contract.js';
 import { ObservationSchema, type Observation } from '../../src/tools/observation.js';

@@ -1,4 +1,4 @@
-// CFC at run planning (engine/cfc-plan.ts): `--cfc` and `--label` from the flag table to the
+// CFC at run planning (engine/cfc/cfc-plan.ts): `--cfc` and `--label` from the flag table to the
 // plan, refused in the one error style when wrong; enforce-strict refuses an unlabelled
 // source naming every one and the fix (AH-CFC-14); `--mount` mounts are sources too;
 // snapshot.cfc's fallback (AH-CFC-15); the capture record of `--prompt` (AH-CFC-3).
@@ -18,8 +18,8 @@ import {
   parseCfcMode,
   parseLabelFlags,
   snapshotCfc,
-} from '../../src/engine/cfc-plan.js';
-import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-plan.js';
+} from '../../src/engine/cfc/cfc-plan.js';
+import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run/run-plan.js';
 import { InputCaptureRecord } from '../../src/evidence/schema/events-cfc.js';
 import { SnapshotCfc } from '../../src/evidence/schema/snapshot.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';

@@ -13,7 +13,7 @@ import {
   resolveCommandEnv,
 } from '../../src/config/command-env.js';
 import type { CfhEnvironment } from '../../src/config/env.js';
-import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-plan.js';
+import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run/run-plan.js';
 import { describeSpec } from '../../src/substrate/container-spec.js';
 import { toCreateOptions } from '../../src/substrate/docker/adapter.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';

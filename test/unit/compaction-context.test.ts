@@ -1,7 +1,7 @@
 // The pure context rewriting of compaction (AH-LIFE-6): prompt slots kept verbatim with their
 // roles, tool_use/tool_result pairs never split, the summary fenced as data.
 import { describe, expect, it } from 'vitest';
-import { firstUserMessage } from '../../src/engine/agent-loop.js';
+import { firstUserMessage } from '../../src/engine/agent/agent-loop.js';
 import {
   compactedMessages,
   contextProblems,
@@ -9,7 +9,7 @@ import {
   planCompaction,
   summaryMessage,
   summaryRequest,
-} from '../../src/engine/compaction-context.js';
+} from '../../src/engine/agent/compaction-context.js';
 import type { ModelMessage } from '../../src/model/gateway.js';
 import { must } from './helpers.js';
 

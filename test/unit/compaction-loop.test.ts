@@ -8,10 +8,10 @@ import {
   newConversation,
   runAgentLoop,
   type AgentLoopDeps,
-} from '../../src/engine/agent-loop.js';
-import { BudgetTracker } from '../../src/engine/budgets.js';
-import { compactionConfigOf, compactionSetup } from '../../src/engine/compaction.js';
-import { contextProblems } from '../../src/engine/compaction-context.js';
+} from '../../src/engine/agent/agent-loop.js';
+import { BudgetTracker } from '../../src/engine/agent/budgets.js';
+import { compactionConfigOf, compactionSetup } from '../../src/engine/agent/compaction.js';
+import { contextProblems } from '../../src/engine/agent/compaction-context.js';
 import { AgentBudgets } from '../../src/config/profile-schema.js';
 import { ContextSection } from '../../src/config/context-schema.js';
 import { Script, ScriptedGateway } from '../../src/model/scripted-gateway.js';

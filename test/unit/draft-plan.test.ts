@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CfhEnvironment } from '../../src/config/env.js';
-import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-plan.js';
+import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run/run-plan.js';
 import type { OwnerIdentity } from '../../src/sandbox/owner.js';
 import type { HostIdentity } from '../../src/sandbox/sandbox-user.js';
 import { expectConfigError, makeTempDir, removeTempDir } from './helpers.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EventLog, type EventRecord } from '../../src/evidence/event-log.js';
-import { authorityFor } from '../../src/engine/write-authority.js';
+import { authorityFor } from '../../src/engine/run/write-authority.js';
 import { DurableFeed, GROUP_COMMIT_MS } from '../../src/session/event-feed.js';
 
 let dir: string;

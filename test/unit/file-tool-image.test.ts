@@ -1,4 +1,4 @@
-// The file-tool container's image (engine/agent-tool-setup.ts toolSpecs): it holds every
+// The file-tool container's image (engine/agent/agent-tool-setup.ts toolSpecs): it holds every
 // mount, withheld ones included, so it is always cfh's own sandbox image, whatever image the
 // profile names; the workload container keeps the profile's image. Pure planning: no engine.
 import { realpathSync } from 'node:fs';
@@ -6,8 +6,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CfhEnvironment } from '../../src/config/env.js';
-import { toolSpecs } from '../../src/engine/agent-tool-setup.js';
-import { planSandboxRun } from '../../src/engine/run-plan.js';
+import { toolSpecs } from '../../src/engine/agent/agent-tool-setup.js';
+import { planSandboxRun } from '../../src/engine/run/run-plan.js';
 import { resolveImage } from '../../src/image/source.js';
 import { makeTempDir, removeTempDir } from './helpers.js';
 import { testEnvironment } from './test-environment.js';

@@ -1,5 +1,5 @@
 // The model's form of a call that used handles (tools/model-form.ts with handles as the
-// stand-ins, as engine/cfc-calls.ts checks it): issues at strings carrying a handle are
+// stand-ins, as engine/cfc/cfc-calls.ts checks it): issues at strings carrying a handle are
 // deferred to the resolved check (never shown), the others shown.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

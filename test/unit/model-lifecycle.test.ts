@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL, readEnvironment } from '../../src/config/env.js';
 import { loadRateCard, ratesFor } from '../../src/model/cost.js';
 import { modelLifecycle, parseSdkDate } from '../../src/model/model-lifecycle.js';
-import { modelCheck } from '../../src/engine/doctor.js';
+import { modelCheck } from '../../src/engine/ops/doctor.js';
 
 // The SDK's data, read here independently of the code under test.
 const require = createRequire(import.meta.url);

@@ -2,7 +2,7 @@
 // created. A fake runtime stands in for the engine here (pure logic); the real engine path
 // is in integration/runsc.test.ts and integration/validation.test.ts.
 import { describe, expect, it } from 'vitest';
-import { preflight } from '../../src/engine/preflight.js';
+import { preflight } from '../../src/engine/run/preflight.js';
 import { ConfigError, ImageNotFoundError } from '../../src/errors.js';
 import type { ContainerRuntime, EngineFacts } from '../../src/substrate/runtime.js';
 import type { ContainerSpec } from '../../src/substrate/container-spec.js';

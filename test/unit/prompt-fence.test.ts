@@ -2,7 +2,7 @@
 // (AH-INV-3). Whatever it writes, each fenced block keeps exactly its own two tags, and
 // tool output survives the escaping unchanged.
 import { describe, expect, it } from 'vitest';
-import { fence, fenceToolOutput } from '../../src/engine/prompt-fence.js';
+import { fence, fenceToolOutput } from '../../src/engine/agent/prompt-fence.js';
 
 /** Every fence tag a model could read as one: any case, spaces, opening or closing. */
 const ANY_FENCE_TAG =

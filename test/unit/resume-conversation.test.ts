@@ -1,7 +1,7 @@
 // The rebuilt context of a resumed run (AH-ART-5, AH-CFC-5): parsed strictly, every tool_use
 // paired, the old direct command re-fenced as context; nothing dropped or made up.
 import { describe, expect, it } from 'vitest';
-import { parseTranscript, refence, unpaired } from '../../src/engine/resume-conversation.js';
+import { parseTranscript, refence, unpaired } from '../../src/engine/resume/resume-conversation.js';
 import type { TranscriptMessage } from '../../src/evidence/schema/transcript.js';
 
 const user = (text: string): TranscriptMessage => ({

@@ -1,7 +1,10 @@
 // What "narrows" means per field of a resumed run (AH-ART-4): a table of cases, each an
 // override of one field, and whether the resume may run with it.
 import { describe, expect, it } from 'vitest';
-import { narrowingViolations, type AuthorityConfig } from '../../src/engine/resume-narrowing.js';
+import {
+  narrowingViolations,
+  type AuthorityConfig,
+} from '../../src/engine/resume/resume-narrowing.js';
 
 const BASE: AuthorityConfig = {
   tools: ['read_file', 'write_file', 'exec'],

@@ -3,7 +3,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CfhEnvironment } from '../../src/config/env.js';
-import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run-plan.js';
+import { planSandboxRun, type SandboxRunOptions } from '../../src/engine/run/run-plan.js';
 import { isRunId } from '../../src/evidence/run-id.js';
 import type { OwnerIdentity } from '../../src/sandbox/owner.js';
 import { NOBODY, resolveSandboxUser, type HostIdentity } from '../../src/sandbox/sandbox-user.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deriveSeccomp, type SeccompGrants } from '../../src/seccomp/derive.js';
 import { seccompData } from '../../src/seccomp/seccomp-data.js';
-import { seccompEnforcementOf } from '../../src/engine/preflight.js';
+import { seccompEnforcementOf } from '../../src/engine/run/preflight.js';
 import { ConfigError } from '../../src/errors.js';
 import { ARGUMENT_RULED } from '../../src/seccomp/argument-rules.js';
 import { MUST_DENY, MUST_REFUSE_SETID_MODE } from '../fixtures/must-deny.js';

@@ -82,7 +82,7 @@ describe('start-up imports', { timeout: 60_000 }, () => {
       '-e',
       `await import(${JSON.stringify(url)});`,
     ]);
-    expect(modules).toContain('src/engine/sandbox-run.ts');
+    expect(modules).toContain('src/engine/command/sandbox-run.ts');
     expect(matching(modules, AGENT_PATH)).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-// The one exit-status policy of both run kinds (src/engine/terminal.ts): every row of its
+// The one exit-status policy of both run kinds (src/engine/run/terminal.ts): every row of its
 // table, so a change to any of them is a visible decision (AH-LIFE-1, AH-LIFE-4).
 import { describe, expect, it } from 'vitest';
 import { ConfigError, EngineError } from '../../src/errors.js';
@@ -13,7 +13,7 @@ import {
   EXIT_WALL_TIME,
   cancelSignalOf,
   decideTerminal,
-} from '../../src/engine/terminal.js';
+} from '../../src/engine/run/terminal.js';
 
 describe('decideTerminal', () => {
   it('exit 0 completes as exited with status 0', () => {

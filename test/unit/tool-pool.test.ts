@@ -18,7 +18,7 @@ import type {
   StartedContainer,
 } from '../../src/substrate/runtime.js';
 import { WarmPool, poolSpecDigest, type PoolHooks } from '../../src/tools/tool-pool.js';
-import { poolKinds } from '../../src/engine/agent-tool-setup.js';
+import { poolKinds } from '../../src/engine/agent/agent-tool-setup.js';
 
 let dir: string;
 beforeAll(async () => {

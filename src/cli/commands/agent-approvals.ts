@@ -6,7 +6,7 @@ import os from 'node:os';
 import { APPROVABLE_RULE_ID, loadApprovalsFile } from '../../config/approvals-file.js';
 import { RiskClass } from '../../config/vocabulary.js';
 import type { Profile } from '../../config/profile-schema.js';
-import type { ApprovalSetup } from '../../engine/agent-run.js';
+import type { ApprovalSetup } from '../../engine/agent/agent-run.js';
 import { ConfigError } from '../../errors.js';
 import {
   Approvals,

@@ -4,7 +4,7 @@
 // the client and never a prompt (stdin is the protocol). stdout is the protocol's alone: the
 // end of the run is said on stderr.
 import { ConfigError } from '../../errors.js';
-import { planSandboxRun } from '../../engine/run-plan.js';
+import { planSandboxRun } from '../../engine/run/run-plan.js';
 import { serveMcp } from '../../mcp/server.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';

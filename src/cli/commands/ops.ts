@@ -1,13 +1,13 @@
 // Operator commands: capabilities, doctor, reap (image build/ls/rm: image.ts; runs: runs.ts).
-import { describeCapabilities } from '../../engine/capabilities.js';
-import { runDoctor } from '../../engine/doctor.js';
-import { reapOrphans } from '../../engine/reaper.js';
+import { describeCapabilities } from '../../engine/ops/capabilities.js';
+import { runDoctor } from '../../engine/ops/doctor.js';
+import { reapOrphans } from '../../engine/ops/reaper.js';
 import type { CliDeps } from '../deps.js';
 import { ConfigError } from '../../errors.js';
 import { isRunId } from '../../evidence/run-id.js';
 import { reportFailure } from '../report-failure.js';
 import { loadProfile } from '../../config/profile-loader.js';
-import { checkHostTools } from '../../engine/host-doctor.js';
+import { checkHostTools } from '../../engine/ops/host-doctor.js';
 
 export function capabilitiesCommand(args: { profile?: string | undefined }, deps: CliDeps): number {
   try {

@@ -1,5 +1,5 @@
 // `cfh policy explain --profile P TOOL ARGS_JSON`: which rule decides a call and why,
-// without running anything (the mediator's own evaluation, src/engine/policy-explain.ts).
+// without running anything (the mediator's own evaluation, src/engine/ops/policy-explain.ts).
 import { loadProfile } from '../../config/profile-loader.js';
 import { ConfigError } from '../../errors.js';
 import { describeLabel } from '../../cfc/label.js';
@@ -8,8 +8,8 @@ import {
   explainFlow,
   parseInfluence,
   runFactsOf,
-} from '../../engine/policy-explain.js';
-import type { SurfaceFront } from '../../engine/tool-surface.js';
+} from '../../engine/ops/policy-explain.js';
+import type { SurfaceFront } from '../../engine/agent/tool-surface.js';
 import type { CliDeps } from '../deps.js';
 import { reportFailure } from '../report-failure.js';
 

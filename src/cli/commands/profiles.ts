@@ -3,9 +3,9 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } f
 import { ConfigError, errorMessage } from '../../errors.js';
 import { listBuiltinProfiles, loadProfile } from '../../config/profile-loader.js';
 import { resolveChildren } from '../../config/child-profiles.js';
-import { snapshotCfc } from '../../engine/cfc-plan.js';
-import { planSandboxRun } from '../../engine/run-plan.js';
-import { effectivePolicy, runFactsOf } from '../../engine/policy-explain.js';
+import { snapshotCfc } from '../../engine/cfc/cfc-plan.js';
+import { planSandboxRun } from '../../engine/run/run-plan.js';
+import { effectivePolicy, runFactsOf } from '../../engine/ops/policy-explain.js';
 import { toCreateOptions } from '../../substrate/docker/adapter.js';
 import { describeSpec } from '../../substrate/container-spec.js';
 import { currentOwner } from '../../sandbox/owner.js';

@@ -1,7 +1,7 @@
 // The two requests `cfh sandbox run` makes: a command run (COMMAND after --) and an agent
 // run (--prompt). Each is built from the flag table by run-request.ts, so a handler gets only
 // the fields of its kind, already typed.
-import type { SandboxRunOptions } from '../../engine/run-plan.js';
+import type { SandboxRunOptions } from '../../engine/run/run-plan.js';
 
 /** What both kinds share: the profile, workspace, mounts, limits, network and output. */
 export interface RunRequestCommon extends Omit<

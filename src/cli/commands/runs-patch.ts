@@ -9,7 +9,7 @@ import {
   readRunPatch,
   type ApplyPlan,
   type RunPatch,
-} from '../../engine/apply-run.js';
+} from '../../engine/draft/apply-run.js';
 import { RUN_FILES } from '../../evidence/run-directory.js';
 import { READ_CAPS, withRunReader } from '../../evidence/run-reader.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';

@@ -5,18 +5,22 @@
 // `--from-plan` run. A new `--prompt` gets a fresh capture record (AH-CFC-3); without one
 // the run continues with cfh's own words, which carry no prompt authority (AH-CFC-5).
 import { ConfigError } from '../../errors.js';
-import { executeAgentRun, type RetryHook } from '../../engine/agent-run.js';
-import { captureOfPrompt } from '../../engine/cfc-plan.js';
-import { loadApprovedPlan } from '../../engine/from-plan.js';
-import { CONTINUE_PROMPT } from '../../engine/resume-conversation.js';
+import { executeAgentRun, type RetryHook } from '../../engine/agent/agent-run.js';
+import { captureOfPrompt } from '../../engine/cfc/cfc-plan.js';
+import { loadApprovedPlan } from '../../engine/resume/from-plan.js';
+import { CONTINUE_PROMPT } from '../../engine/resume/resume-conversation.js';
 import {
   planResume,
   resumeDriver,
   resumedFromOf,
   type ResumeOverrides,
-} from '../../engine/resume-run.js';
-import { loadResumeState, refuseResume, type ResumeState } from '../../engine/resume-state.js';
-import { routeOf } from '../../engine/resume-authority.js';
+} from '../../engine/resume/resume-run.js';
+import {
+  loadResumeState,
+  refuseResume,
+  type ResumeState,
+} from '../../engine/resume/resume-state.js';
+import { routeOf } from '../../engine/resume/resume-authority.js';
 import { keyPaths, loadTrustedKey } from '../../evidence/signing.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';

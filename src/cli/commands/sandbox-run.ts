@@ -1,7 +1,7 @@
 // `cfh sandbox run [...] -- COMMAND [ARG...]`
 import { reportFailure } from '../report-failure.js';
-import { executeSandboxRun } from '../../engine/sandbox-run.js';
-import { planSandboxRun } from '../../engine/run-plan.js';
+import { executeSandboxRun } from '../../engine/command/sandbox-run.js';
+import { planSandboxRun } from '../../engine/run/run-plan.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import type { CliDeps } from '../deps.js';

@@ -5,8 +5,8 @@
 // `sandbox run --prompt` plans a run: the same planner, approvals, gateway, host tools and
 // child planner (agentRunDeps).
 import { ConfigError } from '../../errors.js';
-import { planSandboxRun } from '../../engine/run-plan.js';
-import { cancelExit, cancelSignalOf } from '../../engine/terminal.js';
+import { planSandboxRun } from '../../engine/run/run-plan.js';
+import { cancelExit, cancelSignalOf } from '../../engine/run/terminal.js';
 import { Approvals, RuleApprovals } from '../../mediator/approvals.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
@@ -17,7 +17,7 @@ import { credentialDigest, digestKey } from '../../tools/host/credentials.js';
 import type { OpenParams } from '../../serve/protocol.js';
 import { LinePeer } from '../../serve/rpc.js';
 import { SessionServer, type ServeHost } from '../../serve/server.js';
-import type { RetryHook } from '../../engine/agent-run.js';
+import type { RetryHook } from '../../engine/agent/agent-run.js';
 import type { CliDeps } from '../deps.js';
 import type { SERVE_FLAGS } from '../flags/command-flags.js';
 import type { FlagValues } from '../flags/flag.js';

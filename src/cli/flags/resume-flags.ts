@@ -1,6 +1,6 @@
 // The flags of `cfh sandbox resume RUN_ID`: the new direct command, the scripted stand-in,
 // approvals given afresh, and the run options a resume may narrow (each checked by
-// engine/resume-narrowing.ts; one that broadens is refused with 125). Declared by picking
+// engine/resume/resume-narrowing.ts; one that broadens is refused with 125). Declared by picking
 // `sandbox run`'s own definitions, so a flag means the same in both.
 import { listFlag, valueFlag } from './flag.js';
 import { BUDGET_RUN_FLAGS, RUN_FLAGS } from './run-flags.js';

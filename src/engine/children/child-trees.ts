@@ -8,7 +8,7 @@ import type { ResolvedChild } from '../../config/child-profiles.js';
 import { ConfigError } from '../../errors.js';
 import { inheritedFrom, type InheritedLabels } from '../../cfc/inherited-labels.js';
 import type { MountLabel } from '../../cfc/label-map.js';
-import type { RunPlan } from '../run-plan.js';
+import type { RunPlan } from '../run/run-plan.js';
 
 /** What a child of `parent` is handed with the trees: the parent's labels of them. */
 export function childInherits(parent: RunPlan): InheritedLabels {

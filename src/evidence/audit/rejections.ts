@@ -57,7 +57,7 @@ export function rejectionProblem(
   } else {
     // Decided on the model's form: what a handle's value breaks once resolved is not a
     // rejection (the call is answered opaquely), so only the model's own words can be.
-    // Two keys resolving alike are unfit too (engine/cfc-calls.ts), never rejected.
+    // Two keys resolving alike are unfit too (engine/cfc/cfc-calls.ts), never rejected.
     if (checkModelForm(schema, call.input.value, mentionsHandle).kind === 'invalid')
       return undefined;
   }

@@ -2,7 +2,7 @@
 // program on the host, its processes, what it created, and the opaque references cfh
 // issued for it. These schemas name the fields the audit and the report read and leave the
 // rest open (looseObject): the host-tool channel owns the full shapes; tighten a schema to a
-// strictObject with the fields its writer sets (src/engine/host-tools.ts, src/tools/host/).
+// strictObject with the fields its writer sets (src/engine/agent/host-tools.ts, src/tools/host/).
 import { z } from 'zod';
 import { CallId, Count } from './common.js';
 

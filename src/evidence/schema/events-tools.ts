@@ -71,7 +71,7 @@ const PooledContainer = ToolContainer.extend({
   readyMs: Milliseconds,
 });
 
-/** A call that did not run because it was refused (engine/blocked-calls.ts). */
+/** A call that did not run because it was refused (engine/agent/blocked-calls.ts). */
 export const BlockedCall = z.strictObject({
   callId: CallId,
   tool: z.string(),
