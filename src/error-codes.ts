@@ -201,6 +201,8 @@ export const ERROR_CODES = [
   'serve_stopping',
   'serve_transport_missing',
   'turn_in_progress',
+  // A client's session/open asked for less than the operator's or the profile's word.
+  'session_open_weakens',
   'turn_not_running',
   // `cfh mcp` (src/mcp/): a model request in a run whose model side is an MCP client; a
   // connection that could not be served.
@@ -217,6 +219,9 @@ export const ERROR_CODES = [
   'written_tree_in_use',
   'host_tool_store_written',
   'written_tree_unlocated',
+  // A context carried into a run (resumed, restored, a plan, a prompt file) holds what its
+  // model is not cleared for (cfc/carried.ts unclearedContexts).
+  'context_uncleared',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

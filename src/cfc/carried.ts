@@ -12,7 +12,7 @@ import type { SnapshotCfc, SnapshotMediation } from '../evidence/schema/snapshot
 import { join, label, type Label } from './label.js';
 import type { HeldValue } from './handles.js';
 
-export type CarriedKind = 'resume' | 'restore' | 'delegation' | 'plan';
+export type CarriedKind = 'resume' | 'restore' | 'delegation' | 'plan' | 'slot';
 
 export interface CarriedContext {
   readonly kind: CarriedKind;
@@ -24,6 +24,8 @@ export interface CarriedContext {
   readonly basis: 'recorded' | 'sources' | 'call';
   /** The values the context's handles name (resume, restore): same names, same referents. */
   readonly values?: readonly HeldValue[] | undefined;
+  /** A prompt slot read from a file (engine/cfc/prompt-files.ts): which flag and file. */
+  readonly slot?: { readonly flag: '--context' | '--quote'; readonly file: string } | undefined;
 }
 
 /**
@@ -105,4 +107,29 @@ export function everySource(sources: RecordedSources | undefined): Label {
 /** The label a context starts with: its prompt slots' joined with every carried one. */
 export function withCarried(start: Label, carried: readonly CarriedContext[]): Label {
   return carried.reduce((acc, c) => join(acc, c.label), start);
+}
+
+/** A carried context whose confidentiality the run's model is not cleared for. */
+export interface UnclearedContext {
+  readonly context: CarriedContext;
+  readonly atoms: readonly string[];
+}
+
+/**
+ * The carried contexts the model may not receive (AH-CFC-5/7): the model provider is a sink,
+ * and a context carried in reaches it whole with the first request, so under an enforce mode
+ * one above `modelClearance` refuses the run before anything exists, as an observation above
+ * it would be withheld. `unlabelled` is left to the rule for unlabelled sources (an opaque
+ * result under enforce-explicit; enforce-strict refused the source at planning).
+ */
+export function unclearedContexts(
+  carried: readonly CarriedContext[],
+  clearance: readonly string[],
+): UnclearedContext[] {
+  return carried.flatMap((context) => {
+    const atoms = context.label.confidentiality.filter(
+      (a) => a !== UNLABELLED_ATOM && !clearance.includes(a),
+    );
+    return atoms.length === 0 ? [] : [{ context, atoms }];
+  });
 }

@@ -1,7 +1,8 @@
 // The label a run that recorded none (CFC disabled) hands on (cfc/carried.ts everySource):
 // every source its snapshot records, its tools' results included (AH-CFC-5/7).
 import { describe, expect, it } from 'vitest';
-import { contextLabelAtEnd, everySource } from '../../src/cfc/carried.js';
+import { contextLabelAtEnd, everySource, unclearedContexts } from '../../src/cfc/carried.js';
+import { label } from '../../src/cfc/label.js';
 import { UNLABELLED_ATOM } from '../../src/config/cfc-schema.js';
 import type {
   HostToolLabelsRecord,
@@ -128,5 +129,26 @@ describe('contextLabelAtEnd', () => {
     });
     expect(got.basis).toBe('sources');
     expect(got.label.confidentiality).toEqual(['secret']);
+  });
+});
+
+describe('unclearedContexts: the model is a sink of every carried context', () => {
+  const ctx = (kind: 'plan' | 'slot', confidentiality: string[]) => ({
+    kind,
+    fromRunId: 'r',
+    label: label({ confidentiality }),
+    basis: 'sources' as const,
+  });
+
+  it('names each context above the clearance and the atoms it is not cleared for', () => {
+    const carried = [ctx('plan', ['secret', 'internal']), ctx('slot', ['internal'])];
+    expect(unclearedContexts(carried, ['internal'])).toEqual([
+      { context: carried[0], atoms: ['secret'] },
+    ]);
+    expect(unclearedContexts(carried, ['secret', 'internal'])).toEqual([]);
+  });
+
+  it('leaves unlabelled to the rule for unlabelled sources', () => {
+    expect(unclearedContexts([ctx('plan', [UNLABELLED_ATOM])], [])).toEqual([]);
   });
 });

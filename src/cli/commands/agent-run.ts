@@ -184,7 +184,16 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
     const slots = await readSlots(args, deps.signal);
     const owner = currentOwner();
     const plan = planSandboxRun(
-      { ...args, planning: args.plan, command: ['sleep', 'infinity'] },
+      {
+        ...args,
+        planning: args.plan,
+        // Sources of the model's context: each carries its place's label (AH-CFC-7).
+        promptFiles: [
+          ...args.context.map((file) => ({ flag: '--context' as const, file })),
+          ...args.quote.map((file) => ({ flag: '--quote' as const, file })),
+        ],
+        command: ['sleep', 'infinity'],
+      },
       deps.env,
       currentHostIdentity(),
       owner,

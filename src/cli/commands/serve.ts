@@ -11,6 +11,7 @@ import { Approvals, RuleApprovals } from '../../mediator/approvals.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import { authorityOf } from '../../session/authority.js';
+import { checkSessionCfc } from '../../session/open-floor.js';
 import type { CfhEnvironment } from '../../config/env.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { credentialDigest, digestKey } from '../../tools/host/credentials.js';
@@ -74,6 +75,11 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
           currentHostIdentity(),
           owner,
         );
+        // The operator's CFC mode (else the profile's) is the floor a client may only raise.
+        checkSessionCfc(params.cfc, plan.cfc.mode, {
+          operator: o.cfc,
+          profile: plan.profile.cfc.mode,
+        });
         // The rules are checked as `--approve` is; cfh never prompts on a terminal here:
         // the caller is asked over the protocol.
         const { setup } = await setUpApprovals(

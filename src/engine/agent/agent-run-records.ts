@@ -1,6 +1,7 @@
 // What an agent run's evidence says of its model and prompt slots (agent-run.ts): the
 // gateway as the snapshot names it, the slots with an approved plan as context, digests.
 import { createHash } from 'node:crypto';
+import type { CarriedContext } from '../../cfc/carried.js';
 import type { EventRecord } from '../../evidence/event-log.js';
 import { modelEvents } from '../../evidence/schema/events-model.js';
 import type { ModelGateway } from '../../model/gateway.js';
@@ -39,6 +40,24 @@ export function slotsOf(request: {
   const { slots, fromPlan } = request;
   if (fromPlan === undefined) return slots;
   return { ...slots, context: [planContext(fromPlan), ...(slots.context ?? [])] };
+}
+
+/**
+ * Every context the run's model starts from that came from elsewhere (cfc/carried.ts): the
+ * caller's (resume, restore, delegation), an approved plan's, and the prompt files' places.
+ */
+export function carriedInto(
+  plan: { readonly promptFiles: readonly CarriedContext[] },
+  request: {
+    readonly carried?: readonly CarriedContext[] | undefined;
+    readonly fromPlan?: ApprovedPlan | undefined;
+  },
+): CarriedContext[] {
+  return [
+    ...(request.carried ?? []),
+    ...(request.fromPlan === undefined ? [] : [request.fromPlan.carried]),
+    ...plan.promptFiles,
+  ];
 }
 
 /**

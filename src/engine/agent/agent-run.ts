@@ -59,7 +59,14 @@ import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
 import { patchReport, type PatchReport } from '../run/run-summary.js';
 import type { HostObeyedReport } from '../run/rw-sweep.js';
 import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
-import { digest, modelRecord, slotsOf, type AttemptLedger } from './agent-run-records.js';
+import {
+  carriedInto,
+  digest,
+  modelRecord,
+  slotsOf,
+  type AttemptLedger,
+} from './agent-run-records.js';
+import { refuseUncleared } from '../cfc/carried-clearance.js';
 import { compactionSetup } from './compaction.js';
 import type { BudgetTracker } from './budgets.js';
 import type {
@@ -199,6 +206,11 @@ export async function executeAgentRun(
         ]),
     ...commandEnvSecrets(plan),
   ]);
+  // Every context the model starts from that another run or a file carries in: an approved
+  // plan is the planning model's text and carries that context's label; a prompt file, its
+  // place's. One above the model's clearance refuses the run before anything exists.
+  const carried = carriedInto(plan, request);
+  refuseUncleared(plan.cfc, carried);
   const host: { open?: OpenHostTools } = {};
   const blocked = new BlockedCalls();
   const card = loadRateCard();
@@ -281,11 +293,7 @@ export async function executeAgentRun(
         {
           runId: plan.runId,
           keep: heldValueKeeper(session.dir),
-          // An approved plan is the planning model's text: it carries that context's label.
-          carried: [
-            ...(request.carried ?? []),
-            ...(request.fromPlan === undefined ? [] : [request.fromPlan.carried]),
-          ],
+          carried,
         },
       );
       // AH-CFC-3: the capture of the direct command, before the first model request.

@@ -132,6 +132,7 @@ export async function startCarried(cfc: CfcRuntime, events: EventAppender): Prom
         label: { confidentiality: [...c.label.confidentiality], integrity: [...c.label.integrity] },
         basis: c.basis,
         handles: values.length,
+        ...(c.slot === undefined ? {} : { slot: { flag: c.slot.flag, file: c.slot.file } }),
       },
       true,
     );

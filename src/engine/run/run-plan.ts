@@ -67,6 +67,9 @@ import { planRunCfc } from '../cfc/cfc-plan.js';
 import { readWrittenRecords } from '../../cfc/written-store.js';
 import { checkHostToolSharing } from '../cfc/host-tool-sharing.js';
 import { checkStoreRecords, storeTrees, type StoreTree } from '../cfc/host-tool-stores.js';
+import { promptFileContexts, type PromptFile } from '../cfc/prompt-files.js';
+import { movedRecords } from '../cfc/written-moved.js';
+import type { CarriedContext } from '../../cfc/carried.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
 export interface SandboxRunOptions extends ProfileFlags {
@@ -104,6 +107,8 @@ export interface SandboxRunOptions extends ProfileFlags {
   readonly labels?: readonly string[] | undefined;
   /** A child run's: the labels its parent holds the trees it hands on under (AH-CFC-12). */
   readonly inherited?: InheritedLabels | undefined;
+  /** An agent run's `--context`/`--quote` files: sources of its model context (AH-CFC-7). */
+  readonly promptFiles?: readonly PromptFile[] | undefined;
   readonly command: readonly string[];
 }
 
@@ -174,6 +179,8 @@ export interface RunPlan {
   readonly hostTrees: readonly SourceTrees[];
   /** The trees cleared host tools may keep what they receive in (engine/cfc/host-tool-stores.ts). */
   readonly storeTrees: readonly StoreTree[];
+  /** The prompt files whose place holds something confidential, as carried contexts. */
+  readonly promptFiles: readonly CarriedContext[];
   /** Class 9: the paths a host tool obeys, held read-only at the top of each rw mount. */
   readonly hostObeyed: HostObeyedPlan;
 }
@@ -372,6 +379,12 @@ export function planSandboxRun(
     cfc,
     hostTrees: trees,
     storeTrees: storeTrees(profile.hostTools),
+    promptFiles: promptFileContexts(options.promptFiles ?? [], {
+      runId,
+      cfc,
+      trees,
+      written: [...written, ...movedRecords(written, trees)],
+    }),
     hostObeyed,
   };
 }

@@ -58,7 +58,7 @@ export const cfcEvents = {
    * new context starts at least at its label (AH-CFC-5/7/12). Before the first model request.
    */
   cfc_carried: z.strictObject({
-    kind: z.enum(['resume', 'restore', 'delegation', 'plan']),
+    kind: z.enum(['resume', 'restore', 'delegation', 'plan', 'slot']),
     fromRunId: z.string(),
     fromCallId: CallId.optional(),
     label: LabelRecord,
@@ -66,6 +66,8 @@ export const cfcEvents = {
     basis: z.enum(['recorded', 'sources', 'call']),
     /** Handles of the old context this run holds again (their values under cfc-handles/). */
     handles: Count,
+    /** kind `slot`: the prompt slot read from a file, and the file as given. */
+    slot: z.strictObject({ flag: z.enum(['--context', '--quote']), file: z.string() }).optional(),
   }),
   /** The model context's label before a model turn: what every call of the turn carries. */
   cfc_influence: z.strictObject({
