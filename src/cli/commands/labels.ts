@@ -34,8 +34,7 @@ export async function labelsListCommand(args: { json: boolean }, deps: CliDeps):
     if (records.length === 0) deps.printer.out(`no tree holds what a run wrote (${dir})`);
     for (const { record } of records) {
       const last = record.runs.at(-1);
-      const away =
-        stateOf(record) === 'away' ? '  (not at this path: moved, renamed or deleted)' : '';
+      const away = STATE_NOTE[stateOf(record)];
       deps.printer.out(
         `${record.host}  ${describeLabel(label(record.label))}  by ${String(record.runs.length)} run(s), last ${last?.runId ?? '-'} at ${last?.at ?? '-'}${away}`,
       );
@@ -46,12 +45,25 @@ export async function labelsListCommand(args: { json: boolean }, deps: CliDeps):
   }
 }
 
-/** `here`: the tree is at the path it was written through; `away`: it is not (or unknown). */
-function stateOf(record: WrittenRecord): 'here' | 'away' {
+type TreeState = 'here' | 'replaced' | 'away';
+
+/**
+ * `here`: the tree is at the path it was written through; `replaced`: another object is
+ * there now (an atomic save replaces a file): the label holds at the place, and follows the
+ * old object too; `away`: nothing is there (moved, renamed or deleted: cfh cannot tell).
+ */
+function stateOf(record: WrittenRecord): TreeState {
   const now = identityAt(record.host);
   if (now === undefined) return 'away';
-  return record.identity === undefined || sameIdentity(now, record.identity) ? 'here' : 'away';
+  return record.identity === undefined || sameIdentity(now, record.identity) ? 'here' : 'replaced';
 }
+
+const STATE_NOTE: Readonly<Record<TreeState, string>> = {
+  here: '',
+  replaced:
+    '  (another object at this path since: the label holds here, and where the old one went)',
+  away: '  (not at this path: moved, renamed or deleted)',
+};
 
 export async function labelsForgetCommand(
   args: { path: string; json: boolean },
