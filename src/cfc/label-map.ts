@@ -32,6 +32,7 @@ import {
 import { targetOf } from './mount-target.js';
 import { heldBack, hostToolResultUnlabelled } from './host-tool-labels.js';
 import { writtenAt, type WrittenRecord } from './written-labels.js';
+import type { NetworkMode } from '../config/postures.js';
 
 export interface MountLabel {
   /** The path inside the containers (`/workspace` for the workspace). */
@@ -98,7 +99,7 @@ export interface CfcPlan {
   /** The workspace first, then the profile's mounts in order. */
   readonly mounts: readonly MountLabel[];
   /** `disabled`: nothing comes in or goes out; `open`: anywhere (no destination cleared). */
-  readonly network: 'disabled' | 'allowlist' | 'open';
+  readonly network: NetworkMode;
   readonly destinations: readonly DestinationLabel[];
   /** Per built-in tool, the profile's requirement (over the risk-class defaults). */
   readonly sinks: Readonly<Record<string, SinkRequirement>>;

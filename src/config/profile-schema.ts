@@ -6,6 +6,7 @@ import { HostTools } from './host-tools-schema.js';
 import { PolicyRule } from './policy-schema.js';
 import { AtomList, CfcSection, LabelSpec } from './cfc-schema.js';
 import { ContextSection } from './context-schema.js';
+import { NetworkMode } from './postures.js';
 
 export const MountMode = z.enum(['ro', 'rw']);
 export type MountMode = z.infer<typeof MountMode>;
@@ -32,7 +33,7 @@ export type ProfileMount = z.infer<typeof ProfileMount>;
 // AH-CONT-4: the final shape of the network posture. Only `disabled` is enforced by this
 // release; the others are refused at validation until the egress gateway lands.
 export const NetworkPosture = z.strictObject({
-  mode: z.enum(['disabled', 'allowlist', 'open']),
+  mode: NetworkMode,
   allow: z.array(z.string().min(1)).default([]),
   deny: z.array(z.string().min(1)).default([]),
   // A PEM file of CA certificates the sandbox trusts instead of the image's bundle (a proxy

@@ -7,6 +7,7 @@ import type { ToolDefinition } from '../tools/contract.js';
 import type { DecisionValue } from './decision.js';
 import { compileRule, type CompiledRule } from './policy-rule.js';
 import type { PolicyTool, RunFacts } from './facts.js';
+import { hasEgress } from '../config/postures.js';
 
 interface DefaultRule {
   readonly decision: DecisionValue;
@@ -49,7 +50,7 @@ function table(
     },
     network_open_world: !inSandbox
       ? approval('reaches the open network from the host')
-      : facts.network === 'disabled'
+      : !hasEgress(facts.network)
         ? { decision: 'deny', reason: 'the network posture is disabled' }
         : { decision: 'run_in_sandbox', reason: `within the ${facts.network} network posture` },
   };

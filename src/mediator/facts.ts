@@ -1,11 +1,12 @@
 // What the mediator decides on: the run's facts and a checked proposal.
 import type { ToolDefinition } from '../tools/contract.js';
+import type { NetworkMode } from '../config/postures.js';
 
 /** What the run is like, for rules that depend on it. */
 export interface RunFacts {
   readonly mode: 'run' | 'plan';
   readonly workspaceMode: 'direct' | 'draft';
-  readonly network: 'disabled' | 'allowlist' | 'open';
+  readonly network: NetworkMode;
   /** Whether any mount of the run is writable. */
   readonly rwMounts: boolean;
   /**

@@ -8,10 +8,11 @@
 import { BlockList, isIP } from 'node:net';
 import { addressForms, canonicalAddress } from './address-forms.js';
 import { foldName, type Destination } from './destination.js';
+import { POSTURES, type EgressMode } from '../config/postures.js';
+
+export type { EgressMode } from '../config/postures.js';
 
 export { canonicalAddress } from './address-forms.js';
-
-export type EgressMode = 'allowlist' | 'open';
 
 export type EgressReason =
   | 'allowlisted'
@@ -118,9 +119,12 @@ export class EgressPolicy {
   readonly config: EgressPolicyConfig;
   readonly #special: { reason: EgressReason; list: BlockList }[];
   readonly #host: Set<string>;
+  /** The posture passes what no deny entry names (config/postures.ts), not only the allowed. */
+  readonly #passesAll: boolean;
 
   constructor(config: EgressPolicyConfig) {
     this.config = config;
+    this.#passesAll = POSTURES[config.mode].passes === 'all-but-denied';
     this.#special = SPECIAL.map(([reason, address, prefix]) => {
       const list = new BlockList();
       list.addSubnet(address, prefix, family(address));
@@ -137,7 +141,7 @@ export class EgressPolicy {
       (d) => nameMatches(d, name) && (port === undefined || portMatches(d, port)),
     );
     if (deny) return { allowed: false, reason: 'denylisted', rule: deny.text };
-    if (this.config.mode === 'open') return { allowed: true, reason: 'open' };
+    if (this.#passesAll) return { allowed: true, reason: 'open' };
     return this.#allowByName(name, port) ?? { allowed: false, reason: 'dns-refused' };
   }
 
@@ -178,7 +182,7 @@ export class EgressPolicy {
       if (special !== undefined && this.listedAddress(s, request.port) === undefined)
         return { allowed: false, reason: special };
     }
-    if (this.config.mode === 'open')
+    if (this.#passesAll)
       return explicit
         ? { allowed: true, reason: 'allowlisted', rule: explicit.text }
         : { allowed: true, reason: 'open' };

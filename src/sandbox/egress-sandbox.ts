@@ -5,11 +5,12 @@
 // started only once the guard's rules are in place (`ready`). Torn down in reverse; a
 // failed set-up removes what it created and rethrows.
 import { promises as dns } from 'node:dns';
-import { CfhError, EngineError, errorMessage } from '../errors.js';
+import { CfhError, EngineError, errorMessage, HarnessInvariantError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { parseDestinations, type Destination } from '../network/destination.js';
 import { EgressGateway, type EgressEvent, type Resolve } from '../network/egress-gateway.js';
-import { EgressPolicy, type EgressMode } from '../network/egress-policy.js';
+import { EgressPolicy } from '../network/egress-policy.js';
+import { hasEgress } from '../config/postures.js';
 import { guardCommand } from '../network/guard-rules.js';
 import { hostAddresses } from '../network/host-addresses.js';
 import {
@@ -114,6 +115,13 @@ export async function openEgress(options: {
   readonly signal?: AbortSignal | undefined;
 }): Promise<OpenEgress> {
   const { runtime, names, posture } = options;
+  const mode = posture.mode;
+  // Planning makes egress names only for a posture with egress (run-plan.ts).
+  if (!hasEgress(mode))
+    throw new HarnessInvariantError(
+      'egress_without_posture',
+      `egress opened for a ${mode} network`,
+    );
   const undo: (() => Promise<void>)[] = [];
   const setupMs: Record<string, number> = {};
   let mark = performance.now();
@@ -146,7 +154,7 @@ export async function openEgress(options: {
       }),
     );
     const policy = new EgressPolicy({
-      mode: posture.mode as EgressMode,
+      mode,
       allow,
       deny,
       hostAddresses: hostAddresses([network.gateway]),

@@ -15,6 +15,7 @@ import {
 import { checkGrants, type SeccompGrants } from './grants.js';
 import { seccompData } from './seccomp-data.js';
 import type { SeccompFilter } from '../substrate/container-spec.js';
+import { hasEgress, type NetworkMode } from '../config/postures.js';
 
 export type { SeccompGrants } from './grants.js';
 export type DerivedSeccomp = SeccompFilter;
@@ -28,7 +29,7 @@ const ABI_NAMES: Readonly<Record<string, string>> = {
 
 export function deriveSeccomp(
   grants: SeccompGrants,
-  networkMode: 'disabled' | 'allowlist' | 'open',
+  networkMode: NetworkMode,
   runtime: 'runc' | 'runsc' = 'runc',
   /** Planning mode (`--plan`): no unix sockets, no io_uring, no file locks (argument-rules.ts). */
   planning = false,
@@ -44,7 +45,7 @@ export function deriveSeccomp(
   if (planning) data.groups.ioUring.forEach((n) => granted.delete(n));
   const userns = grants.allowUserNamespaces === true;
   if (userns) data.groups.userNamespaces.forEach((n) => granted.add(n));
-  const networkDisabled = networkMode === 'disabled';
+  const networkDisabled = !hasEgress(networkMode);
   const socketsLimited = networkDisabled || planning;
   const compat = grants.allow32BitAbis === true;
 

@@ -3,6 +3,7 @@
 import { ConfigError } from '../errors.js';
 import { NEVER_GRANTED_WHOLE } from './argument-rules.js';
 import { seccompData } from './seccomp-data.js';
+import { hasEgress, type NetworkMode } from '../config/postures.js';
 
 export interface SeccompGrants {
   readonly allowPtrace?: boolean | undefined;
@@ -12,8 +13,6 @@ export interface SeccompGrants {
   readonly allow32BitAbis?: boolean | undefined;
   readonly allow: readonly string[];
 }
-
-type NetworkMode = 'disabled' | 'allowlist' | 'open';
 
 function contradiction(message: string, field: string, value: unknown): ConfigError {
   return new ConfigError('seccomp_contradiction', message, { field, value });
@@ -48,7 +47,7 @@ export function checkGrants(
       );
     }
   }
-  if (networkMode === 'disabled' && grants.allow.includes('socket')) {
+  if (!hasEgress(networkMode) && grants.allow.includes('socket')) {
     throw contradiction(
       "seccomp.allow: 'socket' contradicts network.mode: disabled (which allows loopback TCP/UDP, unix and netlink sockets only, never AF_PACKET, raw or other families)",
       'seccomp.allow',
@@ -81,7 +80,7 @@ export function checkGrants(
  * without the argument check, so "unix, netlink and loopback TCP/UDP only" could not be kept.
  */
 function check32BitAbis(networkMode: NetworkMode, runtime: 'runc' | 'runsc'): void {
-  if (networkMode === 'disabled') {
+  if (!hasEgress(networkMode)) {
     throw contradiction(
       'seccomp.allow32BitAbis contradicts network.mode: disabled: i386 programs create sockets through socketcall(), whose address family lies in memory a filter cannot read, so AF_PACKET, raw and other families could not be refused',
       'seccomp.allow32BitAbis',

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { BUDGET_FLAGS } from '../../config/budget-flags.js';
 import { listFlag, switchFlag, valueFlag, type FlagDef } from './flag.js';
 import { ARTIFACT_ROOT_FLAG, JSON_FLAG, PROFILE_FLAG } from './common-flags.js';
+import { NETWORK_MODES } from '../../config/postures.js';
 
 export const RUN_FLAGS = {
   profile: PROFILE_FLAG,
@@ -45,7 +46,7 @@ export const RUN_FLAGS = {
     "the image (default: the profile's): any local image, or toolchain:SET,... (cfh image build --with); never pulled",
   ),
   network: valueFlag('--network <mode>', "network posture (default: the profile's)", {
-    choices: ['disabled', 'allowlist', 'open'],
+    choices: NETWORK_MODES,
   }),
   allow: listFlag(
     '--allow <dest>',

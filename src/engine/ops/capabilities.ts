@@ -19,6 +19,7 @@ import {
   NATIVE_NOT_USED,
   NATIVE_STRATEGIES,
 } from '../agent/compaction.js';
+import { NETWORK_MODES } from '../../config/postures.js';
 
 /**
  * `profile`: the profile `--profile P` names; its host tools are listed under `hostTools`,
@@ -127,7 +128,7 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
     sandbox: {
       runtimes: ['runc', 'runsc'],
       networkModes: {
-        supported: ['disabled', 'allowlist', 'open'],
+        supported: [...NETWORK_MODES],
         destinations: ['host', 'host:port', '*.domain', 'ip', 'ip/prefix', '[v6]:port'],
         enforcement:
           'guard namespace + in-process egress gateway (TLS server name, HTTP Host, DNS filter)',

@@ -4,6 +4,7 @@
 // field that is neither equal nor narrower is a violation naming it. Nothing is narrower
 // by default: a field not listed as orderable must be equal.
 import { canonicalJson } from '../../evidence/canonical-json.js';
+import { hasEgress, type NetworkMode } from '../../config/postures.js';
 
 export interface MountGrant {
   readonly target: string;
@@ -33,7 +34,7 @@ export interface AuthorityConfig {
   readonly mounts: readonly MountGrant[];
   readonly workspace: { readonly hostPath: string; readonly mode: WorkspaceModeName };
   readonly network: {
-    readonly mode: 'disabled' | 'allowlist' | 'open';
+    readonly mode: NetworkMode;
     readonly allow: readonly string[];
     readonly deny: readonly string[];
     readonly caBundle: string | null;
@@ -152,7 +153,7 @@ function networkViolations(
 ): Violation[] {
   const out = ranked('network.mode', NETWORK_RANK, was.mode, now.mode);
   // With no network at all, the lists say nothing.
-  if (now.mode !== 'disabled') {
+  if (hasEgress(now.mode)) {
     out.push(...subset('network.allow', was.allow, now.allow));
     const dropped = was.deny.filter((d) => !now.deny.includes(d));
     if (dropped.length > 0) out.push({ field: 'network.deny', why: `drops ${dropped.join(', ')}` });

@@ -9,6 +9,7 @@ import { EGRESS_EVIDENCE_BOUND, EgressEvidence } from '../../network/egress-evid
 import { openEgress, type EgressNames, type OpenEgress } from '../../sandbox/egress-sandbox.js';
 import type { ContainerRuntime } from '../../substrate/runtime.js';
 import type { RunPlan } from './run-plan.js';
+import { hasEgress } from '../../config/postures.js';
 
 /** What the egress part needs of its run (the run session gives it). */
 export interface EgressContext {
@@ -29,7 +30,7 @@ export async function openRunEgress(
   const { plan, dir, log, deps } = context;
   const mode = plan.profile.network.mode;
   // run-plan.ts plans an egress posture for these two modes only.
-  if (mode === 'disabled')
+  if (!hasEgress(mode))
     throw new HarnessInvariantError(
       'egress_without_posture',
       'egress opened for a disabled network',

@@ -70,6 +70,7 @@ import { checkStoreRecords, storeTrees, type StoreTree } from '../cfc/host-tool-
 import { promptFileContexts, type PromptFile } from '../cfc/prompt-files.js';
 import { movedRecords } from '../cfc/written-moved.js';
 import type { CarriedContext } from '../../cfc/carried.js';
+import { hasEgress } from '../../config/postures.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
 export interface SandboxRunOptions extends ProfileFlags {
@@ -319,7 +320,7 @@ export function planSandboxRun(
           options.caBundle === undefined ? 'profile network.caBundle' : '--ca-bundle',
         );
   const runId = newRunId();
-  const egress = profile.network.mode === 'disabled' ? undefined : egressNames(runId);
+  const egress = hasEgress(profile.network.mode) ? egressNames(runId) : undefined;
   const image = resolveImage(profile.image, {
     baseDir: cwd,
     profileRef: options.image === undefined ? profileRef : undefined,

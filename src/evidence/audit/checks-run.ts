@@ -11,6 +11,7 @@ import { SnapshotMount, SnapshotNetwork } from '../schema/snapshot.js';
 import { at, fail, inconclusive, notApplicable, pass, type Check } from './check.js';
 import { partOf } from './parts.js';
 import { eventsOf } from './run-evidence.js';
+import { hasEgress } from '../../config/postures.js';
 
 /** A path relative to the run directory that cannot leave it. */
 export function isConfinedRef(ref: string): boolean {
@@ -114,7 +115,7 @@ export const egressCheck: Check = {
     const ready = eventsOf(run, 'egress_ready');
     const { mode, allow, deny } = net.value;
     const where: string[] = [];
-    if (mode === 'disabled') {
+    if (!hasEgress(mode)) {
       for (const e of [...egress, ...ready])
         where.push(`${at(e)}: network disabled, yet ${e.type} was recorded`);
       return where.length === 0

@@ -17,6 +17,7 @@ import {
 import { at, fail, inconclusive, notApplicable, pass, warn, type Check } from './check.js';
 import { partOf } from './parts.js';
 import { eventsOf } from './run-evidence.js';
+import { POSTURES } from '../../config/postures.js';
 
 export const snapshotCheck: Check = {
   id: 'snapshot.complete',
@@ -69,7 +70,7 @@ export const snapshotCheck: Check = {
       where.push(
         `snapshot.json containerSpec.mounts: the workspace (${s.workspace.mode}) is not mounted as recorded`,
       );
-    const wantEnforcement = s.network.mode === 'disabled' ? 'no-interface' : 'egress-gateway';
+    const wantEnforcement = POSTURES[s.network.mode].enforcement;
     if (s.network.enforcement.kind !== wantEnforcement)
       where.push(
         `snapshot.json network: ${s.network.mode} enforced by ${s.network.enforcement.kind}`,

@@ -19,6 +19,7 @@ import {
 } from '../schema/snapshot.js';
 import { partOf, recordOf } from './parts.js';
 import { eventsOf, type RunEvidence, type TypedEvent } from './run-evidence.js';
+import { NetworkMode } from '../../config/postures.js';
 
 /** A recorded label as the label algebra holds it (sorted, unique, frozen). */
 export const labelOf = (r: LabelRecord): Label => label(r);
@@ -34,7 +35,7 @@ export const noWeaker = (a: LabelRecord, b: LabelRecord): boolean =>
   b.confidentiality.every((x) => a.confidentiality.includes(x)) &&
   a.integrity.every((x) => b.integrity.includes(x));
 
-const NetworkMode = z.looseObject({ mode: z.enum(['disabled', 'allowlist', 'open']) });
+const NetworkPart = z.looseObject({ mode: NetworkMode });
 
 /**
  * The run's CFC plan as planning made it (cfc/label-map.ts planCfc), from snapshot.cfc and
@@ -45,7 +46,7 @@ export function planOf(
   run: RunEvidence,
   cfc: SnapshotCfc,
 ): { plan: CfcPlan; workspaceTarget: string } | { problem: string } {
-  const network = partOf(run.snapshot.value, 'network', NetworkMode);
+  const network = partOf(run.snapshot.value, 'network', NetworkPart);
   if (!network.ok) return { problem: 'snapshot.json network.mode cannot be read' };
   const sinks = z.record(z.string(), SinkRequirement).safeParse(cfc.sinks);
   if (!sinks.success) return { problem: 'snapshot.json cfc.sinks is not a sink table' };

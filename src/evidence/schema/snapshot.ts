@@ -15,6 +15,7 @@ import {
 import { Count, IsoTime, PrefixedSha256, RunIdString, Sha256Hex } from './common.js';
 import { LabelRecord } from './events-cfc.js';
 import { ResumedFrom } from './resume.js';
+import { NetworkMode } from '../../config/postures.js';
 
 export const SNAPSHOT_SCHEMA = 'cfh.snapshot/1';
 
@@ -76,7 +77,7 @@ const CommandEnvRecord = z.discriminatedUnion('from', [
 ]);
 
 export const SnapshotNetwork = z.looseObject({
-  mode: z.enum(['disabled', 'allowlist', 'open']),
+  mode: NetworkMode,
   allow: z.array(z.string()),
   deny: z.array(z.string()),
   /** `--ca-bundle` / `network.caBundle`: the certificates mounted, by digest (AH-INV-2). */
@@ -300,7 +301,7 @@ export const SnapshotMediation = z.strictObject({
   facts: z.strictObject({
     mode: z.enum(['run', 'plan']),
     workspaceMode: z.enum(['direct', 'draft']),
-    network: z.enum(['disabled', 'allowlist', 'open']),
+    network: NetworkMode,
     rwMounts: z.boolean(),
     /** Planning mode: a FIFO a mount holds, through which a command could reach the host. */
     mountChannel: z.string().nullable(),
