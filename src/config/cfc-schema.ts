@@ -69,6 +69,11 @@ const CFC_STRENGTH: readonly CfcMode[] = [
   'enforce-strict',
 ];
 
+/** A mode's place from weakest (0) to strongest: what a resume or a session may not lower. */
+export function cfcStrength(mode: CfcMode): number {
+  return CFC_STRENGTH.indexOf(mode);
+}
+
 /** The stronger of two modes (the child planner's, checked again by the audit). */
 export function strongerCfcMode(a: CfcMode, b: CfcMode): CfcMode {
   return CFC_STRENGTH.indexOf(a) >= CFC_STRENGTH.indexOf(b) ? a : b;

@@ -42,6 +42,11 @@ export interface InputFileRequest {
   /** Refuse a symbolic link in any component of the path (prompt material). */
   readonly noSymlinks?: boolean;
   readonly cwd?: string;
+  /**
+   * The object a label was found for before the read (engine/cfc/prompt-files.ts): what is
+   * read must be that object, or the label would be another's.
+   */
+  readonly expect?: { readonly dev: string; readonly ino: string } | undefined;
 }
 
 function fail(req: InputFileRequest, code: ErrorCode, detail: string): ConfigError {
@@ -155,7 +160,13 @@ export async function readInputFile(req: InputFileRequest, signal: AbortSignal):
     throw unreadable(req, error);
   }
   try {
-    checkSame(req, checked, await handle.stat());
+    const opened = await handle.stat();
+    checkSame(req, checked, opened);
+    if (
+      req.expect !== undefined &&
+      (String(opened.dev) !== req.expect.dev || String(opened.ino) !== req.expect.ino)
+    )
+      throw fail(req, 'input_file_changed', 'changed since cfh labelled it; not read');
     // Counted while reading: the file may have grown since fstat.
     const buffer = Buffer.alloc(req.maxBytes + 1);
     let length = 0;

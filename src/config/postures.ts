@@ -16,12 +16,14 @@ export interface Posture {
   readonly enforcement: 'no-interface' | 'egress-gateway';
   /** What the gateway lets through: nothing, the allow list, or all but the deny list. */
   readonly passes: 'nothing' | 'allowed' | 'all-but-denied';
+  /** How far it reaches, in the one order a resume may only narrow (0: loopback only). */
+  readonly reach: number;
 }
 
 export const POSTURES = {
-  disabled: { egress: false, enforcement: 'no-interface', passes: 'nothing' },
-  allowlist: { egress: true, enforcement: 'egress-gateway', passes: 'allowed' },
-  open: { egress: true, enforcement: 'egress-gateway', passes: 'all-but-denied' },
+  disabled: { egress: false, enforcement: 'no-interface', passes: 'nothing', reach: 0 },
+  allowlist: { egress: true, enforcement: 'egress-gateway', passes: 'allowed', reach: 1 },
+  open: { egress: true, enforcement: 'egress-gateway', passes: 'all-but-denied', reach: 2 },
 } as const satisfies Readonly<Record<NetworkMode, Posture>>;
 
 /** The postures with an egress gateway, as their records say (not by name). */

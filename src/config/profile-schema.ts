@@ -17,6 +17,13 @@ export type MountMode = z.infer<typeof MountMode>;
 export const WorkspaceMode = z.enum(['ro', 'rw', 'draft']);
 export type WorkspaceMode = z.infer<typeof WorkspaceMode>;
 
+/**
+ * How far each workspace mode reaches the host workspace: read-only, a copy written back
+ * only when a person applies it, written in place. What may narrow a run (a resume, a
+ * child) compares by this one order.
+ */
+export const WORKSPACE_REACH: Readonly<Record<WorkspaceMode, number>> = { ro: 0, draft: 1, rw: 2 };
+
 const sizeField = z.union([z.string().min(1), z.number().int().positive()]);
 
 export const ProfileMount = z.strictObject({

@@ -56,7 +56,7 @@ describe("class: a client's session/open may raise the operator's CFC mode, neve
       const m = await flagged.request('session/open', { cfc: weaker });
       expect(m.error?.data?.code, JSON.stringify(m)).toBe('session_open_weakens');
       expect(m.error?.message).toBe(
-        `session/open: cfc '${weaker}' is weaker than the operator's (cfh serve --cfc) 'enforce-strict'`,
+        `session/open: cfc '${weaker}' is weaker than the operator's 'enforce-strict' (cfh serve --cfc)`,
       );
     }
     const same = await flagged.call('session/open', { cfc: 'enforce-strict' });
@@ -66,7 +66,22 @@ describe("class: a client's session/open may raise the operator's CFC mode, neve
     const byProfile = await serve('by-profile', [], 'enforce-explicit');
     const m = await byProfile.request('session/open', { cfc: 'observe' });
     expect(m.error?.data?.code).toBe('session_open_weakens');
-    expect(m.error?.message).toContain("than the profile's 'enforce-explicit'");
+    expect(m.error?.message).toContain(
+      "than the operator's 'enforce-explicit' (cfh serve's profile)",
+    );
+    // Another profile the client names, whose own mode is weaker, is held to the same floor.
+    const observing = await scratch.file(
+      'observing.yaml',
+      stringify({ extends: 'default', name: 'observing', cfc: { mode: 'observe' } }),
+    );
+    const named = await byProfile.request('session/open', { profile: observing });
+    expect(named.error?.data?.code).toBe('session_open_weakens');
+    // The workspace reaches the host no further than the operator's profile lets it.
+    const rw = await byProfile.request('session/open', { workspaceMode: 'rw' });
+    expect(rw.error?.data?.code).toBe('session_open_weakens');
+    expect(rw.error?.message).toBe(
+      "session/open: workspace mode 'rw' reaches further than the operator's 'ro' (cfh serve's profile)",
+    );
     const stronger = await byProfile.call('session/open', { cfc: 'enforce-strict' });
     await byProfile.call('session/close', { sessionId: stronger.sessionId });
     expect(await byProfile.end()).toBe(0);

@@ -2,7 +2,7 @@
 // caps are exact (the limit is accepted, one byte more is not) for both of its forms; links
 // are refused only where asked; pseudo file systems are known by statfs; engine limits at
 // their boundaries.
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readInputFile, readInputFileSync } from '../../src/config/input-file.js';
@@ -65,6 +65,22 @@ describe('the bounded reader', () => {
     ).catch((e: unknown) => e);
     expect(error).not.toBeInstanceOf(ConfigError);
     expect((error as Error).message).toBe('SIGINT');
+  });
+
+  it('reads a prompt file only as the object its label was found for (a swap after labelling)', async () => {
+    const file = path.join(dir, 'slot.txt');
+    await writeFile(file, 'labelled');
+    const labelled = await stat(file);
+    const expect_ = { dev: String(labelled.dev), ino: String(labelled.ino) };
+    const req = { label: '--context', file, maxBytes: 100, noSymlinks: true, expect: expect_ };
+    expect(await readInputFile(req, never)).toBe('labelled');
+    // Another object put at the path since (rename over it): refused, not read.
+    await writeFile(path.join(dir, 'other.txt'), 'secret');
+    await rename(path.join(dir, 'other.txt'), file);
+    await expect(readInputFile(req, never)).rejects.toMatchObject({
+      code: 'input_file_changed',
+      message: `--context: '${file}' changed since cfh labelled it; not read`,
+    });
   });
 
   it('bounds every layer of an extends chain', async () => {

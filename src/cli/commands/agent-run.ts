@@ -28,20 +28,30 @@ import type { AgentRunRequest } from './run-args.js';
 import { reportFailure } from '../report-failure.js';
 import { setUpApprovals } from './agent-approvals.js';
 import { eventStream, runEndLine } from '../run-said.js';
+import type { PlannedPromptFile } from '../../engine/cfc/prompt-files.js';
 
 /**
  * The prompt slots' files, read one at a time through the bounded reader (regular files,
- * no symbolic links, a size cap each and in all), before any run directory or engine object
- * exists; SIGINT/SIGTERM abort the reading.
+ * no symbolic links, a size cap each and in all), each the object planning labelled, before
+ * any run directory or engine object exists; SIGINT/SIGTERM abort the reading.
  */
 async function readSlots(
   args: AgentRunRequest,
+  planned: readonly PlannedPromptFile[],
   signal: AbortSignal,
 ): Promise<{ prompt: string; context: string[]; quoted: string[] }> {
   let total = 0;
   const read = async (flag: '--context' | '--quote', file: string): Promise<string> => {
+    // The object planning labelled, or nothing (engine/cfc/prompt-files.ts).
+    const expect = planned.find((p) => p.flag === flag && p.file === file)?.identity;
     const text = await readInputFile(
-      { label: flag, file, maxBytes: INPUT_FILE_LIMITS.promptFileBytes, noSymlinks: true },
+      {
+        label: flag,
+        file,
+        maxBytes: INPUT_FILE_LIMITS.promptFileBytes,
+        noSymlinks: true,
+        expect,
+      },
       signal,
     );
     total += Buffer.byteLength(text);
@@ -181,7 +191,6 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
       );
     }
     const events = args.events !== undefined;
-    const slots = await readSlots(args, deps.signal);
     const owner = currentOwner();
     const plan = planSandboxRun(
       {
@@ -198,6 +207,8 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
       currentHostIdentity(),
       owner,
     );
+    // Labelled first, then read: the slot is the object its label is of.
+    const slots = await readSlots(args, plan.promptFiles, deps.signal);
     // Everything that can be wrong with approvals or the plan is found before anything starts.
     const { approvals, setup } = await setUpApprovals(args, plan.profile, deps);
     const fromPlan =

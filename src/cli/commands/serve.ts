@@ -4,6 +4,7 @@
 // workspace, workspace mode, CFC mode and rules. Each session is planned here as
 // `sandbox run --prompt` plans a run: the same planner, approvals, gateway, host tools and
 // child planner (agentRunDeps).
+import path from 'node:path';
 import { ConfigError } from '../../errors.js';
 import { planSandboxRun } from '../../engine/run/run-plan.js';
 import { cancelExit, cancelSignalOf } from '../../engine/run/terminal.js';
@@ -11,7 +12,8 @@ import { Approvals, RuleApprovals } from '../../mediator/approvals.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
 import { authorityOf } from '../../session/authority.js';
-import { checkSessionCfc } from '../../session/open-floor.js';
+import { checkSessionFloor, type OperatorFloor } from '../../session/open-floor.js';
+import { isBuiltinReference, loadProfile } from '../../config/profile-loader.js';
 import type { CfhEnvironment } from '../../config/env.js';
 import type { ModelGateway } from '../../model/gateway.js';
 import { credentialDigest, digestKey } from '../../tools/host/credentials.js';
@@ -48,6 +50,15 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
       );
     }
     const owner = currentOwner();
+    // The operator's profile, as `cfh serve --profile` names it: the floor of every session.
+    let floor: OperatorFloor['profile'] | undefined;
+    const operatorProfile = (): OperatorFloor['profile'] => {
+      if (floor !== undefined) return floor;
+      const ref = o.profile;
+      const { profile } = loadProfile(isBuiltinReference(ref) ? ref : path.resolve(ref));
+      floor = { cfcMode: profile.cfc.mode, workspaceMode: profile.workspace.mode };
+      return floor;
+    };
     const run = await buildRunDeps(deps, owner);
     const user = approvingUser();
     const host: ServeHost = {
@@ -75,11 +86,18 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
           currentHostIdentity(),
           owner,
         );
-        // The operator's CFC mode (else the profile's) is the floor a client may only raise.
-        checkSessionCfc(params.cfc, plan.cfc.mode, {
-          operator: o.cfc,
-          profile: plan.profile.cfc.mode,
-        });
+        // The operator's word is the floor a client's open options may only raise.
+        checkSessionFloor(
+          {
+            cfcMode: plan.cfc.mode,
+            workspaceMode: plan.workspaceMode === 'draft' ? 'draft' : plan.profile.workspace.mode,
+          },
+          {
+            cfcFlag: o.cfc,
+            workspaceModeFlag: o.workspaceMode,
+            profile: operatorProfile(),
+          },
+        );
         // The rules are checked as `--approve` is; cfh never prompts on a terminal here:
         // the caller is asked over the protocol.
         const { setup } = await setUpApprovals(

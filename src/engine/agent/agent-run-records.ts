@@ -47,7 +47,7 @@ export function slotsOf(request: {
  * caller's (resume, restore, delegation), an approved plan's, and the prompt files' places.
  */
 export function carriedInto(
-  plan: { readonly promptFiles: readonly CarriedContext[] },
+  plan: { readonly promptFiles: readonly { readonly carried?: CarriedContext | undefined }[] },
   request: {
     readonly carried?: readonly CarriedContext[] | undefined;
     readonly fromPlan?: ApprovedPlan | undefined;
@@ -56,7 +56,7 @@ export function carriedInto(
   return [
     ...(request.carried ?? []),
     ...(request.fromPlan === undefined ? [] : [request.fromPlan.carried]),
-    ...plan.promptFiles,
+    ...plan.promptFiles.flatMap((f) => (f.carried === undefined ? [] : [f.carried])),
   ];
 }
 

@@ -19,8 +19,25 @@ export interface PromptFile {
   readonly file: string;
 }
 
-/** The host tree a prompt file is, placed as a mount source would be; undefined: gone. */
-function fileTree(file: string): SourceTrees | undefined {
+/** A prompt file as planning labelled it: the object it is, and what it carries in. */
+export interface PlannedPromptFile extends PromptFile {
+  /** The only object the slot may be read from (config/input-file.ts `expect`). */
+  readonly identity: { readonly dev: string; readonly ino: string };
+  /** Absent: its place holds nothing confidential. */
+  readonly carried?: CarriedContext | undefined;
+}
+
+/** Matches no object: a file planning could not find is read by no later spelling. */
+const NOTHING = { dev: 'none', ino: 'none' } as const;
+
+/**
+ * The host tree a prompt file is, placed as a mount source would be, and its identity; or
+ * undefined when it cannot be resolved now (the bounded reader then says why, and reads
+ * nothing that appears there later: `expect` is NOTHING).
+ */
+function fileTree(
+  file: string,
+): { tree: SourceTrees; identity: { dev: string; ino: string } } | undefined {
   let object;
   try {
     object = resolveObject(file);
@@ -29,7 +46,10 @@ function fileTree(file: string): SourceTrees | undefined {
     throw error;
   }
   const { place } = placeObject(object, readMountTable());
-  return placedTree({ host: object.real, kind: 'file', place, names: object.names });
+  return {
+    tree: placedTree({ host: object.real, kind: 'file', place, names: object.names }),
+    identity: object.identity,
+  };
 }
 
 /**
@@ -45,12 +65,15 @@ export function promptFileContexts(
     readonly trees: readonly SourceTrees[];
     readonly written: readonly WrittenRecord[];
   },
-): CarriedContext[] {
-  const out: CarriedContext[] = [];
+): PlannedPromptFile[] {
+  const out: PlannedPromptFile[] = [];
   for (const f of files) {
-    const tree = fileTree(f.file);
-    // The bounded reader read it a moment ago; gone now, it says nothing more than it did.
-    if (tree === undefined) continue;
+    const found = fileTree(f.file);
+    if (found === undefined) {
+      out.push({ ...f, identity: NOTHING });
+      continue;
+    }
+    const { tree, identity } = found;
     const mounts = o.cfc.mounts.filter((m) => {
       const source = o.trees.find((t) => t.target === m.target);
       return m.label !== undefined && source !== undefined && sharedTree(source, tree);
@@ -60,14 +83,17 @@ export function promptFileContexts(
       ...mounts.flatMap((m) => m.label?.confidentiality ?? []),
       ...(written?.label.confidentiality ?? []),
     ];
-    if (atoms.length === 0) continue;
-    out.push({
-      kind: 'slot',
-      fromRunId: written?.runs.at(-1) ?? o.runId,
-      label: label({ confidentiality: atoms }),
-      basis: 'sources',
-      slot: f,
-    });
+    const carried: CarriedContext | undefined =
+      atoms.length === 0
+        ? undefined
+        : {
+            kind: 'slot',
+            fromRunId: written?.runs.at(-1) ?? o.runId,
+            label: label({ confidentiality: atoms }),
+            basis: 'sources',
+            slot: { flag: f.flag, file: f.file },
+          };
+    out.push({ ...f, identity, carried });
   }
   return out;
 }

@@ -34,6 +34,7 @@ import type { RunSession } from '../run/run-session.js';
 import { Gate } from '../run/gate.js';
 import type { ReturnCheck } from './child-return.js';
 import { type ChildEnd } from './child-return.js';
+import { WORKSPACE_REACH } from '../../config/profile-schema.js';
 
 /** What the child is told; the task itself is quoted material, never this slot's authority. */
 export const CHILD_PROMPT =
@@ -92,8 +93,6 @@ export interface ChildRunnerOptions {
   /** The children's return schemas, compiled when the run began. */
   readonly returns: ReturnCheck;
 }
-
-const WORKSPACE_ORDER = { ro: 0, draft: 1, rw: 2 } as const;
 
 /** One child as the parent's report lists it (the detail is in its own directory). */
 export interface ChildSummary {
@@ -233,7 +232,7 @@ export class ChildRunner implements ToolRunner {
     const childMode = child.loaded.profile.workspace.mode;
     // A child never writes what its parent may not: a draft or read-only parent's child
     // cannot write the host workspace directly.
-    if (WORKSPACE_ORDER[childMode] > WORKSPACE_ORDER[parentMode])
+    if (WORKSPACE_REACH[childMode] > WORKSPACE_REACH[parentMode])
       return refuse(
         'child_workspace_broader',
         `child ${child.name} would have the workspace ${childMode}, broader than this run's ${parentMode}`,

@@ -4,7 +4,9 @@
 // field that is neither equal nor narrower is a violation naming it. Nothing is narrower
 // by default: a field not listed as orderable must be equal.
 import { canonicalJson } from '../../evidence/canonical-json.js';
-import { hasEgress, type NetworkMode } from '../../config/postures.js';
+import { hasEgress, NETWORK_MODES, POSTURES, type NetworkMode } from '../../config/postures.js';
+import { cfcStrength, type CfcMode } from '../../config/cfc-schema.js';
+import { WORKSPACE_REACH, type WorkspaceMode } from '../../config/profile-schema.js';
 
 export interface MountGrant {
   readonly target: string;
@@ -21,9 +23,6 @@ export interface ModelRoute {
   readonly keySource: string | null;
 }
 
-export type CfcModeName = 'disabled' | 'observe' | 'enforce-explicit' | 'enforce-strict';
-export type WorkspaceModeName = 'ro' | 'rw' | 'draft';
-
 export interface AuthorityConfig {
   readonly tools: readonly string[];
   /** Host tools by name; their programs and credentials are covered by the profile digest. */
@@ -32,7 +31,7 @@ export interface AuthorityConfig {
   readonly policy: readonly { readonly decision: string; readonly json: string }[];
   /** Every bind mount but the workspace. */
   readonly mounts: readonly MountGrant[];
-  readonly workspace: { readonly hostPath: string; readonly mode: WorkspaceModeName };
+  readonly workspace: { readonly hostPath: string; readonly mode: WorkspaceMode };
   readonly network: {
     readonly mode: NetworkMode;
     readonly allow: readonly string[];
@@ -52,7 +51,7 @@ export interface AuthorityConfig {
   readonly runtime: string;
   readonly image: string;
   readonly user: string;
-  readonly cfcMode: CfcModeName;
+  readonly cfcMode: CfcMode;
   /** The CFC labels and clearances (mounts, destinations, model), as canonical JSON. */
   readonly cfcLabels: string;
   readonly model: ModelRoute;
@@ -70,14 +69,10 @@ export interface Violation {
   readonly why: string;
 }
 
-const NETWORK_RANK = { disabled: 0, allowlist: 1, open: 2 } as const;
-const WORKSPACE_RANK: Readonly<Record<WorkspaceModeName, number>> = { ro: 0, draft: 1, rw: 2 };
-const CFC_RANK: Readonly<Record<CfcModeName, number>> = {
-  disabled: 0,
-  observe: 1,
-  'enforce-explicit': 2,
-  'enforce-strict': 3,
-};
+/** Each posture's reach, from its record (config/postures.ts). */
+const NETWORK_RANK: Readonly<Record<string, number>> = Object.fromEntries(
+  NETWORK_MODES.map((m) => [m, POSTURES[m].reach]),
+);
 /** runsc (gVisor) holds the workload more tightly than runc. */
 const RUNTIME_RANK: Readonly<Record<string, number>> = { runsc: 0, runc: 1 };
 
@@ -186,7 +181,7 @@ export function narrowingViolations(was: AuthorityConfig, now: AuthorityConfig):
           },
         ]
       : [
-          ...(CFC_RANK[now.cfcMode] < CFC_RANK[was.cfcMode]
+          ...(cfcStrength(now.cfcMode) < cfcStrength(was.cfcMode)
             ? [{ field: 'cfc.mode', why: `'${now.cfcMode}' is weaker than '${was.cfcMode}'` }]
             : []),
           ...equal('cfc.labels', was.cfcLabels, now.cfcLabels, 'labels or clearances changed'),
@@ -197,7 +192,7 @@ export function narrowingViolations(was: AuthorityConfig, now: AuthorityConfig):
     ...policyViolations(was.policy, now.policy),
     ...mountViolations(was.mounts, now.mounts),
     ...equal('workspace', was.workspace.hostPath, now.workspace.hostPath),
-    ...ranked('workspace.mode', WORKSPACE_RANK, was.workspace.mode, now.workspace.mode),
+    ...ranked('workspace.mode', WORKSPACE_REACH, was.workspace.mode, now.workspace.mode),
     ...networkViolations(was.network, now.network),
     ...limitViolation('limits.memory', was.limits.memoryBytes, now.limits.memoryBytes),
     ...limitViolation('limits.cpus', was.limits.cpus, now.limits.cpus),

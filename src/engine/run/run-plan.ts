@@ -67,9 +67,12 @@ import { planRunCfc } from '../cfc/cfc-plan.js';
 import { readWrittenRecords } from '../../cfc/written-store.js';
 import { checkHostToolSharing } from '../cfc/host-tool-sharing.js';
 import { checkStoreRecords, storeTrees, type StoreTree } from '../cfc/host-tool-stores.js';
-import { promptFileContexts, type PromptFile } from '../cfc/prompt-files.js';
+import {
+  promptFileContexts,
+  type PlannedPromptFile,
+  type PromptFile,
+} from '../cfc/prompt-files.js';
 import { movedRecords } from '../cfc/written-moved.js';
-import type { CarriedContext } from '../../cfc/carried.js';
 import { hasEgress } from '../../config/postures.js';
 
 /** What a sandbox run is asked (the CLI's flags, parsed): the profile's flags beside. */
@@ -180,8 +183,8 @@ export interface RunPlan {
   readonly hostTrees: readonly SourceTrees[];
   /** The trees cleared host tools may keep what they receive in (engine/cfc/host-tool-stores.ts). */
   readonly storeTrees: readonly StoreTree[];
-  /** The prompt files whose place holds something confidential, as carried contexts. */
-  readonly promptFiles: readonly CarriedContext[];
+  /** The prompt files as labelled, before they are read (engine/cfc/prompt-files.ts). */
+  readonly promptFiles: readonly PlannedPromptFile[];
   /** Class 9: the paths a host tool obeys, held read-only at the top of each rw mount. */
   readonly hostObeyed: HostObeyedPlan;
 }
