@@ -10,6 +10,10 @@
 //
 // Read from the host workspace as the tool reads it, with no tool run: the files are small
 // text, parsed here; a file that does not parse names nothing (the tool refuses it too).
+// Each value is unquoted and split as its tool does (host-obeyed-named-quoting.ts: npm's ini,
+// Node's NODE_OPTIONS, the shell; host-obeyed-named-toml.ts: TOML strings), so a spelling the
+// tool accepts cannot name a file cfh does not hold; a value that cannot be read so names
+// every word it could be (fail closed).
 // The rule for what is read: every key of a listed configuration whose value can be a
 // program, a script, a module it loads, a hook or a PATH entry. The readers, and why each
 // key is read, are by family: host-obeyed-named-js.ts (yarn, npm, pnpm),

@@ -60,12 +60,15 @@ describe('class 9: npm and pnpm keys that name a program, a preload, a hooks fil
       'etc/npmrc',
       'etc/user-npmrc',
       'tools/ed',
+      // npm spawns some of these whole, spaces and all: the whole value is read too.
+      'tools/ed --wait',
       'tools/git',
       'tools/init.js',
       'tools/onload.js',
       'tools/open',
       'tools/script-sh',
       'tools/sh',
+      'tools/sh -l',
       'tools/view',
     ]);
   });
