@@ -189,7 +189,7 @@ export function mise(text: string): Named[] {
   const entries = tomlEntries(text);
   const tasks = hookTasks(entries);
   const fileTasks = [...tasks].flatMap((t) =>
-    ['mise-tasks', '.mise-tasks', 'mise/tasks'].map((dir) => ({
+    ['mise-tasks', '.mise-tasks', 'mise/tasks', '.mise/tasks', '.config/mise/tasks'].map((dir) => ({
       value: `./${dir}/${t}`,
       key: 'hooks (task)',
     })),

@@ -188,7 +188,10 @@ describe('class 9: mise and asdf keys that name a PATH entry, a script, a hook',
       ].join('\n'),
     );
     expect(held()).toEqual([
+      // mise's file task directories, its own list (each held under `.config`, `.mise` too).
+      '.config/mise/tasks/bye',
       '.mise-tasks/bye',
+      '.mise/tasks/bye',
       'hooks/cd.sh',
       'hooks/enter.sh',
       'hooks/post.sh',
