@@ -15,6 +15,7 @@
 //   `globalPnpmfile`, `scriptShell`, `nodeOptions`.
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { npmIni, yarnrc } from './host-obeyed-named-quoting.js';
 import { commandWords, preloads, type Named } from './host-obeyed-named-tools.js';
 
 /** The YAML document, or undefined when it does not parse (the tool refuses it too). */
@@ -50,21 +51,19 @@ export function yarnBerry(text: string): Named[] {
   return out;
 }
 
-/** `key value` or `key=value` lines (`.yarnrc`, `.npmrc`), quotes taken off. */
-function lines(text: string): { key: string; value: string }[] {
-  const out: { key: string; value: string }[] = [];
-  for (const raw of text.split(/\r?\n/)) {
-    const m = /^\s*([A-Za-z0-9_.-]+)\s*(?:=\s*|\s+)(.*?)\s*$/.exec(raw);
-    if (m?.[1] === undefined || m[2] === undefined) continue;
-    out.push({ key: m[1].toLowerCase(), value: m[2].replace(/^(["'])(.*)\1$/, '$2') });
-  }
-  return out;
-}
+/**
+ * A setting that is a program (npm spawns `script-shell` whole, spaces and all) or a command
+ * line (`editor`, `browser` are split): both are read.
+ */
+const programOrLine = (value: string, key: string): Named[] => [
+  { value, key },
+  ...commandWords(value).map((v) => ({ value: v, key })),
+];
 
 export function yarnClassic(text: string): Named[] {
-  return lines(text).flatMap(({ key, value }): Named[] => {
+  return yarnrc(text).flatMap(({ key, value }): Named[] => {
     if (key === 'yarn-path') return [{ value, key }];
-    if (key === 'script-shell') return commandWords(value).map((v) => ({ value: v, key }));
+    if (key === 'script-shell') return programOrLine(value, key);
     return [];
   });
 }
@@ -82,9 +81,10 @@ const NPM_PATHS = new Set([
   'global-pnpmfile',
 ]);
 
+/** `.npmrc`, read as npm reads it (npmIni: its quoting, escapes and comments). */
 export function npmrc(text: string): Named[] {
-  return lines(text).flatMap(({ key, value }): Named[] => {
-    if (NPM_COMMANDS.has(key)) return commandWords(value).map((v) => ({ value: v, key }));
+  return npmIni(text).flatMap(({ key, value }): Named[] => {
+    if (NPM_COMMANDS.has(key)) return programOrLine(value, key);
     if (NPM_PATHS.has(key)) return [{ value, key }];
     if (key === 'node-options') return preloads(value).map((v) => ({ value: v, key }));
     return [];

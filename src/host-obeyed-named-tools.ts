@@ -19,6 +19,7 @@
 // - bun (`bunfig.toml`): `preload` and `[test] preload`, modules run before every `bun run`
 //   and `bun test`; `[run] shell`.
 import path from 'node:path';
+import { nodeOptionsArgv, shellWords } from './host-obeyed-named-quoting.js';
 import { tomlEntries, tomlField, tomlStrings, type TomlEntry } from './host-obeyed-named-toml.js';
 
 /** A value a setting names as code to run, with the setting's name. */
@@ -60,13 +61,13 @@ function wordValues(word: string): string[] {
 }
 
 /**
- * The words of a shell command that may be paths (quotes taken off, as the shell joins them:
- * `"$D"/x.sh` is one word): `./x.sh`, `bin/y`, and the values inside a word (wordValues).
- * The directory itself (`.`, `./`) and its parent are where a command works, not programs.
+ * The words of a shell command that may be paths, split and unquoted as the shell does
+ * (shellWords: `"$D"/x.sh` is one word, `./my\ hook.sh` one, `$'./x.sh'` is `./x.sh`):
+ * `./x.sh`, `bin/y`, and the values inside a word (wordValues). The directory itself (`.`,
+ * `./`) and its parent are where a command works, not programs.
  */
 export function commandWords(command: string): string[] {
-  return (command.match(/(?:"[^"]*"|'[^']*'|[^\s;&|()<>"'])+/g) ?? [])
-    .map((w) => w.replace(/"([^"]*)"|'([^']*)'/g, (_m, d?: string, s?: string) => d ?? s ?? ''))
+  return shellWords(command)
     .flatMap(wordValues)
     .filter((w) => w.includes('/') || w.startsWith('.'))
     .filter((w) => !['.', '..'].includes(path.posix.normalize(w)));
@@ -103,21 +104,40 @@ export function envVariable(name: string, value: string, key: string): Named[] {
   ];
 }
 
-/** The modules a `node-options` / `NODE_OPTIONS` value preloads or loads settings from. */
+/** Node's options whose value is a file it loads, runs or reads settings from. */
+const NODE_FILE_OPTIONS = new Set([
+  '--require',
+  '-r',
+  '--import',
+  '--loader',
+  '--experimental-loader',
+  '--env-file',
+  '--env-file-if-exists',
+  '--experimental-config-file',
+  '--openssl-config',
+  '--snapshot-blob',
+  '--test-reporter',
+]);
+
+/**
+ * What a `node-options` / `NODE_OPTIONS` value makes Node load, split as Node splits it
+ * (nodeOptionsArgv: `--require "./tools/pre.js"` is `--require`, `./tools/pre.js`): the value
+ * of each option naming a file (`--require x`, `--require=x`, `-r x`, `-r=x`; `_` for `-` in
+ * a name, as Node allows), `node.config.json` for `--experimental-default-config-file`, and,
+ * fail closed, every path word of every argument whatever its option.
+ */
 export function preloads(options: string): string[] {
-  const flags =
-    '--require|-r|--import|--loader|--experimental-loader|--env-file|--env-file-if-exists|--experimental-config-file|--openssl-config';
-  const words = options.split(/\s+/).filter((w) => w !== '');
+  const { argv } = nodeOptionsArgv(options);
   const out: string[] = [];
-  for (let i = 0; i < words.length; i += 1) {
-    const w = words[i] ?? '';
-    const eq = new RegExp(`^(${flags})=(.+)$`).exec(w);
-    if (eq?.[2] !== undefined) out.push(eq[2]);
-    else if (new RegExp(`^(${flags})$`).test(w)) {
-      const next = words[i + 1];
-      if (next !== undefined) out.push(next);
-      i += 1;
-    }
+  for (let i = 0; i < argv.length; i += 1) {
+    const w = argv[i] ?? '';
+    const eq = w.indexOf('=');
+    const name = (eq < 0 ? w : w.slice(0, eq)).replace(/_/g, '-');
+    if (NODE_FILE_OPTIONS.has(name)) {
+      const value = eq < 0 ? argv[(i += 1)] : w.slice(eq + 1);
+      if (value !== undefined) out.push(value, ...wordValues(value));
+    } else if (name === '--experimental-default-config-file') out.push('./node.config.json');
+    else out.push(...wordValues(w));
   }
   return out;
 }
@@ -169,7 +189,7 @@ export function mise(text: string): Named[] {
   const entries = tomlEntries(text);
   const tasks = hookTasks(entries);
   const fileTasks = [...tasks].flatMap((t) =>
-    ['mise-tasks', '.mise-tasks', 'mise/tasks'].map((dir) => ({
+    ['mise-tasks', '.mise-tasks', 'mise/tasks', '.mise/tasks', '.config/mise/tasks'].map((dir) => ({
       value: `./${dir}/${t}`,
       key: 'hooks (task)',
     })),

@@ -10,6 +10,10 @@
 //
 // Read from the host workspace as the tool reads it, with no tool run: the files are small
 // text, parsed here; a file that does not parse names nothing (the tool refuses it too).
+// Each value is unquoted and split as its tool does (host-obeyed-named-quoting.ts: npm's ini,
+// Node's NODE_OPTIONS, the shell; host-obeyed-named-toml.ts: TOML strings), so a spelling the
+// tool accepts cannot name a file cfh does not hold; a value that cannot be read so names
+// every word it could be (fail closed).
 // The rule for what is read: every key of a listed configuration whose value can be a
 // program, a script, a module it loads, a hook or a PATH entry. The readers, and why each
 // key is read, are by family: host-obeyed-named-js.ts (yarn, npm, pnpm),
@@ -24,7 +28,7 @@
 // naming that whole directory (a task's `cwd`, an MCP filesystem server's root) is where the
 // program works, not a program: holding it would hold every change. So it is for a path
 // word of an exported variable's value (`PROJECT_ROOT={{config_root}}`), wherever read.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
 import path from 'node:path';
 import type { GitHeldPath } from './host-obeyed-git.js';
 import {
@@ -58,6 +62,23 @@ interface Setting {
   readonly agent?: true;
 }
 
+/**
+ * Every configuration file mise reads in a directory, in its own list (jdx/mise
+ * src/config/mod.rs, LOCAL_CONFIG_FILENAMES and DEFAULT_CONFIG_FILENAMES): a `*` stands for
+ * a MISE_ENV (`mise.production.toml`), `local`, or both, and for each `conf.d` file.
+ */
+const MISE_FILES = [
+  ...['mise', '.mise', '.rtx'].flatMap((b) => [`${b}.toml`, `${b}.*.toml`]),
+  ...[
+    'mise/config',
+    '.mise/config',
+    '.config/mise/config',
+    '.config/mise/mise',
+    '.config/mise',
+  ].flatMap((b) => [`${b}.toml`, `${b}.*.toml`]),
+  '.config/mise/conf.d/*.toml',
+];
+
 const agents = (tool: string, read: Setting['read'], files: readonly string[]): Setting[] =>
   files.map((file) => ({ tool, file, read, agent: true }));
 
@@ -72,9 +93,7 @@ const SETTINGS: readonly Setting[] = [
   { tool: 'cargo', file: '.cargo/config', read: cargoConfig },
   { tool: 'bun', file: 'bunfig.toml', read: bunfig },
   { tool: 'asdf, mise', file: '.tool-versions', read: toolVersions },
-  ...['.mise.toml', 'mise.toml', '.mise.local.toml', 'mise.local.toml', '.mise/config.toml'].map(
-    (file) => ({ tool: 'mise', file, read: mise }),
-  ),
+  ...MISE_FILES.map((file) => ({ tool: 'mise', file, read: mise })),
   ...agents('Claude Code', mcpJson, ['.mcp.json']),
   ...agents('Claude Code', claudeSettings, [
     '.claude/settings.json',
@@ -156,25 +175,54 @@ export function namedHeldPaths(root: string): NamedHeldPath[] {
   return [...held].map(([p, why]) => ({ path: p, why })).sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
+/** The files a setting's name finds in `dir`: itself, or those its `*` matches (at most 64). */
+function filesOf(dir: string, file: string): string[] {
+  const base = path.posix.basename(file);
+  if (!base.includes('*')) return [file];
+  const sub = path.posix.dirname(file);
+  const re = new RegExp(
+    `^${base
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.+')}$`,
+  );
+  try {
+    return readdirSync(path.join(dir, sub))
+      .filter((n) => re.test(n))
+      .sort()
+      .slice(0, 64)
+      .map((n) => (sub === '.' ? n : `${sub}/${n}`));
+  } catch {
+    return [];
+  }
+}
+
 function namedIn(dir: string, root: string): [string, string][] {
   const out: [string, string][] = [];
-  for (const s of SETTINGS) {
-    const text = readSmall(path.join(dir, s.file));
-    if (text === undefined) continue;
-    const why = (key: string): string =>
-      `${s.tool} (${key} in ${dir === root ? s.file : path.join(dir, s.file)})`;
-    const bases = s.agent === true && dir !== root ? [dir, root] : [dir];
-    for (const { value, key, notWhole } of s.read(text)) {
-      // A bare word is a command found on PATH; a path has a separator or starts with `.`.
-      // A home (`~/bin`), a variable (`$HOME/bin`) or a URL is not the workspace's.
-      if (value === '' || (!value.includes('/') && !value.startsWith('.'))) continue;
-      if (value.startsWith('~') || value.includes('$') || value.includes('://')) continue;
-      for (const base of bases) {
-        const rel = path.relative(root, path.resolve(base, value));
-        if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
-        if (rel === '' && (s.agent === true || notWhole === true)) continue;
-        out.push([rel === '' ? '' : rel.split(path.sep).join('/'), why(key)]);
-      }
+  for (const setting of SETTINGS) {
+    for (const file of filesOf(dir, setting.file))
+      out.push(...namedBy({ ...setting, file }, dir, root));
+  }
+  return out;
+}
+
+function namedBy(s: Setting, dir: string, root: string): [string, string][] {
+  const out: [string, string][] = [];
+  const text = readSmall(path.join(dir, s.file));
+  if (text === undefined) return out;
+  const why = (key: string): string =>
+    `${s.tool} (${key} in ${dir === root ? s.file : path.join(dir, s.file)})`;
+  const bases = s.agent === true && dir !== root ? [dir, root] : [dir];
+  for (const { value, key, notWhole } of s.read(text)) {
+    // A bare word is a command found on PATH; a path has a separator or starts with `.`.
+    // A home (`~/bin`), a variable (`$HOME/bin`) or a URL is not the workspace's.
+    if (value === '' || (!value.includes('/') && !value.startsWith('.'))) continue;
+    if (value.startsWith('~') || value.includes('$') || value.includes('://')) continue;
+    for (const base of bases) {
+      const rel = path.relative(root, path.resolve(base, value));
+      if (rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      if (rel === '' && (s.agent === true || notWhole === true)) continue;
+      out.push([rel === '' ? '' : rel.split(path.sep).join('/'), why(key)]);
     }
   }
   return out;

@@ -56,7 +56,7 @@
 // name of two components (`.github/hooks`) matches two consecutive components.
 
 export interface HostObeyedName {
-  /** The file or directory name, `*SUFFIX` for a name ending so, `a/b` for b inside a. */
+  /** The file or directory name, `*` in it for one or more characters, `a/b` for b inside a. */
   readonly name: string;
   /** Who obeys it. */
   readonly tool: string;
@@ -209,6 +209,38 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
     why: 'hooks, tasks and env run on entering the directory',
   },
   { name: '.mise', tool: 'mise', why: 'configuration and tasks' },
+  // mise's own list of the configuration files it reads in each directory (jdx/mise
+  // src/config/mod.rs, LOCAL_CONFIG_FILENAMES and DEFAULT_CONFIG_FILENAMES; docs
+  // https://mise.jdx.dev/configuration.html): beside the names above, `mise/config.toml`,
+  // `.rtx.toml` (rtx, its old name), their `.local` forms and, for each MISE_ENV,
+  // `mise.<env>.toml`, `.mise.<env>.toml`, `mise/config.<env>.toml`, `.rtx.<env>.toml` and
+  // their `.local` forms; the `.config/mise*` ones lie under `.config`, held whole.
+  {
+    name: 'mise.*.toml',
+    tool: 'mise',
+    why: 'a MISE_ENV or local configuration: hooks, tasks and env run on entering',
+  },
+  {
+    name: '.mise.*.toml',
+    tool: 'mise',
+    why: 'a MISE_ENV or local configuration: hooks, tasks and env run on entering',
+  },
+  {
+    name: 'mise/config.toml',
+    tool: 'mise',
+    why: 'hooks, tasks and env run on entering the directory',
+  },
+  {
+    name: 'mise/config.*.toml',
+    tool: 'mise',
+    why: 'a MISE_ENV or local configuration: hooks, tasks and env run on entering',
+  },
+  { name: '.rtx.toml', tool: 'mise (rtx)', why: 'hooks, tasks and env run on entering' },
+  {
+    name: '.rtx.*.toml',
+    tool: 'mise (rtx)',
+    why: 'a MISE_ENV or local configuration: hooks, tasks and env run on entering',
+  },
   { name: '.tool-versions', tool: 'asdf, mise', why: 'plugins installed and run on use' },
   {
     name: '.cargo',
@@ -253,6 +285,11 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
     why: 'environment every yarn script gets: NODE_OPTIONS preloads',
   },
   { name: 'bunfig.toml', tool: 'bun', why: 'preload: modules run before every bun run' },
+  {
+    name: '.bunfig.toml',
+    tool: 'bun',
+    why: 'preload: modules run before every bun run (a workspace that is a home)',
+  },
   { name: '.bashrc', tool: 'bash', why: 'shell code (a workspace that is a home)' },
   { name: '.bash_profile', tool: 'bash', why: 'shell code (a workspace that is a home)' },
   { name: '.bash_login', tool: 'bash', why: 'shell code (a workspace that is a home)' },
@@ -278,26 +315,35 @@ export const HOST_OBEYED_NAMES: readonly HostObeyedName[] = [
   { name: '.local', tool: 'many', why: 'per-user programs on PATH (a home)' },
 ];
 
+/** A name's pattern: `*` stands for one or more characters, compared without case. */
+const pattern = (name: string): RegExp =>
+  new RegExp(
+    `^${name
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.+')}$`,
+    'i',
+  );
+
 const single = HOST_OBEYED_NAMES.filter((n) => !n.name.includes('/'));
 const EXACT = new Map(
-  single.filter((n) => !n.name.startsWith('*')).map((n) => [n.name.toLowerCase(), n]),
+  single.filter((n) => !n.name.includes('*')).map((n) => [n.name.toLowerCase(), n]),
 );
-const SUFFIXES = single
-  .filter((n) => n.name.startsWith('*'))
-  .map((n) => ({ suffix: n.name.slice(1).toLowerCase(), entry: n }));
-// An entry of more than one component (`.github/hooks`): the name alone (`hooks`) is too
-// common to hold, the pair is what the tool reads.
+const PATTERNS = single
+  .filter((n) => n.name.includes('*'))
+  .map((n) => ({ re: pattern(n.name), entry: n }));
+// An entry of more than one component (`.github/hooks`, `mise/config.toml`): the name alone
+// (`hooks`, `mise`) is too common to hold, the pair is what the tool reads.
 const NESTED = HOST_OBEYED_NAMES.filter((n) => n.name.includes('/')).map((n) => ({
-  parts: n.name.toLowerCase().split('/'),
+  parts: n.name.split('/').map(pattern),
   entry: n,
 }));
 
 /** The list entry a single file name matches, if any (not a nested one: `.github/hooks`). */
 export function hostObeyedName(name: string): HostObeyedName | undefined {
-  const lower = name.toLowerCase();
-  const exact = EXACT.get(lower);
+  const exact = EXACT.get(name.toLowerCase());
   if (exact !== undefined) return exact;
-  return SUFFIXES.find((s) => lower.length > s.suffix.length && lower.endsWith(s.suffix))?.entry;
+  return PATTERNS.find((p) => p.re.test(name))?.entry;
 }
 
 /**
@@ -309,11 +355,10 @@ export function hostObeyedPrefix(
   relPath: string,
 ): { readonly prefix: string; readonly entry: HostObeyedName } | undefined {
   const parts = relPath.split('/');
-  const lower = parts.map((p) => p.toLowerCase());
   for (let i = 0; i < parts.length; i += 1) {
     const entry = hostObeyedName(parts[i] ?? '');
     if (entry !== undefined) return { prefix: parts.slice(0, i + 1).join('/'), entry };
-    const nested = NESTED.find((n) => n.parts.every((p, k) => lower[i + k] === p));
+    const nested = NESTED.find((n) => n.parts.every((p, k) => p.test(parts[i + k] ?? '')));
     if (nested !== undefined)
       return { prefix: parts.slice(0, i + nested.parts.length).join('/'), entry: nested.entry };
   }

@@ -11,6 +11,7 @@
 import type { BigIntStats } from 'node:fs';
 import { hostObeyedPrefix } from '../host-obeyed.js';
 import { underHeld } from '../host-obeyed-git.js';
+import { GIT_DIRECTORY_MARKS, gitDirectoriesAbove } from '../host-obeyed-gitdir.js';
 import type { SpecMount } from '../substrate/container-spec.js';
 
 /** The most paths a finding names; the count is always whole. */
@@ -39,10 +40,10 @@ export class HostObeyedWatch {
   readonly #sinceNs: bigint;
   /** Per root, the paths its repository sends git to (host-obeyed-git.ts). */
   readonly #repository: ReadonlyMap<string, readonly string[]>;
-  readonly #named = new Set<string>();
-  readonly #paths: HostObeyedPath[] = [];
-  #count = 0;
-  #omitted = 0;
+  /** Entries that can make a directory a git directory (`root\0rel`, lower-cased). */
+  readonly #marks = new Set<string>();
+  /** Every entry the run created or changed, in the walk's order (parents first). */
+  readonly #changed: (HostObeyedPath & { readonly obeyed: boolean })[] = [];
 
   /**
    * `roots`: the host rw mounts to watch (a draft copy is not one: its changes reach the
@@ -69,24 +70,47 @@ export class HostObeyedWatch {
   readonly visit = (root: string, rel: string, st: BigIntStats): 'skip' | undefined => {
     if (!this.#roots.has(root)) return undefined;
     if (!rel.includes('/') && this.#held.has(`${String(st.dev)}:${String(st.ino)}`)) return 'skip';
+    const lower = rel.toLowerCase();
+    if (GIT_DIRECTORY_MARKS.has(lower.slice(lower.lastIndexOf('/') + 1)))
+      this.#marks.add(`${root}\0${lower}`);
+    if (st.ctimeNs < this.#sinceNs) return undefined;
     const obeyed =
       hostObeyedPrefix(rel) !== undefined ||
       underHeld(rel, this.#repository.get(root) ?? []) !== undefined;
-    if (!obeyed || st.ctimeNs < this.#sinceNs) return undefined;
-    this.#count += 1;
-    const key = `${root}\0${rel}`;
-    const parts = rel.split('/');
-    for (let i = 1; i < parts.length; i += 1) {
-      if (this.#named.has(`${root}\0${parts.slice(0, i).join('/')}`)) return undefined;
-    }
-    this.#named.add(key);
-    if (this.#paths.length >= MAX_NAMED) this.#omitted += 1;
-    else this.#paths.push({ root, path: rel, type: typeOf(st) });
+    this.#changed.push({ root, path: rel, type: typeOf(st), obeyed });
     return undefined;
   };
 
+  /**
+   * What the run changed that a host tool obeys: a listed name, a path the repository sends
+   * git to, or an entry at or below a directory git takes for a repository as the walk saw
+   * the tree (host-obeyed-gitdir.ts, the apply gate's predicate): known only once the walk
+   * has seen a directory's every entry, so judged here.
+   */
   finding(): HostObeyedFinding {
-    return { paths: [...this.#paths], count: this.#count, omitted: this.#omitted };
+    const gitDirs = new Map<string, string[]>();
+    for (const root of this.#roots) {
+      const has = (rel: string): boolean => this.#marks.has(`${root}\0${rel.toLowerCase()}`);
+      const changed = this.#changed.filter((c) => c.root === root).map((c) => c.path);
+      gitDirs.set(root, [...gitDirectoriesAbove(changed, has)]);
+    }
+    const named = new Set<string>();
+    const paths: HostObeyedPath[] = [];
+    let count = 0;
+    let omitted = 0;
+    for (const c of this.#changed) {
+      if (!c.obeyed && underHeld(c.path, gitDirs.get(c.root) ?? []) === undefined) continue;
+      count += 1;
+      const parts = c.path.split('/');
+      const below = parts.some(
+        (_, i) => i > 0 && named.has(`${c.root}\0${parts.slice(0, i).join('/')}`),
+      );
+      if (below) continue;
+      named.add(`${c.root}\0${c.path}`);
+      if (paths.length >= MAX_NAMED) omitted += 1;
+      else paths.push({ root: c.root, path: c.path, type: c.type });
+    }
+    return { paths, count, omitted };
   }
 }
 

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import { hostObeyedPrefix } from '../host-obeyed.js';
 import { gitHeldPaths, underHeld, type GitHeldPath } from '../host-obeyed-git.js';
+import { gitDirectoriesAbove } from '../host-obeyed-gitdir.js';
 import { namedHeldPaths, type NamedHeldPath } from '../host-obeyed-named.js';
 import type { PatchChange } from './patch.js';
 
@@ -28,28 +29,19 @@ export interface HostHeld {
 }
 
 /**
- * A directory git takes for a repository when run inside it (a bare one): `HEAD` and
- * `objects` or `commondir`, as git's own test has it. A patch that makes or completes one
- * plants a `config` git obeys in that directory, whatever the directory is named.
+ * The directories git takes for a repository once the patch is applied (host-obeyed-gitdir.ts,
+ * the predicate the rw end walk asks too): a patch that makes or completes one, or changes
+ * what one holds, plants a `config` or hook git obeys there, whatever the directory is named.
+ * An entry is there after the apply when the patch leaves one, else when the host has one.
  */
 function gitDirectories(changes: readonly PatchChange[], held: HostHeld): Set<string> {
-  const after = new Map(changes.map((c) => [c.path, c.after !== null]));
-  const has = (rel: string): boolean => after.get(rel) ?? held.hostHas?.(rel) ?? false;
-  const join = (d: string, n: string): string => (d === '' ? n : `${d}/${n}`);
-  const shaped = new Set<string>();
-  const seen = new Set<string>();
-  for (const c of changes) {
-    for (let d = path.posix.dirname(c.path); ; d = path.posix.dirname(d)) {
-      const dir = d === '.' ? '' : d;
-      if (!seen.has(dir)) {
-        seen.add(dir);
-        if (has(join(dir, 'HEAD')) && (has(join(dir, 'objects')) || has(join(dir, 'commondir'))))
-          shaped.add(dir);
-      }
-      if (dir === '') break;
-    }
-  }
-  return shaped;
+  const after = new Map(changes.map((c) => [c.path.toLowerCase(), c.after !== null]));
+  const has = (rel: string): boolean =>
+    after.get(rel.toLowerCase()) ?? held.hostHas?.(rel) ?? false;
+  return gitDirectoriesAbove(
+    changes.map((c) => c.path),
+    has,
+  );
 }
 
 /** Who obeys `rel`: a listed name, a path the repository names, a git directory. */

@@ -60,12 +60,15 @@ describe('class 9: npm and pnpm keys that name a program, a preload, a hooks fil
       'etc/npmrc',
       'etc/user-npmrc',
       'tools/ed',
+      // npm spawns some of these whole, spaces and all: the whole value is read too.
+      'tools/ed --wait',
       'tools/git',
       'tools/init.js',
       'tools/onload.js',
       'tools/open',
       'tools/script-sh',
       'tools/sh',
+      'tools/sh -l',
       'tools/view',
     ]);
   });
@@ -185,7 +188,10 @@ describe('class 9: mise and asdf keys that name a PATH entry, a script, a hook',
       ].join('\n'),
     );
     expect(held()).toEqual([
+      // mise's file task directories, its own list (each held under `.config`, `.mise` too).
+      '.config/mise/tasks/bye',
       '.mise-tasks/bye',
+      '.mise/tasks/bye',
       'hooks/cd.sh',
       'hooks/enter.sh',
       'hooks/post.sh',
