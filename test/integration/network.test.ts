@@ -785,20 +785,12 @@ describe('fail closed, cancellation and reaping', () => {
 
       const reap = await cfh(['reap', '--json', '--run', runId]);
       expect(reap.exitCode, reap.stderr).toBe(0);
+      // Another cfh on this engine (a test file beside this one) sweeps an owner-gone run's
+      // objects at its start: what reap finds it removes, and together nothing is left.
       const entries = (JSON.parse(reap.stdout) as Record<string, unknown>[]).filter(
         (e) => e.runId === runId,
       );
-      expect(entries).toEqual(
-        expect.arrayContaining([
-          expect.objectContaining({ kind: 'container', name: `cfh-${runId}`, action: 'removed' }),
-          expect.objectContaining({
-            kind: 'container',
-            name: `cfh-guard-${runId}`,
-            action: 'removed',
-          }),
-          expect.objectContaining({ kind: 'network', name: `cfh-net-${runId}`, action: 'removed' }),
-        ]),
-      );
+      for (const e of entries) expect(e, JSON.stringify(e)).toMatchObject({ action: 'removed' });
       expect(await containersOfRun(runId)).toEqual([]);
       expect(await networksOfRun(runId)).toEqual([]);
       expect(await egressConfigDirs(runId)).toEqual([]);
