@@ -10,7 +10,7 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { PLACEHOLDER, fileIdentity, type FileIdentity, type ScriptOf } from './host-tool-files.js';
-import { nodeScript, pythonScript, shellScript } from './host-tool-interpreters.js';
+import { inline, nodeScript, pythonScript, shellScript } from './host-tool-interpreters.js';
 
 export type { FileIdentity, ScriptOf };
 
@@ -97,10 +97,10 @@ export function scriptOf(
   if (kind === 'node') return nodeScript(args, cwd);
   if (kind === 'shell') return shellScript(args, cwd);
   const file = firstFile(args, cwd);
-  const inline = names.map((n) => INLINE_FLAGS[n]).find((f) => f !== undefined);
-  if (inline !== undefined) {
-    const flag = args.find((a) => inline.test(a));
-    if (flag !== undefined) return { opaque: `is handed its code inline ('${flag}')` };
+  const inlineFlag = names.map((n) => INLINE_FLAGS[n]).find((f) => f !== undefined);
+  if (inlineFlag !== undefined) {
+    const flag = args.find((a) => inlineFlag.test(a));
+    if (flag !== undefined) return inline(flag, args, false);
     return file !== undefined ? { file } : { opaque: 'reads its code from stdin' };
   }
   if (file !== undefined) return { file };
@@ -108,6 +108,23 @@ export function scriptOf(
   return wrapper === undefined
     ? {}
     : { opaque: `runs a command its arguments name, which cfh does not follow ('${wrapper}')` };
+}
+
+/**
+ * Whether the program `spelled` (found at `found`) is an interpreter whose script file cfh
+ * reads in full (host-tool-code.ts): 'shell' for a POSIX shell, 'other' for python, node and
+ * the interpreters of INLINE_FLAGS; undefined for any other program.
+ */
+export function interpreterOf(
+  spelled: string,
+  found: string | undefined,
+): 'shell' | 'other' | undefined {
+  const names = [path.basename(spelled)];
+  if (found !== undefined) names.push(path.basename(found), path.basename(realOr(found)));
+  const kind = family(names);
+  if (kind === 'shell') return 'shell';
+  if (kind !== undefined || names.some((n) => INLINE_FLAGS[n] !== undefined)) return 'other';
+  return undefined;
 }
 
 function realOr(p: string): string {
