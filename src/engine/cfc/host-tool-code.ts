@@ -155,7 +155,8 @@ function commandOf(word: string, at: Where): FileIdentity | undefined {
   if (!/^[A-Za-z0-9._+-]+$/.test(word) || word.startsWith('-')) return undefined;
   const paths = [at.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', at.searchPath ?? ''].join(':');
   const found = findProgram(word, at.cwd, paths);
-  return found === undefined ? undefined : fileIdentity(found, '/');
+  const file = found === undefined ? undefined : fileIdentity(found, '/');
+  return file === undefined ? undefined : { ...file, spelled: word };
 }
 
 /** What the words of `code` (or of a wrapper's `args`) name, as its interpreter finds them. */
