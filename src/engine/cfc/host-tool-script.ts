@@ -5,8 +5,9 @@
 // and PYTHONPATH), `python3 notes` (notes/__main__.py), `node dir` (its package.json main or
 // index.js). Code cfh cannot resolve to a file (inline: `sh -c`, `python3 -c`, `node -e`,
 // `perl -e`; stdin; a module found only on the interpreter's own path; a wrapper such as
-// `env`, `npx` or `uv run` naming no file) may be any tool's code: it is `opaque`, and
-// host-tool-sharing.ts takes it for any entry that runs in the same real cwd (fail safe).
+// `env`, `npx` or `uv run` naming no file) is `opaque`: host-tool-code.ts reads it (inline
+// code, a wrapper's words) as its interpreter would, and a script the model names is
+// `unresolved`, which host-tool-sharing.ts takes for any other entry's code (fail closed).
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { PLACEHOLDER, fileIdentity, type FileIdentity, type ScriptOf } from './host-tool-files.js';

@@ -15,8 +15,12 @@
 //   given other settings (another store argument or env value) is taken to keep another
 //   state: the operator's settings say where (docs/operators.md);
 // - one runs as its program the file the other hands its interpreter (a `#!` script);
-// - one runs code cfh cannot resolve to a file (`sh -c`, `python3 -c`, a wrapper) whose
-//   words name the other's script or program: it may run it;
+// - one's code (inline, a script file or `#!` program read in full, a wrapper's words), read
+//   as its interpreter reads it (host-tool-code.ts), names the other's script or program (a
+//   file, a module, a package directory, a command on PATH), or both name one file; or cfh
+//   cannot resolve what it runs (`cd`, variables, globs, eval, a model-named script): it may
+//   run the other's code (fail closed);
+// - a path spelling of either cannot be resolved as the tool would (host-tool-spelling.ts);
 // - neither has a script, and their programs are one file and their settings (arguments,
 //   real cwd, env) agree, paths by their real path; a program the launcher cannot find now
 //   may be any file later, so it is taken for the other's (fail safe);
