@@ -95,6 +95,21 @@ describe('written leases', () => {
     ).toBeUndefined();
   });
 
+  it("class: a descendant's write into a tree an ancestor reads under a lower label is refused, not exempt", async () => {
+    const store = path.join(dir, 'parent-store');
+    await mkdir(store);
+    await using lease = await holdLease(plan('run-top', store, []), state(), signal);
+    expect(typeof lease[Symbol.asyncDispose]).toBe('function');
+    // Its child (run-kid) writes a secret there: the parent would read it as public.
+    expect(await leaseAgainst(state(), at(store), secret, ['run-kid'], ['run-top'])).toMatch(
+      /run run-top, which delegated to this one, has '.*parent-store' mounted and reads it as \{confidentiality: -; integrity: -\}: writing \{confidentiality: secret/,
+    );
+    // Less trusted, nothing confidential: the parent's rules weigh its child's trust.
+    expect(
+      await leaseAgainst(state(), at(store), label({}), ['run-kid'], ['run-top']),
+    ).toBeUndefined();
+  });
+
   it('a write less trusted than a live run reads the tree as is refused too; one as trusted is not', async () => {
     const ws = path.join(dir, 'vouched');
     await mkdir(ws);

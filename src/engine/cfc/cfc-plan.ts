@@ -14,6 +14,7 @@ import type { Label } from '../../cfc/label.js';
 import type { InheritedLabels } from '../../cfc/inherited-labels.js';
 import type { WrittenRecord } from '../../cfc/written-labels.js';
 import { hostToolStores } from './host-tool-stores.js';
+import { treeHostTools } from './host-tool-tree.js';
 import { movedRecords } from './written-moved.js';
 import { splitEnvLabels, withEnvLabels } from '../../cfc/env-labels.js';
 import { CfcRuntime, type CfcRuntimeOptions, type PromptSlotLabels } from '../../cfc/runtime.js';
@@ -100,8 +101,12 @@ export function planRunCfc(
           options.written === undefined
             ? undefined
             : [...options.written, ...movedRecords(options.written, trees)],
-        // A mount a cleared host tool keeps its state in hands back what it may receive.
-        stores: hostToolStores(profile.hostTools, mounts),
+        // A mount a cleared host tool keeps its state in hands back what it may receive: the
+        // run's own host tools and every descendant child's (host-tool-tree.ts).
+        stores: hostToolStores(
+          treeHostTools(profile, profile.budgets.maxDelegationDepth).map((t) => t.entry),
+          mounts,
+        ),
       },
     );
   } catch (error) {

@@ -11,10 +11,22 @@ export interface FileIdentity {
   readonly spelled: string;
 }
 
-/** An entry's script; `opaque` says why cfh cannot tell which file runs; neither: no script. */
+/** Code as cfh reads it: inline, or a file's text; `shell` when a POSIX shell runs it. */
+export interface CodeText {
+  readonly text: string;
+  readonly shell: boolean;
+}
+
+/**
+ * An entry's script; `opaque` says why cfh cannot tell which file runs; neither: no script.
+ * `code` is inline code, read as its interpreter reads it (host-tool-code.ts); `unresolved`
+ * says why what runs is not the operator's to know (the model names it).
+ */
 export interface ScriptOf {
   readonly file?: FileIdentity;
   readonly opaque?: string;
+  readonly code?: CodeText;
+  readonly unresolved?: string;
 }
 
 export const PLACEHOLDER = /^\{[A-Za-z_][A-Za-z0-9_]{0,63}\}$/;

@@ -7,15 +7,24 @@
 // device and inode through every link; its script (found as its interpreter finds it:
 // host-tool-script.ts) likewise; and every other argument and env value that names a path is
 // written as that path's real path.
-import { realpathSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { HostToolEntry } from '../../config/host-tools-schema.js';
 import { canonicalJson } from '../../evidence/canonical-json.js';
 import { realpathOfNearest } from '../../sandbox/mount-policy.js';
 import { againstCwd } from '../../tools/host/host-pin.js';
 import { cwdOf, findEntryProgram, programOf } from '../../tools/host/host-plan.js';
-import { fileIdentity, isDirectoryAt, PLACEHOLDER, type FileIdentity } from './host-tool-files.js';
-import { scriptOf } from './host-tool-script.js';
+import { codeNames, NO_NAMES, readCode, type CodeNames } from './host-tool-code.js';
+import {
+  fileIdentity,
+  isDirectoryAt,
+  PLACEHOLDER,
+  type CodeText,
+  type FileIdentity,
+  type ScriptOf,
+} from './host-tool-files.js';
+import { interpreterOf, scriptOf } from './host-tool-script.js';
+import { expandedOr } from './host-tool-spelling.js';
 
 export type { FileIdentity };
 
@@ -30,10 +39,10 @@ export interface EntryIdentity {
   /** Its real cwd. */
   readonly cwd: string;
   /**
-   * Code cfh cannot resolve to one file: the files its words name (inline code's
-   * `python3 notes.py`, a wrapper's command), by identity: it may run any of them.
+   * What its code names, read as its interpreter reads it (inline code, the script file, a
+   * `#!` program, a wrapper's words: host-tool-code.ts), by identity: it may run any of them.
    */
-  readonly named: readonly FileIdentity[];
+  readonly names: CodeNames;
   /** Its arguments after the program, its real cwd and its env, paths by their real path. */
   readonly settings: string;
   /**
@@ -43,6 +52,9 @@ export interface EntryIdentity {
    */
   readonly rest: string;
 }
+
+/** What every `{field}` is compared as: the model's value, whatever the field is called. */
+const MODEL_VALUE = '{}';
 
 /** Variables that say where code is found, not where state is kept. */
 const CODE_SEARCH = new Set(['PATH', 'PYTHONPATH', 'NODE_PATH', 'PERL5LIB', 'RUBYLIB']);
@@ -75,9 +87,15 @@ function canonicalPath(text: string, cwd: string): string {
   }
 }
 
-/** One argument or env value with every path it is by its real path. */
-function canonicalText(text: string, cwd: string): string {
-  if (PLACEHOLDER.test(text)) return text;
+/**
+ * One argument or env value with every path it is by its real path, as the tool resolves
+ * its spelling (`~`, `$HOME`, its env's `$NAME`: host-tool-spelling.ts). A `{field}` is a
+ * model-chosen value, whatever its name: every placeholder is one (AH-CFC-12), so two
+ * entries that differ only in what they call the model's values run the same command.
+ */
+function canonicalText(text: string, cwd: string, env: Readonly<Record<string, string>>): string {
+  if (PLACEHOLDER.test(text)) return MODEL_VALUE;
+  text = expandedOr(text, env);
   const attached = ATTACHED.exec(text);
   if (attached !== null) return `${attached[1] ?? ''}${canonicalPath(attached[2] ?? '', cwd)}`;
   return canonicalPath(text, cwd);
@@ -110,13 +128,63 @@ function scriptArgs(
   return [...args];
 }
 
-/** Every existing regular file a word of `args` names (inline code split as a shell would, roughly). */
-function namedFiles(args: readonly string[], cwd: string): FileIdentity[] {
-  const words = args.flatMap((a) => a.split(/[\s'"`;&|()<>=,]+/)).filter((w) => w !== '');
-  return words.flatMap((w) => {
-    const f = fileIdentity(w, cwd);
-    return f === undefined ? [] : [f];
-  });
+/**
+ * What the code an entry runs names, read as its interpreter reads it (host-tool-code.ts):
+ * inline code; the script file an interpreter is handed and a `#!` program, read in full; a
+ * wrapper's arguments (`env`, `uv run`) as words. The model naming the script: unresolved.
+ */
+function namesOf(
+  script: ScriptOf,
+  program: string,
+  found: string | undefined,
+  args: readonly string[],
+  at: { cwd: string; env: Readonly<Record<string, string>>; searchPath: string | undefined },
+): CodeNames {
+  if (script.unresolved !== undefined) return { ...NO_NAMES, unresolved: script.unresolved };
+  if (script.code !== undefined) return codeNames(script.code, true, at);
+  const texts: CodeText[] = [];
+  const lang = interpreterOf(program, found);
+  for (const [real, shell] of [
+    ...(script.file !== undefined && lang !== undefined
+      ? [[script.file.real, lang === 'shell'] as const]
+      : []),
+    // A program that is a script itself (`#!`): its text, whatever it hands on.
+    ...(found !== undefined && lang === undefined && isScriptFile(found)
+      ? [[found, false] as const]
+      : []),
+  ]) {
+    const code = readCode(real, shell);
+    if ('unresolved' in code) return { ...NO_NAMES, unresolved: code.unresolved };
+    texts.push(code);
+  }
+  if (script.opaque !== undefined)
+    texts.push({ text: args.filter((a) => !PLACEHOLDER.test(a)).join('\n'), shell: false });
+  return mergeNames(texts.map((t) => codeNames(t, false, at)));
+}
+
+function isScriptFile(p: string): boolean {
+  try {
+    const fd = openSync(p, 'r');
+    try {
+      const head = Buffer.alloc(2);
+      return readSync(fd, head, 0, 2, 0) === 2 && head.toString('latin1') === '#!';
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
+function mergeNames(all: readonly CodeNames[]): CodeNames {
+  const unresolved = all.find((n) => n.unresolved !== undefined)?.unresolved;
+  if (unresolved !== undefined) return { ...NO_NAMES, unresolved };
+  return {
+    files: all.flatMap((n) => n.files),
+    commands: all.flatMap((n) => n.commands),
+    dirs: all.flatMap((n) => n.dirs),
+    unresolved: undefined,
+  };
 }
 
 /** What `entry` runs and with what, as the files and places its spellings name. */
@@ -131,7 +199,7 @@ export function identityOf(entry: HostToolEntry, searchPath: string | undefined)
   const env = Object.fromEntries(
     Object.entries(entry.env).map(([k, v]) => [
       k,
-      'value' in v ? canonicalText(v.value, cwd) : '(credential)',
+      'value' in v ? canonicalText(v.value, cwd, plain) : '(credential)',
     ]),
   );
   return {
@@ -140,10 +208,10 @@ export function identityOf(entry: HostToolEntry, searchPath: string | undefined)
     script: script.file,
     opaque: script.opaque,
     cwd,
-    named: script.opaque === undefined ? [] : namedFiles(args, cwd),
-    settings: canonicalJson({ args: args.map((a) => canonicalText(a, cwd)), cwd, env }),
+    names: namesOf(script, programOf(entry), found, args, { cwd, env: plain, searchPath }),
+    settings: canonicalJson({ args: args.map((a) => canonicalText(a, cwd, plain)), cwd, env }),
     rest: canonicalJson({
-      args: scriptArgs(args, script.file, cwd).map((a) => canonicalText(a, cwd)),
+      args: scriptArgs(args, script.file, cwd).map((a) => canonicalText(a, cwd, plain)),
       env: Object.fromEntries(Object.entries(env).filter(([k]) => !CODE_SEARCH.has(k))),
     }),
   };

@@ -12,10 +12,18 @@ import {
 } from './host-tool-files.js';
 
 const STDIN: ScriptOf = { opaque: 'reads its code from stdin' };
-const inline = (flag: string): ScriptOf => ({ opaque: `is handed its code inline ('${flag}')` });
-/** The model, not the operator, picks what runs: any tool's code. */
+/**
+ * Code handed over inline: read as the interpreter reads it (host-tool-code.ts). All of the
+ * arguments count as its text (the code, and what it is given: `$1`, `sys.argv`).
+ */
+export const inline = (flag: string, args: readonly string[], shell: boolean): ScriptOf => ({
+  opaque: `is handed its code inline ('${flag}')`,
+  code: { text: args.filter((a) => !PLACEHOLDER.test(a)).join('\n'), shell },
+});
+/** The model, not the operator, picks what runs: any tool's code (fail closed). */
 const chosen = (arg: string): ScriptOf => ({
   opaque: `runs the script the model names ('${arg}')`,
+  unresolved: `the model names the script it runs ('${arg}')`,
 });
 
 /** A module as `python -m` finds it: MOD.py or the package MOD/__main__.py, on each base. */
@@ -49,7 +57,7 @@ export function pythonScript(
     if (!a.startsWith('-') || a === '-') return pythonOperand(a, cwd);
     for (let j = 1; j < a.length; j++) {
       const c = a[j];
-      if (c === 'c') return inline(a);
+      if (c === 'c') return inline(a, args, false);
       if (c === 'm') return moduleArg(a.slice(j + 1) || args[i + 1], cwd, env);
       if (c === 'W' || c === 'X') {
         if (j === a.length - 1) i++;
@@ -103,7 +111,7 @@ export function nodeScript(args: readonly string[], cwd: string): ScriptOf {
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? '';
     if (a === '--') return nodeOperand(args[i + 1], cwd);
-    if (/^(-e|-p|-pe|--eval|--print)(=|$)/.test(a)) return inline(a);
+    if (/^(-e|-p|-pe|--eval|--print)(=|$)/.test(a)) return inline(a, args, false);
     if (NODE_VALUED.has(a)) {
       i++;
       continue;
@@ -162,7 +170,7 @@ export function shellScript(args: readonly string[], cwd: string): ScriptOf {
     }
     if (a.startsWith('--')) continue;
     if (/^[-+][A-Za-z]+$/.test(a)) {
-      if (a.startsWith('-') && a.includes('c')) return inline(a);
+      if (a.startsWith('-') && a.includes('c')) return inline(a, args, true);
       if (a.startsWith('-') && a.includes('s')) return STDIN;
       continue;
     }

@@ -5,12 +5,13 @@
 // and PYTHONPATH), `python3 notes` (notes/__main__.py), `node dir` (its package.json main or
 // index.js). Code cfh cannot resolve to a file (inline: `sh -c`, `python3 -c`, `node -e`,
 // `perl -e`; stdin; a module found only on the interpreter's own path; a wrapper such as
-// `env`, `npx` or `uv run` naming no file) may be any tool's code: it is `opaque`, and
-// host-tool-sharing.ts takes it for any entry that runs in the same real cwd (fail safe).
+// `env`, `npx` or `uv run` naming no file) is `opaque`: host-tool-code.ts reads it (inline
+// code, a wrapper's words) as its interpreter would, and a script the model names is
+// `unresolved`, which host-tool-sharing.ts takes for any other entry's code (fail closed).
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { PLACEHOLDER, fileIdentity, type FileIdentity, type ScriptOf } from './host-tool-files.js';
-import { nodeScript, pythonScript, shellScript } from './host-tool-interpreters.js';
+import { inline, nodeScript, pythonScript, shellScript } from './host-tool-interpreters.js';
 
 export type { FileIdentity, ScriptOf };
 
@@ -97,10 +98,10 @@ export function scriptOf(
   if (kind === 'node') return nodeScript(args, cwd);
   if (kind === 'shell') return shellScript(args, cwd);
   const file = firstFile(args, cwd);
-  const inline = names.map((n) => INLINE_FLAGS[n]).find((f) => f !== undefined);
-  if (inline !== undefined) {
-    const flag = args.find((a) => inline.test(a));
-    if (flag !== undefined) return { opaque: `is handed its code inline ('${flag}')` };
+  const inlineFlag = names.map((n) => INLINE_FLAGS[n]).find((f) => f !== undefined);
+  if (inlineFlag !== undefined) {
+    const flag = args.find((a) => inlineFlag.test(a));
+    if (flag !== undefined) return inline(flag, args, false);
     return file !== undefined ? { file } : { opaque: 'reads its code from stdin' };
   }
   if (file !== undefined) return { file };
@@ -108,6 +109,23 @@ export function scriptOf(
   return wrapper === undefined
     ? {}
     : { opaque: `runs a command its arguments name, which cfh does not follow ('${wrapper}')` };
+}
+
+/**
+ * Whether the program `spelled` (found at `found`) is an interpreter whose script file cfh
+ * reads in full (host-tool-code.ts): 'shell' for a POSIX shell, 'other' for python, node and
+ * the interpreters of INLINE_FLAGS; undefined for any other program.
+ */
+export function interpreterOf(
+  spelled: string,
+  found: string | undefined,
+): 'shell' | 'other' | undefined {
+  const names = [path.basename(spelled)];
+  if (found !== undefined) names.push(path.basename(found), path.basename(realOr(found)));
+  const kind = family(names);
+  if (kind === 'shell') return 'shell';
+  if (kind !== undefined || names.some((n) => INLINE_FLAGS[n] !== undefined)) return 'other';
+  return undefined;
 }
 
 function realOr(p: string): string {

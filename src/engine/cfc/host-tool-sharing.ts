@@ -15,22 +15,26 @@
 //   given other settings (another store argument or env value) is taken to keep another
 //   state: the operator's settings say where (docs/operators.md);
 // - one runs as its program the file the other hands its interpreter (a `#!` script);
-// - one runs code cfh cannot resolve to a file (`sh -c`, `python3 -c`, a wrapper) whose
-//   words name the other's script or program: it may run it;
+// - one's code (inline, a script file or `#!` program read in full, a wrapper's words), read
+//   as its interpreter reads it (host-tool-code.ts), names the other's script or program (a
+//   file, a module, a package directory, a command on PATH), or both name one file; or cfh
+//   cannot resolve what it runs (`cd`, variables, globs, eval, a model-named script): it may
+//   run the other's code (fail closed);
+// - a path spelling of either cannot be resolved as the tool would (host-tool-spelling.ts);
 // - neither has a script, and their programs are one file and their settings (arguments,
 //   real cwd, env) agree, paths by their real path; a program the launcher cannot find now
 //   may be any file later, so it is taken for the other's (fail safe);
 // - or their configurations name a common path (a file, or one inside a directory the other
 //   names: engine/host-tool-stores.ts namedPaths).
 import { statSync } from 'node:fs';
-import { resolveChildren } from '../../config/child-profiles.js';
 import type { HostToolEntry } from '../../config/host-tools-schema.js';
 import type { Profile } from '../../config/profile-schema.js';
 import { entryClearance } from '../../cfc/host-tool-labels.js';
 import { ConfigError } from '../../errors.js';
 import { isWithin } from '../../sandbox/mount-policy.js';
-import { identityOf, type EntryIdentity } from './host-tool-identity.js';
-import { namedPaths } from './host-tool-stores.js';
+import { identityOf, type EntryIdentity, type FileIdentity } from './host-tool-identity.js';
+import { namedPaths, unresolvedSpellings } from './host-tool-stores.js';
+import { treeHostTools } from './host-tool-tree.js';
 
 interface Placed {
   readonly where: string;
@@ -38,6 +42,7 @@ interface Placed {
   readonly clearance: string;
   readonly identity: EntryIdentity;
   readonly paths: readonly string[];
+  readonly unresolved: readonly string[];
 }
 
 /** How two entries share state, and what the operator can do about it. */
@@ -57,24 +62,8 @@ function placed(where: string, entry: HostToolEntry, searchPath: string | undefi
     clearance: [...new Set(entryClearance(entry))].sort().join(','),
     identity: identityOf(entry, searchPath),
     paths: namedPaths(entry),
+    unresolved: unresolvedSpellings(entry),
   };
-}
-
-/** Every host tool entry of `profile` and of every child it may delegate to, by place. */
-function treeEntries(
-  profile: Profile,
-  depth: number,
-  where: string,
-  searchPath: string | undefined,
-): Placed[] {
-  const own = profile.hostTools.map((e) => placed(where, e, searchPath));
-  if (depth <= 0) return own;
-  return [
-    ...own,
-    ...resolveChildren(profile, depth).flatMap((c) =>
-      treeEntries(c.loaded.profile, depth - 1, `child ${c.name}`, searchPath),
-    ),
-  ];
 }
 
 /** `x`'s script is `y`'s program: a `#!` script run by name, and by its interpreter. */
@@ -86,20 +75,43 @@ function scriptIsProgram(x: EntryIdentity, y: EntryIdentity): Sharing | undefine
   };
 }
 
+/** The file `y` itself runs: its script, else its program (not for inline code's shell). */
+function ownCode(y: EntryIdentity): FileIdentity | undefined {
+  return y.script ?? (y.opaque === undefined ? y.program : undefined);
+}
+
 /**
- * `x` runs code cfh cannot resolve to one file (inline, a wrapper): when a word of it names
- * `y`'s script or program, it may run `y`'s code (`sh -c 'exec python3 notes.py'` beside
- * `python3 notes.py`; AH-CFC-12). Inline code that names none of them is other code; two
- * entries of one inline text and settings are one command (the rule below).
+ * `x`'s code, read as its interpreter reads it (host-tool-code.ts), may run `y`'s: a word of
+ * it resolves to `y`'s script or program (as a path, a module, a package directory, a
+ * command on PATH), or to a directory holding it; or both name one file as code; or cfh
+ * cannot resolve what it runs (`cd`, a variable, eval; the model names it): fail closed.
  */
-function opaqueNames(x: EntryIdentity, y: EntryIdentity): Sharing | undefined {
-  if (x.opaque === undefined) return undefined;
-  const theirs = [y.script, y.program].filter((f) => f !== undefined);
-  const hit = x.named.find((f) => theirs.some((t) => t.id === f.id));
-  if (hit === undefined) return undefined;
+function codeReaches(x: EntryIdentity, y: EntryIdentity): Sharing | undefined {
+  const n = x.names;
+  if (n.unresolved !== undefined)
+    return {
+      how: `may run the same code: cfh cannot tell what '${x.programSpelled}' runs (${n.unresolved}), so it may run the other's`,
+      hint: `${SAME_CLEARANCE}, or spell the code so cfh can resolve it (literal paths and commands: no \`cd\`, variables, globs or eval), naming none of the other's code`,
+    };
+  const own = ownCode(y);
+  const hit =
+    own === undefined ? undefined : [...n.files, ...n.commands].find((f) => f.id === own.id);
+  if (own !== undefined && hit !== undefined)
+    return {
+      how: `may run the same code: the code of '${x.programSpelled}' names '${hit.spelled}', which is '${own.real}', the code the other runs`,
+      hint: `${SAME_CLEARANCE}, or give each its own copy of the script`,
+    };
+  const dir = own === undefined ? undefined : n.dirs.find((d) => own.real.startsWith(`${d}/`));
+  if (own !== undefined && dir !== undefined)
+    return {
+      how: `may run the same code: the code of '${x.programSpelled}' names the directory '${dir}', which holds '${own.real}', the code the other runs`,
+      hint: `${SAME_CLEARANCE}, or give each its own copy of the script`,
+    };
+  const common = n.files.find((f) => y.names.files.some((g) => g.id === f.id));
+  if (common === undefined) return undefined;
   return {
-    how: `may run the same code: '${x.programSpelled}' ${x.opaque}, and it names '${hit.real}' (as '${hit.spelled}'), which the other runs`,
-    hint: `${SAME_CLEARANCE}, or give each its own copy of the script`,
+    how: `may run the same code: the code of both names '${common.real}'`,
+    hint: `${SAME_CLEARANCE}, or give each its own copy of what both name`,
   };
 }
 
@@ -112,8 +124,10 @@ function sameCode(a: EntryIdentity, b: EntryIdentity): Sharing | undefined {
     };
   const asProgram = scriptIsProgram(a, b) ?? scriptIsProgram(b, a);
   if (asProgram !== undefined) return asProgram;
-  const opaque = opaqueNames(a, b) ?? opaqueNames(b, a);
-  if (opaque !== undefined) return opaque;
+  // One script under other settings is the rule above's to tell apart, not its text's words.
+  const oneScript = a.script !== undefined && a.script.id === b.script?.id;
+  const reaches = oneScript ? undefined : (codeReaches(a, b) ?? codeReaches(b, a));
+  if (reaches !== undefined) return reaches;
   if (a.script !== undefined || b.script !== undefined || a.settings !== b.settings)
     return undefined;
   if (a.program !== undefined && b.program !== undefined)
@@ -137,6 +151,8 @@ function sameCode(a: EntryIdentity, b: EntryIdentity): Sharing | undefined {
  * (a records or output directory) do not read each other's.
  */
 function shared(a: Placed, b: Placed): Sharing | undefined {
+  const vague = unresolvedPlace(a) ?? unresolvedPlace(b);
+  if (vague !== undefined) return vague;
   const code = sameCode(a.identity, b.identity);
   if (code !== undefined) return code;
   const named = (how: string): Sharing => ({ how, hint: KEEP_APART });
@@ -147,6 +163,20 @@ function shared(a: Placed, b: Placed): Sharing | undefined {
       if (isWithin(q, p) && !isDirectory(q)) return named(`both name '${q}' (through '${p}')`);
     }
   return undefined;
+}
+
+/**
+ * A path spelling cfh cannot resolve as the tool would (host-tool-spelling.ts: a variable its
+ * environment does not set, an unknown user's `~`) may name any place, the other's store
+ * too: fail closed.
+ */
+function unresolvedPlace(x: Placed): Sharing | undefined {
+  const why = x.unresolved[0];
+  if (why === undefined) return undefined;
+  return {
+    how: `may name the same place: cfh cannot resolve ${why} of ${x.entry.name} as the tool would`,
+    hint: `${SAME_CLEARANCE}, or spell its paths so cfh can resolve them (absolute, \`~\`, or a variable the entry's own env sets)`,
+  };
 }
 
 function isDirectory(p: string): boolean {
@@ -166,7 +196,11 @@ export function checkHostToolSharing(
   depth: number,
   searchPath: string | undefined,
 ): void {
-  const all = treeEntries(profile, depth, 'this run', searchPath);
+  const tree = treeHostTools(profile, depth);
+  // One clearance in the whole tree: nothing to launder (and no script to read).
+  if (new Set(tree.map((t) => [...new Set(entryClearance(t.entry))].sort().join(','))).size < 2)
+    return;
+  const all = tree.map((t) => placed(t.where, t.entry, searchPath));
   for (const [i, a] of all.entries())
     for (const b of all.slice(i + 1)) {
       if (a.clearance === b.clearance) continue;

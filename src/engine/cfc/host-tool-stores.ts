@@ -3,7 +3,8 @@
 // arguments or environment name, and a mount of that place hands it back to the sandbox.
 // cfh cannot see where a host tool writes, but it does see the paths its configuration
 // names: a mount that holds one (an argument or an env value naming a file or directory in
-// it, through links too) carries the tool's clearance in its label. Its `cwd` is where it
+// it, through links too, spelled as the tool resolves it: `~`, `$HOME`, its env's `$NAME`:
+// host-tool-spelling.ts) carries the tool's clearance in its label. Its `cwd` is where it
 // runs and its program and script are its code, not stores: they do not count
 // (docs/operators.md "A sink is a source").
 import { lstatSync, statSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { ResolutionError, resolveObject } from '../../sandbox/source-resolution.
 import type { SpecMount } from '../../substrate/container-spec.js';
 import { execToolName, mcpToolName } from '../../tools/host/host-plan.js';
 import { pathCandidates } from '../../tools/host/host-reach.js';
+import { expandedOr, unresolvedIn } from './host-tool-spelling.js';
 
 /** A mount a host tool's configuration names a path in, and what the tool may receive. */
 export interface HostToolStore {
@@ -40,8 +42,27 @@ function texts(entry: HostToolEntry, base: string | undefined): string[] {
   const first = args[0];
   const script =
     first !== undefined && isFile(path.resolve(base ?? '/', first)) ? args.slice(1) : args;
-  const env = Object.values(entry.env).flatMap((v) => ('value' in v ? [v.value] : []));
-  return [...script, ...env].filter((t) => !PLACEHOLDER.test(t));
+  const env = literalEnv(entry);
+  return [...script, ...Object.values(env)]
+    .filter((t) => !PLACEHOLDER.test(t))
+    .map((t) => expandedOr(t, env));
+}
+
+/** An entry's literal env values (a credential names no place). */
+export function literalEnv(entry: HostToolEntry): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(entry.env).flatMap(([k, v]) => ('value' in v ? [[k, v.value]] : [])),
+  );
+}
+
+/**
+ * The spellings of an entry's arguments and env values cfh cannot resolve as the tool would
+ * (host-tool-spelling.ts): a variable its environment does not set, an unknown user's `~`.
+ */
+export function unresolvedSpellings(entry: HostToolEntry): string[] {
+  const args = entry.kind === 'exec' ? entry.argv.slice(1) : entry.args;
+  const env = literalEnv(entry);
+  return unresolvedIn([...args, ...Object.values(env)], env);
 }
 
 function isFile(p: string): boolean {

@@ -4,9 +4,13 @@
 // every run under CFC holds a lease in the state directory for as long as it lives: the
 // trees it mounts and the label it reads each under. A write that would change that label
 // (more confidential, or less trusted, than some other live run holds the tree under) is
-// refused before it happens. A run's delegators (its parent, theirs) do not refuse its writes: what a child
-// writes comes back to them under their own rules (cfc/inherited-labels.ts). Its siblings
-// and every other run do: nothing comes back to them under anyone's rules.
+// refused before it happens. A run's delegators (its parent, theirs) refuse only what they
+// would read as less confidential than it is: what a child writes into a tree it was handed
+// comes back to them under their own rules (cfc/inherited-labels.ts caps it by their
+// clearance, and its trust is theirs to weigh), but a tree a child reaches that they did not
+// hand it (a host tool's store under a parent's mount) has no such rule, so a secret the
+// child writes there is refused like any other run's (AH-CFC-12). Its siblings and every
+// other run refuse both directions: nothing comes back to them under anyone's rules.
 //
 // The order makes it whole without a common lock: a run writes its lease, then reads the
 // records again (recheckWritten); a writer raises the record, then reads the leases. Either
@@ -196,14 +200,15 @@ function safeJson(text: string): unknown {
 }
 
 /**
- * What refuses a write of `written` into `tree` (undefined: nothing), the leases of the runs
- * in `exempt` aside (the writer and its delegators).
+ * What refuses a write of `written` into `tree` (undefined: nothing): the leases of the runs
+ * in `exempt` aside (the writer), those of its `delegators` for confidentiality only (above).
  */
 export async function leaseAgainst(
   dir: string,
   tree: WrittenTree,
   written: Label,
   exempt: readonly string[],
+  delegators: readonly string[] = [],
 ): Promise<string | undefined> {
   const into = placedTree({ ...tree, host: tree.source });
   for (const entry of await readLeases(dir)) {
@@ -211,6 +216,7 @@ export async function leaseAgainst(
       return `the lease '${entry.file}' cannot be read, so what its run holds is unknown; remove it if no cfh run is going`;
     const { file, lease } = entry;
     if (exempt.includes(lease.runId)) continue;
+    const delegator = delegators.includes(lease.runId);
     if (!alive(lease)) {
       // Its run is gone (a SIGKILLed cfh): it reads nothing any more.
       await unlink(file).catch(() => undefined);
@@ -219,8 +225,13 @@ export async function leaseAgainst(
     for (const t of lease.trees) {
       if (sharedTree(into, placedTree(t)) === undefined) continue;
       const held = label(t.label);
-      if (!holdsWritten(held, written))
-        return `run ${lease.runId} (pid ${String(lease.owner.pid)}) has '${t.host}' mounted and reads it as ${describeLabel(held)}: writing ${describeLabel(written)} into '${tree.source}' would reach it under that label; let that run end first`;
+      const holds = delegator
+        ? written.confidentiality.every((a) => held.confidentiality.includes(a))
+        : holdsWritten(held, written);
+      if (!holds)
+        return delegator
+          ? `run ${lease.runId}, which delegated to this one, has '${t.host}' mounted and reads it as ${describeLabel(held)}: writing ${describeLabel(written)} into '${tree.source}' would reach it under that label`
+          : `run ${lease.runId} (pid ${String(lease.owner.pid)}) has '${t.host}' mounted and reads it as ${describeLabel(held)}: writing ${describeLabel(written)} into '${tree.source}' would reach it under that label; let that run end first`;
     }
   }
   return undefined;

@@ -128,12 +128,12 @@ export class WrittenNotes implements AsyncDisposable {
     written: Label,
     signal: AbortSignal,
   ): Promise<string | undefined> {
-    // What this run's writes come back to under its own rules: itself and its delegators.
-    const exempt = [this.#plan.runId, ...this.#plan.ancestry];
-    const before = await leaseAgainst(this.#dir, tree, written, exempt);
+    // Its own lease aside; its delegators' for confidentiality only (written-leases.ts).
+    const { runId, ancestry } = this.#plan;
+    const before = await leaseAgainst(this.#dir, tree, written, [runId], ancestry);
     if (before !== undefined) return before;
-    await noteWritten(this.#dir, tree, written, this.#plan.runId, signal);
-    return leaseAgainst(this.#dir, tree, written, exempt);
+    await noteWritten(this.#dir, tree, written, runId, signal);
+    return leaseAgainst(this.#dir, tree, written, [runId], ancestry);
   }
 
   /**
