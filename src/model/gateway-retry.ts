@@ -1,0 +1,400 @@
+// What every provider gateway shares of a failed call: the typed error, the classification
+// of a failure as worth another try or not, and the bounded retry loop with its backoff.
+// The anthropic and openai-compatible gateways differ only in how their SDK names a failure
+// (each maps its SDK's error classes to `ApiFailureFacts`); what is retried, how long cfh
+// waits and what is recorded is the same for both (AH-LIFE-5), and every attempt goes to the
+// same client: no fallback to another route, credential or model (AH-INV-5).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CfhError, ConfigError, errorMessage } from '../errors.js';
+
+export type ModelGatewayErrorCode =
+  'model_unavailable' | 'model_request_rejected' | 'model_retries_exhausted';
+
+/**
+ * What went wrong, in the operator's words, recorded in the error's details as `failure`:
+ * the same vocabulary whatever the provider.
+ */
+export type FailureClass =
+  | 'auth'
+  | 'rate_limit'
+  | 'context_length'
+  | 'server'
+  | 'rejected'
+  | 'stream'
+  | 'timeout'
+  | 'connection'
+  | 'malformed'
+  | 'aborted';
+
+/**
+ * The model gateway failed the call. `model_request_rejected`: the provider refused the
+ * request (not retried). `model_retries_exhausted`: transient failures on every allowed
+ * attempt. `model_unavailable`: anything else that stops the call (a malformed response, a
+ * client-side failure). Never carries the key; operator detail only, not for the model.
+ */
+export class ModelGatewayError extends CfhError {
+  declare readonly code: ModelGatewayErrorCode;
+  /** The provider's HTTP status, or null when there was none (connection error, stream). */
+  readonly status: number | null;
+  /** How many requests this call sent. */
+  readonly attempts: number;
+
+  constructor(
+    code: ModelGatewayErrorCode,
+    message: string,
+    options: {
+      status: number | null;
+      attempts: number;
+      errorType?: string | null;
+      requestId?: string | null;
+      failure?: FailureClass;
+      cause?: unknown;
+    },
+  ) {
+    const details: Record<string, unknown> = { status: options.status, attempts: options.attempts };
+    if (options.errorType != null) details['error_type'] = options.errorType;
+    if (options.requestId != null) details['request_id'] = options.requestId;
+    if (options.failure !== undefined) details['failure'] = options.failure;
+    // AH-DIAG-1: the provider's side of the call failed, not cfh's.
+    super(code, message, {
+      boundary: 'model-gateway',
+      details,
+      cause: options.cause,
+      exitCode: 1,
+    });
+    this.status = options.status;
+    this.attempts = options.attempts;
+  }
+}
+
+export interface RetryDetail {
+  readonly status: number | null;
+  readonly errorType: string | null;
+  /** How long the gateway waits before the next attempt. */
+  readonly delayMs: number;
+}
+
+export type OnRetry = (attempt: number, reason: string, detail: RetryDetail) => void;
+
+export interface Failure {
+  readonly kind: 'transient' | 'rejected' | 'unavailable';
+  readonly failure: FailureClass;
+  readonly status: number | null;
+  readonly errorType: string | null;
+  readonly requestId: string | null;
+  readonly retryAfterMs: number | null;
+  /** Short, key-free: recorded with the retry event and in the final error. */
+  readonly reason: string;
+  readonly cause: unknown;
+}
+
+const REASON_LIMIT = 300;
+
+export function bounded(text: string): string {
+  return text.length <= REASON_LIMIT ? text : `${text.slice(0, REASON_LIMIT)}...`;
+}
+
+/** No response within the idle bound: before it started, or between stream events. */
+export class AttemptTimeout extends Error {
+  constructor(ms: number, cause: unknown) {
+    super(`no response from the provider within ${ms} ms`, { cause });
+    this.name = 'AttemptTimeout';
+  }
+}
+
+/** The stream broke a rule of the protocol: not worth repeating. */
+export class ProtocolError extends Error {
+  constructor(what: string) {
+    super(`malformed response stream: ${what}`);
+    this.name = 'ProtocolError';
+  }
+}
+
+/** The stream ended (connection closed) before the protocol's last event. */
+export class IncompleteStream extends Error {
+  constructor(what: string) {
+    super(`the response stream ended before ${what}`);
+    this.name = 'IncompleteStream';
+  }
+}
+
+/** An HTTP-level failure as an SDK reports it, in the terms both SDKs share. */
+export interface ApiFailureFacts {
+  readonly status: number | null;
+  readonly errorType: string | null;
+  /** A stable code the provider sent (OpenAI's `code`, e.g. `context_length_exceeded`). */
+  readonly code: string | null;
+  readonly message: string | null;
+  readonly requestId: string | null;
+  readonly headers: Headers | undefined;
+}
+
+/** Error codes and wording by which providers say a request does not fit the context. */
+const CONTEXT_CODES = new Set(['context_length_exceeded', 'string_above_max_length']);
+const CONTEXT_WORDING =
+  /context (length|window)|maximum context|prompt is too long|too many tokens/i;
+
+/**
+ * An HTTP failure: 429 and 5xx are transient, any other status a rejection. With no status
+ * (an error event on a stream that had started) the provider's error type decides.
+ */
+export function apiFailure(
+  facts: ApiFailureFacts,
+  transientStreamTypes: ReadonlySet<string>,
+  cause: unknown,
+): Failure {
+  const { status, errorType } = facts;
+  const what = [status, errorType].filter((part) => part !== null).join(' ') || 'provider error';
+  const reason = bounded(facts.message !== null ? `${what}: ${facts.message}` : what);
+  const transient =
+    status === null
+      ? errorType !== null && transientStreamTypes.has(errorType)
+      : status === 429 || status >= 500;
+  return {
+    kind: transient ? 'transient' : 'rejected',
+    failure: failureClass(facts, transient),
+    status,
+    errorType,
+    requestId: facts.requestId,
+    retryAfterMs: retryAfter(facts.headers),
+    reason,
+    cause,
+  };
+}
+
+function failureClass(facts: ApiFailureFacts, transient: boolean): FailureClass {
+  const { status } = facts;
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 429 || facts.errorType === 'rate_limit_error') return 'rate_limit';
+  if (
+    (facts.code !== null && CONTEXT_CODES.has(facts.code)) ||
+    (status !== null && status < 500 && CONTEXT_WORDING.test(facts.message ?? ''))
+  )
+    return 'context_length';
+  if (transient) return status === null ? 'stream' : 'server';
+  return 'rejected';
+}
+
+/** The failures no SDK class names: ours (timeouts, streams) and the transport's. */
+export function localFailure(error: unknown): Failure {
+  const base = { status: null, errorType: null, requestId: null, retryAfterMs: null };
+  if (error instanceof AttemptTimeout)
+    return { ...base, kind: 'transient', failure: 'timeout', reason: error.message, cause: error };
+  if (error instanceof IncompleteStream)
+    return { ...base, kind: 'transient', failure: 'stream', reason: error.message, cause: error };
+  if (error instanceof ProtocolError || error instanceof SyntaxError)
+    return {
+      ...base,
+      kind: 'unavailable',
+      failure: 'malformed',
+      reason: bounded(errorMessage(error)),
+      cause: error,
+    };
+  // What is left is the transport failing while the body streams (undici: "terminated").
+  return {
+    ...base,
+    kind: 'transient',
+    failure: 'connection',
+    reason: bounded(`connection error: ${errorMessage(error)}`),
+    cause: error,
+  };
+}
+
+/** A connection error with the reason the transport gave underneath it. */
+export function connectionFailure(error: Error): Failure {
+  const cause = error.cause;
+  const inner = cause instanceof Error && cause.cause instanceof Error ? cause.cause.message : null;
+  const detail = inner === null ? error.message : `${error.message} (${inner})`;
+  return {
+    kind: 'transient',
+    failure: 'connection',
+    status: null,
+    errorType: null,
+    requestId: null,
+    retryAfterMs: null,
+    reason: bounded(`connection error: ${detail}`),
+    cause: error,
+  };
+}
+
+export function unavailable(failure: FailureClass, reason: string, cause: unknown): Failure {
+  return {
+    kind: 'unavailable',
+    failure,
+    status: null,
+    errorType: null,
+    requestId: null,
+    retryAfterMs: null,
+    reason: bounded(reason),
+    cause,
+  };
+}
+
+export function retryAfter(headers: Headers | undefined): number | null {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const seconds = Number.parseFloat(headers?.get('retry-after') ?? '');
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------
+// The loop
+
+export interface RetryPolicy {
+  /** The gateway's name in messages: `anthropic`, `openai-compatible`. */
+  readonly provider: string;
+  readonly maxRetries: number;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly onRetry?: OnRetry | undefined;
+  /** Belt and braces: nothing the provider echoes back may carry the key out. */
+  readonly redact: (text: string) => string;
+}
+
+/**
+ * Calls `attempt` until it answers, a failure is not transient, or `maxRetries` retries are
+ * spent; each retry is announced through `onRetry` before its backoff (AH-LIFE-5). A
+ * `retry-after` the provider sends is honoured up to `maxBackoffMs`.
+ */
+export async function withRetries<T>(
+  attempt: () => Promise<T>,
+  classify: (error: unknown) => Failure,
+  policy: RetryPolicy,
+  signal: AbortSignal,
+): Promise<T> {
+  for (let n = 1; ; n += 1) {
+    signal.throwIfAborted();
+    let failure: Failure;
+    try {
+      return await attempt();
+    } catch (error) {
+      signal.throwIfAborted();
+      const raw = classify(error);
+      failure = { ...raw, reason: policy.redact(raw.reason) };
+    }
+    if (failure.kind !== 'transient') {
+      const code = failure.kind === 'rejected' ? 'model_request_rejected' : 'model_unavailable';
+      const what =
+        failure.kind === 'rejected' ? 'the provider rejected the request' : 'the model call failed';
+      throw gatewayError(
+        code,
+        `${policy.provider}: ${what}: ${failure.reason}`,
+        failure,
+        n,
+        policy,
+      );
+    }
+    if (n > policy.maxRetries)
+      throw gatewayError(
+        'model_retries_exhausted',
+        `${policy.provider}: the model call failed on all ${n} attempt(s) (${policy.maxRetries} retr${policy.maxRetries === 1 ? 'y' : 'ies'} allowed); last: ${failure.reason}`,
+        failure,
+        n,
+        policy,
+      );
+    const delayMs = backoff(policy, n, failure.retryAfterMs);
+    policy.onRetry?.(n, failure.reason, {
+      status: failure.status,
+      errorType: failure.errorType,
+      delayMs,
+    });
+    try {
+      await sleep(delayMs, undefined, { signal });
+    } catch (error) {
+      signal.throwIfAborted();
+      throw error;
+    }
+  }
+}
+
+function backoff(policy: RetryPolicy, attempt: number, retryAfterMs: number | null): number {
+  const wait = Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (attempt - 1));
+  if (retryAfterMs === null) return wait;
+  return Math.max(wait, Math.min(policy.maxBackoffMs, retryAfterMs));
+}
+
+function gatewayError(
+  code: ModelGatewayErrorCode,
+  message: string,
+  failure: Failure,
+  attempts: number,
+  policy: RetryPolicy,
+): ModelGatewayError {
+  return new ModelGatewayError(code, policy.redact(message), {
+    status: failure.status,
+    attempts,
+    errorType: failure.errorType,
+    requestId: failure.requestId,
+    failure: failure.failure,
+    cause: failure.cause,
+  });
+}
+
+/**
+ * One request under an idle timer: its own abort controller, fed by the caller's signal and
+ * by the timer, which `body` re-arms on every stream event it receives.
+ */
+export async function idleBounded<T>(
+  timeoutMs: number,
+  signal: AbortSignal,
+  body: (signal: AbortSignal, arm: () => void) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const forward = (): void => {
+    controller.abort(signal.reason);
+  };
+  signal.addEventListener('abort', forward, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      controller.abort();
+    }, timeoutMs);
+  };
+  arm();
+  try {
+    return await body(controller.signal, arm);
+  } catch (error) {
+    // Aborted here but not by the caller: the idle timer fired.
+    if (controller.signal.aborted && !signal.aborted) throw new AttemptTimeout(timeoutMs, error);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', forward);
+  }
+}
+
+/** The bounds every gateway takes, checked once when it is built. */
+export interface RetryBounds {
+  readonly maxRetries: number;
+  readonly timeoutMs: number;
+  readonly backoffMs: number;
+  readonly maxBackoffMs: number;
+}
+
+export function checkedBounds(
+  provider: string,
+  o: {
+    maxRetries: number;
+    timeoutMs: number;
+    backoffMs?: number | undefined;
+    maxBackoffMs?: number | undefined;
+  },
+): RetryBounds {
+  const count = (field: string, value: number, min: number): number => {
+    if (!Number.isInteger(value) || value < min)
+      throw new ConfigError(
+        'invalid_gateway_option',
+        `${provider} gateway: ${field} must be an integer >= ${min}, not ${value}`,
+        { field, value },
+      );
+    return value;
+  };
+  return {
+    maxRetries: count('maxRetries', o.maxRetries, 0),
+    timeoutMs: count('timeoutMs', o.timeoutMs, 1),
+    backoffMs: count('backoffMs', o.backoffMs ?? 500, 0),
+    maxBackoffMs: count('maxBackoffMs', o.maxBackoffMs ?? 8000, 0),
+  };
+}
