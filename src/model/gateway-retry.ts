@@ -112,8 +112,8 @@ export class ProtocolError extends Error {
 
 /** The stream ended (connection closed) before the protocol's last event. */
 export class IncompleteStream extends Error {
-  constructor(what: string) {
-    super(`the response stream ended before ${what}`);
+  constructor(what: string, options?: { cause: unknown }) {
+    super(`the response stream ended before ${what}`, options);
     this.name = 'IncompleteStream';
   }
 }
