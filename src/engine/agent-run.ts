@@ -29,6 +29,8 @@ import {
 } from './agent-loop.js';
 import { PLAN_FILE, type ApprovedPlan } from './from-plan.js';
 import { estimateRun, loadRateCard } from '../model/cost.js';
+import type { ModelGateway } from '../model/gateway.js';
+import type { Profile } from '../config/profile-schema.js';
 import {
   openAgentSurface,
   type AgentSurface,
@@ -73,6 +75,11 @@ export interface AgentRunDeps extends SurfaceDeps {
    * `children` needs it: without it the `delegate` tool is not offered.
    */
   readonly childPlanner?: ChildLauncher['plan'] | undefined;
+  /**
+   * The gateway of a child whose profile names a route of its own (AH-DEL-1: its own
+   * route and credential, recorded in its snapshot); undefined: the parent's answers it.
+   */
+  readonly childGateway?: ((profile: Profile) => ModelGateway | undefined) | undefined;
 }
 
 /**
@@ -390,9 +397,13 @@ function childLauncher(request: AgentRequest, deps: AgentRunDeps): ChildLauncher
         hostProcessDir: deps.hostProcessDir,
         draftRoot: deps.draftRoot,
         writtenLabelsDir: deps.writtenLabelsDir,
-        gateway: deps.gateway.forChild?.(child.name) ?? deps.gateway,
+        gateway:
+          deps.childGateway?.(childPlan.profile) ??
+          deps.gateway.forChild?.(child.name) ??
+          deps.gateway,
         hostTools: deps.hostTools,
         childPlanner: deps.childPlanner,
+        childGateway: deps.childGateway,
       },
       signal,
     );
