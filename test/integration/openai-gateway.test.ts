@@ -28,6 +28,7 @@ import {
   runIdOf,
   useScratch,
 } from './helpers.js';
+import { ServeClient } from './serve-support.js';
 
 const scratch = useScratch('openai-gateway');
 const KEY = 'sk-openai-route-key-never-recorded-51c2';
@@ -351,6 +352,98 @@ describe('openai-compatible route failures and flags', () => {
       for (const q of server.requests) expect(JSON.stringify(q.body)).not.toContain(secret);
       expect(resultFor(server.requests[1], 'call_secret')).toBeDefined();
       await auditedAndClean(root, dir);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a serve session on flags alone answers two turns through the route', async () => {
+    const server = await startOpenAiApiServer();
+    try {
+      server.enqueue(okText('one'), okText('two'));
+      const root = scratch.path('art-serve');
+      const client = new ServeClient(
+        [
+          '--workspace',
+          await scratch.sampleRepo(),
+          '--artifact-root',
+          root,
+          '--provider',
+          'openai-compatible',
+          '--base-url',
+          server.baseURL,
+          '--model',
+          MODEL,
+        ],
+        { OPENAI_API_KEY: KEY },
+      );
+      const opened = await client.call('session/open', {});
+      const sessionId = String(opened.sessionId);
+      expect(await client.turn(sessionId, 'say one')).toMatchObject({ finalAnswer: 'one' });
+      expect(await client.turn(sessionId, 'say two')).toMatchObject({ finalAnswer: 'two' });
+      expect(await client.end()).toBe(0);
+      expect(server.requests.map((q) => [q.url, q.body['model']])).toEqual([
+        ['/v1/chat/completions', MODEL],
+        ['/v1/chat/completions', MODEL],
+      ]);
+      // The second turn carries the first: the session's context went to the same route.
+      expect(JSON.stringify(server.requests[1]?.body)).toContain('say one');
+      const dir = path.join(root, String(opened.runId));
+      const snapshot = await readJson<Record<string, any>>(path.join(dir, 'snapshot.json'));
+      expect(snapshot.model.route).toMatchObject({ provider: 'openai-compatible', wire: 'chat' });
+      await auditedAndClean(root, dir);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('capabilities advertise the gateway and the route; doctor probes the route', async () => {
+    const server = await startOpenAiApiServer();
+    try {
+      server.models = [MODEL, 'other'];
+      const profile = await profileFile('probed', { model: section(server, 'responses') });
+      const caps = await cfh(['capabilities', '--json', '--profile', profile]);
+      expect(caps.exitCode, caps.stderr).toBe(0);
+      const c = JSON.parse(caps.stdout) as Record<string, any>;
+      expect(c.modelGateways).toEqual(['scripted', 'anthropic', 'openai-compatible']);
+      expect(c.modelRoutes.profileRoute).toStrictEqual({
+        provider: 'openai-compatible',
+        baseUrl: server.baseURL,
+        model: MODEL,
+        wire: 'responses',
+        credential: 'env:OPENAI_API_KEY',
+        contextWindow: 32768,
+        priced: false,
+      });
+      const doctor = async (env: Record<string, string>) => {
+        const r = await cfh(['doctor', '--json', '--profile', profile], { env });
+        const checks = (
+          JSON.parse(r.stdout) as { checks: { name: string; ok: boolean; detail: string }[] }
+        ).checks;
+        return checks.filter((k) => k.name.startsWith('model-'));
+      };
+      expect(await doctor({ OPENAI_API_KEY: KEY })).toMatchObject([
+        { name: 'model-credential', ok: true },
+        {
+          name: 'model-endpoint',
+          ok: true,
+          detail: expect.stringContaining('the model is listed'),
+        },
+      ]);
+      expect(server.requests.at(-1)).toMatchObject({
+        method: 'GET',
+        url: '/v1/models',
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      server.models = ['other'];
+      const missing = await doctor({});
+      expect(missing.map((k) => k.ok)).toEqual([false]);
+      expect(missing[0]?.detail).toContain('OPENAI_API_KEY');
+      const unlisted = await doctor({ OPENAI_API_KEY: KEY });
+      expect(unlisted[1]).toMatchObject({
+        ok: false,
+        detail: expect.stringContaining('not among'),
+      });
     } finally {
       await server.close();
     }
