@@ -32,7 +32,7 @@ import {
   unavailable,
   withRetries,
   type Failure,
-  type OnRetry,
+  type CallOptions,
   type RetryPolicy,
 } from './gateway-retry.js';
 
@@ -42,25 +42,13 @@ export {
   type RetryDetail,
 } from './gateway-retry.js';
 
-export interface AnthropicGatewayOptions {
+export interface AnthropicGatewayOptions extends CallOptions {
   readonly apiKey: string;
   /** Omitted: the SDK's default (ANTHROPIC_BASE_URL, else api.anthropic.com); the route records which. */
   readonly baseURL?: string | undefined;
   readonly model: string;
-  /** Retries after the first attempt, for transient failures only. 0: no retry. */
-  readonly maxRetries: number;
-  /** The longest the gateway waits for the response to start, and then between stream events. */
-  readonly timeoutMs: number;
   /** Where the key came from, by reference (`env:ANTHROPIC_API_KEY`): recorded, never the key. */
   readonly keySource: string;
-  /** First backoff; doubles per retry up to `maxBackoffMs`. Default 500. */
-  readonly backoffMs?: number | undefined;
-  /** Ceiling on one backoff, including one a `retry-after` header asks for. Default 8000. */
-  readonly maxBackoffMs?: number | undefined;
-  /** Called before each retry; `attempt` is the 1-based attempt that failed. */
-  readonly onRetry?: OnRetry | undefined;
-  /** Stream the response (default). `false` asks for one JSON message instead. */
-  readonly streaming?: boolean | undefined;
 }
 
 /** Error types the provider sends on a stream that has already started, worth another try. */

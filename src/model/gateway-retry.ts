@@ -365,6 +365,22 @@ export async function idleBounded<T>(
   }
 }
 
+/** What every provider gateway takes of how it calls: bounds, retries, streaming. */
+export interface CallOptions {
+  /** Retries after the first attempt, for transient failures only. 0: no retry. */
+  readonly maxRetries: number;
+  /** The longest the gateway waits for the response to start, and then between stream events. */
+  readonly timeoutMs: number;
+  /** First backoff; doubles per retry up to `maxBackoffMs`. Default 500. */
+  readonly backoffMs?: number | undefined;
+  /** Ceiling on one backoff, including one a `retry-after` header asks for. Default 8000. */
+  readonly maxBackoffMs?: number | undefined;
+  /** Called before each retry; `attempt` is the 1-based attempt that failed. */
+  readonly onRetry?: OnRetry | undefined;
+  /** Stream the response (default). `false` asks for one JSON response instead. */
+  readonly streaming?: boolean | undefined;
+}
+
 /** The bounds every gateway takes, checked once when it is built. */
 export interface RetryBounds {
   readonly maxRetries: number;

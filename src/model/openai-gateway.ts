@@ -30,7 +30,7 @@ import {
   unavailable,
   withRetries,
   type Failure,
-  type OnRetry,
+  type CallOptions,
   type RetryPolicy,
 } from './gateway-retry.js';
 import {
@@ -46,7 +46,7 @@ export type OpenAiWire = 'chat' | 'responses';
 
 export const OPENAI_COMPATIBLE = 'openai-compatible';
 
-export interface OpenAiGatewayOptions {
+export interface OpenAiGatewayOptions extends CallOptions {
   /** null: the endpoint takes no credential (a local server); no Authorization is sent. */
   readonly apiKey: string | null;
   readonly baseURL: string;
@@ -54,14 +54,6 @@ export interface OpenAiGatewayOptions {
   readonly wire: OpenAiWire;
   /** Where the key came from, by reference (`env:OPENAI_API_KEY`, `none`): recorded. */
   readonly keySource: string;
-  readonly maxRetries: number;
-  /** The longest the gateway waits for the response to start, and then between events. */
-  readonly timeoutMs: number;
-  readonly backoffMs?: number | undefined;
-  readonly maxBackoffMs?: number | undefined;
-  readonly onRetry?: OnRetry | undefined;
-  /** Stream the response (default). `false` asks for one JSON response instead. */
-  readonly streaming?: boolean | undefined;
   /** The model's window, from the route's configuration: the endpoint cannot say. */
   readonly contextWindowTokens?: number | undefined;
 }
