@@ -280,7 +280,9 @@ function routeOf(profile: Profile): Record<string, unknown> | null {
     ...(m.provider === 'openai-compatible' ? { wire: m.wire ?? 'chat' } : {}),
     credential,
     ...(m.contextWindow === undefined ? {} : { contextWindow: m.contextWindow }),
-    priced: m.pricing !== undefined,
+    // Declared prices are not yet applied: the route's attempts are unpriced (a cost budget
+    // stops the run before its first request), never priced at a guess.
+    pricing: m.pricing === undefined ? 'unpriced' : 'declared, not applied: unpriced',
   };
 }
 

@@ -413,7 +413,7 @@ describe('openai-compatible route failures and flags', () => {
         wire: 'responses',
         credential: 'env:OPENAI_API_KEY',
         contextWindow: 32768,
-        priced: false,
+        pricing: 'unpriced',
       });
       const doctor = async (env: Record<string, string>) => {
         const r = await cfh(['doctor', '--json', '--profile', profile], { env });
