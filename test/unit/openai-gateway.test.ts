@@ -194,7 +194,8 @@ describe.each(['chat', 'responses'] as const)('openai-compatible gateway, wire %
           { id: 'call_1', name: 'read_file', input: { path: 'src/some/long/path.ts' } },
           { id: 'call_2', name: 'list_dir', input: { path: 'test' } },
         ],
-        { chunk: 3, usage: { input: 40, output: 12 } },
+        // Responses: no output_item.done, so the call is what its deltas add up to.
+        { chunk: 3, usage: { input: 40, output: 12 }, omitItemDone: true },
       ),
     );
     const response = await gateway().complete(REQUEST, live());
@@ -288,6 +289,18 @@ describe.each(['chat', 'responses'] as const)('openai-compatible gateway, wire %
     const error = await failure(gateway({ maxRetries: 0 }).complete(REQUEST, live()));
     expect(error.code).toBe('model_retries_exhausted');
     expect(error.details).toMatchObject({ status: null, failure: 'stream', attempts: 1 });
+  });
+
+  it('a stream that ends cleanly before its last event is incomplete, never a partial answer', async () => {
+    const cut = okCalls([{ id: 'call_e', name: 'read_file', input: { path: 'abcdefghij' } }], {
+      cutAfterArgumentDeltas: 2,
+      cutCleanly: true,
+    });
+    server.enqueue(cut);
+    const error = await failure(gateway({ maxRetries: 0 }).complete(REQUEST, live()));
+    expect(error.code).toBe('model_retries_exhausted');
+    expect(error.details).toMatchObject({ failure: 'stream' });
+    expect(error.message).toContain(wire === 'chat' ? 'finish_reason' : 'response.completed');
   });
 
   it('a local server with credential none gets no Authorization header', async () => {
