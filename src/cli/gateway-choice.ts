@@ -39,6 +39,7 @@ export function gatewayOf(
       timeoutMs: MODEL_TIMEOUT_MS,
       keySource: `env:${choice.keyEnv}`,
       onRetry,
+      pricing: choice.pricing,
     });
   return new OpenAiGateway({
     apiKey: key ?? null,
@@ -50,6 +51,7 @@ export function gatewayOf(
     timeoutMs: MODEL_TIMEOUT_MS,
     onRetry,
     contextWindowTokens: choice.contextWindow,
+    pricing: choice.pricing,
   });
 }
 

@@ -29,6 +29,7 @@ export type RouteChoice =
       readonly model: string;
       readonly keyEnv: string;
       readonly contextWindow: number | undefined;
+      readonly pricing: ModelSection['pricing'];
     }
   | {
       readonly provider: 'openai-compatible';
@@ -38,6 +39,7 @@ export type RouteChoice =
       /** null: `credential: none` (or no key in the environment for a flags-only route). */
       readonly keyEnv: string | null;
       readonly contextWindow: number | undefined;
+      readonly pricing: ModelSection['pricing'];
     };
 
 /** Anthropic's endpoint when neither the route nor ANTHROPIC_BASE_URL names one. */
@@ -95,10 +97,12 @@ export function resolveRoute(
   const baseUrl = baseUrlOf(flags, section);
   const keyEnv = keyEnvOf(provider, section, env);
   const contextWindow = section?.contextWindow;
+  const pricing = section?.pricing;
   if (provider === 'anthropic') {
     if (keyEnv === null) throw missingCredential(provider, 'ANTHROPIC_API_KEY');
     const model = flags.model ?? section?.model ?? env.model;
-    return { provider, baseUrl: baseUrl ?? env.anthropicBaseUrl, model, keyEnv, contextWindow };
+    const url = baseUrl ?? env.anthropicBaseUrl;
+    return { provider, baseUrl: url, model, keyEnv, contextWindow, pricing };
   }
   const model = flags.model ?? section?.model ?? env.modelOverride;
   if (model === undefined)
@@ -115,6 +119,7 @@ export function resolveRoute(
     wire: section?.wire ?? 'chat',
     keyEnv,
     contextWindow,
+    pricing,
   };
 }
 

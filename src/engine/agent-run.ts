@@ -28,7 +28,7 @@ import {
   type PromptSlots,
 } from './agent-loop.js';
 import { PLAN_FILE, type ApprovedPlan } from './from-plan.js';
-import { estimateRun, loadRateCard } from '../model/cost.js';
+import { estimateRun, rateCardOf } from '../model/cost.js';
 import type { ModelGateway } from '../model/gateway.js';
 import type { Profile } from '../config/profile-schema.js';
 import {
@@ -203,7 +203,7 @@ export async function executeAgentRun(
   ]);
   const host: { open?: OpenHostTools } = {};
   const blocked = new BlockedCalls();
-  const card = loadRateCard();
+  const card = rateCardOf(deps.gateway);
   const budgets = plan.profile.budgets;
   const slots = slotsOf(request);
   const fromPlan =

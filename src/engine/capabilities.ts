@@ -6,7 +6,7 @@ import { CfcMode, CfcSection } from '../config/cfc-schema.js';
 import { listBuiltinProfiles } from '../config/profile-loader.js';
 import { resolveChildren } from '../config/child-profiles.js';
 import { DEFAULT_POOL_SIZE, MAX_POOL_SIZE, ToolLifetime } from '../config/profile-schema.js';
-import { RATE_CARD_FILE } from '../model/cost.js';
+import { RATE_CARD_FILE, ROUTE_PRICING_FILE } from '../model/cost.js';
 import { CFH_VERSION } from '../version.js';
 import { BUILTIN_TOOLS } from '../tools/builtins.js';
 import { DecisionValue, RiskClass, SideEffectClass } from '../config/vocabulary.js';
@@ -280,9 +280,9 @@ function routeOf(profile: Profile): Record<string, unknown> | null {
     ...(m.provider === 'openai-compatible' ? { wire: m.wire ?? 'chat' } : {}),
     credential,
     ...(m.contextWindow === undefined ? {} : { contextWindow: m.contextWindow }),
-    // Declared prices are not yet applied: the route's attempts are unpriced (a cost budget
-    // stops the run before its first request), never priced at a guess.
-    pricing: m.pricing === undefined ? 'unpriced' : 'declared, not applied: unpriced',
+    // A route without prices of its own is priced by the repository's rate card, where its
+    // model is on it (an openai-compatible model is not: unpriced, never priced at a guess).
+    pricing: m.pricing === undefined ? 'rate card' : { file: ROUTE_PRICING_FILE, ...m.pricing },
   };
 }
 

@@ -20,7 +20,7 @@ import Anthropic, {
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
 import { ConfigError, errorMessage } from '../errors.js';
-import type { ModelGateway, ModelRequest, ModelResponse } from './gateway.js';
+import type { ModelGateway, ModelRequest, ModelResponse, RoutePricing } from './gateway.js';
 import { fromMessage, toCreateParams, type CreateParams } from './anthropic-request.js';
 import { StreamAssembler } from './anthropic-stream.js';
 import {
@@ -49,6 +49,8 @@ export interface AnthropicGatewayOptions extends CallOptions {
   readonly model: string;
   /** Where the key came from, by reference (`env:ANTHROPIC_API_KEY`): recorded, never the key. */
   readonly keySource: string;
+  /** The route's own prices (a profile's `model.pricing`), over the rate card. */
+  readonly pricing?: RoutePricing | undefined;
 }
 
 /** Error types the provider sends on a stream that has already started, worth another try. */
@@ -70,6 +72,7 @@ export class AnthropicGateway implements ModelGateway {
    * tokens (a larger one is opt-in); a profile's `context.windowTokens` says otherwise.
    */
   readonly contextWindowTokens = 200_000;
+  readonly pricing: RoutePricing | undefined;
   readonly #client: Anthropic;
   readonly #model: string;
   readonly #timeoutMs: number;
@@ -96,6 +99,7 @@ export class AnthropicGateway implements ModelGateway {
     this.model = options.model;
     this.#timeoutMs = bounds.timeoutMs;
     this.#streaming = options.streaming ?? true;
+    this.pricing = options.pricing;
     this.#retry = {
       provider: 'anthropic',
       ...bounds,

@@ -18,7 +18,7 @@ import type OpenAI from 'openai';
 import type * as OpenAiSdk from 'openai';
 import { z } from 'zod';
 import { ConfigError, errorMessage } from '../errors.js';
-import type { ModelGateway, ModelRequest, ModelResponse } from './gateway.js';
+import type { ModelGateway, ModelRequest, ModelResponse, RoutePricing } from './gateway.js';
 import {
   apiFailure,
   checkedBounds,
@@ -56,6 +56,8 @@ export interface OpenAiGatewayOptions extends CallOptions {
   readonly keySource: string;
   /** The model's window, from the route's configuration: the endpoint cannot say. */
   readonly contextWindowTokens?: number | undefined;
+  /** The route's own prices (the profile's `model.pricing`); absent: unpriced. */
+  readonly pricing?: RoutePricing | undefined;
 }
 
 /** Error codes a stream that had started may end with, worth another try. */
@@ -86,6 +88,7 @@ export class OpenAiGateway implements ModelGateway {
   /** No endpoint of the family counts for free; `countInputTokens` cannot say. */
   readonly counting = 'round-trip';
   readonly contextWindowTokens: number | undefined;
+  readonly pricing: RoutePricing | undefined;
   readonly #options: OpenAiGatewayOptions;
   readonly #timeoutMs: number;
   readonly #retry: RetryPolicy;
@@ -108,6 +111,7 @@ export class OpenAiGateway implements ModelGateway {
     this.#options = options;
     this.model = options.model;
     this.contextWindowTokens = options.contextWindowTokens;
+    this.pricing = options.pricing;
     this.#timeoutMs = bounds.timeoutMs;
     this.#maxTokensParam = maxTokensParamOf(options.baseURL);
     this.#retry = {

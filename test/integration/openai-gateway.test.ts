@@ -71,15 +71,24 @@ async function run(name: string, profile: string | undefined, extra: string[] = 
   return { r, dir, root, events: await readEvents(dir) };
 }
 
-/** `cfh audit` of the run passes, and no file of the run holds the key. */
-async function auditedAndClean(root: string, dir: string): Promise<void> {
-  const audit = await cfh(['audit', '--artifact-root', root, runIdOf(dir)]);
+/**
+ * `cfh audit --json` of the run passes: no check fails or is inconclusive, and the only warn
+ * is the signature's (the suite signs nothing). No file of the run holds the key.
+ */
+async function auditedAndClean(root: string, dir: string): Promise<Map<string, string>> {
+  const audit = await cfh(['audit', '--json', '--artifact-root', root, runIdOf(dir)]);
   expect(audit.exitCode, audit.stdout + audit.stderr).toBe(0);
+  const { checks } = JSON.parse(audit.stdout) as { checks: { id: string; verdict: string }[] };
+  const off = checks.filter(
+    (c) => !['pass', 'not-applicable'].includes(c.verdict) && c.id !== 'integrity.signature',
+  );
+  expect(off, audit.stdout).toEqual([]);
   const files = await readdir(dir, { recursive: true });
   for (const f of files) {
     const text = await readFile(path.join(dir, f), 'utf8').catch(() => '');
     expect(text, f).not.toContain(KEY);
   }
+  return new Map(checks.map((c) => [c.id, c.verdict]));
 }
 
 /** The text the model was sent for one call's result, whichever the wire. */
@@ -117,7 +126,9 @@ describe.each(['chat', 'responses'] as const)(
           }),
           okText('all read', { usage: null }),
         );
-        const profile = await profileFile(`route-${wire}`, { model: section(server, wire) });
+        const profile = await profileFile(`route-${wire}`, {
+          model: section(server, wire, { pricing: { inputPerMTok: 1, outputPerMTok: 2 } }),
+        });
         const { r, dir, root, events } = await run(`multi-${wire}`, profile);
         expect(r.exitCode, r.stderr).toBe(0);
         expect(r.stdout.trim()).toBe('all read');
@@ -161,10 +172,17 @@ describe.each(['chat', 'responses'] as const)(
         ).toEqual(['invalid_arguments']);
         const report = await readJson<Record<string, any>>(path.join(dir, 'report.json'));
         expect(report.usage[0].usage).toStrictEqual({ input_tokens: 300, output_tokens: 20 });
+        // Priced with the route's own prices; the attempt without counters is not.
+        expect(report.costEstimate.rateCard.file).toBe('profile model.pricing');
+        expect(report.costEstimate.perAttempt[0]).toMatchObject({ estimated: 0.00034 });
+        expect(report.costEstimate.totalOmitted).toBe('incomplete_coverage');
         // The endpoint sent no usage for the last turn: absent, never zero.
         expect(report.usage[report.usage.length - 1].usage).toStrictEqual({});
         expect(snapshot.context).toMatchObject({ windowTokens: 32768, windowSource: 'model' });
-        await auditedAndClean(root, dir);
+        const verdicts = await auditedAndClean(root, dir);
+        // The audit priced every attempt again from the route's card, rebuilt from the snapshot.
+        expect(verdicts.get('usage.cost')).toBe('pass');
+        expect(verdicts.get('usage.as-reported')).toBe('pass');
       } finally {
         await server.close();
       }
@@ -413,7 +431,7 @@ describe('openai-compatible route failures and flags', () => {
         wire: 'responses',
         credential: 'env:OPENAI_API_KEY',
         contextWindow: 32768,
-        pricing: 'unpriced',
+        pricing: 'rate card',
       });
       const doctor = async (env: Record<string, string>) => {
         const r = await cfh(['doctor', '--json', '--profile', profile], { env });

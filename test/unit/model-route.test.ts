@@ -43,6 +43,7 @@ describe('model route', () => {
       wire: 'chat',
       keyEnv: null,
       contextWindow: 131072,
+      pricing: { inputPerMTok: 0, outputPerMTok: 0 },
     });
   });
 
@@ -70,6 +71,7 @@ describe('model route', () => {
       wire: 'chat',
       keyEnv: 'OPENAI_API_KEY',
       contextWindow: undefined,
+      pricing: undefined,
     });
   });
 
