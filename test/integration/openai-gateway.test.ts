@@ -29,6 +29,8 @@ import {
   useScratch,
 } from './helpers.js';
 import { ServeClient } from './serve-support.js';
+import { copyRun, forge } from './audit-forge.js';
+import { auditRunDirectory } from '../../src/evidence/audit/audit.js';
 
 const scratch = useScratch('openai-gateway');
 const KEY = 'sk-openai-route-key-never-recorded-51c2';
@@ -183,6 +185,18 @@ describe.each(['chat', 'responses'] as const)(
         // The audit priced every attempt again from the route's card, rebuilt from the snapshot.
         expect(verdicts.get('usage.cost')).toBe('pass');
         expect(verdicts.get('usage.as-reported')).toBe('pass');
+        expect(verdicts.get('model.one-route')).toBe('pass');
+        // Mutation: one attempt re-pointed at another endpoint, the log re-sealed: the audit
+        // names exactly that (AH-INV-5).
+        const copy = await copyRun(dir, scratch.path(`forged-${wire}`));
+        await forge(copy, (f) => {
+          const e = f.events.filter((x) => x['type'] === 'model_call_started')[1];
+          if (e !== undefined) e['data'].route = { ...route, baseURL: 'http://127.0.0.1:9/v1' };
+        });
+        const after = await auditRunDirectory(copy, {});
+        expect(after.checks.filter((c) => c.verdict === 'fail').map((c) => c.id)).toEqual([
+          'model.one-route',
+        ]);
       } finally {
         await server.close();
       }
