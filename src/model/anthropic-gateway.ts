@@ -25,13 +25,15 @@ import { fromMessage, toCreateParams, type CreateParams } from './anthropic-requ
 import { StreamAssembler } from './anthropic-stream.js';
 import {
   apiFailure,
-  checkedBounds,
   connectionFailure,
-  idleBounded,
   localFailure,
   unavailable,
-  withRetries,
   type Failure,
+} from './gateway-failures.js';
+import {
+  checkedBounds,
+  idleBounded,
+  withRetries,
   type CallOptions,
   type RetryPolicy,
 } from './gateway-retry.js';
@@ -40,7 +42,7 @@ export {
   ModelGatewayError,
   type ModelGatewayErrorCode,
   type RetryDetail,
-} from './gateway-retry.js';
+} from './gateway-failures.js';
 
 export interface AnthropicGatewayOptions extends CallOptions {
   readonly apiKey: string;

@@ -3,7 +3,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock, ModelResponse, ReportedUsage } from './gateway.js';
 import { overlayReported, reportedCounters } from './usage.js';
-import { IncompleteStream, ProtocolError } from './gateway-retry.js';
+import { IncompleteStream, ProtocolError } from './gateway-failures.js';
 
 type Building =
   | { kind: 'text'; text: string }

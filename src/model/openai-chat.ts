@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import type { ContentBlock, ModelMessage, ModelRequest, ModelResponse } from './gateway.js';
-import { IncompleteStream, ProtocolError } from './gateway-retry.js';
+import { IncompleteStream, ProtocolError } from './gateway-failures.js';
 import { toolArguments, toolInput, toolResultText, type WireUsage } from './openai-shared.js';
 
 export type ChatParams = Omit<ChatCompletionCreateParamsStreaming, 'stream' | 'stream_options'>;

@@ -21,15 +21,17 @@ import { ConfigError, errorMessage } from '../errors.js';
 import type { ModelGateway, ModelRequest, ModelResponse, RoutePricing } from './gateway.js';
 import {
   apiFailure,
-  checkedBounds,
   connectionFailure,
-  idleBounded,
   IncompleteStream,
-  ProtocolError,
   localFailure,
+  ProtocolError,
   unavailable,
-  withRetries,
   type Failure,
+} from './gateway-failures.js';
+import {
+  checkedBounds,
+  idleBounded,
+  withRetries,
   type CallOptions,
   type RetryPolicy,
 } from './gateway-retry.js';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';
 import type { ContentBlock, ModelMessage, ModelRequest, ModelResponse } from './gateway.js';
-import { IncompleteStream, ProtocolError } from './gateway-retry.js';
+import { IncompleteStream, ProtocolError } from './gateway-failures.js';
 import {
   StreamFailure,
   toolArguments,

@@ -5,7 +5,7 @@
 // bounded retries that honour retry-after, a stream cut mid-call retried on the same route.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OpenAiGateway, type OpenAiGatewayOptions } from '../../src/model/openai-gateway.js';
-import { ModelGatewayError, type RetryDetail } from '../../src/model/gateway-retry.js';
+import { ModelGatewayError, type RetryDetail } from '../../src/model/gateway-failures.js';
 import type { ModelRequest } from '../../src/model/gateway.js';
 import {
   contextLengthError,
