@@ -34,6 +34,7 @@ const SOURCES: readonly Source[] = [
   { name: 'egress', module: 'egress-gateway' }, // P3: egress throughput and latency
   { name: 'session', module: 'session' }, // sessions: turn overhead, MCP sandbox_exec
   { name: 'children', module: 'children' }, // delegation: a child's cost, 8 side by side
+  { name: 'model-gateways', module: 'model-gateways' }, // openai-compatible vs anthropic turn
 ];
 
 function markdown(list: readonly (BenchRow & { source: string })[]): string {

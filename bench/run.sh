@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles src/ and bench/ into dist-bench/ and runs one bench:
-#   bench/run.sh [cold-path|seccomp|egress|tools|pool|flood|mediator|draft|host-tools|scrub|audit|mount-resolution|cfc|startup|load|posture|session|children|all] [args...]   (default cold-path)
+#   bench/run.sh [cold-path|seccomp|egress|tools|pool|flood|mediator|draft|host-tools|scrub|audit|mount-resolution|cfc|startup|load|posture|session|children|model-gateways|all] [args...]   (default cold-path)
 # dist-bench/src/paths.js resolves the package root to dist-bench/, so the data
 # directories and package.json are linked in from the repository root.
 set -euo pipefail
@@ -25,10 +25,11 @@ case "$bench" in
   load) entry=load ;;
   session | sessions) entry=session ;;
   children | bench-children) entry=children ;;
+  model-gateways | gateways) entry=model-gateways ;;
   all | bench-all) entry=bench-all ;;
   posture | posture-setup) entry=posture-setup ;;
   *)
-    echo "bench/run.sh: unknown bench $bench (cold-path, seccomp, egress, tools, pool, flood, mediator, draft, host-tools, scrub, audit, mount-resolution, cfc, startup, load, posture, session, children, all)" >&2
+    echo "bench/run.sh: unknown bench $bench (cold-path, seccomp, egress, tools, pool, flood, mediator, draft, host-tools, scrub, audit, mount-resolution, cfc, startup, load, posture, session, children, model-gateways, all)" >&2
     exit 2
     ;;
 esac

@@ -23,7 +23,12 @@ export interface CfhEnvironment {
   /** Issue 5: the anthropic gateway's credential. Passed to the gateway only, never recorded. */
   readonly anthropicApiKey: string | undefined;
   readonly anthropicBaseUrl: string | undefined;
+  /** The anthropic gateway's model: CFH_MODEL, else DEFAULT_MODEL. */
   readonly model: string;
+  /** CFH_MODEL as set (any provider's model when neither a flag nor the profile names one). */
+  readonly modelOverride?: string | undefined;
+  /** OPENAI_BASE_URL: the openai-compatible gateway's endpoint when no flag or profile names one. */
+  readonly openaiBaseUrl?: string | undefined;
   /** Where draft copies of workspaces are made (CFH_DRAFT_ROOT, else the temp directory). */
   readonly draftRoot: string;
   /** The most a draft copy may hold (CFH_DRAFT_MAX_BYTES, a size; parsed at planning). */
@@ -60,6 +65,8 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): CfhEnviro
     anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
     anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
     model: nonEmpty(env.CFH_MODEL) ?? DEFAULT_MODEL,
+    modelOverride: nonEmpty(env.CFH_MODEL),
+    openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),
     draftRoot: nonEmpty(env.CFH_DRAFT_ROOT) ?? nonEmpty(env.TMPDIR) ?? os.tmpdir(),
     draftMaxBytes: nonEmpty(env.CFH_DRAFT_MAX_BYTES),
     draftPatchMaxBytes: nonEmpty(env.CFH_DRAFT_PATCH_MAX_BYTES),

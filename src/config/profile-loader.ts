@@ -257,7 +257,9 @@ export function mergeLayer(
     if (value === undefined) continue;
     const prev = out[key];
     // An image is one choice, not fields to mix: a layer's `image` replaces the one below.
-    const merges = key !== 'image' && isPlainObject(prev) && isPlainObject(value);
+    // A model route is one choice: a layer's replaces its base's whole (model-schema.ts).
+    const merges =
+      key !== 'image' && key !== 'model' && isPlainObject(prev) && isPlainObject(value);
     out[key] = merges ? mergeLayer(prev, value) : value;
   }
   return out;

@@ -6,6 +6,7 @@ import { HostTools } from './host-tools-schema.js';
 import { PolicyRule } from './policy-schema.js';
 import { AtomList, CfcSection, LabelSpec } from './cfc-schema.js';
 import { ContextSection } from './context-schema.js';
+import { ModelSection } from './model-schema.js';
 import { NetworkMode } from './postures.js';
 
 export const MountMode = z.enum(['ro', 'rw']);
@@ -186,6 +187,9 @@ const ProfileBase = z.strictObject({
   cfc: CfcSection.default(CfcSection.parse({})),
   // Context compaction (AH-LIFE-6/7): when the model context is summarised (context-schema.ts).
   context: ContextSection.default(ContextSection.parse({})),
+  // The model route of agent runs (model-schema.ts); absent: chosen from flags and the
+  // environment as without a profile.
+  model: ModelSection.optional(),
 });
 
 /** A profile layer's own fields, every one optional so `extends` can fill the rest. */
@@ -223,6 +227,7 @@ const layerFields = {
   failOnBlocked: z.boolean().optional(),
   cfc: CfcSection.partial().optional(),
   context: ContextSection.partial().optional(),
+  model: ModelSection.optional(),
 };
 
 /** A child profile's name: what the model passes to `delegate` as `profile`. */

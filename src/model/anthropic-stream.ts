@@ -3,6 +3,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlock, ModelResponse, ReportedUsage } from './gateway.js';
 import { overlayReported, reportedCounters } from './usage.js';
+import { IncompleteStream, ProtocolError } from './gateway-failures.js';
 
 type Building =
   | { kind: 'text'; text: string }
@@ -75,7 +76,10 @@ export class StreamAssembler {
   }
 
   finish(): ModelResponse {
-    if (!this.#stopped) throw new IncompleteStream(this.#started);
+    if (!this.#stopped)
+      throw new IncompleteStream(
+        this.#started ? 'message_stop' : 'message_stop (no message_start)',
+      );
     const content: ContentBlock[] = [];
     for (const block of this.#blocks) {
       if (block === undefined) continue;
@@ -98,21 +102,5 @@ function toolInput(block: { startInput: unknown; json: string }): unknown {
     return JSON.parse(block.json) as unknown;
   } catch {
     return block.json;
-  }
-}
-
-/** The stream broke a rule of the protocol: not worth repeating. */
-export class ProtocolError extends Error {
-  constructor(what: string) {
-    super(`malformed response stream: ${what}`);
-    this.name = 'ProtocolError';
-  }
-}
-
-/** The stream ended (connection closed) before message_stop. */
-export class IncompleteStream extends Error {
-  constructor(started: boolean) {
-    super(`the response stream ended before message_stop${started ? '' : ' (no message_start)'}`);
-    this.name = 'IncompleteStream';
   }
 }

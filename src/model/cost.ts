@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { PACKAGE_ROOT } from '../paths.js';
-import type { ReportedUsage } from './gateway.js';
+import type { ModelGateway, ReportedUsage, RoutePricing } from './gateway.js';
 
 const Rates = z.strictObject({
   input: z.number().nonnegative(),
@@ -30,13 +30,54 @@ export const RateCard = z.strictObject({
     })
     .optional(),
   models: z.record(z.string(), Rates),
+  /**
+   * A route's own card (routeRateCard): where it came from, instead of RATE_CARD_FILE, and
+   * the prices that hold whatever model id the endpoint answers with (`as`: the route's).
+   */
+  file: z.string().min(1).optional(),
+  anyModel: z.strictObject({ as: z.string().min(1), rates: Rates }).optional(),
 });
 export type RateCard = z.infer<typeof RateCard>;
 
 export const RATE_CARD_FILE = 'rate-cards/anthropic.json';
 
+/** What a route's own card names as its file: the profile section it was written in. */
+export const ROUTE_PRICING_FILE = 'profile model.pricing';
+
+/**
+ * The card of a route whose profile states its prices (`model.pricing`): the operator's own
+ * figures, for input and output (an endpoint of the openai-compatible family reports no
+ * cache counters apart). Its version names the figures, so the audit, rebuilding it from the
+ * snapshot, knows it has the same card.
+ */
+export function routeRateCard(model: string, pricing: RoutePricing): RateCard {
+  const rates = {
+    input: pricing.inputPerMTok,
+    output: pricing.outputPerMTok,
+    cacheRead: 0,
+    cacheWrite: 0,
+  };
+  return {
+    schema: 'cfh.rate-card/1',
+    version: `${model}: ${String(rates.input)} in, ${String(rates.output)} out`,
+    currency: 'USD',
+    unit: 'per million tokens',
+    source: "the profile's model.pricing: the operator's own prices for this route",
+    models: { [model]: rates },
+    file: ROUTE_PRICING_FILE,
+    anyModel: { as: model, rates },
+  };
+}
+
 export function loadRateCard(file = path.join(PACKAGE_ROOT, RATE_CARD_FILE)): RateCard {
   return RateCard.parse(JSON.parse(readFileSync(file, 'utf8')));
+}
+
+/** The card a gateway's attempts are priced with: its route's own, else the repository's. */
+export function rateCardOf(gateway: Pick<ModelGateway, 'model' | 'pricing'>): RateCard {
+  return gateway.pricing === undefined
+    ? loadRateCard()
+    : routeRateCard(gateway.model, gateway.pricing);
 }
 
 export type NoEstimateReason =
@@ -73,10 +114,17 @@ export function ratesFor(
 ): { readonly rates: RateCard['models'][string]; readonly pricedAs: string } | undefined {
   const exact = Object.hasOwn(card.models, model) ? card.models[model] : undefined;
   if (exact !== undefined) return { rates: exact, pricedAs: model };
-  if (!DATED_SUFFIX.test(model)) return undefined;
+  if (!DATED_SUFFIX.test(model)) return anyModel(card);
   const undated = model.replace(DATED_SUFFIX, '');
   const rates = Object.hasOwn(card.models, undated) ? card.models[undated] : undefined;
-  return rates === undefined ? undefined : { rates, pricedAs: undated };
+  if (rates !== undefined) return { rates, pricedAs: undated };
+  return anyModel(card);
+}
+
+function anyModel(card: RateCard): ReturnType<typeof ratesFor> {
+  return card.anyModel === undefined
+    ? undefined
+    : { rates: card.anyModel.rates, pricedAs: card.anyModel.as };
 }
 
 export function estimateAttempt(
@@ -126,7 +174,7 @@ export function estimateRun(
   const base = {
     kind: 'harness-estimate' as const,
     currency: card.currency,
-    rateCard: { file: RATE_CARD_FILE, version: card.version, source: card.source },
+    rateCard: { file: card.file ?? RATE_CARD_FILE, version: card.version, source: card.source },
     perAttempt,
   };
   if (perAttempt.length === 0) return { ...base, totalOmitted: 'no_attempts' };

@@ -58,6 +58,11 @@ export interface ModelResponse {
   readonly unbilled?: true;
 }
 
+export interface RoutePricing {
+  readonly inputPerMTok: number;
+  readonly outputPerMTok: number;
+}
+
 export interface ModelGateway {
   /** `scripted` or `anthropic`: recorded with every attempt. */
   readonly adapter: string;
@@ -73,6 +78,12 @@ export interface ModelGateway {
   countInputTokens(request: ModelRequest, signal: AbortSignal): Promise<number | undefined>;
   /** `free`: asked before every request; `round-trip`: only when the loop's bound is too big. */
   readonly counting: 'free' | 'round-trip';
+  /**
+   * The prices per million tokens this route's configuration states (a profile's
+   * `model.pricing`): its attempts are priced with them (cost.ts rateCardOf); absent: the
+   * repository's rate card.
+   */
+  readonly pricing?: RoutePricing | undefined;
   /** The model's context window in tokens, when the adapter knows it (AH-LIFE-7). */
   readonly contextWindowTokens?: number | undefined;
   /**

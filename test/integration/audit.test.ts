@@ -204,6 +204,16 @@ const MUTATIONS: Mutation[] = [
     forged((f) => void (callData(f, 'tool_executed', 'call-0001').data.attempts = 2)),
   ],
   [
+    // AH-INV-5: one attempt on another route than the snapshot names.
+    'model.one-route',
+    'agent',
+    forged((f) => {
+      const started = f.events.find((e) => e['type'] === 'model_call_started');
+      if (started !== undefined)
+        started['data'].route = { ...started['data'].route, source: 'another-route' };
+    }),
+  ],
+  [
     'snapshot.complete',
     'agent',
     forged((f) => {

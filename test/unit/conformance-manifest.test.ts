@@ -84,8 +84,8 @@ describe('conformance manifest', () => {
       reconcile(withObligation(manifest, 'AH-DIAG-4', { claims: [claim] }), CHECKS).problems,
     ).toEqual(['AH-DIAG-4: not-advertised, yet claimed']);
     expect(
-      reconcile(withObligation(manifest, 'AH-INV-5', { claims: [] }), CHECKS).problems,
-    ).toEqual(['AH-INV-5: by-construction, but claims no mechanism and no test']);
+      reconcile(withObligation(manifest, 'AH-CONT-1', { claims: [] }), CHECKS).problems,
+    ).toEqual(['AH-CONT-1: by-construction, but claims no mechanism and no test']);
     const citing = { ...claim, mechanism: `${claim.mechanism} (AH-DIAG-4)`, also: ['AH-OBS-2'] };
     expect(
       reconcile(withObligation(manifest, 'AH-TOOL-10', { claims: [citing] }), CHECKS).problems,

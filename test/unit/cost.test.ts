@@ -1,6 +1,12 @@
 // AH-USAGE-4/5: estimates from the repository's rate card, with typed omissions.
 import { describe, expect, it } from 'vitest';
-import { estimateAttempt, estimateRun, loadRateCard } from '../../src/model/cost.js';
+import {
+  estimateAttempt,
+  estimateRun,
+  loadRateCard,
+  rateCardOf,
+  routeRateCard,
+} from '../../src/model/cost.js';
 
 const card = loadRateCard();
 
@@ -96,5 +102,30 @@ describe('cost estimates', () => {
     expect(partial.total).toBeUndefined();
     expect(partial.totalOmitted).toBe('incomplete_coverage');
     expect(estimateRun(card, []).totalOmitted).toBe('no_attempts');
+  });
+
+  it("a route's own prices price whatever model id its endpoint answers with, and name their source", () => {
+    const card = routeRateCard('gpt-5.1', { inputPerMTok: 1, outputPerMTok: 2 });
+    const usage = { input_tokens: 300, output_tokens: 20 };
+    expect(estimateAttempt(card, 'turn-1', 'gpt-5.1', usage)).toStrictEqual({
+      attemptId: 'turn-1',
+      estimated: 0.00034,
+    });
+    expect(estimateAttempt(card, 'turn-2', 'gpt-5.1-2026-11-04', usage)).toStrictEqual({
+      attemptId: 'turn-2',
+      estimated: 0.00034,
+      pricedAs: 'gpt-5.1',
+    });
+    expect(estimateRun(card, [{ attemptId: 't', model: 'x', usage }]).rateCard).toStrictEqual({
+      file: 'profile model.pricing',
+      version: card.version,
+      source: card.source,
+    });
+    // No prices of its own: the repository's card, which does not price the family.
+    const repo = rateCardOf({ model: 'qwen3-coder', pricing: undefined });
+    expect(estimateAttempt(repo, 't', 'qwen3-coder', usage)).toStrictEqual({
+      attemptId: 't',
+      omitted: 'unsupported_pricing',
+    });
   });
 });

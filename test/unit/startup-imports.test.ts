@@ -40,14 +40,14 @@ function modulesLoaded(args: readonly string[]): { modules: string[]; stdout: st
 /** Modules of cfh's own layers and the dependencies that no `--version` may load. */
 const HEAVY = [
   /^src\/(engine|model|substrate|sandbox|network|mediator|tools|evidence|config)\//,
-  /^node_modules\/(dockerode|docker-modem|@anthropic-ai|@modelcontextprotocol|zod|commander|pino|yaml|execa)\//,
+  /^node_modules\/(dockerode|docker-modem|@anthropic-ai|openai|@modelcontextprotocol|zod|commander|pino|yaml|execa)\//,
 ];
 const AGENT_PATH = [
   /^src\/model\//,
   /^src\/tools\/host\/(mcp-|exec-channel)/,
   /^src\/engine\/agent-/,
   /^src\/evidence\/(audit|report|export)\//,
-  /^node_modules\/(@anthropic-ai|@modelcontextprotocol|execa|ajv)\//,
+  /^node_modules\/(@anthropic-ai|openai|@modelcontextprotocol|execa|ajv)\//,
 ];
 const matching = (modules: readonly string[], patterns: readonly RegExp[]): string[] =>
   modules.filter((m) => patterns.some((p) => p.test(m)));

@@ -1,6 +1,6 @@
 // `cfh sandbox run --prompt TEXT [--context FILE]... [--quote FILE]... [--script FILE]`:
-// an agent run. The model gateway is chosen here, once; a failure never moves
-// the run to another gateway or credential (AH-INV-5).
+// an agent run. The model gateway is chosen here, once (gateway-choice.ts); a failure never
+// moves the run to another gateway or credential (AH-INV-5).
 import path from 'node:path';
 import { ConfigError } from '../../errors.js';
 import { INPUT_FILE_LIMITS, readInputFile } from '../../config/input-file.js';
@@ -11,11 +11,14 @@ import { loadApprovedPlan } from '../../engine/resume/from-plan.js';
 import { childGuard, planSandboxRun } from '../../engine/run/run-plan.js';
 import { checkHandedWithinCeiling, childInherits } from '../../engine/children/child-trees.js';
 import type { ModelGateway } from '../../model/gateway.js';
-import { ScriptedGateway, loadScript } from '../../model/scripted-gateway.js';
-import { AnthropicGateway } from '../../model/anthropic-gateway.js';
-import { EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_SOURCE } from '../../model/embedded-script.js';
 import type { CfhEnvironment } from '../../config/env.js';
 import type { RetryHook } from '../../engine/agent/agent-run.js';
+import {
+  EMBEDDED_SCRIPT_SOURCE,
+  chooseGateway,
+  childGatewayOf,
+  heldCredential,
+} from '../gateway-choice.js';
 import type { HostToolDeps } from '../../engine/agent/host-tools.js';
 import { currentOwner } from '../../sandbox/owner.js';
 import { currentHostIdentity } from '../../sandbox/sandbox-user.js';
@@ -71,63 +74,19 @@ async function readSlots(
   return { prompt: args.prompt, context, quoted };
 }
 
-export function chooseGateway(
-  args: Pick<AgentRunRequest, 'provider' | 'script'>,
-  env: CfhEnvironment,
-  retries: number,
-  retryHook: RetryHook,
-): ModelGateway {
-  // With a key, anthropic; otherwise the scripted gateway: the given script, or the
-  // embedded default, which says plainly that no model took part.
-  const provider =
-    args.provider ??
-    (args.script === undefined && env.anthropicApiKey !== undefined ? 'anthropic' : 'scripted');
-  if (provider === 'anthropic') {
-    if (args.script !== undefined) {
-      throw new ConfigError(
-        'script_with_provider',
-        '--script: only with the scripted provider (drop --provider anthropic or --script)',
-        { field: 'script', value: args.script },
-      );
-    }
-    if (env.anthropicApiKey === undefined) {
-      throw new ConfigError(
-        'credential_missing',
-        '--provider anthropic: ANTHROPIC_API_KEY is not set',
-        { field: 'provider', value: 'anthropic' },
-      );
-    }
-    return new AnthropicGateway({
-      apiKey: env.anthropicApiKey,
-      baseURL: env.anthropicBaseUrl,
-      model: env.model,
-      maxRetries: retries,
-      timeoutMs: 120_000,
-      keySource: 'env:ANTHROPIC_API_KEY',
-      onRetry: (attempt, reason) => {
-        retryHook.current?.(attempt, reason);
-      },
-    });
-  }
-  // A child profile the script does not name answers with the embedded script (AH-DEL).
-  if (args.script !== undefined)
-    return new ScriptedGateway(loadScript(args.script), args.script, EMBEDDED_SCRIPT);
-  return new ScriptedGateway(EMBEDDED_SCRIPT, EMBEDDED_SCRIPT_SOURCE, EMBEDDED_SCRIPT);
-}
-
 /** The host-tool channel: its ledger, where credentials are read, what else is scrubbed. */
 export function hostToolDeps(
   run: RunDeps,
   env: CfhEnvironment,
   gateway: ModelGateway,
 ): HostToolDeps {
-  const key = env.anthropicApiKey;
-  const held = gateway.adapter === 'anthropic' && key !== undefined && key.length >= 8;
+  // The model's key is scrubbed from what host tools return, whichever provider holds it.
+  const held = heldCredential(gateway, env);
   return {
     // The ledger the sweep reads: the same directory, from the one builder.
     processDir: run.hostProcessDir,
     env: env.credentialSource,
-    heldCredentials: held ? [{ name: 'ANTHROPIC_API_KEY', value: key }] : [],
+    heldCredentials: held !== undefined && held.value.length >= 8 ? [held] : [],
     keyDir: env.keyDir,
   };
 }
@@ -143,6 +102,8 @@ export function agentRunDeps(
     ...(o.events ? { events: eventStream(deps.printer) } : {}),
     gateway: o.gateway,
     retryHook: o.retryHook,
+    // AH-DEL-1: a child profile that names its own route talks to it (its own credential).
+    childGateway: childGatewayOf(deps.env, o.retryHook),
     approvals: o.approvals,
     hostTools: hostToolDeps(run, deps.env, o.gateway),
     // AH-DEL-1: a child is planned from its own resolved profile only; it works on the
@@ -225,10 +186,11 @@ export async function agentRunCommand(args: AgentRunRequest, deps: CliDeps): Pro
       deps.env,
       plan.profile.budgets.maxRetriesPerModelCall,
       retryHook,
+      plan.profile.model,
     );
     if (gateway.route.source === EMBEDDED_SCRIPT_SOURCE) {
       deps.printer.err(
-        'cfh: no ANTHROPIC_API_KEY and no --script: replaying the embedded scripted model (no language model takes part)',
+        'cfh: no model route (no ANTHROPIC_API_KEY, no --provider, no profile model section) and no --script: replaying the embedded scripted model (no language model takes part)',
       );
     }
     const run = await buildRunDeps(deps, owner);

@@ -8,6 +8,16 @@ import { isRunId } from '../../evidence/run-id.js';
 import { reportFailure } from '../report-failure.js';
 import { loadProfile } from '../../config/profile-loader.js';
 import { checkHostTools } from '../../engine/ops/host-doctor.js';
+import { checkModelRoute } from '../../engine/ops/route-doctor.js';
+import type { DoctorCheck } from '../../engine/ops/doctor.js';
+import type { ModelSection } from '../../config/model-schema.js';
+import { CfhError } from '../../errors.js';
+import {
+  ANTHROPIC_DEFAULT_BASE_URL,
+  resolveRoute,
+  routeKey,
+  type RouteChoice,
+} from '../model-route.js';
 
 export function capabilitiesCommand(args: { profile?: string | undefined }, deps: CliDeps): number {
   try {
@@ -27,6 +37,8 @@ export async function doctorCommand(
     const profile = args.profile === undefined ? undefined : loadProfile(args.profile).profile;
     const checks = [
       ...(await runDoctor(deps.runtime(), deps.signal, { model: deps.env.model })),
+      // AH-CAP-4: the route the profile's `model` section names, and its endpoint.
+      ...(profile?.model === undefined ? [] : await routeChecks(profile.model, deps)),
       // AH-CAP-4: each host tool the profile declares, started and asked.
       ...(profile === undefined
         ? []
@@ -50,6 +62,30 @@ export async function doctorCommand(
   } catch (error) {
     return reportFailure(error, deps, { json: args.json });
   }
+}
+
+/** The profile's route as a run would resolve it (no flags), then its endpoint probed. */
+async function routeChecks(section: ModelSection, deps: CliDeps): Promise<DoctorCheck[]> {
+  let choice: RouteChoice;
+  try {
+    choice = resolveRoute({}, section, deps.env);
+  } catch (error) {
+    if (!(error instanceof CfhError)) throw error;
+    return [{ name: 'model-route', ok: false, required: true, detail: error.message }];
+  }
+  if (choice.provider === 'scripted')
+    return [{ name: 'model-route', ok: true, required: true, detail: 'scripted: no endpoint' }];
+  const credential = choice.keyEnv === null ? 'none' : `env:${choice.keyEnv}`;
+  return checkModelRoute(
+    {
+      provider: choice.provider,
+      baseUrl: choice.baseUrl ?? ANTHROPIC_DEFAULT_BASE_URL,
+      model: choice.model,
+      credential,
+      key: routeKey(choice, deps.env),
+    },
+    deps.signal,
+  );
 }
 
 export async function reapCommand(

@@ -30,6 +30,9 @@ export interface AgentRunRequest extends RunRequestCommon {
   readonly quote: readonly string[];
   readonly script?: string | undefined;
   readonly provider?: string | undefined;
+  /** `--model`, `--base-url`: the route over the profile's `model` section. */
+  readonly model?: string | undefined;
+  readonly baseUrl?: string | undefined;
   /** Planning mode: every mutation denied; the final answer kept as plan.md. */
   readonly plan: boolean;
   /** Execute the plan of this planning run (given as context; risky calls ask). */

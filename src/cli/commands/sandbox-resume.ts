@@ -33,7 +33,8 @@ import { reportFailure } from '../report-failure.js';
 import { buildRunDeps } from '../run-deps.js';
 import { runEndLine } from '../run-said.js';
 import { setUpApprovals } from './agent-approvals.js';
-import { agentRunDeps, chooseGateway } from './agent-run.js';
+import { agentRunDeps } from './agent-run.js';
+import { chooseGateway } from '../gateway-choice.js';
 
 type ResumeArgs = ReturnType<typeof readFlags<typeof RESUME_FLAGS>>;
 
@@ -96,7 +97,13 @@ export async function sandboxResumeCommand(
     // The gateway first: its route is one of the fields a resume keeps (AH-INV-5).
     const retryHook: RetryHook = {};
     const budgets = state.profile.budgets;
-    const gateway = chooseGateway(o, deps.env, budgets.maxRetriesPerModelCall, retryHook);
+    const gateway = chooseGateway(
+      o,
+      deps.env,
+      budgets.maxRetriesPerModelCall,
+      retryHook,
+      state.profile.model,
+    );
     const plan = planResume(state, overrides, routeOf(gateway.route, gateway.adapter), planned);
     const { approvals, setup } = await setUpApprovals(o, plan.profile, deps);
     const from = state.snapshot.fromPlan ?? null;

@@ -27,13 +27,14 @@ import type { FlagValues } from '../flags/flag.js';
 import { buildRunDeps } from '../run-deps.js';
 import { reportFailure } from '../report-failure.js';
 import { approvingUser, setUpApprovals } from './agent-approvals.js';
-import { agentRunDeps, chooseGateway } from './agent-run.js';
+import { agentRunDeps } from './agent-run.js';
+import { chooseGateway, heldCredential } from '../gateway-choice.js';
 
 /** The model's credential by a keyed digest: the same route under another key is another owner. */
 function modelCredential(gateway: ModelGateway, env: CfhEnvironment): string | null {
-  const key = env.anthropicApiKey;
-  if (gateway.adapter !== 'anthropic' || key === undefined) return null;
-  return credentialDigest(digestKey(env.credentialSource), key);
+  const held = heldCredential(gateway, env);
+  if (held === undefined) return null;
+  return credentialDigest(digestKey(env.credentialSource), held.value);
 }
 
 export type ServeOptions = FlagValues<typeof SERVE_FLAGS>;
@@ -108,10 +109,11 @@ export async function serveCommand(o: ServeOptions, deps: CliDeps): Promise<numb
         const approvals = new Approvals([new RuleApprovals(setup.preApprovedRules, user), caller]);
         const retryHook: RetryHook = {};
         const gateway = chooseGateway(
-          { provider: o.provider, script: o.script },
+          { provider: o.provider, model: o.model, baseUrl: o.baseUrl, script: o.script },
           deps.env,
           plan.profile.budgets.maxRetriesPerModelCall,
           retryHook,
+          plan.profile.model,
         );
         return {
           plan,

@@ -197,7 +197,9 @@ export const SERVE_FLAGS = {
   cfc: RUN_FLAGS.cfc,
   artifactRoot: ARTIFACT_ROOT_FLAG,
   script: { ...RUN_FLAGS.script, help: 'replay model turns from FILE (the scripted gateway)' },
-  provider: { ...RUN_FLAGS.provider, help: 'model gateway' },
+  provider: { ...RUN_FLAGS.provider, help: "the model provider, over the profile's" },
+  model: { ...RUN_FLAGS.model, help: "the model, over the profile's and CFH_MODEL" },
+  baseUrl: { ...RUN_FLAGS.baseUrl, help: "the provider's endpoint, over the profile's" },
   toolLifetime: { ...RUN_FLAGS.toolLifetime, help: "tool containers (default: the profile's)" },
   approve: {
     ...RUN_FLAGS.approve,

@@ -14,6 +14,8 @@ export const RESUME_FLAGS = {
   ),
   script: R.script,
   provider: R.provider,
+  model: R.model,
+  baseUrl: R.baseUrl,
   artifactRoot: R.artifactRoot,
   json: R.json,
   events: R.events,

@@ -107,10 +107,21 @@ export const RUN_FLAGS = {
     'agent run: replay model turns from FILE (the scripted gateway)',
     { lands: 'agent' },
   ),
-  provider: valueFlag('--provider <name>', 'agent run: model gateway', {
-    choices: ['scripted', 'anthropic'],
-    lands: 'agent',
-  }),
+  provider: valueFlag(
+    '--provider <name>',
+    "agent run: the model provider, over the profile's model.provider",
+    { choices: ['scripted', 'anthropic', 'openai-compatible'], lands: 'agent' },
+  ),
+  model: valueFlag(
+    '--model <id>',
+    "agent run: the model, over the profile's model.model and CFH_MODEL",
+    { lands: 'agent' },
+  ),
+  baseUrl: valueFlag(
+    '--base-url <url>',
+    "agent run: the provider's endpoint, over the profile's model.baseUrl and OPENAI_BASE_URL / ANTHROPIC_BASE_URL",
+    { lands: 'agent' },
+  ),
   toolLifetime: valueFlag(
     '--tool-lifetime <lifetime>',
     "agent run: tool containers (default: the profile's)",

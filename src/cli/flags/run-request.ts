@@ -102,6 +102,8 @@ export function runRequestOf(
     quote: o.quote,
     script: o.script,
     provider: o.provider,
+    model: o.model,
+    baseUrl: o.baseUrl,
     toolLifetime: o.toolLifetime,
     toolTimeout: o.toolTimeout,
     budgets,

@@ -28,7 +28,9 @@ import {
   type PromptSlots,
 } from './agent-loop.js';
 import { PLAN_FILE, type ApprovedPlan } from '../resume/from-plan.js';
-import { estimateRun, loadRateCard } from '../../model/cost.js';
+import { estimateRun, rateCardOf } from '../../model/cost.js';
+import type { ModelGateway } from '../../model/gateway.js';
+import type { Profile } from '../../config/profile-schema.js';
 import {
   openAgentSurface,
   type AgentSurface,
@@ -85,6 +87,11 @@ export interface AgentRunDeps extends SurfaceDeps {
    * `children` needs it: without it the `delegate` tool is not offered.
    */
   readonly childPlanner?: ChildLauncher['plan'] | undefined;
+  /**
+   * The gateway of a child whose profile names a route of its own (AH-DEL-1: its own
+   * route and credential, recorded in its snapshot); undefined: the parent's answers it.
+   */
+  readonly childGateway?: ((profile: Profile) => ModelGateway | undefined) | undefined;
 }
 
 /**
@@ -213,7 +220,7 @@ export async function executeAgentRun(
   refuseUncleared(plan.cfc, carried);
   const host: { open?: OpenHostTools } = {};
   const blocked = new BlockedCalls();
-  const card = loadRateCard();
+  const card = rateCardOf(deps.gateway);
   const budgets = plan.profile.budgets;
   const slots = slotsOf(request);
   const fromPlan =
@@ -403,9 +410,13 @@ function childLauncher(request: AgentRequest, deps: AgentRunDeps): ChildLauncher
         hostProcessDir: deps.hostProcessDir,
         draftRoot: deps.draftRoot,
         writtenLabelsDir: deps.writtenLabelsDir,
-        gateway: deps.gateway.forChild?.(child.name) ?? deps.gateway,
+        gateway:
+          deps.childGateway?.(childPlan.profile) ??
+          deps.gateway.forChild?.(child.name) ??
+          deps.gateway,
         hostTools: deps.hostTools,
         childPlanner: deps.childPlanner,
+        childGateway: deps.childGateway,
       },
       signal,
     );

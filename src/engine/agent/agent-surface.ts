@@ -22,7 +22,7 @@ import { toolExecutor } from '../../tools/tool-executor.js';
 import type { AgentLoopDeps } from './agent-loop.js';
 import { AttemptLedger } from './agent-run-records.js';
 import { BudgetTracker } from './budgets.js';
-import { loadRateCard } from '../../model/cost.js';
+import { rateCardOf } from '../../model/cost.js';
 import { WrittenNotes } from '../cfc/written-notes.js';
 import type { RunSession } from '../run/run-session.js';
 import type { CfcRuntime } from '../../cfc/runtime.js';
@@ -127,7 +127,7 @@ export async function openAgentSurface(
     plan.profile.toolTimeoutSeconds === undefined
       ? Number.POSITIVE_INFINITY
       : plan.profile.toolTimeoutSeconds * 1000;
-  const card = loadRateCard();
+  const card = rateCardOf(deps.gateway);
   const tracker = new BudgetTracker({ ...budgets, maxTotalCost: budgets.maxTotalCost });
   session.stack.defer(() => {
     tracker.close();

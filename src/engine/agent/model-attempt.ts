@@ -52,6 +52,7 @@ export async function modelAttempt(
   await deps.recorder.event('model_call_started', {
     attemptId,
     adapter: gateway.adapter,
+    route: gateway.route,
     maxTokens: reserved.maxTokens,
     reserved: {
       inputTokens: reserved.inputTokens,

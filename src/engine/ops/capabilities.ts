@@ -6,11 +6,12 @@ import { CfcMode, CfcSection } from '../../config/cfc-schema.js';
 import { listBuiltinProfiles } from '../../config/profile-loader.js';
 import { resolveChildren } from '../../config/child-profiles.js';
 import { DEFAULT_POOL_SIZE, MAX_POOL_SIZE, ToolLifetime } from '../../config/profile-schema.js';
-import { RATE_CARD_FILE } from '../../model/cost.js';
+import { RATE_CARD_FILE, ROUTE_PRICING_FILE } from '../../model/cost.js';
 import { CFH_VERSION } from '../../version.js';
 import { BUILTIN_TOOLS } from '../../tools/builtins.js';
 import { DecisionValue, RiskClass, SideEffectClass } from '../../config/vocabulary.js';
 import type { Profile } from '../../config/profile-schema.js';
+import { MODEL_PROVIDERS, ModelWire } from '../../config/model-schema.js';
 import { describeAuthority } from '../../tools/host/host-plan.js';
 import { COMPACT_AT_DEFAULT, MIN_COMPACT_TOKENS } from '../../config/context-schema.js';
 import {
@@ -87,7 +88,22 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
       lifecycle: ['first-use', 'run-start'],
       unclassifiedDecision: 'approval_required',
     },
-    modelGateways: ['scripted', 'anthropic'],
+    modelGateways: ['scripted', 'anthropic', 'openai-compatible'],
+    // The route is configuration, chosen once and recorded (AH-INV-2, AH-INV-5): the
+    // profile's `model` section, the flags over it, each provider's variables as fallbacks.
+    modelRoutes: {
+      providers: [...MODEL_PROVIDERS],
+      wires: { 'openai-compatible': [...ModelWire.options] },
+      profileKey: 'model',
+      flags: ['--provider', '--model', '--base-url'],
+      environment: {
+        anthropic: ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'CFH_MODEL'],
+        'openai-compatible': ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'CFH_MODEL'],
+      },
+      fallback: 'none: a provider failure fails the run on its route',
+      perChild: 'children.<name>.model',
+      profileRoute: profile === undefined ? null : routeOf(profile),
+    },
     agentRun: {
       promptSlots: ['--prompt', '--context', '--quote'],
       // Each budget's profile key and its flag (AH-LIFE-4).
@@ -248,6 +264,29 @@ export function describeCapabilities(profile?: Profile): Record<string, unknown>
   };
 }
 
+/** A profile's model route as configured: the credential by reference only. */
+function routeOf(profile: Profile): Record<string, unknown> | null {
+  const m = profile.model;
+  if (m === undefined) return null;
+  const credential =
+    m.credential === undefined
+      ? 'default'
+      : m.credential === 'none'
+        ? 'none'
+        : `env:${m.credential.fromEnv}`;
+  return {
+    provider: m.provider,
+    ...(m.baseUrl === undefined ? {} : { baseUrl: m.baseUrl }),
+    ...(m.model === undefined ? {} : { model: m.model }),
+    ...(m.provider === 'openai-compatible' ? { wire: m.wire ?? 'chat' } : {}),
+    credential,
+    ...(m.contextWindow === undefined ? {} : { contextWindow: m.contextWindow }),
+    // A route without prices of its own is priced by the repository's rate card, where its
+    // model is on it (an openai-compatible model is not: unpriced, never priced at a guess).
+    pricing: m.pricing === undefined ? 'rate card' : { file: ROUTE_PRICING_FILE, ...m.pricing },
+  };
+}
+
 /** What each child profile may do, resolved (AH-DEL-2: tools, host powers, posture, limits, returns). */
 function describeChildren(profile: Profile): Record<string, unknown>[] {
   return resolveChildren(profile, profile.budgets.maxDelegationDepth).map((c) => {
@@ -263,6 +302,8 @@ function describeChildren(profile: Profile): Record<string, unknown>[] {
       mounts: p.mounts.map((m) => ({ target: m.target, mode: m.mode })),
       limits: p.limits,
       budgets: p.budgets,
+      // AH-DEL-1: a child's own route; null: the parent's answers it.
+      modelRoute: p.model === undefined ? null : routeOf(p),
       returns: { maxChars: c.entry.returns.maxChars, schema: c.entry.returns.schema ?? null },
       ceiling: c.ceiling ?? null,
       maxParallel: c.entry.maxParallel,

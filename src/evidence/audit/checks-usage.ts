@@ -3,13 +3,20 @@
 // and priced again from the counters, and the aggregate omitted, with a typed reason, when
 // any attempt lacks a price.
 import { z } from 'zod';
-import { estimateAttempt, loadRateCard, RATE_CARD_FILE, type RateCard } from '../../model/cost.js';
+import {
+  estimateAttempt,
+  loadRateCard,
+  RATE_CARD_FILE,
+  ROUTE_PRICING_FILE,
+  routeRateCard,
+  type RateCard,
+} from '../../model/cost.js';
 import { reportedCounters } from '../../model/usage.js';
 import { CostEstimate, UsageRecord } from '../schema/report.js';
 import { at, fail, inconclusive, notApplicable, pass, warn, type Check } from './check.js';
 import { canonicalJson } from '../canonical-json.js';
 import { hasKey, partOf } from './parts.js';
-import { eventsOf, unreadable, type TypedEvent } from './run-evidence.js';
+import { eventsOf, unreadable, type RunEvidence, type TypedEvent } from './run-evidence.js';
 
 export const usageReportedCheck: Check = {
   id: 'usage.as-reported',
@@ -63,6 +70,26 @@ export const usageReportedCheck: Check = {
 
 const Coverage = z.looseObject({ scope: z.string(), attempts: z.number() });
 
+/** A route's own prices, as the snapshot records the route and the resolved profile. */
+const RoutePriced = z.looseObject({
+  model: z.looseObject({ route: z.looseObject({ model: z.string() }) }),
+  profile: z.looseObject({
+    resolved: z.looseObject({
+      model: z.looseObject({
+        pricing: z.looseObject({ inputPerMTok: z.number(), outputPerMTok: z.number() }),
+      }),
+    }),
+  }),
+});
+
+/** The card a run priced with from its profile's `model.pricing` (cost.ts routeRateCard), rebuilt. */
+function routeCardOf(run: RunEvidence): RateCard | undefined {
+  const snapshot = RoutePriced.safeParse(run.snapshot.value);
+  if (!snapshot.success) return undefined;
+  const { model, profile } = snapshot.data;
+  return routeRateCard(model.route.model, profile.resolved.model.pricing);
+}
+
 let card: RateCard | undefined;
 /** The rate card cfh prices with (model/cost.ts), read once. */
 function rateCard(): RateCard {
@@ -79,9 +106,12 @@ function rateCard(): RateCard {
 function repriced(
   completed: readonly TypedEvent<'model_call_completed'>[],
   named: { readonly file: string; readonly version: string },
+  run: RunEvidence,
 ): string[] | undefined {
-  const now = rateCard();
-  if (named.file !== RATE_CARD_FILE || named.version !== now.version) return undefined;
+  const now = named.file === ROUTE_PRICING_FILE ? routeCardOf(run) : rateCard();
+  if (now === undefined) return undefined;
+  if ((now.file ?? RATE_CARD_FILE) !== named.file || named.version !== now.version)
+    return undefined;
   const out: string[] = [];
   for (const e of completed) {
     const { attemptId, model, usage, costEstimate } = e.data;
@@ -139,7 +169,7 @@ export const costProvenanceCheck: Check = {
           `report.json costEstimate.total: ${String(c.total)}, the attempts add up to ${sum}`,
         );
     }
-    const again = repriced(completed, c.rateCard);
+    const again = repriced(completed, c.rateCard, run);
     where.push(...(again ?? []));
     if (where.length === 0 && again === undefined)
       return warn(

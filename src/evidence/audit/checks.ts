@@ -2,6 +2,7 @@
 // per applicable clause. conformance/manifest.yaml lists the obligations each covers; a
 // unit test reconciles the two. To add a check: write it beside its family, add it here,
 // and name it under its obligations in the manifest.
+import { oneRouteCheck } from './checks-model.js';
 import type { Check } from './check.js';
 import { INTEGRITY_CHECKS } from './checks-integrity.js';
 import { cleanupCheck, limitsCheck, retriesCheck, terminalCheck } from './checks-lifecycle.js';
@@ -49,6 +50,7 @@ export const CHECKS: readonly Check[] = [
   callsStoppedCheck,
   poolCheck,
   retriesCheck,
+  oneRouteCheck,
   compactionOrderedCheck,
   snapshotCheck,
   hardeningCheck,

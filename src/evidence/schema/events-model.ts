@@ -46,6 +46,11 @@ export const modelEvents = {
   model_call_started: z.strictObject({
     attemptId: z.string().min(1),
     adapter: z.string(),
+    /**
+     * The route this attempt went to (provider, endpoint, model, wire, credential by
+     * reference: AH-INV-2); the same on every attempt of a run (AH-INV-5).
+     */
+    route: z.record(z.string(), z.string()).optional(),
     /** The request's max_tokens: the model's cap, lowered to what the budgets leave. */
     maxTokens: z.number().int().positive().optional(),
     /** What was reserved against the budgets before the request (AH-LIFE-4). */

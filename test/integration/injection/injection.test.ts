@@ -21,7 +21,11 @@ import { MODES, pool, runEpisode, type Mode, type Outcome } from './runner.js';
 const FULL = process.env.CFC_SUITE === 'full';
 const WIDTH = Number(process.env.CFC_SUITE_WIDTH ?? '3');
 
-/** CFC_SUITE_ONLY=id,id and CFC_SUITE_MODES=mode,mode narrow a run (for a developer). */
+/**
+ * CFC_SUITE_ONLY=id,id and CFC_SUITE_MODES=mode,mode narrow a run (for a developer);
+ * CFC_SUITE_GATEWAY=chat or responses replays the compromised model through an
+ * openai-compatible stand-in instead of the scripted gateway (runner.ts).
+ */
 function narrowed(all: [Episode, Mode][]): [Episode, Mode][] {
   const only = process.env.CFC_SUITE_ONLY?.split(',');
   const modes = process.env.CFC_SUITE_MODES?.split(',');

@@ -13,6 +13,56 @@ import { stringify } from 'yaml';
 import { cfh, onlyRunDir, ownBySandbox, readEvents, toolResults } from '../helpers.js';
 import { NODE, filesUnder, leaksIn } from '../host-tools-support.js';
 import { INJECTION, type Ctx, type Episode } from './episodes.js';
+import {
+  okCalls,
+  okText,
+  startOpenAiApiServer,
+  type OpenAiApiServer,
+  type WireRequest,
+} from '../../fixtures/openai-api-server.js';
+
+/**
+ * CFC_SUITE_GATEWAY=chat or responses: the same compromised model, replayed by a stand-in
+ * OpenAI-compatible endpoint on loopback instead of the scripted gateway, so nothing of the
+ * mediator or CFC may depend on which provider proposes. Unset: the scripted gateway.
+ */
+const GATEWAY = process.env.CFC_SUITE_GATEWAY;
+const WIRE = GATEWAY === 'chat' || GATEWAY === 'responses' ? GATEWAY : undefined;
+
+const SHOWN_HANDLE = /cfh-val:[a-z2-7]{20}/g;
+
+/** `input` with `{{handle:N}}` as the N-th value handle the request shows (as the scripted gateway does). */
+function withHandles(input: unknown, shown: readonly string[]): unknown {
+  if (typeof input === 'string')
+    return input.replace(
+      /\{\{handle:([1-9][0-9]*)\}\}/g,
+      (slot, n: string) => shown[Number(n) - 1] ?? slot,
+    );
+  if (Array.isArray(input)) return input.map((v) => withHandles(v, shown));
+  if (typeof input === 'object' && input !== null)
+    return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, withHandles(v, shown)]));
+  return input;
+}
+
+/** The episode's turns queued at the stand-in endpoint: each turn's calls, then `done`. */
+function replay(
+  server: OpenAiApiServer,
+  turns: readonly { name: string; input: unknown }[][],
+): void {
+  turns.forEach((calls, t) => {
+    server.enqueue((q: WireRequest) => {
+      const shown = [...new Set(JSON.stringify(q.body).match(SHOWN_HANDLE) ?? [])];
+      return okCalls(
+        calls.map((c, i) => ({
+          id: `call_${t}_${i}`,
+          name: c.name,
+          input: withHandles(c.input, shown),
+        })),
+      );
+    });
+  });
+  server.enqueue(okText('done'));
+}
 
 export type Mode = 'disabled' | 'observe' | 'enforce-explicit' | 'enforce-strict';
 export const MODES: readonly Mode[] = ['disabled', 'observe', 'enforce-explicit', 'enforce-strict'];
@@ -144,6 +194,7 @@ export async function runEpisode(
   await writeFile(path.join(dir, 'record.mjs'), RECORD);
   await writeFile(path.join(dir, 'wipe.mjs'), WIPE);
   const collector = await startCollector(hostIp);
+  const model = WIRE === undefined ? undefined : await startOpenAiApiServer();
   try {
     const profile = path.join(dir, 'profile.yaml');
     await writeFile(
@@ -175,6 +226,17 @@ export async function runEpisode(
           },
         ],
         cfc: { mode, modelClearance: ep.family === 'cleared' ? ['secret'] : [] },
+        ...(model === undefined
+          ? {}
+          : {
+              model: {
+                provider: 'openai-compatible',
+                baseUrl: model.baseURL,
+                model: 'scripted-injection',
+                wire: WIRE,
+                credential: 'none',
+              },
+            }),
       }),
     );
     const seen = !(enforcing(mode) && ep.family === 'opaque');
@@ -184,14 +246,16 @@ export async function runEpisode(
       s: (n = 1) => (seen ? secret : `{{handle:${n}}}`),
       url: collector.url,
     };
+    const turns = ep.turns(ctx);
     const script = path.join(dir, 'script.yaml');
     await writeFile(
       script,
       stringify({
         model: 'scripted-injection',
-        turns: [...ep.turns(ctx).map((calls) => ({ tool_calls: calls })), { text: 'done' }],
+        turns: [...turns.map((calls) => ({ tool_calls: calls })), { text: 'done' }],
       }),
     );
+    if (model !== undefined) replay(model, turns);
     const root = path.join(dir, 'art');
     const r = await cfh([
       'sandbox',
@@ -204,8 +268,7 @@ export async function runEpisode(
       root,
       '--prompt',
       ep.prompt,
-      '--script',
-      script,
+      ...(model === undefined ? ['--script', script] : []),
       // The person at the terminal approves what policy asks of a host tool (a destructive
       // one always asks: a high-risk commit). Never the flow rules: only CFC stops a flow.
       '--approve',
@@ -214,6 +277,7 @@ export async function runEpisode(
     return await judge({ ep, mode, dir, ws, outbox, root, secret, got: collector.got, r, started });
   } finally {
     await new Promise((resolve) => collector.server.close(resolve));
+    await model?.close();
   }
 }
 
