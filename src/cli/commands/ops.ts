@@ -35,8 +35,21 @@ export async function doctorCommand(
 ): Promise<number> {
   try {
     const profile = args.profile === undefined ? undefined : loadProfile(args.profile).profile;
+    // The Anthropic deprecation table speaks of Anthropic's models only: the model a run of
+    // this profile would ask Anthropic for, if its route is Anthropic's.
+    const route = profile?.model;
+    const anthropicModel =
+      route === undefined
+        ? deps.env.model
+        : route.provider === 'anthropic'
+          ? (route.model ?? deps.env.model)
+          : undefined;
     const checks = [
-      ...(await runDoctor(deps.runtime(), deps.signal, { model: deps.env.model })),
+      ...(await runDoctor(
+        deps.runtime(),
+        deps.signal,
+        anthropicModel === undefined ? {} : { model: anthropicModel },
+      )),
       // AH-CAP-4: the route the profile's `model` section names, and its endpoint.
       ...(profile?.model === undefined ? [] : await routeChecks(profile.model, deps)),
       // AH-CAP-4: each host tool the profile declares, started and asked.
