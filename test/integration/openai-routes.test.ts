@@ -183,6 +183,48 @@ describe('openai-compatible routes: children, compaction, CFC, sessions, operato
     }
   });
 
+  it('a resumed run continues on the same route, its old conversation sent on the same wire', async () => {
+    const server = await startOpenAiApiServer();
+    try {
+      server.enqueue(
+        okCalls([{ id: 'call_ls', name: 'list_dir', input: { path: '.' } }]),
+        okText('first answer'),
+        okText('resumed answer'),
+      );
+      const profile = await profileFile('resumed', {
+        tools: ['list_dir'],
+        model: section(server, 'chat'),
+      });
+      const first = await run('resume-1', profile);
+      expect(first.r.exitCode, first.r.stderr).toBe(0);
+      const r = await cfh(
+        [
+          'sandbox',
+          'resume',
+          path.basename(first.dir),
+          '--artifact-root',
+          first.root,
+          '--prompt',
+          'go on',
+          '--json',
+        ],
+        { env: { OPENAI_API_KEY: KEY } },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const resumed = path.join(first.root, (JSON.parse(r.stdout) as { runId: string }).runId);
+      const last = server.requests.at(-1);
+      expect(last?.url).toBe('/v1/chat/completions');
+      // The old turn's call and its result are in what the route is sent, then the new prompt.
+      expect(resultFor(last, 'call_ls')).toBeDefined();
+      expect(JSON.stringify(last?.body['messages'])).toContain('go on');
+      const snap = await readJson<Record<string, any>>(path.join(resumed, 'snapshot.json'));
+      expect(snap.model.route.baseURL).toBe(server.baseURL);
+      await auditedAndClean(first.root, resumed);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('capabilities advertise the gateway and the route; doctor probes the route', async () => {
     const server = await startOpenAiApiServer();
     try {
