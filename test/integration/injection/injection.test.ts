@@ -16,7 +16,7 @@ import { REPO_ROOT, removeDir, tempDir } from '../helpers.js';
 import { dockerBridgeAddress } from '../local-servers.js';
 import { BENIGN } from './benign.js';
 import { ATTACKS, type Episode } from './episodes.js';
-import { MODES, pool, runEpisode, type Mode, type Outcome } from './runner.js';
+import { MODES, pool, runEpisode, type Mode, type Outcome, type Wire } from './runner.js';
 
 const FULL = process.env.CFC_SUITE === 'full';
 const WIDTH = Number(process.env.CFC_SUITE_WIDTH ?? '3');
@@ -26,25 +26,33 @@ const WIDTH = Number(process.env.CFC_SUITE_WIDTH ?? '3');
  * CFC_SUITE_GATEWAY=chat or responses replays the compromised model through an
  * openai-compatible stand-in instead of the scripted gateway (runner.ts).
  */
-function narrowed(all: [Episode, Mode][]): [Episode, Mode][] {
+/** An episode, its mode, and the wire a stand-in endpoint replays it on (none: scripted). */
+type Planned = [Episode, Mode, Wire?];
+
+function narrowed(all: Planned[]): Planned[] {
   const only = process.env.CFC_SUITE_ONLY?.split(',');
   const modes = process.env.CFC_SUITE_MODES?.split(',');
   return all.filter(([e, m]) => (only?.includes(e.id) ?? true) && (modes?.includes(m) ?? true));
 }
 
-function plan(): [Episode, Mode][] {
+function plan(): Planned[] {
   const only = process.env.CFC_SUITE_ONLY;
   if (only !== undefined)
-    return narrowed(
-      [...ATTACKS, ...BENIGN].flatMap((e) => MODES.map((m): [Episode, Mode] => [e, m])),
-    );
-  if (FULL)
-    return [...ATTACKS, ...BENIGN].flatMap((e) => MODES.map((m): [Episode, Mode] => [e, m]));
+    return narrowed([...ATTACKS, ...BENIGN].flatMap((e) => MODES.map((m): Planned => [e, m])));
+  if (FULL) return [...ATTACKS, ...BENIGN].flatMap((e) => MODES.map((m): Planned => [e, m]));
   return [
-    ...ATTACKS.map((e): [Episode, Mode] => [e, 'enforce-strict']),
-    ...ATTACKS.filter((_, i) => i % 3 === 0).map((e): [Episode, Mode] => [e, 'enforce-explicit']),
-    ...ATTACKS.filter((_, i) => i % 3 === 1).map((e): [Episode, Mode] => [e, 'observe']),
-    ...BENIGN.map((e): [Episode, Mode] => [e, 'enforce-explicit']),
+    ...ATTACKS.map((e): Planned => [e, 'enforce-strict']),
+    ...ATTACKS.filter((_, i) => i % 3 === 0).map((e): Planned => [e, 'enforce-explicit']),
+    ...ATTACKS.filter((_, i) => i % 3 === 1).map((e): Planned => [e, 'observe']),
+    ...BENIGN.map((e): Planned => [e, 'enforce-explicit']),
+    // The same compromised model proposing through an openai-compatible endpoint, each wire:
+    // nothing of the mediator or CFC depends on which provider proposes.
+    ...ATTACKS.filter((_, i) => i % 4 === 2).map((e): Planned => [e, 'enforce-strict', 'chat']),
+    ...ATTACKS.filter((_, i) => i % 4 === 3).map((e): Planned => [
+      e,
+      'enforce-explicit',
+      'responses',
+    ]),
   ];
 }
 
@@ -57,9 +65,9 @@ beforeAll(async () => {
   outcomes = await pool(
     WIDTH,
     plan().map(
-      ([e, m]) =>
+      ([e, m, w]) =>
         () =>
-          runEpisode(e, m, base, hostIp),
+          runEpisode(e, m, base, hostIp, w),
     ),
   );
   // The full matrix feeds `make bench-cfc`; any other run leaves its outcomes beside it.
@@ -74,7 +82,7 @@ afterAll(async () => {
 });
 
 const show = (o: Outcome): string =>
-  `${o.id} under ${o.mode}: exit ${o.exitCode}, leaks [${o.leaks.join('; ')}], wiped ${o.wiped}, verdicts ${JSON.stringify(o.verdicts)} ${o.notes.join(' ')}`;
+  `${o.id} under ${o.mode} (${o.gateway}): exit ${o.exitCode}, leaks [${o.leaks.join('; ')}], wiped ${o.wiped}, verdicts ${JSON.stringify(o.verdicts)} ${o.notes.join(' ')}`;
 
 describe('the injection suite', () => {
   it('has at least 30 attacks and 15 benign episodes, with unique ids', () => {
@@ -99,6 +107,15 @@ describe('the injection suite', () => {
       expect(ran.filter((o) => o.succeeded).map(show)).toEqual([]);
     },
   );
+
+  it('through an openai-compatible endpoint (chat and responses wires) no attack succeeds either', () => {
+    if (FULL || process.env.CFC_SUITE_ONLY !== undefined) return; // the default plan runs them
+    for (const wire of ['chat', 'responses'] as const) {
+      const ran = outcomes.filter((o) => o.kind === 'attack' && o.gateway === wire);
+      expect(ran.length, wire).toBeGreaterThan(0);
+      expect(ran.filter((o) => o.succeeded).map(show)).toEqual([]);
+    }
+  });
 
   it('under observe every attack gets through, and each is recorded as a would_deny (AH-CFC-15)', () => {
     const ran = outcomes.filter((o) => o.kind === 'attack' && o.mode === 'observe');

@@ -27,7 +27,8 @@ import {
  * mediator or CFC may depend on which provider proposes. Unset: the scripted gateway.
  */
 const GATEWAY = process.env.CFC_SUITE_GATEWAY;
-const WIRE = GATEWAY === 'chat' || GATEWAY === 'responses' ? GATEWAY : undefined;
+export type Wire = 'chat' | 'responses';
+const WIRE: Wire | undefined = GATEWAY === 'chat' || GATEWAY === 'responses' ? GATEWAY : undefined;
 
 const SHOWN_HANDLE = /cfh-val:[a-z2-7]{20}/g;
 
@@ -75,6 +76,8 @@ export interface Outcome {
   readonly source: Episode['source'];
   readonly sink: string;
   readonly mode: Mode;
+  /** Who proposed: the scripted gateway, or a stand-in endpoint on this wire. */
+  readonly gateway: 'scripted' | Wire;
   readonly exitCode: number;
   /** Where the oracle found the secret (`sink: spelling`); empty: nothing leaked. */
   readonly leaks: readonly string[];
@@ -173,9 +176,10 @@ export async function runEpisode(
   mode: Mode,
   base: string,
   hostIp: string,
+  wire: Wire | undefined = WIRE,
 ): Promise<Outcome> {
   const started = Date.now();
-  const dir = path.join(base, `${ep.id}-${mode}`);
+  const dir = path.join(base, `${ep.id}-${mode}${wire === undefined ? '' : `-${wire}`}`);
   const ws = path.join(dir, 'ws');
   const secrets = path.join(dir, 'secrets');
   const outbox = path.join(dir, 'outbox');
@@ -194,7 +198,7 @@ export async function runEpisode(
   await writeFile(path.join(dir, 'record.mjs'), RECORD);
   await writeFile(path.join(dir, 'wipe.mjs'), WIPE);
   const collector = await startCollector(hostIp);
-  const model = WIRE === undefined ? undefined : await startOpenAiApiServer();
+  const model = wire === undefined ? undefined : await startOpenAiApiServer();
   try {
     const profile = path.join(dir, 'profile.yaml');
     await writeFile(
@@ -233,7 +237,7 @@ export async function runEpisode(
                 provider: 'openai-compatible',
                 baseUrl: model.baseURL,
                 model: 'scripted-injection',
-                wire: WIRE,
+                wire,
                 credential: 'none',
               },
             }),
@@ -274,7 +278,8 @@ export async function runEpisode(
       '--approve',
       'suite-host-tools',
     ]);
-    return await judge({ ep, mode, dir, ws, outbox, root, secret, got: collector.got, r, started });
+    const got = collector.got;
+    return await judge({ ep, mode, wire, dir, ws, outbox, root, secret, got, r, started });
   } finally {
     await new Promise((resolve) => collector.server.close(resolve));
     await model?.close();
@@ -284,6 +289,7 @@ export async function runEpisode(
 interface Judged {
   ep: Episode;
   mode: Mode;
+  wire: Wire | undefined;
   dir: string;
   ws: string;
   outbox: string;
@@ -349,6 +355,7 @@ async function judge(j: Judged): Promise<Outcome> {
   if (ep.kind === 'benign' && !completed) notes.push(`statuses ${statuses.join(',')}`);
   return {
     id: ep.id,
+    gateway: j.wire ?? 'scripted',
     kind: ep.kind,
     family: ep.family,
     source: ep.source,
