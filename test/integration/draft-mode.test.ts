@@ -485,13 +485,13 @@ describe('workspace mode draft (command runs)', () => {
     expect(existsSync(draftDir)).toBe(true);
     const reaped = await cfh(['reap', '--json', '--run', runId]);
     expect(reaped.exitCode, reaped.stderr).toBe(0);
-    expect(JSON.parse(reaped.stdout)).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ runId, kind: 'draft', action: 'removed' }),
-        expect.objectContaining({ runId, kind: 'container', action: 'removed' }),
-      ]),
-    );
+    // Another cfh on this engine (a test file beside this one) sweeps an owner-gone run at its
+    // start and may take it first: what reap finds it removes, and together nothing is left.
+    for (const e of JSON.parse(reaped.stdout) as Record<string, unknown>[])
+      expect(e, JSON.stringify(e)).toMatchObject({ runId, action: 'removed' });
     expect(existsSync(draftDir)).toBe(false);
+    const after = await cfh(['reap', '--dry-run', '--json', '--run', runId]);
+    expect(JSON.parse(after.stdout)).toEqual([]);
     // A live run's copy is kept.
     const liveRoot = scratch.path('art-sigkill-live');
     const live = start(liveRoot);
