@@ -326,9 +326,7 @@ async function perform<R>(
     } else {
       error = asCfhError(thrown);
       end = { kind: 'error', error, started: session.started };
-      // The caller is told by the run's end line and the evidence records it: a log line at
-      // the default level would say it twice, in another style (CFH_LOG_LEVEL=info shows it).
-      session.log.info({ err: error.message, code: error.code }, 'run failed');
+      session.log.error({ err: error.message, code: error.code }, 'run failed');
       if (error instanceof ContainmentError) {
         // The attempt itself is evidence (what was mounted, what changed), not only its end.
         await session.dir.events.append(
