@@ -107,7 +107,10 @@ describe('--from-plan after a planning run without CFC', () => {
           { text: 'done' },
         ],
       );
-      expect(exec.r.exitCode, exec.r.stderr).toBe(0);
+      // Refused before anything exists: the plan's context holds what the executing model is
+      // not cleared for (context_uncleared); nothing runs, so nothing is written.
+      expect(exec.r.exitCode, exec.r.stderr).toBe(125);
+      expect(exec.r.stderr).toMatch(/holds \[secret\], which this run's model is not cleared for/);
       const written = await readFile(path.join(repo, 'deploy.env'), 'utf8').catch(() => '');
       expect(written).not.toContain(SECRET);
     },
@@ -223,7 +226,10 @@ describe('resume from a diagnostic run into an enforcing one', () => {
       ],
       { env: { CFH_KEY_DIR: scratch.path('keys') } },
     );
-    expect(r.exitCode, r.stderr).toBe(0);
+    // The observe run showed its model the secret: resumed into enforce-explicit with a model
+    // cleared for nothing, the conversation is refused before anything exists.
+    expect(r.exitCode, r.stderr).toBe(125);
+    expect(r.stderr).toMatch(/holds \[secret\], which this run's model is not cleared for/);
     expect(await readFile(path.join(repo, 'out.txt'), 'utf8').catch(() => '')).toBe('');
   });
 });

@@ -106,7 +106,10 @@ describe('--from-plan after a planning run without CFC that delegated', () => {
           { text: 'done' },
         ],
       );
-      expect(exec.r.exitCode, exec.r.stderr).toBe(0);
+      // Refused before anything exists: the plan's context holds what the executing model is
+      // not cleared for (context_uncleared); nothing runs, so nothing is written.
+      expect(exec.r.exitCode, exec.r.stderr).toBe(125);
+      expect(exec.r.stderr).toMatch(/holds \[secret\], which this run's model is not cleared for/);
       const written = await readFile(path.join(repo, 'deploy.env'), 'utf8').catch(() => '');
       expect(written).not.toContain(SECRET);
     },

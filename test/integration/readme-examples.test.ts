@@ -3,8 +3,8 @@
 // the "use it on your own code" and "Agent runs" blocks is taken from README.md itself and
 // run by bash, in a sample repository this test creates (its Makefile's `check` and `fix`,
 // its package.json's `test`, its build.sh), with `bin/cfh` linked to this checkout's.
-// Only `RUN_ID` is filled in (the last run's id). Lines that need ANTHROPIC_API_KEY talk to
-// a model over the network and are never run by a test; each one skipped is counted.
+// Only `RUN_ID` is filled in (the last run's id). Lines that need ANTHROPIC_API_KEY or
+// OPENAI_API_KEY talk to a model endpoint and are never run by a test; each one is counted.
 import { execa } from 'execa';
 import { chmod, cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -77,7 +77,7 @@ describe("the README's examples run as written", () => {
       ...blockAfter(readme, '## Agent runs'),
     ];
     const runnable = lines.filter((l) => l.startsWith('bin/cfh '));
-    const needKey = lines.filter((l) => l.startsWith('ANTHROPIC_API_KEY='));
+    const needKey = lines.filter((l) => /^(ANTHROPIC|OPENAI)_API_KEY=/.test(l));
     // Every line is one or the other: nothing in these blocks goes unchecked silently.
     expect([...runnable, ...needKey].sort()).toEqual([...lines].sort());
     expect(runnable.length).toBeGreaterThanOrEqual(6);
