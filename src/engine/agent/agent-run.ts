@@ -8,7 +8,6 @@ import {
   hostToolReach,
   hostToolsReport,
   openHostTools,
-  type HostToolDeps,
   type OpenHostTools,
 } from './host-tools.js';
 import type { ToolDefinition } from '../../tools/contract.js';
@@ -21,45 +20,33 @@ import {
 } from './tool-surface.js';
 import { toolContainerName } from '../../tools/tool-container.js';
 import { WORKSPACE_TARGET } from '../../sandbox/mount-policy.js';
-import {
-  runAgentLoop,
-  type AgentLoopResult,
-  type Conversation,
-  type PromptSlots,
-} from './agent-loop.js';
-import { PLAN_FILE, type ApprovedPlan } from '../resume/from-plan.js';
 import { estimateRun, rateCardOf } from '../../model/cost.js';
-import type { ModelGateway } from '../../model/gateway.js';
-import type { Profile } from '../../config/profile-schema.js';
-import {
-  openAgentSurface,
-  type AgentSurface,
-  type OpenAgentSurface,
-  type SurfaceDeps,
-} from './agent-surface.js';
+import { openAgentSurface, type AgentSurface } from './agent-surface.js';
 export { MODEL_OUTPUT_CAP, type RetryHook } from './agent-surface.js';
+export type {
+  AgentOutcome,
+  AgentRequest,
+  AgentResult,
+  AgentRunDeps,
+  ApprovalSetup,
+} from './agent-request.js';
+export {
+  answeredOrBlocked,
+  answerIn,
+  answerOnce,
+  type AgentDriveContext,
+  type AgentDriver,
+} from './agent-drivers.js';
+import type { AgentOutcome, AgentRequest, AgentResult, AgentRunDeps } from './agent-request.js';
+import { answerOnce, type AgentDriver } from './agent-drivers.js';
 import type { RunPlan } from '../run/run-plan.js';
-import {
-  errorRecord,
-  runSession,
-  type ErrorRecord,
-  type ResourcesRecord,
-  type RunSession,
-  type RunWork,
-} from '../run/run-session.js';
-import type { Assurance } from '../run/snapshot.js';
+import { errorRecord, runSession, type RunSession, type RunWork } from '../run/run-session.js';
 import { mediationRecord, runFactsFor } from '../run/mediation-record.js';
-import type { InputCaptureRecord } from '../../evidence/schema/events-cfc.js';
-import type { SnapshotSession } from '../../evidence/schema/snapshot.js';
-import type { SnapshotModelSide } from '../../evidence/schema/snapshot.js';
-import type { ResumedFrom } from '../../evidence/schema/resume.js';
 import { cfcRuntimeOf, snapshotCfc } from '../cfc/cfc-plan.js';
 import { heldValueKeeper, startCarried } from '../cfc/cfc-carry.js';
-import type { CarriedContext } from '../../cfc/carried.js';
 import type { RunEnd } from '../run/terminal.js';
-import { BlockedCalls, type BlockedSummary } from './blocked-calls.js';
-import { patchReport, type PatchReport } from '../run/run-summary.js';
-import type { HostObeyedReport } from '../run/rw-sweep.js';
+import { BlockedCalls } from './blocked-calls.js';
+import { patchReport } from '../run/run-summary.js';
 import { commandEnvSecrets, poolSnapshot } from './agent-tool-setup.js';
 import {
   carriedInto,
@@ -71,104 +58,8 @@ import {
 import { refuseUncleared } from '../cfc/carried-clearance.js';
 import { compactionSetup } from './compaction.js';
 import type { BudgetTracker } from './budgets.js';
-import type {
-  ChildLauncher,
-  ChildOutcome,
-  ChildRunner,
-  DelegatedBy,
-} from '../children/child-runner.js';
+import type { ChildLauncher, ChildRunner } from '../children/child-runner.js';
 import { delegationOf, treeUsage, usedOf } from '../children/agent-delegation.js';
-
-export interface AgentRunDeps extends SurfaceDeps {
-  /** The host-tool channel (host-tools.ts); a profile with `hostTools` needs it. */
-  readonly hostTools?: HostToolDeps | undefined;
-  /**
-   * Plans a child run (the CLI's planner: its environment and identity); a profile with
-   * `children` needs it: without it the `delegate` tool is not offered.
-   */
-  readonly childPlanner?: ChildLauncher['plan'] | undefined;
-  /**
-   * The gateway of a child whose profile names a route of its own (AH-DEL-1: its own
-   * route and credential, recorded in its snapshot); undefined: the parent's answers it.
-   */
-  readonly childGateway?: ((profile: Profile) => ModelGateway | undefined) | undefined;
-}
-
-/**
- * How a person can be asked in this run, as the snapshot records it: the rules approved on
- * the command line, the approvals file (path and digest), whether cfh may prompt.
- */
-export interface ApprovalSetup {
-  readonly user: string;
-  readonly interactive: boolean;
-  /** Why cfh will not prompt, when it will not. */
-  readonly notInteractiveBecause: string | null;
-  readonly preApprovedRules: readonly string[];
-  readonly file: { readonly path: string; readonly sha256: string; readonly calls: number } | null;
-  /** The surfaces asked, in order. */
-  readonly surfaces: readonly string[];
-}
-
-/** What the caller asks of an agent run beyond its plan: its prompt, mode and approvals. */
-export interface AgentRequest {
-  readonly slots: PromptSlots;
-  /** `plan`: every mutation is denied and the final answer is kept as plan.md. */
-  readonly mode: 'run' | 'plan';
-  /** `--from-plan`: a verified plan, given to the model as context. */
-  readonly fromPlan?: ApprovedPlan | undefined;
-  readonly approvals: ApprovalSetup;
-  /**
-   * The capture record of the direct command, when cfh read it from its caller itself
-   * (`--prompt` on the command line: captureOfPrompt). None: the prompt carries no
-   * `prompt:direct` authority (AH-CFC-3).
-   */
-  readonly promptCapture?: InputCaptureRecord | undefined;
-  /** An interactive session's record for the snapshot (src/session): id, authority, restore. */
-  readonly session?: SnapshotSession | undefined;
-  /**
-   * `cfh mcp`: the calls are proposed by an MCP client, not by cfh's model gateway; the
-   * snapshot says so, and there is no direct command (no capture, no `prompt:direct`).
-   */
-  readonly modelSide?: SnapshotModelSide | undefined;
-  /** `cfh sandbox resume`: the run this one continues, recorded in the snapshot (AH-ART-4). */
-  readonly resumedFrom?: ResumedFrom | undefined;
-  /** A child run: who delegated it (AH-DEL-5), in its snapshot. */
-  readonly delegatedBy?: DelegatedBy | undefined;
-  /**
-   * Model contexts this run continues or was handed (resume, restore, a delegation, an
-   * approved plan): its context starts at their labels, never below (cfc/carried.ts).
-   */
-  readonly carried?: readonly CarriedContext[] | undefined;
-}
-
-/** The loop's result, and the plan it left (plan mode). */
-export type AgentResult = AgentLoopResult & {
-  readonly plan?: { readonly file: string; readonly sha256: string };
-};
-
-export interface AgentOutcome {
-  readonly runId: string;
-  readonly status: 'completed' | 'failed' | 'cancelled';
-  readonly exitCode: number;
-  readonly terminalReason: string;
-  readonly finalAnswer: string | null;
-  readonly artifactDir: string;
-  readonly usage: AgentLoopResult['usage'];
-  readonly toolCalls: AgentLoopResult['toolCalls'] | null;
-  /** As report.json has it: the code and the failing boundary (AH-DIAG-1), or null. */
-  readonly error: ErrorRecord | null;
-  /** Draft mode: the patch waiting for `cfh runs apply`; null otherwise. */
-  readonly patch: PatchReport | null;
-  /** Host-obeyed paths the run created or changed in its host rw mounts (class 9). */
-  readonly hostObeyed: HostObeyedReport | undefined;
-  /** The calls that did not run because they were refused (blocked-calls.ts). */
-  readonly blocked: BlockedSummary;
-  readonly assurance: Assurance;
-  /** What the run's containers used (report.json `resources`). */
-  readonly resources: ResourcesRecord;
-  /** What the run used against its budgets, completed descendants included (AH-USAGE-2). */
-  readonly used: ChildOutcome['used'];
-}
 
 export async function executeAgentRun(
   plan: RunPlan,
@@ -435,25 +326,6 @@ function childLauncher(request: AgentRequest, deps: AgentRunDeps): ChildLauncher
   };
 }
 
-/** What a driver is given: the opened surface and what it was opened for. */
-export interface AgentDriveContext {
-  readonly session: RunSession;
-  readonly request: AgentRequest;
-  readonly deps: AgentRunDeps;
-  readonly surface: AgentSurface;
-  readonly open: OpenAgentSurface;
-}
-
-/**
- * What drives an opened agent surface to the end of the run: by default one loop over the
- * request's prompt (`cfh sandbox run --prompt`). A session drives it turn after turn; it
- * returns how the run ended, as the one-prompt driver does.
- */
-export type AgentDriver = (
-  context: AgentDriveContext,
-  signal: AbortSignal,
-) => Promise<{ end: RunEnd; result: AgentResult }>;
-
 async function runAgent(
   session: RunSession,
   request: AgentRequest,
@@ -467,53 +339,4 @@ async function runAgent(
   held.tracker = open.tracker;
   held.attempts = open.attempts;
   return drive({ session, request, deps, surface, open }, signal);
-}
-
-/**
- * One loop over `conversation` (a new one by default) until the model answers or a budget
- * ends it; a resumed run passes the context it rebuilt (resume-run.ts).
- */
-export const answerIn =
-  (conversation?: Conversation): AgentDriver =>
-  async ({ session, request, surface, open }, signal) => {
-    const loop = await runAgentLoop(request.slots, open.loopDeps, signal, conversation);
-    return endOfLoop(session, request, surface, loop);
-  };
-
-/** The one-prompt driver: one loop until the model answers or a budget ends it. */
-export const answerOnce: AgentDriver = answerIn();
-
-async function endOfLoop(
-  session: RunSession,
-  request: AgentRequest,
-  surface: AgentSurface,
-  loop: AgentLoopResult,
-): Promise<{ end: RunEnd; result: AgentResult }> {
-  const end: RunEnd =
-    loop.status === 'completed'
-      ? await answeredOrBlocked(session, request.mode, surface.blocked)
-      : { kind: 'budget', budget: loop.budget?.budget ?? loop.terminalReason };
-  // A planning run that answered leaves its plan, in the hash chain like every evidence
-  // file; `--from-plan` takes it only from there.
-  if (request.mode === 'plan' && loop.status === 'completed' && loop.finalAnswer !== undefined) {
-    const sha256 = await session.dir.writeFile(PLAN_FILE, loop.finalAnswer);
-    return { end, result: { ...loop, plan: { file: PLAN_FILE, sha256 } } };
-  }
-  return { end, result: loop };
-}
-
-/**
- * `--fail-on-blocked` / `failOnBlocked`: an answer after blocked calls fails the run, and the
- * evidence says which calls, durably, before the terminal record (AH-LIFE-2).
- */
-export async function answeredOrBlocked(
-  session: RunSession,
-  mode: 'run' | 'plan',
-  blocked: BlockedCalls,
-): Promise<RunEnd> {
-  if (!session.plan.profile.failOnBlocked) return { kind: 'answered' };
-  const failing = blocked.failing(mode);
-  if (failing.calls.length === 0) return { kind: 'answered' };
-  await session.dir.events.append('run_blocked', failing, true);
-  return { kind: 'blocked', denied: failing.denied, unapproved: failing.unapproved };
 }
