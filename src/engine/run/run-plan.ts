@@ -383,12 +383,16 @@ export function planSandboxRun(
     cfc,
     hostTrees: trees,
     storeTrees: storeTrees(profile.hostTools),
-    promptFiles: promptFileContexts(options.promptFiles ?? [], {
-      runId,
-      cfc,
-      trees,
-      written: [...written, ...movedRecords(written, trees)],
-    }),
+    // Most runs name no prompt file: the search for moved trees (a bounded walk) only then.
+    promptFiles:
+      options.promptFiles === undefined || options.promptFiles.length === 0
+        ? []
+        : promptFileContexts(options.promptFiles, {
+            runId,
+            cfc,
+            trees,
+            written: [...written, ...movedRecords(written, trees)],
+          }),
     hostObeyed,
   };
 }
