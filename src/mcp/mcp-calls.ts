@@ -8,11 +8,8 @@
 // is deterministic. The run ends when the connection closes, a budget runs out, or cfh is
 // cancelled.
 import type { ContentBlock, ModelMessage } from '../model/gateway.js';
-import {
-  answeredOrBlocked,
-  type AgentDriver,
-  type AgentResult,
-} from '../engine/agent/agent-run.js';
+import { answeredOrBlocked, type AgentDriver } from '../engine/agent/agent-drivers.js';
+import type { AgentResult } from '../engine/agent/agent-request.js';
 import type { AgentLoopDeps } from '../engine/agent/agent-loop.js';
 import type { BudgetTracker } from '../engine/agent/budgets.js';
 import { abortUnanswered, answerTurn, type ToolUse } from '../engine/agent/tool-calls.js';

@@ -7,10 +7,9 @@
 // open; closing it ends the run: terminal record, every container removed (AH-INT-5,
 // AH-LIFE-3). Events reach the caller only once durable and replay from the file (AH-INT-3).
 import path from 'node:path';
+import { answeredOrBlocked, type AgentDriveContext } from '../engine/agent/agent-drivers.js';
 import {
-  answeredOrBlocked,
   executeAgentRun,
-  type AgentDriveContext,
   type AgentOutcome,
   type AgentResult,
   type AgentRunDeps,

@@ -30,13 +30,6 @@ export type {
   AgentRunDeps,
   ApprovalSetup,
 } from './agent-request.js';
-export {
-  answeredOrBlocked,
-  answerIn,
-  answerOnce,
-  type AgentDriveContext,
-  type AgentDriver,
-} from './agent-drivers.js';
 import type { AgentOutcome, AgentRequest, AgentResult, AgentRunDeps } from './agent-request.js';
 import { answerOnce, type AgentDriver } from './agent-drivers.js';
 import type { RunPlan } from '../run/run-plan.js';

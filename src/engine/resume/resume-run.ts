@@ -17,7 +17,7 @@ import type { ResumedFrom } from '../../evidence/schema/resume.js';
 import { planSandboxRun, type RunPlan, type SandboxRunOptions } from '../run/run-plan.js';
 import { snapshotCfc } from '../cfc/cfc-plan.js';
 import { newConversation } from '../agent/agent-loop.js';
-import { answerIn, type AgentDriver } from '../agent/agent-run.js';
+import { answerIn, type AgentDriver } from '../agent/agent-drivers.js';
 import { authorityOfPlan, authorityOfSnapshot, grantsOf } from './resume-authority.js';
 import { narrowingViolations, type ModelRoute } from './resume-narrowing.js';
 import { refuseResume, type ResumeState } from './resume-state.js';
